@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A growable text buffer. Appends never fail visibly: the first allocation
+ * failure is remembered in 'err' and later appends are ignored, so a writer
+ * checks once at the end (as stdio's ferror does).
+ */
+#ifndef IBEMU_BUF_H
+#define IBEMU_BUF_H
+
+#include <stddef.h>
+#include "util.h"
+
+struct ibemu_buf {
+	char *data; /* always NUL-terminated once anything was appended */
+	size_t len;
+	size_t cap;
+	int err; /* 0 or -ENOMEM */
+};
+
+void ibemu_buf_init(struct ibemu_buf *b);
+void ibemu_buf_fini(struct ibemu_buf *b);
+void ibemu_buf_reset(struct ibemu_buf *b);
+void ibemu_buf_append(struct ibemu_buf *b, const void *data, size_t len);
+void ibemu_buf_puts(struct ibemu_buf *b, const char *s);
+void ibemu_buf_printf(struct ibemu_buf *b, const char *fmt, ...)
+	IBEMU_PRINTF(2, 3);
+/* Appends 's' as a JSON string literal, quotes included. */
+void ibemu_buf_json_string(struct ibemu_buf *b, const char *s);
+/* Takes the text out of the buffer; the caller frees it. NULL on error. */
+char *ibemu_buf_steal(struct ibemu_buf *b);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by every part of ibemu: array sizes, invariant
+ * checks and branch hints. Nothing here allocates or keeps state.
+ */
+#ifndef IBEMU_UTIL_H
+#define IBEMU_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define IBEMU_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define IBEMU_NONE 0xffffffffu /* "no index" for uint32_t indices */
+
+/*
+ * A broken model invariant is a bug in ibemu, never bad input: report where
+ * and abort, so that tests catch it at the first wrong step.
+ */
+#define IBEMU_BUG_ON(cond)                                                     \
+	do {                                                                   \
+		if (__builtin_expect(!!(cond), 0)) {                           \
+			fprintf(stderr, "ibemu: BUG at %s:%d: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+#define IBEMU_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+#endif
