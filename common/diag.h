@@ -18,7 +18,7 @@ struct ibemu_loc {
 };
 
 struct ibemu_diag {
-	char *error;     /* first error, formatted; NULL while there is none */
+	char *error;	 /* first error, formatted; NULL while there is none */
 	char **warnings; /* formatted warnings, in order */
 	size_t nwarnings;
 };

@@ -60,8 +60,7 @@ static int grow(struct ibemu_strmap *m)
 	return 0;
 }
 
-int ibemu_strmap_insert(struct ibemu_strmap *m, const char *key,
-			uint32_t value)
+int ibemu_strmap_insert(struct ibemu_strmap *m, const char *key, uint32_t value)
 {
 	struct ibemu_strmap_slot *s;
 	int ret;

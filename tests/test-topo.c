@@ -15,10 +15,13 @@ static void test_connect_rules(void)
 	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "sw", 8, &sw), 0);
 	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h1", 1, &h1), 0);
 	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h2", 2, &h2), 0);
-	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h1", 1, NULL), -EEXIST);
-	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "a:b", 1, NULL), -EINVAL);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h1", 1, NULL),
+		 -EEXIST);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "a:b", 1, NULL),
+		 -EINVAL);
 	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "x", 0, NULL), -EINVAL);
-	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "x", 255, NULL), -EINVAL);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "x", 255, NULL),
+		 -EINVAL);
 	T_EQ_INT(ibemu_topo_connect(t, sw, 1, h1, 1, &link), 0);
 	T_EQ_INT(link, 0);
 	T_EQ_INT(ibemu_topo_connect(t, sw, 1, h2, 1, NULL), -EBUSY);
@@ -65,6 +68,21 @@ static void test_guids(void)
 	ibemu_diag_fini(&d);
 }
 
+/* Regression: a node with many ports claims many GUIDs; finalize ends. */
+static void test_many_port_guids(void)
+{
+	struct ibemu_topo *t;
+	struct ibemu_diag d;
+
+	ibemu_diag_init(&d);
+	T_EQ_INT(ibemu_topo_create(&t), 0);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "x", 254, NULL), 0);
+	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
+	T_EQ_U64(t->nodes[0].ports[254].guid, t->nodes[0].guid + 254);
+	ibemu_topo_destroy(t);
+	ibemu_diag_fini(&d);
+}
+
 static void test_disconnected_warns(void)
 {
 	struct ibemu_topo *t;
@@ -88,13 +106,15 @@ static void test_rates(void)
 
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_SDR), 8000000000ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_QDR), 32000000000ull);
-	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_FDR10), 40000000000ull);
+	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_FDR10),
+		 40000000000ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_FDR), 54545454545ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_EDR), 100000000000ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_HDR), 200000000000ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_NDR), 400000000000ull);
 	T_EQ_U64(ibemu_link_data_rate_bps(4, IBEMU_SPEED_XDR), 800000000000ull);
-	T_EQ_U64(ibemu_link_data_rate_bps(12, IBEMU_SPEED_EDR), 300000000000ull);
+	T_EQ_U64(ibemu_link_data_rate_bps(12, IBEMU_SPEED_EDR),
+		 300000000000ull);
 	/* 4096 bytes on 4x EDR (100 Gb/s): 327.68 ns, rounded up. */
 	T_EQ_U64(ibemu_link_serialize_ps(4, IBEMU_SPEED_EDR, 4096), 327680);
 	/* 66 bytes on 1x FDR: 66*8/13.6363.. Gb/s = 38.72 ns exactly. */
@@ -113,11 +133,12 @@ static void test_rates(void)
 void ibemu_test_register_topo(void)
 {
 	static const struct ibemu_test tests[] = {
-		{ "connect_rules", test_connect_rules },
-		{ "guids", test_guids },
-		{ "disconnected_warns", test_disconnected_warns },
-		{ "rates", test_rates },
-		{ NULL, NULL },
+		{"connect_rules", test_connect_rules},
+		{"guids", test_guids},
+		{"many_port_guids", test_many_port_guids},
+		{"disconnected_warns", test_disconnected_warns},
+		{"rates", test_rates},
+		{NULL, NULL},
 	};
 
 	ibemu_test_add_suite("topo", tests);

@@ -11,38 +11,39 @@
 #include <stdio.h>
 #include <string.h>
 
-#define T_EQ_U64(a, b)                                                         \
-	do {                                                                   \
-		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);               \
-		char _m[512];                                                  \
-		snprintf(_m, sizeof(_m), "%s == %s (%" PRIu64 " vs %" PRIu64 \
-					 ")",                                  \
-			 #a, #b, _a, _b);                                      \
-		CU_assertImplementation(_a == _b, __LINE__, _m, __FILE__, "",  \
-					CU_FALSE);                             \
+#define T_EQ_U64(a, b)                                                        \
+	do {                                                                  \
+		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);              \
+		char _m[512];                                                 \
+		snprintf(_m, sizeof(_m),                                      \
+			 "%s == %s (%" PRIu64 " vs %" PRIu64 ")", #a, #b, _a, \
+			 _b);                                                 \
+		CU_assertImplementation(_a == _b, __LINE__, _m, __FILE__, "", \
+					CU_FALSE);                            \
 	} while (0)
 
-#define T_EQ_INT(a, b)                                                         \
-	do {                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);            \
-		char _m[512];                                                  \
-		snprintf(_m, sizeof(_m), "%s == %s (%lld vs %lld)", #a, #b, _a, \
-			 _b);                                                  \
-		CU_assertImplementation(_a == _b, __LINE__, _m, __FILE__, "",  \
-					CU_FALSE);                             \
+#define T_EQ_INT(a, b)                                                        \
+	do {                                                                  \
+		long long _a = (long long)(a), _b = (long long)(b);           \
+		char _m[512];                                                 \
+		snprintf(_m, sizeof(_m), "%s == %s (%lld vs %lld)", #a, #b,   \
+			 _a, _b);                                             \
+		CU_assertImplementation(_a == _b, __LINE__, _m, __FILE__, "", \
+					CU_FALSE);                            \
 	} while (0)
 
-#define T_EQ_STR(a, b)                                                         \
-	do {                                                                   \
-		const char *_a = (a), *_b = (b);                               \
-		char _m[2048];                                                 \
-		snprintf(_m, sizeof(_m), "%s == %s (\"%s\" vs \"%s\")", #a, #b, \
-			 _a ? _a : "(null)", _b ? _b : "(null)");              \
-		CU_assertImplementation(_a && _b && !strcmp(_a, _b), __LINE__, \
-					_m, __FILE__, "", CU_FALSE);           \
+#define T_EQ_STR(a, b)                                                        \
+	do {                                                                  \
+		const char *_a = (a), *_b = (b);                              \
+		char _m[2048];                                                \
+		snprintf(_m, sizeof(_m), "%s == %s (\"%s\" vs \"%s\")", #a,   \
+			 #b, _a ? _a : "(null)", _b ? _b : "(null)");         \
+		CU_assertImplementation(_a &&_b && !strcmp(_a, _b), __LINE__, \
+					_m, __FILE__, "", CU_FALSE);          \
 	} while (0)
 
-#define T_TRUE(c) CU_assertImplementation(!!(c), __LINE__, #c, __FILE__, "", CU_FALSE)
+#define T_TRUE(c) \
+	CU_assertImplementation(!!(c), __LINE__, #c, __FILE__, "", CU_FALSE)
 
 /* Declares the register function of each suite (see suites.h). */
 #define IBEMU_SUITE(name) void ibemu_test_register_##name(void);
@@ -56,7 +57,7 @@ struct ibemu_test {
 };
 void ibemu_test_add_suite(const char *name, const struct ibemu_test *tests);
 
-#define IBEMU_TEST_SRCDIR IBEMU_SOURCE_DIR
+#define IBEMU_TEST_SRCDIR   IBEMU_SOURCE_DIR
 #define IBEMU_TEST_BUILDDIR IBEMU_BUILD_DIR
 
 #endif

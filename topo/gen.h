@@ -19,7 +19,8 @@
 struct ibemu_gen_arg {
 	const char *key;
 	const char *value;
-	struct ibemu_loc loc; /* of the value; loc.file NULL on a command line */
+	struct ibemu_loc
+		loc; /* of the value; loc.file NULL on a command line */
 };
 
 /*

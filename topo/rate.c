@@ -15,18 +15,18 @@
 #define RSFEC_DEN (544u * 257u)
 
 static const struct ibemu_speed_info speeds[IBEMU_SPEED_COUNT] = {
-	[IBEMU_SPEED_SDR] = { "SDR", 2500000000ull, 8, 10, "8b/10b" },
-	[IBEMU_SPEED_DDR] = { "DDR", 5000000000ull, 8, 10, "8b/10b" },
-	[IBEMU_SPEED_QDR] = { "QDR", 10000000000ull, 8, 10, "8b/10b" },
-	[IBEMU_SPEED_FDR10] = { "FDR10", 10312500000ull, 64, 66, "64b/66b" },
-	[IBEMU_SPEED_FDR] = { "FDR", 14062500000ull, 64, 66, "64b/66b" },
-	[IBEMU_SPEED_EDR] = { "EDR", 25781250000ull, 64, 66, "64b/66b" },
-	[IBEMU_SPEED_HDR] = { "HDR", 53125000000ull, RSFEC_NUM, RSFEC_DEN,
-			      "PAM4 RS-FEC 256b/257b" },
-	[IBEMU_SPEED_NDR] = { "NDR", 106250000000ull, RSFEC_NUM, RSFEC_DEN,
-			      "PAM4 RS-FEC 256b/257b" },
-	[IBEMU_SPEED_XDR] = { "XDR", 212500000000ull, RSFEC_NUM, RSFEC_DEN,
-			      "PAM4 RS-FEC 256b/257b" },
+	[IBEMU_SPEED_SDR] = {"SDR", 2500000000ull, 8, 10, "8b/10b"},
+	[IBEMU_SPEED_DDR] = {"DDR", 5000000000ull, 8, 10, "8b/10b"},
+	[IBEMU_SPEED_QDR] = {"QDR", 10000000000ull, 8, 10, "8b/10b"},
+	[IBEMU_SPEED_FDR10] = {"FDR10", 10312500000ull, 64, 66, "64b/66b"},
+	[IBEMU_SPEED_FDR] = {"FDR", 14062500000ull, 64, 66, "64b/66b"},
+	[IBEMU_SPEED_EDR] = {"EDR", 25781250000ull, 64, 66, "64b/66b"},
+	[IBEMU_SPEED_HDR] = {"HDR", 53125000000ull, RSFEC_NUM, RSFEC_DEN,
+			     "PAM4 RS-FEC 256b/257b"},
+	[IBEMU_SPEED_NDR] = {"NDR", 106250000000ull, RSFEC_NUM, RSFEC_DEN,
+			     "PAM4 RS-FEC 256b/257b"},
+	[IBEMU_SPEED_XDR] = {"XDR", 212500000000ull, RSFEC_NUM, RSFEC_DEN,
+			     "PAM4 RS-FEC 256b/257b"},
 };
 
 const struct ibemu_speed_info *ibemu_speed_info(enum ibemu_speed speed)

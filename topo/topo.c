@@ -124,8 +124,8 @@ int ibemu_topo_add_node(struct ibemu_topo *t, enum ibemu_node_type type,
 	}
 	n->nports = (uint8_t)nports;
 	n->vendor_id = IBEMU_OUI;
-	n->device_id = type == IBEMU_NODE_SWITCH ? IBEMU_DEVICE_SWITCH :
-						   IBEMU_DEVICE_HCA;
+	n->device_id = type == IBEMU_NODE_SWITCH ? IBEMU_DEVICE_SWITCH
+						 : IBEMU_DEVICE_HCA;
 	n->vls = t->defaults.vls;
 	n->buffer_per_vl = t->defaults.buffer_per_vl;
 	n->routing_latency_ps = t->defaults.routing_latency_ps;
@@ -253,7 +253,7 @@ struct guid_set {
 	struct {
 		uint64_t guid;
 		uint32_t node;
-	} *slots;
+	} * slots;
 	size_t cap;
 };
 
@@ -325,10 +325,11 @@ static int claim_guids(struct ibemu_topo *t, struct guid_set *set, uint32_t i,
 	return 0;
 
 clash:
-	return ibemu_diag_error(d, loc,
-				"duplicate GUID: node '%s' uses a GUID of node '%s'"
-				" (GUIDs must be unique in a fabric)",
-				n->name, t->nodes[other].name);
+	return ibemu_diag_error(
+		d, loc,
+		"duplicate GUID: node '%s' uses a GUID of node '%s'"
+		" (GUIDs must be unique in a fabric)",
+		n->name, t->nodes[other].name);
 }
 
 /* A derived GUID and its port GUIDs must all be free; try again if not. */
@@ -342,8 +343,8 @@ static uint64_t derive_free_guid(struct guid_set *set,
 	for (;;) {
 		int free_ = !guid_taken(set, g);
 
-		for (p = 1; free_ && n->type == IBEMU_NODE_HCA && p <= n->nports;
-		     p++)
+		for (p = 1;
+		     free_ && n->type == IBEMU_NODE_HCA && p <= n->nports; p++)
 			free_ = !guid_taken(set, g + p);
 		if (free_)
 			return g;
@@ -381,12 +382,13 @@ static void check_connected(struct ibemu_topo *t, struct ibemu_diag *d)
 	}
 	for (i = 0; i < t->nnodes && reached < t->nnodes; i++) {
 		if (!seen[i]) {
-			ibemu_diag_warn(d, &t->nodes[i].loc,
-					"fabric is not connected: %u of %u nodes"
-					" cannot be reached from '%s', '%s' "
-					"among them",
-					t->nnodes - reached, t->nnodes,
-					t->nodes[0].name, t->nodes[i].name);
+			ibemu_diag_warn(
+				d, &t->nodes[i].loc,
+				"fabric is not connected: %u of %u nodes"
+				" cannot be reached from '%s', '%s' "
+				"among them",
+				t->nnodes - reached, t->nnodes,
+				t->nodes[0].name, t->nodes[i].name);
 			break;
 		}
 	}
@@ -397,11 +399,15 @@ out:
 
 int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
 {
+	size_t nguids = 0;
 	struct guid_set set;
 	uint32_t i;
 	int ret;
 
-	ret = guid_set_init(&set, (size_t)t->nnodes * 3);
+	/* Each node claims its GUID and, on an HCA, one per port. */
+	for (i = 0; i < t->nnodes; i++)
+		nguids += 2u + t->nodes[i].nports;
+	ret = guid_set_init(&set, nguids);
 	if (ret)
 		return ibemu_diag_error(d, NULL, "out of memory");
 	/* Given GUIDs first: a derived GUID must never steal one of them. */

@@ -20,34 +20,34 @@ enum ibemu_node_type {
 	IBEMU_NODE_SWITCH = 2,
 };
 
-#define IBEMU_MAX_PORTS	   254 /* NumPorts: physical ports 1..254 */
-#define IBEMU_NODEDESC_MAX 64  /* IBA 14.2.5.2 NodeDescription bytes */
-#define IBEMU_OUI	   0x02ebe0u /* locally administered */
-#define IBEMU_DEVICE_HCA   0xeb01u
+#define IBEMU_MAX_PORTS	    254	      /* NumPorts: physical ports 1..254 */
+#define IBEMU_NODEDESC_MAX  64	      /* IBA 14.2.5.2 NodeDescription bytes */
+#define IBEMU_OUI	    0x02ebe0u /* locally administered */
+#define IBEMU_DEVICE_HCA    0xeb01u
 #define IBEMU_DEVICE_SWITCH 0xeb02u
 
 /* Fabric-wide defaults; every node and link inherits what it does not set. */
 struct ibemu_topo_defaults {
-	uint16_t mtu;		  /* bytes: 256, 512, 1024, 2048, 4096 */
-	uint8_t vls;		  /* data VLs: 1, 2, 4, 8 or 15 */
-	uint8_t width;		  /* lanes */
+	uint16_t mtu;  /* bytes: 256, 512, 1024, 2048, 4096 */
+	uint8_t vls;   /* data VLs: 1, 2, 4, 8 or 15 */
+	uint8_t width; /* lanes */
 	enum ibemu_speed speed;
 	uint32_t cable_length_mm;
-	uint32_t buffer_per_vl;	  /* bytes, multiple of 64 (one credit) */
+	uint32_t buffer_per_vl;	     /* bytes, multiple of 64 (one credit) */
 	uint64_t routing_latency_ps; /* 0: the default for 'speed' */
 };
 
 struct ibemu_topo_port {
 	uint32_t peer_node; /* IBEMU_NONE when not cabled */
 	uint8_t peer_port;
-	uint32_t link;	/* index in topo->links, or IBEMU_NONE */
-	uint64_t guid;	/* 0 until ibemu_topo_finalize() derives it */
+	uint32_t link; /* index in topo->links, or IBEMU_NONE */
+	uint64_t guid; /* 0 until ibemu_topo_finalize() derives it */
 };
 
 struct ibemu_topo_node {
 	enum ibemu_node_type type;
-	char *name; /* owned; unique; [A-Za-z0-9_.+-] */
-	char *desc; /* owned; NodeDescription, at most 64 bytes */
+	char *name;		/* owned; unique; [A-Za-z0-9_.+-] */
+	char *desc;		/* owned; NodeDescription, at most 64 bytes */
 	uint64_t guid;		/* 0 until set or derived */
 	uint64_t sysimage_guid; /* 0: same as guid */
 	uint32_t vendor_id;	/* 24 bits */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Commands that start, stop, find and talk to fabric daemons: up, down,
+ * status, and the forwarding of inspect commands to the selected fabric.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ctl_client.h"
+#include "daemon.h"
+#include "ibnd.h"
+#include "runtime.h"
+#include "yaml.h"
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int ibemu_cli_load(const char *path, struct ibemu_topo **out)
+{
+	struct ibemu_diag d;
+	size_t i;
+	int ret;
+
+	ibemu_diag_init(&d);
+	if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
+		ret = ibemu_yaml_load_file(path, out, &d);
+	else
+		ret = ibemu_ibnd_import_file(path, out, &d);
+	for (i = 0; i < d.nwarnings; i++)
+		fprintf(stderr, "%s\n", d.warnings[i]);
+	if (ret)
+		fprintf(stderr, "%s\n", d.error ? d.error : strerror(-ret));
+	ibemu_diag_fini(&d);
+	return ret ? 2 : 0;
+}
+
+int ibemu_cli_select(struct ibemu_cli *cli, char *out, size_t len)
+{
+	const char *name = cli->fabric;
+	char **names;
+	size_t n, i;
+	int ret;
+
+	if (!name || !*name)
+		name = getenv("IBEMU_FABRIC");
+	if (name && *name) {
+		if (!ibemu_name_valid(name))
+			return ibemu_cli_fail(2, "'%s' is not a fabric name",
+					      name);
+		snprintf(out, len, "%s", name);
+		return 0;
+	}
+	ret = ibemu_runtime_list(&names, &n);
+	if (ret)
+		return ibemu_cli_fail(1, "cannot list fabrics: %s",
+				      strerror(-ret));
+	if (n == 1) {
+		snprintf(out, len, "%s", names[0]);
+		ibemu_runtime_list_free(names, n);
+		return 0;
+	}
+	if (n == 0) {
+		ibemu_runtime_list_free(names, n);
+		return ibemu_cli_fail(1, "no fabric is running; start one with "
+					 "'ibemu up FILE'");
+	}
+	fprintf(stderr, "ibemu: error: %zu fabrics are running (", n);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+	fprintf(stderr, "); choose one with --fabric NAME or IBEMU_FABRIC\n");
+	ibemu_runtime_list_free(names, n);
+	return 1;
+}
+
+/* Progress of long requests: one line redrawn in place on a terminal. */
+static void show_progress(const char *line, void *arg)
+{
+	int *shown = arg;
+
+	if (isatty(STDERR_FILENO)) {
+		fprintf(stderr, "\r\033[K%s", line);
+		*shown = 1;
+	} else {
+		fprintf(stderr, "%s\n", line);
+	}
+	fflush(stderr);
+}
+
+int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
+{
+	int shown = 0;
+	char name[64], why[512];
+	char *text = NULL;
+	int fd, ret;
+
+	ret = ibemu_cli_select(cli, name, sizeof(name));
+	if (ret)
+		return ret;
+	fd = ibemu_ctl_connect(name, why, sizeof(why));
+	if (fd < 0)
+		return ibemu_cli_fail(1, "%s", why);
+	ret = ibemu_ctl_call(fd, argc, argv, &text, show_progress, &shown);
+	close(fd);
+	if (shown)
+		fprintf(stderr, "\r\033[K");
+	if (ret < 0)
+		return ibemu_cli_fail(1, "fabric '%s': %s", name,
+				      strerror(-ret));
+	if (ret > 0) {
+		ibemu_cli_fail(ret, "%s", text ? text : "failed");
+	} else {
+		fputs(text, stdout);
+		fflush(stdout);
+	}
+	free(text);
+	return ret;
+}
+
+int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
+{
+	struct ibemu_daemon_opts opts = {0};
+	const char *file = NULL, *name = cli->fabric;
+	struct ibemu_topo *t;
+	uint32_t sw, hca, nlinks;
+	char why[512], fabric[64];
+	int i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--foreground"))
+			opts.foreground = 1;
+		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
+			name = argv[++i];
+		else if (argv[i][0] == '-')
+			return ibemu_cli_fail(2, "up: unknown option '%s'",
+					      argv[i]);
+		else if (!file)
+			file = argv[i];
+		else
+			return ibemu_cli_fail(2, "up: one file at a time");
+	}
+	if (!file)
+		return ibemu_cli_fail(2, "up: which fabric? usage: ibemu up "
+					 "FILE [--name NAME] [--foreground]");
+	if (name && !ibemu_name_valid(name))
+		return ibemu_cli_fail(2,
+				      "up: '%s' is not a valid fabric name "
+				      "(letters, digits, '_', '-', '.', '+')",
+				      name);
+	ret = ibemu_cli_load(file, &t);
+	if (ret)
+		return ret;
+	if (name && ibemu_topo_set_name(t, name)) {
+		ibemu_topo_destroy(t);
+		return ibemu_cli_fail(1, "out of memory");
+	}
+	snprintf(fabric, sizeof(fabric), "%s", t->name);
+	ibemu_topo_count(t, &sw, &hca);
+	nlinks = t->nlinks;
+	if (opts.foreground)
+		fprintf(stderr,
+			"fabric %s: %u switches, %u HCAs, %u links; "
+			"running in the foreground (Ctrl-C stops it)\n",
+			fabric, sw, hca, nlinks);
+	/* The daemon consumes the topology whatever happens. */
+	ret = ibemu_daemon_start(t, &opts, why, sizeof(why));
+	if (ret)
+		return ibemu_cli_fail(1, "up: %s", why);
+	if (!opts.foreground) {
+		struct ibemu_runtime_paths p;
+
+		ibemu_runtime_paths(fabric, &p);
+		printf("fabric %s: %u switches, %u HCAs, %u links; daemon pid "
+		       "%ld, log %s\n",
+		       fabric, sw, hca, nlinks, (long)ibemu_runtime_pid(fabric),
+		       p.log);
+	}
+	return 0;
+}
+
+/* True while 'pid' runs; a zombie waiting for its reaper has stopped. */
+static int process_alive(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	size_t n;
+	FILE *f;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
+int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	char name[64], why[512];
+	char *text = NULL;
+	int fd, ret, i;
+	pid_t pid;
+
+	if (argc > 1)
+		return ibemu_cli_fail(2, "down: unexpected argument '%s'",
+				      argv[1]);
+	ret = ibemu_cli_select(cli, name, sizeof(name));
+	if (ret)
+		return ret;
+	fd = ibemu_ctl_connect(name, why, sizeof(why));
+	if (fd < 0)
+		return ibemu_cli_fail(1, "%s", why);
+	pid = ibemu_runtime_pid(name);
+	ret = ibemu_ctl_call(fd, argc, argv, &text, NULL, NULL);
+	close(fd);
+	free(text);
+	if (ret)
+		return ibemu_cli_fail(1,
+				      "down: fabric '%s' did not accept "
+				      "the stop request",
+				      name);
+	/* Return once the daemon is gone, so 'up' right after works. */
+	for (i = 0;
+	     i < 1500 && (ibemu_runtime_running(name) || process_alive(pid));
+	     i++)
+		nanosleep(&ts, NULL);
+	if (ibemu_runtime_running(name) || process_alive(pid))
+		return ibemu_cli_fail(1,
+				      "down: fabric '%s' is still running "
+				      "after 10 s",
+				      name);
+	printf("fabric %s: stopped\n", name);
+	return 0;
+}
+
+int ibemu_cli_status(struct ibemu_cli *cli, int argc, char **argv)
+{
+	char **names;
+	size_t n, i;
+	int json = 0, ret;
+
+	for (i = 1; i < (size_t)argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else
+			return ibemu_cli_fail(2,
+					      "status: unexpected argument "
+					      "'%s'",
+					      argv[i]);
+	}
+	if ((cli->fabric && *cli->fabric) || getenv("IBEMU_FABRIC"))
+		return ibemu_cli_forward(cli, argc, argv);
+	ret = ibemu_runtime_list(&names, &n);
+	if (ret)
+		return ibemu_cli_fail(1, "cannot list fabrics: %s",
+				      strerror(-ret));
+	if (n == 1) {
+		ibemu_runtime_list_free(names, n);
+		return ibemu_cli_forward(cli, argc, argv);
+	}
+	/* None or several: list them, as 'ls' lists a directory. */
+	if (json) {
+		printf("{\"fabrics\": [");
+		for (i = 0; i < n; i++)
+			printf("%s{\"fabric\": \"%s\", \"pid\": %ld}",
+			       i ? ", " : "", names[i],
+			       (long)ibemu_runtime_pid(names[i]));
+		printf("]}\n");
+	} else if (n == 0) {
+		printf("no fabric is running\n");
+	} else {
+		printf("%-24s %s\n", "FABRIC", "PID");
+		for (i = 0; i < n; i++)
+			printf("%-24s %ld\n", names[i],
+			       (long)ibemu_runtime_pid(names[i]));
+	}
+	ibemu_runtime_list_free(names, n);
+	return 0;
+}

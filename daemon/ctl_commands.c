@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inspect commands served by the daemon: status, nodes, ports, links, and
+ * the stop request behind 'ibemu down'. Each fills a table and lets it
+ * render as text or JSON. Until the packet engine and the subnet manager
+ * exist the fabric is static: cabled ports are physically LinkUp, logically
+ * Down (IBA 14.2.5.6 PortPhysicalState, PortState).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_commands.h"
+#include "ctl_proto.h"
+#include "daemon.h"
+#include "table.h"
+
+struct inspect_args {
+	int json;
+	const char *positional;
+	const char *type;
+};
+
+/* Parses '--json', '--type T' and at most one positional argument. */
+static int parse_args(int argc, char **argv, int max_positional,
+		      struct inspect_args *a, struct ibemu_buf *err)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			a->json = 1;
+		} else if (!strcmp(argv[i], "--type") && i + 1 < argc &&
+			   !strcmp(argv[0], "nodes")) {
+			a->type = argv[++i];
+		} else if (argv[i][0] == '-') {
+			ibemu_buf_printf(err, "%s: unknown option '%s'",
+					 argv[0], argv[i]);
+			return 2;
+		} else if (!a->positional && max_positional > 0) {
+			a->positional = argv[i];
+		} else {
+			ibemu_buf_printf(err, "%s: unexpected argument '%s'",
+					 argv[0], argv[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static const char *node_type_name(enum ibemu_node_type type)
+{
+	return type == IBEMU_NODE_SWITCH ? "switch" : "hca";
+}
+
+/* Data rate after encoding, in Gb/s (FDR's is not a whole number). */
+static void rate_cell(struct ibemu_table *t, const struct ibemu_topo_link *l)
+{
+	ibemu_table_real(
+		t, (double)ibemu_link_data_rate_bps(l->width, l->speed) / 1e9);
+}
+
+static int serve_status(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	struct ibemu_buf *out = call->out, *err = call->err;
+	static const struct ibemu_table_col cols[] = {
+		{"fabric", "Fabric", 0},     {"source", "Source", 0},
+		{"pid", "Pid", 1},	     {"uptime_s", "Uptime (s)", 1},
+		{"switches", "Switches", 1}, {"hcas", "HCAs", 1},
+		{"links", "Links", 1},	     {"mtu", "MTU", 1},
+		{"socket", "Socket", 0},     {"log", "Log", 0},
+		{"protocol", "Protocol", 1},
+	};
+	struct inspect_args a;
+	struct ibemu_table t;
+	uint32_t sw, hca;
+	int ret;
+
+	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	if (ret)
+		return ret;
+	ibemu_topo_count(d->topo, &sw, &hca);
+	ibemu_table_init(&t, "status", cols, IBEMU_ARRAY_SIZE(cols));
+	ibemu_table_row(&t);
+	ibemu_table_str(&t, d->topo->name);
+	if (d->topo->source)
+		ibemu_table_str(&t, d->topo->source);
+	else
+		ibemu_table_null(&t);
+	ibemu_table_uint(&t, (uint64_t)getpid());
+	ibemu_table_uint(&t, (uv_now(&d->loop) - d->started_ms) / 1000);
+	ibemu_table_uint(&t, sw);
+	ibemu_table_uint(&t, hca);
+	ibemu_table_uint(&t, d->topo->nlinks);
+	ibemu_table_uint(&t, d->topo->defaults.mtu);
+	ibemu_table_str(&t, d->paths.sock);
+	ibemu_table_str(&t, d->paths.log);
+	ibemu_table_uint(&t, IBEMU_CTL_VERSION);
+	ibemu_table_render_record(&t, d->topo->name, a.json, out);
+	ibemu_table_fini(&t);
+	return 0;
+}
+
+static int serve_nodes(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	struct ibemu_buf *out = call->out, *err = call->err;
+	static const struct ibemu_table_col cols[] = {
+		{"name", "NAME", 0},
+		{"type", "TYPE", 0},
+		{"ports", "PORTS", 1},
+		{"guid", "GUID", 0},
+		{"description", "DESCRIPTION", 0},
+	};
+	const struct ibemu_topo *topo = d->topo;
+	struct inspect_args a;
+	struct ibemu_table t;
+	uint32_t i;
+	int ret;
+
+	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	if (ret)
+		return ret;
+	if (a.type && strcmp(a.type, "switch") && strcmp(a.type, "hca")) {
+		ibemu_buf_printf(err,
+				 "nodes: --type must be switch or hca, "
+				 "not '%s'",
+				 a.type);
+		return 2;
+	}
+	ibemu_table_init(&t, "nodes", cols, IBEMU_ARRAY_SIZE(cols));
+	for (i = 0; i < topo->nnodes; i++) {
+		const struct ibemu_topo_node *n = &topo->nodes[i];
+
+		if (a.type && strcmp(a.type, node_type_name(n->type)))
+			continue;
+		ibemu_table_row(&t);
+		ibemu_table_str(&t, n->name);
+		ibemu_table_str(&t, node_type_name(n->type));
+		ibemu_table_uint(&t, n->nports);
+		ibemu_table_strf(&t, "0x%016llx", (unsigned long long)n->guid);
+		ibemu_table_str(&t, n->desc);
+	}
+	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_fini(&t);
+	return 0;
+}
+
+static void port_row(struct ibemu_table *t, const struct ibemu_topo *topo,
+		     const struct ibemu_topo_node *n, unsigned p)
+{
+	const struct ibemu_topo_port *port = &n->ports[p];
+
+	ibemu_table_row(t);
+	ibemu_table_str(t, n->name);
+	ibemu_table_uint(t, p);
+	ibemu_table_strf(t, "0x%016llx", (unsigned long long)port->guid);
+	if (port->link == IBEMU_NONE) {
+		/* An uncabled port keeps polling for a peer. */
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		ibemu_table_str(t, "Polling");
+		ibemu_table_str(t, "Down");
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		return;
+	}
+	{
+		const struct ibemu_topo_link *l = &topo->links[port->link];
+
+		ibemu_table_strf(t, "%ux", l->width);
+		ibemu_table_str(t, ibemu_speed_name(l->speed));
+		rate_cell(t, l);
+	}
+	ibemu_table_str(t, "LinkUp");
+	ibemu_table_str(t, "Down");
+	ibemu_table_str(t, topo->nodes[port->peer_node].name);
+	ibemu_table_uint(t, port->peer_port);
+}
+
+static int serve_ports(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	struct ibemu_buf *out = call->out, *err = call->err;
+	static const struct ibemu_table_col cols[] = {
+		{"node", "NODE", 0},	   {"port", "PORT", 1},
+		{"guid", "GUID", 0},	   {"width", "WIDTH", 0},
+		{"speed", "SPEED", 0},	   {"rate_gbps", "GBIT/S", 1},
+		{"phys_state", "PHYS", 0}, {"state", "STATE", 0},
+		{"peer_node", "PEER", 0},  {"peer_port", "PEER_PORT", 1},
+	};
+	const struct ibemu_topo *topo = d->topo;
+	struct inspect_args a;
+	struct ibemu_table t;
+	uint32_t i, only = IBEMU_NONE;
+	unsigned p;
+	int ret;
+
+	ret = parse_args(call->argc, call->argv, 1, &a, err);
+	if (ret)
+		return ret;
+	if (a.positional) {
+		only = ibemu_topo_find(topo, a.positional);
+		if (only == IBEMU_NONE) {
+			ibemu_buf_printf(err,
+					 "ports: no node named '%s' in "
+					 "fabric '%s'",
+					 a.positional, topo->name);
+			return 1;
+		}
+	}
+	ibemu_table_init(&t, "ports", cols, IBEMU_ARRAY_SIZE(cols));
+	for (i = 0; i < topo->nnodes; i++) {
+		const struct ibemu_topo_node *n = &topo->nodes[i];
+
+		if (only != IBEMU_NONE && i != only)
+			continue;
+		for (p = 1; p <= n->nports; p++)
+			port_row(&t, topo, n, p);
+	}
+	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_fini(&t);
+	return 0;
+}
+
+static int serve_links(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	struct ibemu_buf *out = call->out, *err = call->err;
+	static const struct ibemu_table_col cols[] = {
+		{"a_node", "A", 0},
+		{"a_port", "PORT", 1},
+		{"b_node", "B", 0},
+		{"b_port", "PORT", 1},
+		{"width", "WIDTH", 0},
+		{"speed", "SPEED", 0},
+		{"rate_gbps", "GBIT/S", 1},
+		{"length_mm", "LENGTH_MM", 1},
+		{"latency_ps", "LATENCY_PS", 1},
+	};
+	const struct ibemu_topo *topo = d->topo;
+	struct inspect_args a;
+	struct ibemu_table t;
+	uint32_t i;
+	int ret;
+
+	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	if (ret)
+		return ret;
+	ibemu_table_init(&t, "links", cols, IBEMU_ARRAY_SIZE(cols));
+	for (i = 0; i < topo->nlinks; i++) {
+		const struct ibemu_topo_link *l = &topo->links[i];
+
+		ibemu_table_row(&t);
+		ibemu_table_str(&t, topo->nodes[l->node[0]].name);
+		ibemu_table_uint(&t, l->port[0]);
+		ibemu_table_str(&t, topo->nodes[l->node[1]].name);
+		ibemu_table_uint(&t, l->port[1]);
+		ibemu_table_strf(&t, "%ux", l->width);
+		ibemu_table_str(&t, ibemu_speed_name(l->speed));
+		rate_cell(&t, l);
+		ibemu_table_uint(&t, l->length_mm);
+		ibemu_table_uint(&t, l->latency_ps);
+	}
+	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_fini(&t);
+	return 0;
+}
+
+static int serve_down(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	struct ibemu_buf *out = call->out, *err = call->err;
+	if (call->argc > 1) {
+		ibemu_buf_puts(err, "down: takes no arguments");
+		return 2;
+	}
+	ibemu_daemon_log(d, "stop requested by a control client");
+	ibemu_buf_printf(out, "fabric %s: stopping\n", d->topo->name);
+	call->stop = 1;
+	return 0;
+}
+
+const struct ibemu_ctl_command ibemu_ctl_commands[] = {
+	{"status", "", "show the fabric's daemon and size", 1, serve_status},
+	{"nodes", "[--type switch|hca]",
+	 "list nodes with GUIDs and descriptions", 1, serve_nodes},
+	{"ports", "[NODE]", "list ports: width, speed, state and peer", 1,
+	 serve_ports},
+	{"links", "", "list cables: ends, width, speed, length and latency", 1,
+	 serve_links},
+	{"counters", "[NODE[:PORT]] [--top N] [--reset]",
+	 "PMA counters and rates over the last interval of virtual time", 1,
+	 ibemu__serve_counters},
+	{"down", "", "stop the fabric's daemon and remove its files", 0,
+	 serve_down},
+	{NULL, NULL, NULL, 0, NULL},
+};
+
+const struct ibemu_ctl_command *ibemu_ctl_command_find(const char *name)
+{
+	const struct ibemu_ctl_command *c;
+
+	for (c = ibemu_ctl_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int ibemu__ctl_dispatch(struct ibemu_ctl_call *call)
+{
+	const struct ibemu_ctl_command *c;
+
+	if (call->argc < 1) {
+		ibemu_buf_puts(call->err, "empty request");
+		return 2;
+	}
+	c = ibemu_ctl_command_find(call->argv[0]);
+	if (!c) {
+		ibemu_buf_printf(call->err, "unknown command '%s'",
+				 call->argv[0]);
+		return 2;
+	}
+	return c->serve(call);
+}

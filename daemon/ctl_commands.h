@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The commands a fabric daemon serves, as one table: name, arguments, help
+ * and handler. The CLI prints its help from this table and forwards these
+ * commands to the daemon unchanged.
+ */
+#ifndef IBEMU_CTL_COMMANDS_H
+#define IBEMU_CTL_COMMANDS_H
+
+#include <stdint.h>
+
+#include "buf.h"
+
+struct ibemu_daemon;
+struct ibemu_ctl_conn;
+
+/*
+ * Work that takes longer than one turn of the loop (a traffic study): the
+ * daemon runs it in bounded steps between other requests, sends progress
+ * lines to the client that asked, and its result when it is done.
+ */
+struct ibemu_job {
+	/* Does a bounded piece of the work; sets *done when finished. */
+	void (*step)(struct ibemu_job *job, int *done);
+	/* Describes how far the work is, on one line. */
+	void (*progress)(struct ibemu_job *job, struct ibemu_buf *line);
+	/* Writes the result (or the error); returns the exit status. */
+	int (*finish)(struct ibemu_job *job, struct ibemu_buf *out,
+		      struct ibemu_buf *err);
+	void (*destroy)(struct ibemu_job *job);
+	/* Owned by the daemon. */
+	struct ibemu_ctl_conn *conn; /* NULL once the client has gone */
+	uint64_t last_progress_ms;
+};
+
+/* One request being served. */
+struct ibemu_ctl_call {
+	struct ibemu_daemon *d;
+	int argc;
+	char **argv;
+	struct ibemu_buf *out; /* stdout text of the answer */
+	struct ibemu_buf *err; /* one line, when the status is not 0 */
+	int stop;	       /* set: stop the daemon once answered */
+	struct ibemu_job *job; /* set: answer later, when this job is done */
+};
+
+struct ibemu_ctl_command {
+	const char *name;
+	const char *args; /* usage after the name */
+	const char *help; /* one line */
+	int inspect;	  /* takes --json */
+	/* Returns the exit status. */
+	int (*serve)(struct ibemu_ctl_call *call);
+};
+
+/* The table, terminated by an entry with a NULL name. */
+extern const struct ibemu_ctl_command ibemu_ctl_commands[];
+
+const struct ibemu_ctl_command *ibemu_ctl_command_find(const char *name);
+
+#endif

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 'ibemu counters': the PMA counters of every cabled port (or of one node
+ * or port), in the spec's units (data in 4-byte words), with the rates
+ * over the virtual time since the previous 'ibemu counters' call, the
+ * busiest ports first with --top, and a reset with --reset (as perfquery
+ * -R does).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_commands.h"
+#include "daemon.h"
+#include "pma.h"
+#include "table.h"
+
+struct counters_args {
+	int json, reset;
+	unsigned top;
+	const char *where; /* NODE or NODE:PORT */
+};
+
+static int parse(struct ibemu_ctl_call *call, struct counters_args *a)
+{
+	char *end;
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 1; i < call->argc; i++) {
+		const char *arg = call->argv[i];
+
+		if (!strcmp(arg, "--json")) {
+			a->json = 1;
+		} else if (!strcmp(arg, "--reset")) {
+			a->reset = 1;
+		} else if (!strcmp(arg, "--top") && i + 1 < call->argc) {
+			unsigned long n = strtoul(call->argv[++i], &end, 10);
+
+			if (*end || n == 0 || n > 1000000) {
+				ibemu_buf_printf(
+					call->err,
+					"counters: --top needs a count "
+					"of ports, not '%s'",
+					call->argv[i]);
+				return 2;
+			}
+			a->top = (unsigned)n;
+		} else if (arg[0] == '-' || a->where) {
+			ibemu_buf_printf(call->err,
+					 "counters: unexpected argument '%s'",
+					 arg);
+			return 2;
+		} else {
+			a->where = arg;
+		}
+	}
+	return 0;
+}
+
+/* Resolves NODE[:PORT] to a node and a port (0: all its ports). */
+static int resolve(struct ibemu_ctl_call *call, const char *where,
+		   uint32_t *node, unsigned *port)
+{
+	const struct ibemu_topo *t = call->d->topo;
+	char name[128];
+	const char *colon = strrchr(where, ':');
+	char *end;
+
+	*port = 0;
+	snprintf(name, sizeof(name), "%s", where);
+	if (colon) {
+		unsigned long p = strtoul(colon + 1, &end, 10);
+
+		name[colon - where] = '\0';
+		*node = ibemu_topo_find(t, name);
+		if (*node != IBEMU_NONE &&
+		    (*end || p < 1 || p > t->nodes[*node].nports)) {
+			ibemu_buf_printf(call->err,
+					 "counters: '%s' has ports 1..%u, not "
+					 "'%s'",
+					 name, t->nodes[*node].nports,
+					 colon + 1);
+			return 2;
+		}
+		*port = (unsigned)p;
+	} else {
+		*node = ibemu_topo_find(t, name);
+	}
+	if (*node == IBEMU_NONE) {
+		ibemu_buf_printf(call->err,
+				 "counters: no node named '%s' in "
+				 "fabric '%s'",
+				 name, t->name);
+		return 1;
+	}
+	return 0;
+}
+
+struct row {
+	uint32_t port; /* global index */
+	uint64_t delta_data;
+};
+
+static int busiest_first(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->delta_data != y->delta_data)
+		return x->delta_data < y->delta_data ? 1 : -1;
+	return x->port < y->port ? -1 : x->port > y->port;
+}
+
+static void rate_cell(struct ibemu_table *t, uint64_t words, uint64_t ps)
+{
+	if (!ps) {
+		ibemu_table_null(t);
+		return;
+	}
+	/* words * 32 bits / (ps * 1e-12 s) / 1e9 = Gb/s */
+	ibemu_table_real(t, (double)words * 32.0 * 1000.0 / (double)ps);
+}
+
+static const struct ibemu_table_col cols[] = {
+	{"node", "NODE", 0},
+	{"port", "PORT", 1},
+	{"xmit_data", "XMIT_DATA", 1},
+	{"rcv_data", "RCV_DATA", 1},
+	{"xmit_pkts", "XMIT_PKTS", 1},
+	{"rcv_pkts", "RCV_PKTS", 1},
+	{"xmit_wait", "XMIT_WAIT", 1},
+	{"xmit_discards", "XMIT_DISCARDS", 1},
+	{"rcv_switch_relay_errors", "RELAY_ERRORS", 1},
+	{"vl15_dropped", "VL15_DROPPED", 1},
+	{"xmit_gbps", "XMIT_GBIT/S", 1},
+	{"rcv_gbps", "RCV_GBIT/S", 1},
+	{"utilization_pct", "UTIL_%", 1},
+	{"interval_ps", "INTERVAL_PS", 1},
+};
+
+static void add_row(struct ibemu_table *t, struct ibemu_daemon *d, uint32_t pi,
+		    int have_snap, uint64_t dt)
+{
+	struct ibemu_port_counters c, prev = {0};
+	struct ibemu_pma_port_counters pma;
+	uint32_t node;
+	unsigned port;
+
+	ibemu_engine_counters(d->engine, pi, &c);
+	if (have_snap)
+		prev = d->snap[pi];
+	ibemu_pma_port_counters(&c, &pma);
+	ibemu_engine_port_where(d->engine, pi, &node, &port);
+	ibemu_table_row(t);
+	ibemu_table_str(t, d->topo->nodes[node].name);
+	ibemu_table_uint(t, port);
+	/* Data and packets from PortCountersExtended (64 bits). */
+	ibemu_table_uint(t, c.xmit_data);
+	ibemu_table_uint(t, c.rcv_data);
+	ibemu_table_uint(t, c.xmit_pkts);
+	ibemu_table_uint(t, c.rcv_pkts);
+	ibemu_table_uint(t, pma.port_xmit_wait);
+	ibemu_table_uint(t, pma.port_xmit_discards);
+	ibemu_table_uint(t, pma.port_rcv_switch_relay_errors);
+	ibemu_table_uint(t, pma.vl15_dropped);
+	if (!have_snap || !dt) {
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		return;
+	}
+	rate_cell(t, c.xmit_data - prev.xmit_data, dt);
+	rate_cell(t, c.rcv_data - prev.rcv_data, dt);
+	ibemu_table_real(t, 100.0 * (double)(c.busy_ps - prev.busy_ps) /
+				    (double)dt);
+	ibemu_table_uint(t, dt);
+}
+
+int ibemu__serve_counters(struct ibemu_ctl_call *call)
+{
+	struct ibemu_daemon *d = call->d;
+	uint32_t n = ibemu_engine_nports(d->engine), i, node = IBEMU_NONE;
+	uint64_t now = ibemu_engine_now(d->engine), dt;
+	struct ibemu_port_counters c;
+	struct counters_args a;
+	struct ibemu_table t;
+	struct row *rows;
+	unsigned port = 0;
+	size_t nrows = 0;
+	int ret, have_snap;
+
+	ret = parse(call, &a);
+	if (!ret && a.where)
+		ret = resolve(call, a.where, &node, &port);
+	if (ret)
+		return ret;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	have_snap = d->snap != NULL;
+	dt = have_snap ? now - d->snap_time : 0;
+	for (i = 0; i < n; i++) {
+		uint32_t pn;
+		unsigned pp;
+		const struct ibemu_topo_port *tp;
+
+		ibemu_engine_port_where(d->engine, i, &pn, &pp);
+		if (pp == 0)
+			continue;
+		tp = &d->topo->nodes[pn].ports[pp];
+		if (node != IBEMU_NONE ? pn != node || (port && pp != port)
+				       : tp->peer_node == IBEMU_NONE)
+			continue;
+		ibemu_engine_counters(d->engine, i, &c);
+		rows[nrows].port = i;
+		rows[nrows].delta_data =
+			c.xmit_data - (have_snap ? d->snap[i].xmit_data : 0);
+		nrows++;
+	}
+	if (a.top) {
+		qsort(rows, nrows, sizeof(*rows), busiest_first);
+		if (nrows > a.top)
+			nrows = a.top;
+	}
+	ibemu_table_init(&t, "counters", cols, IBEMU_ARRAY_SIZE(cols));
+	for (i = 0; i < nrows; i++)
+		add_row(&t, d, rows[i].port, have_snap, dt);
+	ibemu_table_render(&t, d->topo->name, a.json, call->out);
+	ibemu_table_fini(&t);
+	free(rows);
+
+	/* The next call's rates cover the time from now. */
+	if (!d->snap)
+		d->snap = calloc(n ? n : 1, sizeof(*d->snap));
+	for (i = 0; d->snap && i < n; i++) {
+		if (a.reset)
+			ibemu_engine_counters_reset(d->engine, i);
+		ibemu_engine_counters(d->engine, i, &d->snap[i]);
+	}
+	d->snap_time = now;
+	return 0;
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Daemon life cycle: take the fabric's lock, detach, listen, run the loop,
+ * and on the way out remove the socket, pid and lock files. The parent of a
+ * detached daemon waits on a pipe until the daemon listens, so 'ibemu up'
+ * returns only once the fabric answers (or says why it could not start).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
+{
+	char stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	va_list ap;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(stderr, "%s ibemu[%ld] %s: ", stamp, (long)getpid(),
+		d->topo ? d->topo->name : "-");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void signal_cb(uv_signal_t *h, int signum)
+{
+	struct ibemu_daemon *d = h->data;
+
+	ibemu_daemon_log(d, "received %s, stopping", strsignal(signum));
+	ibemu_daemon_stop(d);
+}
+
+void ibemu_daemon_stop(struct ibemu_daemon *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = 1;
+	ibemu__ctl_server_stop(d);
+	ibemu__ctl_jobs_fini(d);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+}
+
+static int write_pid(const struct ibemu_runtime_paths *p)
+{
+	FILE *f = fopen(p->pid, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%ld\n", (long)getpid());
+	return fclose(f) ? -errno : 0;
+}
+
+/* Sets up the loop and the socket; on success the daemon is listening. */
+static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
+{
+	int ret;
+
+	ret = ibemu_engine_create(d->topo, &d->engine);
+	if (!ret)
+		ret = ibemu_routes_minhop(d->topo, &d->routes);
+	if (!ret)
+		ret = ibemu_engine_apply_routes(d->engine, d->routes);
+	if (ret) {
+		snprintf(why, whylen, "cannot build the fabric: %s",
+			 ret == -ERANGE ? "it needs more than 49151 LIDs"
+					: strerror(-ret));
+		goto err_fabric;
+	}
+	ret = uv_loop_init(&d->loop);
+	if (ret) {
+		snprintf(why, whylen, "cannot create event loop: %s",
+			 uv_strerror(ret));
+		goto err_fabric;
+	}
+	d->loop.data = d;
+	signal(SIGPIPE, SIG_IGN);
+	uv_signal_init(&d->loop, &d->sigterm);
+	uv_signal_init(&d->loop, &d->sigint);
+	d->sigterm.data = d->sigint.data = d;
+	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
+	uv_signal_start(&d->sigint, signal_cb, SIGINT);
+	ibemu__ctl_jobs_init(d);
+	ret = write_pid(&d->paths);
+	if (ret) {
+		snprintf(why, whylen, "cannot write %s: %s", d->paths.pid,
+			 strerror(-ret));
+		goto err_close;
+	}
+	ret = ibemu__ctl_server_start(d);
+	if (ret) {
+		snprintf(why, whylen, "cannot listen on %s: %s", d->paths.sock,
+			 uv_strerror(ret));
+		goto err_close;
+	}
+	d->started_ms = uv_now(&d->loop);
+	d->started_at = time(NULL);
+	return 0;
+
+err_close:
+	ibemu__ctl_jobs_fini(d);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&d->loop);
+err_fabric:
+	ibemu_routes_destroy(d->routes);
+	ibemu_engine_destroy(d->engine);
+	d->routes = NULL;
+	d->engine = NULL;
+	return ret;
+}
+
+static void daemon_fini(struct ibemu_daemon *d)
+{
+	int ret = uv_loop_close(&d->loop);
+
+	if (ret)
+		ibemu_daemon_log(d, "event loop closed with handles open: %s",
+				 uv_strerror(ret));
+	ibemu_daemon_log(d, "stopped");
+	free(d->snap);
+	ibemu_routes_destroy(d->routes);
+	ibemu_engine_destroy(d->engine);
+	ibemu_topo_destroy(d->topo);
+	d->topo = NULL;
+	/* Last: once the lock is gone a new daemon may take the name. */
+	ibemu_runtime_release(&d->paths, d->lock_fd);
+}
+
+static void log_start(struct ibemu_daemon *d, int stale)
+{
+	uint32_t sw, hca;
+
+	ibemu_topo_count(d->topo, &sw, &hca);
+	if (stale)
+		ibemu_daemon_log(d,
+				 "replaced the stale socket %s left by a "
+				 "daemon that did not stop cleanly",
+				 d->paths.sock);
+	ibemu_daemon_log(d, "listening on %s: %u switches, %u HCAs, %u links",
+			 d->paths.sock, sw, hca, d->topo->nlinks);
+}
+
+/* Body of the detached child: never returns. */
+static void run_detached(struct ibemu_daemon *d, int ready_fd, int stale)
+{
+	char why[256] = "";
+	int fd, ret;
+
+	setsid();
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+	fd = open(d->paths.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		  0600);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	ret = daemon_init(d, why, sizeof(why));
+	if (ret) {
+		ibemu_daemon_log(d, "cannot start: %s", why);
+		if (write(ready_fd, why, strlen(why)) < 0)
+			ret = -errno;
+		ibemu_runtime_release(&d->paths, d->lock_fd);
+		ibemu_topo_destroy(d->topo);
+		exit(1);
+	}
+	log_start(d, stale);
+	/* One byte '\0' means "listening"; then the parent may go. */
+	if (write(ready_fd, "", 1) < 0)
+		ibemu_daemon_log(d, "parent went away before start completed");
+	close(ready_fd);
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	daemon_fini(d);
+	exit(0);
+}
+
+static int wait_ready(int ready_fd, pid_t child, const char *log, char *why,
+		      size_t whylen)
+{
+	char msg[256];
+	ssize_t n;
+
+	do
+		n = read(ready_fd, msg, sizeof(msg) - 1);
+	while (n < 0 && errno == EINTR);
+	close(ready_fd);
+	if (n == 1 && msg[0] == '\0')
+		return 0;
+	if (n > 0) {
+		msg[n] = '\0';
+		snprintf(why, whylen, "%s", msg);
+	} else {
+		snprintf(why, whylen,
+			 "daemon (pid %ld) exited during start; see %s",
+			 (long)child, log);
+	}
+	return -EIO;
+}
+
+int ibemu_daemon_start(struct ibemu_topo *t,
+		       const struct ibemu_daemon_opts *opts, char *why,
+		       size_t whylen)
+{
+	static struct ibemu_daemon daemon; /* lives as long as the process */
+	struct ibemu_daemon *d = &daemon;
+	struct stat st;
+	int pipefd[2], stale, ret;
+	pid_t pid;
+
+	memset(d, 0, sizeof(*d));
+	d->topo = t;
+	d->lock_fd = -1;
+	ret = ibemu_runtime_paths(t->name, &d->paths);
+	if (ret) {
+		snprintf(why, whylen, "runtime path for '%s' is too long",
+			 t->name);
+		goto err_topo;
+	}
+	ret = ibemu_runtime_prepare(&d->paths, why, whylen);
+	if (ret)
+		goto err_topo;
+	d->lock_fd = ibemu_runtime_lock(&d->paths);
+	if (d->lock_fd < 0) {
+		ret = d->lock_fd;
+		if (ret == -EBUSY)
+			snprintf(why, whylen,
+				 "fabric '%s' is already running (pid %ld); "
+				 "stop it with 'ibemu down --fabric %s'",
+				 t->name, (long)ibemu_runtime_pid(t->name),
+				 t->name);
+		else
+			snprintf(why, whylen, "cannot lock %s: %s",
+				 d->paths.lock, strerror(-ret));
+		goto err_topo;
+	}
+	/* We hold the lock: a socket still there belongs to a dead daemon. */
+	stale = !lstat(d->paths.sock, &st);
+	if (stale)
+		unlink(d->paths.sock);
+
+	if (opts->foreground) {
+		ret = daemon_init(d, why, whylen);
+		if (ret) {
+			ibemu_runtime_release(&d->paths, d->lock_fd);
+			goto err_topo;
+		}
+		log_start(d, stale);
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		daemon_fini(d);
+		return 0;
+	}
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		ret = -errno;
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		goto err_unlock;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		goto err_unlock;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		run_detached(d, pipefd[1], stale);
+	}
+	close(pipefd[1]);
+	/* The child holds the lock now; our copy of the fd goes. */
+	close(d->lock_fd);
+	ret = wait_ready(pipefd[0], pid, d->paths.log, why, whylen);
+	ibemu_topo_destroy(t);
+	return ret;
+
+err_unlock:
+	ibemu_runtime_release(&d->paths, d->lock_fd);
+err_topo:
+	ibemu_topo_destroy(t);
+	return ret;
+}

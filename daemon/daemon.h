@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fabric daemon: one process per running fabric, one libuv loop. It owns
+ * the fabric (today the declared topology; the engine joins it later),
+ * serves the control socket, and cleans up after itself on 'ibemu down',
+ * SIGTERM or SIGINT.
+ */
+#ifndef IBEMU_DAEMON_H
+#define IBEMU_DAEMON_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "buf.h"
+#include "engine.h"
+#include "route.h"
+#include "runtime.h"
+#include "topo.h"
+
+struct ibemu_ctl_conn;
+
+struct ibemu_daemon {
+	uv_loop_t loop;
+	uv_pipe_t server;
+	uv_signal_t sigterm;
+	uv_signal_t sigint;
+	struct ibemu_topo *topo; /* owned */
+	struct ibemu_runtime_paths paths;
+	int lock_fd;
+	uint64_t started_ms; /* uv_now() at start, for uptime */
+	time_t started_at;
+	struct ibemu_ctl_conn *conns; /* open control connections */
+	struct ibemu_engine *engine;  /* the running fabric */
+	struct ibemu_routes *routes;  /* test routes, until an SM exists */
+	struct ibemu_job *job;	      /* the long request being served */
+	/* Counters at the last 'ibemu counters', for rates over the interval. */
+	struct ibemu_port_counters *snap;
+	uint64_t snap_time;
+	uv_idle_t job_idle; /* runs the job between requests */
+	int stopping;
+};
+
+struct ibemu_daemon_opts {
+	int foreground; /* stay attached to the terminal, log to stderr */
+};
+
+/*
+ * Starts the daemon for 't' (consumed in every case) and returns when it
+ * has stopped. Unless opts->foreground, the caller's process forks: the
+ * child runs the daemon detached, the call returns in the parent once the
+ * daemon listens (0) or has failed (-errno, 'why' says why). In the
+ * foreground the call returns when the daemon stops.
+ */
+int ibemu_daemon_start(struct ibemu_topo *t,
+		       const struct ibemu_daemon_opts *opts, char *why,
+		       size_t whylen);
+
+/* Begins an orderly stop: closes every handle; the loop then ends. */
+void ibemu_daemon_stop(struct ibemu_daemon *d);
+
+/* Writes a timestamped line to the daemon's log. */
+void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
+	IBEMU_PRINTF(2, 3);
+
+/* The control server (ctl_server.c). */
+int ibemu__ctl_server_start(struct ibemu_daemon *d);
+void ibemu__ctl_server_stop(struct ibemu_daemon *d);
+void ibemu__ctl_jobs_init(struct ibemu_daemon *d);
+void ibemu__ctl_jobs_fini(struct ibemu_daemon *d);
+
+/* Runs one control command (ctl_commands.c); returns the exit status. */
+struct ibemu_ctl_call;
+int ibemu__ctl_dispatch(struct ibemu_ctl_call *call);
+/* Served commands that have a file of their own. */
+int ibemu__serve_counters(struct ibemu_ctl_call *call);
+int ibemu__serve_traffic(struct ibemu_ctl_call *call);
+
+#endif

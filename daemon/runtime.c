@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runtime directories and the fabric lock. The lock is an flock() on a file
+ * in the fabric directory: the kernel drops it when the daemon dies, which
+ * is what lets the next 'ibemu up' tell a stale socket from a live one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "topo.h"
+
+int ibemu_runtime_root(char *root, size_t len)
+{
+	const char *env = getenv("IBEMU_RUNTIME_DIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(root, len, "%s", env);
+	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
+		n = snprintf(root, len, "%s/ibemu", env);
+	else
+		n = snprintf(root, len, "/tmp/ibemu-%u", (unsigned)getuid());
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int join(char *out, const char *dir, const char *file)
+{
+	int n = snprintf(out, IBEMU_PATH_MAX, "%s/%s", dir, file);
+
+	return n < 0 || n >= IBEMU_PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
+{
+	char root[IBEMU_PATH_MAX];
+	int ret;
+
+	ret = ibemu_runtime_root(root, sizeof(root));
+	if (ret)
+		return ret;
+	ret = join(p->dir, root, name);
+	if (!ret)
+		ret = join(p->sock, p->dir, "ctl.sock");
+	if (!ret)
+		ret = join(p->lock, p->dir, "lock");
+	if (!ret)
+		ret = join(p->pid, p->dir, "pid");
+	if (!ret)
+		ret = join(p->log, p->dir, "daemon.log");
+	return ret;
+}
+
+static int private_dir(const char *dir, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		snprintf(why, whylen, "cannot create %s: %s", dir,
+			 strerror(errno));
+		return -errno;
+	}
+	if (lstat(dir, &st)) {
+		snprintf(why, whylen, "cannot stat %s: %s", dir,
+			 strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 0022)) {
+		snprintf(why, whylen,
+			 "%s must be a directory owned by uid %u and not "
+			 "writable by others",
+			 dir, (unsigned)getuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ibemu_runtime_prepare(const struct ibemu_runtime_paths *p, char *why,
+			  size_t whylen)
+{
+	char root[IBEMU_PATH_MAX];
+	char *slash;
+	int ret;
+
+	snprintf(root, sizeof(root), "%s", p->dir);
+	slash = strrchr(root, '/');
+	if (slash && slash != root)
+		*slash = '\0';
+	ret = private_dir(root, why, whylen);
+	if (!ret)
+		ret = private_dir(p->dir, why, whylen);
+	return ret;
+}
+
+int ibemu_runtime_lock(const struct ibemu_runtime_paths *p)
+{
+	struct stat fst, pst;
+	int fd;
+
+	for (;;) {
+		fd = open(p->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+			close(fd);
+			return err;
+		}
+		/*
+		 * A daemon that was stopping may have unlinked the file we
+		 * opened: then we hold a lock nobody else can see. Retry on
+		 * the file that is at the path now.
+		 */
+		if (!fstat(fd, &fst) && !stat(p->lock, &pst) &&
+		    fst.st_ino == pst.st_ino && fst.st_dev == pst.st_dev)
+			return fd;
+		close(fd);
+	}
+}
+
+void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
+{
+	unlink(p->sock);
+	unlink(p->pid);
+	/* Unlink while still locked, so no one can lock the old file. */
+	unlink(p->lock);
+	if (lock_fd >= 0)
+		close(lock_fd);
+}
+
+int ibemu_runtime_running(const char *name)
+{
+	struct ibemu_runtime_paths p;
+	int fd, running;
+
+	if (ibemu_runtime_paths(name, &p))
+		return 0;
+	fd = open(p.lock, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	running = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return running;
+}
+
+pid_t ibemu_runtime_pid(const char *name)
+{
+	struct ibemu_runtime_paths p;
+	long pid = 0;
+	FILE *f;
+
+	if (ibemu_runtime_paths(name, &p))
+		return 0;
+	f = fopen(p.pid, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ibemu_runtime_list(char ***names, size_t *count)
+{
+	char root[IBEMU_PATH_MAX];
+	char **list = NULL, **grown;
+	size_t n = 0;
+	struct dirent *e;
+	DIR *dir;
+	int ret;
+
+	*names = NULL;
+	*count = 0;
+	ret = ibemu_runtime_root(root, sizeof(root));
+	if (ret)
+		return ret;
+	dir = opendir(root);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(dir))) {
+		if (!ibemu_name_valid(e->d_name) || e->d_name[0] == '.' ||
+		    !ibemu_runtime_running(e->d_name))
+			continue;
+		grown = realloc(list, (n + 1) * sizeof(*list));
+		if (!grown)
+			goto err_nomem;
+		list = grown;
+		list[n] = strdup(e->d_name);
+		if (!list[n])
+			goto err_nomem;
+		n++;
+	}
+	closedir(dir);
+	qsort(list, n, sizeof(*list), cmp_names);
+	*names = list;
+	*count = n;
+	return 0;
+
+err_nomem:
+	closedir(dir);
+	ibemu_runtime_list_free(list, n);
+	return -ENOMEM;
+}
+
+void ibemu_runtime_list_free(char **names, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+}

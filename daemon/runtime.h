@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a fabric lives while it runs: one directory per fabric under a
+ * per-user root, holding the control socket, the lock that makes a daemon
+ * the only owner of its name, its pid and its log.
+ */
+#ifndef IBEMU_RUNTIME_H
+#define IBEMU_RUNTIME_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define IBEMU_PATH_MAX 108 /* sun_path: socket paths must fit */
+
+struct ibemu_runtime_paths {
+	char dir[IBEMU_PATH_MAX];
+	char sock[IBEMU_PATH_MAX];
+	char lock[IBEMU_PATH_MAX];
+	char pid[IBEMU_PATH_MAX];
+	char log[IBEMU_PATH_MAX];
+};
+
+/*
+ * Fills 'root' with the runtime root: $IBEMU_RUNTIME_DIR, else
+ * $XDG_RUNTIME_DIR/ibemu, else /tmp/ibemu-UID. Returns 0 or -ENAMETOOLONG.
+ */
+int ibemu_runtime_root(char *root, size_t len);
+
+/* Fills the paths of fabric 'name'. Returns 0 or -ENAMETOOLONG. */
+int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p);
+
+/*
+ * Creates the root and the fabric directory (mode 0700) and checks that they
+ * belong to this user and are not writable by others. Returns 0 or -errno;
+ * on error 'why' says what is wrong.
+ */
+int ibemu_runtime_prepare(const struct ibemu_runtime_paths *p, char *why,
+			  size_t whylen);
+
+/*
+ * Takes the fabric's lock without waiting. Returns the locked fd, -EBUSY if
+ * a live daemon holds it, or another -errno. The lock dies with its process,
+ * so a killed daemon never leaves a fabric locked.
+ */
+int ibemu_runtime_lock(const struct ibemu_runtime_paths *p);
+
+/* Removes the fabric's files (lock last) and closes the lock fd. */
+void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd);
+
+/* Returns 1 if a live daemon holds the lock of fabric 'name'. */
+int ibemu_runtime_running(const char *name);
+
+/* Reads the pid file of fabric 'name'; 0 if unknown. */
+pid_t ibemu_runtime_pid(const char *name);
+
+/*
+ * Lists the fabrics with a live daemon: *names is a sorted array of *count
+ * strings; free with ibemu_runtime_list_free(). Returns 0 or -errno.
+ */
+int ibemu_runtime_list(char ***names, size_t *count);
+void ibemu_runtime_list_free(char **names, size_t count);
+
+#endif

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The event loop of the fabric and the link layer: transmitting a packet
+ * takes credits from the receiver's input buffer (IBA 7.9: a sender needs
+ * credit for the whole packet), occupies the link for the packet's wire
+ * time, and the buffer space comes back as credits one cable delay after
+ * the receiver frees it. Switch and HCA behaviour lives in switch/ and hca/.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+static void port_init(struct ibemu_engine *e, struct ibemu_eport *p,
+		      uint32_t node, unsigned num)
+{
+	const struct ibemu_topo_node *tn = &e->topo->nodes[node];
+	unsigned vl;
+
+	memset(p, 0, sizeof(*p));
+	p->node = node;
+	p->num = (uint8_t)num;
+	p->peer = IBEMU_NONE;
+	p->arb_at = UINT64_MAX;
+	p->wait_since = UINT64_MAX;
+	p->data_vls = tn->vls;
+	p->buf_blocks = (uint16_t)(tn->buffer_per_vl / IBEMU_CREDIT_BYTES);
+	/* IBA 7.6.6 default before an SM sets SL2VL: SL n -> VL n mod VLs. */
+	for (vl = 0; vl < 16; vl++)
+		p->sl2vl[vl] = (uint8_t)(vl % tn->vls);
+}
+
+/* Wires each cabled port to its peer and gives it the peer's credits. */
+static void cable_ports(struct ibemu_engine *e)
+{
+	const struct ibemu_topo *t = e->topo;
+	uint32_t i;
+	unsigned vl;
+
+	for (i = 0; i < t->nlinks; i++) {
+		const struct ibemu_topo_link *l = &t->links[i];
+		uint32_t a = ibemu_engine_port_index(e, l->node[0], l->port[0]);
+		uint32_t b = ibemu_engine_port_index(e, l->node[1], l->port[1]);
+		struct ibemu_eport *pa = &e->ports[a], *pb = &e->ports[b];
+		uint8_t vls = pa->data_vls < pb->data_vls ? pa->data_vls
+							  : pb->data_vls;
+
+		pa->peer = b;
+		pb->peer = a;
+		pa->lanes = pb->lanes = l->width;
+		pa->speed = pb->speed = (uint8_t)l->speed;
+		pa->prop_ps = pb->prop_ps = l->latency_ps;
+		pa->data_vls = pb->data_vls = vls;
+		for (vl = 0; vl < 16; vl++) {
+			pa->sl2vl[vl] = pb->sl2vl[vl] = (uint8_t)(vl % vls);
+			pa->credits[vl] = vl < vls ? pb->buf_blocks : 0;
+			pb->credits[vl] = vl < vls ? pa->buf_blocks : 0;
+		}
+		ibemu_vlarb_init_default(&pa->vlarb, vls);
+		ibemu_vlarb_init_default(&pb->vlarb, vls);
+	}
+}
+
+int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
+{
+	struct ibemu_engine *e = calloc(1, sizeof(*e));
+	uint32_t i, total = 0;
+	unsigned p;
+	int ret = -ENOMEM;
+
+	if (!e)
+		return -ENOMEM;
+	e->topo = t;
+	ibemu_evq_init(&e->evq);
+	e->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->nodes));
+	if (!e->nodes)
+		goto err;
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *tn = &t->nodes[i];
+		struct ibemu_enode *n = &e->nodes[i];
+
+		n->type = tn->type;
+		n->nports = tn->nports;
+		n->first_port = total;
+		n->routing_latency_ps = tn->routing_latency_ps;
+		total += tn->nports + 1u;
+	}
+	e->nports = total;
+	e->ports = calloc(total ? total : 1, sizeof(*e->ports));
+	if (!e->ports)
+		goto err;
+	for (i = 0; i < t->nnodes; i++)
+		for (p = 0; p <= t->nodes[i].nports; p++)
+			port_init(e, &e->ports[e->nodes[i].first_port + p], i,
+				  p);
+	cable_ports(e);
+	for (i = 0; i < t->nnodes; i++) {
+		struct ibemu_enode *n = &e->nodes[i];
+
+		if (n->type != IBEMU_NODE_SWITCH)
+			continue;
+		/* A switch's latency is its ASIC's: the generation of its
+		 * fastest port when the file does not say. */
+		if (!n->routing_latency_ps) {
+			enum ibemu_speed fastest = t->defaults.speed;
+
+			for (p = 1; p <= n->nports; p++) {
+				struct ibemu_eport *ep =
+					&e->ports[n->first_port + p];
+
+				if (ep->peer != IBEMU_NONE &&
+				    ep->speed > fastest)
+					fastest = (enum ibemu_speed)ep->speed;
+			}
+			n->routing_latency_ps =
+				ibemu_routing_latency_default_ps(fastest);
+		}
+		ret = ibemu__switch_init(e, i);
+		if (ret)
+			goto err;
+	}
+	*out = e;
+	return 0;
+
+err:
+	ibemu_engine_destroy(e);
+	return ret;
+}
+
+static void free_queued(struct ibemu_engine *e)
+{
+	struct ibemu_event ev;
+	uint32_t i;
+	unsigned vl;
+
+	/* Packets live in exactly one place: an event or an input buffer. */
+	while (!ibemu_evq_empty(&e->evq)) {
+		ibemu_evq_pop(&e->evq, &ev);
+		if ((ev.kind == IBEMU_EV_HEAD || ev.kind == IBEMU_EV_TAIL) &&
+		    ev.ptr)
+			ibemu_engine_pkt_free(e, ev.ptr);
+	}
+	for (i = 0; i < e->nports; i++) {
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
+			struct ibemu_pkt *p;
+
+			while ((p = ibemu_pktq_pop(&e->ports[i].inq[vl])))
+				ibemu_engine_pkt_free(e, p);
+		}
+	}
+}
+
+void ibemu_engine_destroy(struct ibemu_engine *e)
+{
+	struct ibemu_pkt *p;
+	uint32_t i;
+
+	if (!e)
+		return;
+	if (e->ports)
+		free_queued(e);
+	if (e->nodes && e->ports)
+		for (i = 0; i < e->topo->nnodes; i++)
+			if (e->nodes[i].type == IBEMU_NODE_SWITCH)
+				ibemu__switch_fini(e, i);
+	while ((p = e->free_pkts)) {
+		e->free_pkts = p->next;
+		free(p);
+	}
+	ibemu_evq_fini(&e->evq);
+	free(e->ports);
+	free(e->nodes);
+	free(e);
+}
+
+void ibemu_engine_set_ops(struct ibemu_engine *e,
+			  const struct ibemu_engine_ops *ops, void *ctx)
+{
+	e->ops = ops;
+	e->ctx = ctx;
+}
+
+uint64_t ibemu_engine_now(const struct ibemu_engine *e)
+{
+	return e->now;
+}
+
+size_t ibemu_engine_pending(const struct ibemu_engine *e)
+{
+	return e->evq.len;
+}
+
+uint64_t ibemu_engine_events(const struct ibemu_engine *e)
+{
+	return e->events;
+}
+
+uint64_t ibemu_engine_in_flight(const struct ibemu_engine *e)
+{
+	return e->in_flight;
+}
+
+uint32_t ibemu_engine_nports(const struct ibemu_engine *e)
+{
+	return e->nports;
+}
+
+uint32_t ibemu_engine_port_index(const struct ibemu_engine *e, uint32_t node,
+				 unsigned port)
+{
+	return e->nodes[node].first_port + port;
+}
+
+void ibemu_engine_port_where(const struct ibemu_engine *e, uint32_t index,
+			     uint32_t *node, unsigned *port)
+{
+	*node = e->ports[index].node;
+	*port = e->ports[index].num;
+}
+
+int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
+			 uint16_t lid)
+{
+	struct ibemu_enode *n = &e->nodes[node];
+
+	if (node >= e->topo->nnodes || port > n->nports ||
+	    lid >= IBEMU_LID_COUNT)
+		return -EINVAL;
+	if (n->type == IBEMU_NODE_SWITCH)
+		n->lid = lid;
+	else
+		e->ports[n->first_port + port].lid = lid;
+	return 0;
+}
+
+uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
+			      unsigned port)
+{
+	const struct ibemu_enode *n = &e->nodes[node];
+
+	if (n->type == IBEMU_NODE_SWITCH)
+		return n->lid;
+	return port <= n->nports ? e->ports[n->first_port + port].lid : 0;
+}
+
+int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
+			 uint8_t port)
+{
+	struct ibemu_enode *n;
+
+	if (node >= e->topo->nnodes || lid >= IBEMU_LID_COUNT)
+		return -EINVAL;
+	n = &e->nodes[node];
+	if (n->type != IBEMU_NODE_SWITCH)
+		return -EINVAL;
+	n->lft[lid] = port;
+	return 0;
+}
+
+int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
+			 uint16_t lid, uint8_t *port)
+{
+	const struct ibemu_enode *n;
+
+	if (node >= e->topo->nnodes || lid >= IBEMU_LID_COUNT)
+		return -EINVAL;
+	n = &e->nodes[node];
+	if (n->type != IBEMU_NODE_SWITCH)
+		return -EINVAL;
+	*port = n->lft[lid];
+	return 0;
+}
+
+struct ibemu_pkt *ibemu_engine_pkt_alloc(struct ibemu_engine *e)
+{
+	struct ibemu_pkt *p = e->free_pkts;
+
+	if (p)
+		e->free_pkts = p->next;
+	else
+		p = malloc(sizeof(*p));
+	if (p)
+		memset(p, 0, sizeof(*p));
+	return p;
+}
+
+void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p)
+{
+	p->next = e->free_pkts;
+	e->free_pkts = p;
+}
+
+void ibemu__engine_push(struct ibemu_engine *e, uint64_t time, uint64_t phase,
+			enum ibemu_ev_kind kind, uint32_t target, void *ptr)
+{
+	struct ibemu_event ev = {
+		.time = time,
+		.order = phase << 56 | e->seq++,
+		.kind = kind,
+		.target = target,
+		.ptr = ptr,
+	};
+
+	IBEMU_BUG_ON(time < e->now);
+	/* Running out of memory mid-simulation cannot be recovered from. */
+	IBEMU_BUG_ON(ibemu_evq_push(&e->evq, &ev));
+}
+
+void ibemu__engine_arb_at(struct ibemu_engine *e, uint32_t pi, uint64_t time)
+{
+	struct ibemu_eport *p = &e->ports[pi];
+
+	if (time < e->now)
+		time = e->now;
+	/* An earlier pending ARB will look again when it runs. */
+	if (p->arb_at <= time)
+		return;
+	p->arb_at = time;
+	ibemu__engine_push(e, time, IBEMU_PHASE_DECIDE, IBEMU_EV_ARB, pi, NULL);
+}
+
+void ibemu_engine_kick(struct ibemu_engine *e, uint32_t pi)
+{
+	ibemu__engine_arb_at(e, pi, e->ports[pi].busy_until);
+}
+
+void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie)
+{
+	ibemu__engine_push(e, when < e->now ? e->now : when, IBEMU_PHASE_UPDATE,
+			   IBEMU_EV_TIMER, 0, (void *)(uintptr_t)cookie);
+}
+
+void ibemu__engine_wait_start(struct ibemu_engine *e, struct ibemu_eport *p)
+{
+	if (p->wait_since == UINT64_MAX)
+		p->wait_since = e->now;
+}
+
+void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p)
+{
+	if (p->wait_since == UINT64_MAX)
+		return;
+	p->cnt.xmit_wait += (e->now - p->wait_since) / IBEMU_XMIT_WAIT_TICK_PS;
+	p->wait_since = UINT64_MAX;
+}
+
+uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
+				struct ibemu_pkt *pkt, uint64_t tail_in)
+{
+	struct ibemu_eport *p = &e->ports[pi];
+	struct ibemu_eport *peer = &e->ports[p->peer];
+	uint64_t ser, end, head;
+
+	IBEMU_BUG_ON(p->peer == IBEMU_NONE || p->busy_until > e->now);
+	if (pkt->vl != IBEMU_VL15) {
+		IBEMU_BUG_ON(pkt->vl >= p->data_vls);
+		IBEMU_BUG_ON(p->credits[pkt->vl] < pkt->blocks);
+		p->credits[pkt->vl] -= pkt->blocks;
+	}
+	ser = ibemu_link_serialize_ps(p->lanes, (enum ibemu_speed)p->speed,
+				      pkt->wire_bytes);
+	end = e->now + ser;
+	/* Cut-through: the last byte cannot leave before it came in. */
+	if (end < tail_in)
+		end = tail_in;
+	p->busy_until = end;
+	p->cnt.busy_ps += end - e->now;
+	p->cnt.xmit_pkts++;
+	p->cnt.unicast_xmit_pkts++;
+	p->cnt.xmit_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
+	pkt->t_tail = end + p->prop_ps;
+	if (e->nodes[peer->node].type == IBEMU_NODE_SWITCH) {
+		head = e->now + p->prop_ps +
+		       ibemu_link_serialize_ps(p->lanes,
+					       (enum ibemu_speed)p->speed,
+					       pkt->hdr_bytes);
+		ibemu__engine_push(e, head, IBEMU_PHASE_UPDATE, IBEMU_EV_HEAD,
+				   p->peer, pkt);
+	} else {
+		ibemu__engine_push(e, pkt->t_tail, IBEMU_PHASE_UPDATE,
+				   IBEMU_EV_TAIL, p->peer, pkt);
+	}
+	return end;
+}
+
+void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
+			   uint16_t blocks, uint64_t when)
+{
+	struct ibemu_eport *p = &e->ports[pi];
+
+	if (vl == IBEMU_VL15)
+		return; /* not flow controlled */
+	IBEMU_BUG_ON(p->peer == IBEMU_NONE);
+	ibemu__engine_push(e, when + p->prop_ps, IBEMU_PHASE_UPDATE,
+			   IBEMU_EV_CREDIT, p->peer,
+			   (void *)(uintptr_t)((uint32_t)vl << 16 | blocks));
+}
+
+static void credit_arrived(struct ibemu_engine *e, uint32_t pi, uintptr_t arg)
+{
+	struct ibemu_eport *p = &e->ports[pi];
+	uint8_t vl = (uint8_t)(arg >> 16);
+	uint16_t blocks = (uint16_t)arg;
+
+	p->credits[vl] += blocks;
+	/* More credit than the receiver has buffer is a model bug. */
+	IBEMU_BUG_ON(p->credits[vl] > e->ports[p->peer].buf_blocks);
+	if (p->wait_since != UINT64_MAX ||
+	    e->nodes[p->node].type == IBEMU_NODE_HCA)
+		ibemu__engine_arb_at(e, pi, p->busy_until);
+}
+
+static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
+{
+	switch (ev->kind) {
+	case IBEMU_EV_HEAD:
+		ibemu__switch_head(e, ev->target, ev->ptr);
+		break;
+	case IBEMU_EV_TAIL:
+		ibemu__hca_tail(e, ev->target, ev->ptr);
+		break;
+	case IBEMU_EV_CREDIT:
+		credit_arrived(e, ev->target, (uintptr_t)ev->ptr);
+		break;
+	case IBEMU_EV_ARB: {
+		struct ibemu_eport *p = &e->ports[ev->target];
+
+		if (p->arb_at != ev->time)
+			break; /* superseded by an earlier one */
+		p->arb_at = UINT64_MAX;
+		if (e->nodes[p->node].type == IBEMU_NODE_SWITCH)
+			ibemu__switch_arbitrate(e, ev->target);
+		else
+			ibemu__hca_arbitrate(e, ev->target);
+		break;
+	}
+	case IBEMU_EV_TIMER:
+		if (e->ops && e->ops->timer)
+			e->ops->timer(e->ctx, (uint64_t)(uintptr_t)ev->ptr);
+		break;
+	}
+}
+
+size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
+			size_t max_events)
+{
+	struct ibemu_event ev;
+	size_t n = 0;
+
+	while (n < max_events && !ibemu_evq_empty(&e->evq) &&
+	       ibemu_evq_top(&e->evq)->time <= until) {
+		ibemu_evq_pop(&e->evq, &ev);
+		e->now = ev.time;
+		dispatch(e, &ev);
+		n++;
+	}
+	if (ibemu_evq_empty(&e->evq) && until != UINT64_MAX && until > e->now)
+		e->now = until;
+	e->events += n;
+	return n;
+}
+
+void ibemu_engine_counters(const struct ibemu_engine *e, uint32_t port,
+			   struct ibemu_port_counters *out)
+{
+	const struct ibemu_eport *p = &e->ports[port];
+
+	*out = p->cnt;
+	if (p->wait_since != UINT64_MAX)
+		out->xmit_wait +=
+			(e->now - p->wait_since) / IBEMU_XMIT_WAIT_TICK_PS;
+}
+
+void ibemu_engine_counters_reset(struct ibemu_engine *e, uint32_t port)
+{
+	struct ibemu_eport *p = &e->ports[port];
+
+	memset(&p->cnt, 0, sizeof(p->cnt));
+	if (p->wait_since != UINT64_MAX)
+		p->wait_since = e->now;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fabric engine: a single-threaded discrete-event simulator in virtual
+ * time (picoseconds). It owns the running state of every port (credits,
+ * input buffers, output arbitration, PMA counters) and moves packets across
+ * links and through switches. Upper layers (traffic studies today, HCA
+ * transport later) inject packets at HCA ports through a pull callback and
+ * receive them through a deliver callback; nothing else mutates the model.
+ *
+ * Events are ordered by (time, phase, sequence): at one instant every state
+ * update (phase 0) happens before any arbitration decision (phase 1), so a
+ * decision sees everything that arrived at that instant, whatever the order
+ * of arrival (evaluate, then commit).
+ */
+#ifndef IBEMU_ENGINE_H
+#define IBEMU_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "packet.h"
+#include "topo.h"
+
+struct ibemu_engine;
+
+/* Counters of one port, kept at full width; PMA views saturate them. */
+struct ibemu_port_counters {
+	uint64_t xmit_data; /* PortXmitData: octets LRH..ICRC, / 4 */
+	uint64_t rcv_data;  /* PortRcvData */
+	uint64_t xmit_pkts; /* PortXmitPkts */
+	uint64_t rcv_pkts;  /* PortRcvPkts */
+	uint64_t
+		xmit_wait; /* PortXmitWait, in ticks of IBEMU_XMIT_WAIT_TICK_PS */
+	uint64_t xmit_discards;		  /* PortXmitDiscards */
+	uint64_t rcv_switch_relay_errors; /* PortRcvSwitchRelayErrors */
+	uint64_t vl15_dropped;		  /* VL15Dropped */
+	uint64_t unicast_xmit_pkts;
+	uint64_t unicast_rcv_pkts;
+	uint64_t busy_ps; /* time the transmitter was busy, for utilization */
+	uint64_t fecn_marked;
+};
+
+/* PortXmitWait counts ticks of 1 ns (the tick is implementation-defined). */
+#define IBEMU_XMIT_WAIT_TICK_PS 1000u
+
+struct ibemu_engine_ops {
+	/*
+	 * HCA port 'port' (global port index) may start a packet now: return
+	 * one whose VL has at least credits[vl] blocks free at the peer, or
+	 * NULL. Set *blocked when something is ready but lacks credits (it
+	 * counts as PortXmitWait). The engine takes the packet's ownership.
+	 */
+	struct ibemu_pkt *(*hca_pull)(void *ctx, uint32_t port,
+				      const uint16_t *credits, int *blocked);
+	/* The tail of 'pkt' reached HCA port 'port'; the callee owns it. */
+	void (*hca_deliver)(void *ctx, uint32_t port, struct ibemu_pkt *pkt);
+	/* A timer set with ibemu_engine_timer() fired. */
+	void (*timer)(void *ctx, uint64_t cookie);
+};
+
+/*
+ * Builds the running state of topology 't' (borrowed; it must outlive the
+ * engine), with all ports logically Down and no routes. Returns 0 or -errno.
+ */
+int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out);
+void ibemu_engine_destroy(struct ibemu_engine *e);
+void ibemu_engine_set_ops(struct ibemu_engine *e,
+			  const struct ibemu_engine_ops *ops, void *ctx);
+
+/* Current virtual time in picoseconds. */
+uint64_t ibemu_engine_now(const struct ibemu_engine *e);
+
+/*
+ * Processes events in order while their time is <= 'until' and at most
+ * 'max_events' of them; returns how many it processed. Virtual time ends
+ * at the last event processed (or at 'until' when the queue runs dry
+ * before it and 'until' is not UINT64_MAX).
+ */
+size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
+			size_t max_events);
+/* Number of pending events. */
+size_t ibemu_engine_pending(const struct ibemu_engine *e);
+/* Events processed since creation. */
+uint64_t ibemu_engine_events(const struct ibemu_engine *e);
+
+/* Global port index of (node, port), as used by callbacks and counters. */
+uint32_t ibemu_engine_port_index(const struct ibemu_engine *e, uint32_t node,
+				 unsigned port);
+uint32_t ibemu_engine_nports(const struct ibemu_engine *e);
+/* The inverse of ibemu_engine_port_index(). */
+void ibemu_engine_port_where(const struct ibemu_engine *e, uint32_t index,
+			     uint32_t *node, unsigned *port);
+
+/* Sets switch 'node''s LFT entry for 'lid' to 'port' (255: none). */
+int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
+			 uint8_t port);
+int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
+			 uint16_t lid, uint8_t *port);
+/* Sets the LID of an HCA port or of a switch (port 0). */
+int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
+			 uint16_t lid);
+
+/* LID of an HCA port, or of a switch (any port); 0 if none is set. */
+uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
+			      unsigned port);
+
+struct ibemu_routes;
+/* Sets every LID and every switch's LFT from 'r' (fabric/route.h). */
+int ibemu_engine_apply_routes(struct ibemu_engine *e,
+			      const struct ibemu_routes *r);
+
+/* HCA port 'port' has something new to send: arbitrate it soon. */
+void ibemu_engine_kick(struct ibemu_engine *e, uint32_t port);
+/* Calls ops->timer(ctx, cookie) at virtual time 'when' (>= now). */
+void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie);
+
+struct ibemu_pkt *ibemu_engine_pkt_alloc(struct ibemu_engine *e);
+void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p);
+
+/* Counters of a port (global index), wait time up to now included. */
+void ibemu_engine_counters(const struct ibemu_engine *e, uint32_t port,
+			   struct ibemu_port_counters *out);
+void ibemu_engine_counters_reset(struct ibemu_engine *e, uint32_t port);
+
+/* Packets inside the fabric (in buffers or on links). */
+uint64_t ibemu_engine_in_flight(const struct ibemu_engine *e);
+
+#endif

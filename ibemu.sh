@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Set-up and checks for ibemu on Debian 12:
+#   ./ibemu.sh demo   install what is missing, build, start the default fabric,
+#                     show it, stop it
+#   ./ibemu.sh test   install what is missing, build, run the whole test suite
+#                     (plain build, then ASan+UBSan build, then the fuzzer)
+#   ./ibemu.sh deps | build    the first steps alone
+set -eu
+
+cd "$(dirname "$0")"
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+# What ibemu builds with, tests with, and runs against (README: Dependencies).
+PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+libuv1-dev libyaml-dev libibumad-dev libibverbs-dev libibmad-dev libcunit1-dev
+opensm infiniband-diags ibverbs-utils ibsim-utils python3 python3-yaml"
+
+say() { printf '\n== %s\n' "$*"; }
+
+deps() {
+	missing=""
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	say "installing:$missing"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends $missing
+}
+
+build() {
+	say "building (build/)"
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build -j "$JOBS"
+}
+
+demo() {
+	deps
+	build
+	ibemu=build/bin/ibemu
+	fabric=ibemu-demo
+	# Stop the demo fabric however this script ends.
+	trap '$ibemu down --fabric $fabric >/dev/null 2>&1 || true' EXIT INT TERM
+	$ibemu down --fabric $fabric >/dev/null 2>&1 || true
+	say "ibemu up topologies/fat-tree-2l-36.yaml --name $fabric"
+	$ibemu up topologies/fat-tree-2l-36.yaml --name $fabric
+	say "ibemu status"
+	$ibemu --fabric $fabric status
+	say "ibemu nodes --type switch"
+	$ibemu --fabric $fabric nodes --type switch
+	say "ibemu ports leaf01"
+	$ibemu --fabric $fabric ports leaf01
+	say "ibemu links (first 8)"
+	$ibemu --fabric $fabric links | head -n 9
+	say "ibemu topo gen torus --dims 2x2 (a generated fabric as YAML)"
+	$ibemu topo gen torus --dims 2x2
+	say "ibemu down"
+	$ibemu down --fabric $fabric
+	trap - EXIT INT TERM
+	say "demo done"
+}
+
+test_suite() {
+	deps
+	build
+	say "tests (plain build)"
+	(cd build && ctest -j "$JOBS" --output-on-failure --timeout 900)
+	say "tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIBEMU_SANITIZE=ON \
+		>/dev/null
+	cmake --build build-asan -j "$JOBS"
+	(cd build-asan && ctest -j "$JOBS" --output-on-failure --timeout 900)
+	say "loader fuzzing with libFuzzer (build-fuzz/)"
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug \
+		-DIBEMU_SANITIZE=ON -DIBEMU_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j "$JOBS" --target fuzz-topo
+	(cd build-fuzz && ctest -R '^fuzz\.' --output-on-failure --timeout 900)
+	say "all tests passed"
+}
+
+case "${1:-}" in
+deps) deps ;;
+build) deps && build ;;
+demo) demo ;;
+test) test_suite ;;
+*)
+	echo "usage: $0 demo|test|deps|build" >&2
+	exit 2
+	;;
+esac

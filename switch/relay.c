@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The switch model: an input-buffered virtual cut-through switch. A packet
+ * whose header has arrived waits in its input port's per-VL buffer; once the
+ * routing latency has passed it asks the output its DLID maps to (LFT). An
+ * output that is free picks a VL by VL arbitration and, on that VL, an
+ * input by round robin, among requests it can give credit to. Only the head
+ * of each input buffer may ask, so a blocked head blocks those behind it
+ * (head-of-line blocking, as in real input-queued switches).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+int ibemu__switch_init(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_enode *n = &e->nodes[node];
+	unsigned p, vl, max_vls = 1;
+
+	n->lft = malloc(IBEMU_LID_COUNT);
+	if (!n->lft)
+		return -ENOMEM;
+	memset(n->lft, 0xff, IBEMU_LID_COUNT);
+	for (p = 1; p <= n->nports; p++)
+		if (e->ports[n->first_port + p].data_vls > max_vls)
+			max_vls = e->ports[n->first_port + p].data_vls;
+	/* Any input (port, VL) may ask for an output VL, whatever SL2VL does. */
+	n->max_reqs = (uint16_t)((n->nports + 1u) * (max_vls + 1u));
+	for (p = 1; p <= n->nports; p++) {
+		struct ibemu_eport *ep = &e->ports[n->first_port + p];
+
+		/* Requests per output VL: at most one per input (port, VL). */
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
+			if (vl >= ep->data_vls && vl != IBEMU_VL15)
+				continue;
+			ep->reqs[vl] =
+				calloc(n->max_reqs, sizeof(struct ibemu_req));
+			if (!ep->reqs[vl])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void ibemu__switch_fini(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_enode *n = &e->nodes[node];
+	unsigned p, vl;
+
+	for (p = 1; p <= n->nports; p++)
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
+			free(e->ports[n->first_port + p].reqs[vl]);
+	free(n->lft);
+	n->lft = NULL;
+}
+
+static uint8_t out_vl_of(const struct ibemu_eport *out,
+			 const struct ibemu_pkt *pkt)
+{
+	return pkt->vl == IBEMU_VL15 ? IBEMU_VL15 : out->sl2vl[pkt->sl & 15];
+}
+
+/* The head of input (port, VL) asks its output port. */
+static void request(struct ibemu_engine *e, struct ibemu_enode *n,
+		    struct ibemu_pkt *pkt)
+{
+	uint32_t out_pi = n->first_port + pkt->out_port;
+	struct ibemu_eport *out = &e->ports[out_pi];
+	uint8_t vl = out_vl_of(out, pkt);
+	struct ibemu_req *r = &out->reqs[vl][out->nreqs[vl]++];
+
+	IBEMU_BUG_ON(out->nreqs[vl] > n->max_reqs);
+	r->in_port = pkt->in_port;
+	r->in_vl = pkt->in_vl;
+	ibemu__engine_arb_at(e, out_pi,
+			     pkt->t_ready > out->busy_until ? pkt->t_ready
+							    : out->busy_until);
+}
+
+static void discard(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
+{
+	struct ibemu_eport *in = &e->ports[pi];
+
+	in->cnt.rcv_switch_relay_errors++;
+	in->in_used[pkt->vl] -= pkt->blocks;
+	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, pkt->t_tail);
+	e->in_flight--;
+	ibemu_engine_pkt_free(e, pkt);
+}
+
+void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
+			struct ibemu_pkt *pkt)
+{
+	struct ibemu_eport *in = &e->ports[pi];
+	struct ibemu_enode *n = &e->nodes[in->node];
+	struct ibemu_pktq *q = &in->inq[pkt->vl];
+	uint8_t out;
+
+	in->cnt.rcv_pkts++;
+	in->cnt.unicast_rcv_pkts++;
+	in->cnt.rcv_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
+	if (pkt->vl == IBEMU_VL15 &&
+	    in->in_used[pkt->vl] + pkt->blocks > in->buf_blocks) {
+		/* IBA 7.9.4: VL15 is not flow controlled; a full buffer drops. */
+		in->cnt.vl15_dropped++;
+		e->in_flight--;
+		ibemu_engine_pkt_free(e, pkt);
+		return;
+	}
+	in->in_used[pkt->vl] += pkt->blocks;
+	IBEMU_BUG_ON(in->in_used[pkt->vl] > in->buf_blocks);
+
+	/* IBA 18.2.4.3.3: no LFT entry (or an unusable port) discards. */
+	out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
+	if (out == 0 || out > n->nports ||
+	    e->ports[n->first_port + out].peer == IBEMU_NONE) {
+		discard(e, pi, pkt);
+		return;
+	}
+	pkt->in_port = in->num;
+	pkt->in_vl = pkt->vl;
+	pkt->out_port = out;
+	pkt->t_ready = e->now + n->routing_latency_ps;
+	ibemu_pktq_push(q, pkt);
+	if (q->head == pkt)
+		request(e, n, pkt);
+}
+
+/* Finds, on output VL 'vl', the request to serve: round robin by input. */
+static int pick_request(struct ibemu_engine *e, struct ibemu_enode *n,
+			struct ibemu_eport *out, unsigned vl)
+{
+	unsigned i, best = ~0u, best_dist = ~0u, span = n->nports + 1u;
+
+	for (i = 0; i < out->nreqs[vl]; i++) {
+		const struct ibemu_req *r = &out->reqs[vl][i];
+		const struct ibemu_pkt *pkt =
+			e->ports[n->first_port + r->in_port].inq[r->in_vl].head;
+		unsigned dist;
+
+		if (pkt->t_ready > e->now ||
+		    (vl != IBEMU_VL15 && out->credits[vl] < pkt->blocks))
+			continue;
+		dist = (r->in_port + span - out->rr[vl] - 1u) % span * 16u +
+		       r->in_vl;
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = i;
+		}
+	}
+	return best == ~0u ? -1 : (int)best;
+}
+
+void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
+{
+	struct ibemu_eport *out = &e->ports[pi];
+	struct ibemu_enode *n = &e->nodes[out->node];
+	uint64_t next_ready = UINT64_MAX;
+	uint32_t eligible = 0, in_pi;
+	int blocked = 0, vl, idx;
+	unsigned v, i;
+	struct ibemu_req req;
+	struct ibemu_pkt *pkt;
+	uint64_t end;
+
+	if (out->busy_until > e->now) {
+		ibemu__engine_arb_at(e, pi, out->busy_until);
+		return;
+	}
+	/* Evaluate: which output VLs have a request that can go now. */
+	for (v = 0; v < IBEMU_NUM_VLS; v++) {
+		for (i = 0; i < out->nreqs[v]; i++) {
+			const struct ibemu_req *r = &out->reqs[v][i];
+
+			pkt = e->ports[n->first_port + r->in_port]
+				      .inq[r->in_vl]
+				      .head;
+			if (pkt->t_ready > e->now) {
+				if (pkt->t_ready < next_ready)
+					next_ready = pkt->t_ready;
+			} else if (v == IBEMU_VL15 ||
+				   out->credits[v] >= pkt->blocks) {
+				eligible |= 1u << v;
+			} else {
+				blocked = 1;
+			}
+		}
+	}
+	if (eligible & (1u << IBEMU_VL15))
+		vl = IBEMU_VL15; /* VL15 goes before any data VL */
+	else
+		vl = ibemu_vlarb_pick(&out->vlarb, eligible);
+	if (vl < 0) {
+		if (blocked)
+			ibemu__engine_wait_start(e, out);
+		if (next_ready != UINT64_MAX)
+			ibemu__engine_arb_at(e, pi, next_ready);
+		return;
+	}
+
+	/* Commit: take the packet out of its input buffer and send it. */
+	idx = pick_request(e, n, out, (unsigned)vl);
+	IBEMU_BUG_ON(idx < 0);
+	req = out->reqs[vl][idx];
+	out->reqs[vl][idx] = out->reqs[vl][--out->nreqs[vl]];
+	out->rr[vl] = req.in_port;
+	in_pi = n->first_port + req.in_port;
+	pkt = ibemu_pktq_pop(&e->ports[in_pi].inq[req.in_vl]);
+	pkt->vl = (uint8_t)vl;
+	if (vl != IBEMU_VL15)
+		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
+	ibemu__engine_wait_stop(e, out);
+	e->ports[in_pi].in_used[req.in_vl] -= pkt->blocks;
+	end = ibemu__engine_transmit(e, pi, pkt, pkt->t_tail);
+	/* The input's space is free once the tail has left. */
+	ibemu__engine_release(e, in_pi, req.in_vl, pkt->blocks, end);
+	pkt = e->ports[in_pi].inq[req.in_vl].head;
+	if (pkt)
+		request(e, n, pkt);
+	for (v = 0; v < IBEMU_NUM_VLS; v++) {
+		if (out->nreqs[v]) {
+			ibemu__engine_arb_at(e, pi, end);
+			break;
+		}
+	}
+}

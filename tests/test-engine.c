@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's timing, checked against times worked out by hand from link
+ * rates, cable delays, routing latency and header sizes.
+ */
+#include <stdlib.h>
+
+#include "engine.h"
+#include "route.h"
+#include "unit.h"
+
+/* A minimal upper layer: one flow of 'count' packets from src to dst. */
+struct flow {
+	struct ibemu_engine *e;
+	uint32_t src_port;
+	uint16_t dlid;
+	unsigned payload, left, got;
+	uint64_t last_tail;
+};
+
+static struct ibemu_pkt *pull(void *ctx, uint32_t port, const uint16_t *credits,
+			      int *blocked)
+{
+	struct flow *f = ctx;
+	struct ibemu_pkt *p;
+
+	if (port != f->src_port || !f->left)
+		return NULL;
+	p = ibemu_engine_pkt_alloc(f->e);
+	ibemu_pkt_set_size(p, 20, f->payload);
+	if (credits[0] < p->blocks) {
+		*blocked = 1;
+		ibemu_engine_pkt_free(f->e, p);
+		return NULL;
+	}
+	p->dlid = f->dlid;
+	p->sl = 0;
+	f->left--;
+	return p;
+}
+
+static void deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
+{
+	struct flow *f = ctx;
+
+	(void)port;
+	f->got++;
+	f->last_tail = ibemu_engine_now(f->e);
+	ibemu_engine_pkt_free(f->e, p);
+}
+
+static const struct ibemu_engine_ops flow_ops = {
+	.hca_pull = pull,
+	.hca_deliver = deliver,
+};
+
+/* A chain: hca-a - sw1 - ... - swN - hca-b, 2 m cables. */
+static struct ibemu_topo *chain(unsigned nsw, enum ibemu_speed speed)
+{
+	struct ibemu_topo *t;
+	struct ibemu_diag d;
+	uint32_t a, b, sw, prev = IBEMU_NONE;
+	char name[16];
+	unsigned i;
+
+	ibemu_diag_init(&d);
+	ibemu_topo_create(&t);
+	t->defaults.speed = speed;
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "a", 1, &a);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "b", 1, &b);
+	for (i = 0; i < nsw; i++) {
+		snprintf(name, sizeof(name), "sw%u", i + 1);
+		ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, name, 4, &sw);
+		if (prev == IBEMU_NONE)
+			ibemu_topo_connect(t, a, 1, sw, 1, NULL);
+		else
+			ibemu_topo_connect(t, prev, 2, sw, 1, NULL);
+		prev = sw;
+	}
+	if (prev == IBEMU_NONE)
+		ibemu_topo_connect(t, a, 1, b, 1, NULL);
+	else
+		ibemu_topo_connect(t, prev, 2, b, 1, NULL);
+	ibemu_topo_finalize(t, &d);
+	ibemu_diag_fini(&d);
+	return t;
+}
+
+static uint64_t one_packet_ps(unsigned nsw, enum ibemu_speed speed,
+			      unsigned payload)
+{
+	struct ibemu_topo *t = chain(nsw, speed);
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct flow f = {0};
+
+	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	f.e = e;
+	f.src_port = ibemu_engine_port_index(e, 0, 1);
+	f.dlid = ibemu_routes_lid(r, 1, 1);
+	f.payload = payload;
+	f.left = 1;
+	ibemu_engine_set_ops(e, &flow_ops, &f);
+	ibemu_engine_kick(e, f.src_port);
+	ibemu_engine_run(e, UINT64_MAX, 1000000);
+	T_EQ_INT(f.got, 1);
+	T_EQ_U64(ibemu_engine_in_flight(e), 0);
+	ibemu_engine_destroy(e);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+	return f.last_tail;
+}
+
+static void test_one_packet_edr(void)
+{
+	/* 4x EDR: 100 Gb/s, 80 ps a byte; 2 m cable: 10 ns; EDR switch 90 ns.
+	 * Wire bytes = LRH 8 + BTH 12 + payload + ICRC 4 + VCRC 2. */
+	static const unsigned sizes[] = {0, 256, 1024, 4096};
+	unsigned i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(sizes); i++) {
+		uint64_t wire = 26 + sizes[i], ser = wire * 80, hdr = 20 * 80;
+
+		T_EQ_U64(one_packet_ps(0, IBEMU_SPEED_EDR, sizes[i]),
+			 10000 + ser);
+		T_EQ_U64(one_packet_ps(1, IBEMU_SPEED_EDR, sizes[i]),
+			 2 * 10000 + (90000 + hdr) + ser);
+		T_EQ_U64(one_packet_ps(3, IBEMU_SPEED_EDR, sizes[i]),
+			 4 * 10000 + 3 * (90000 + hdr) + ser);
+	}
+}
+
+static void test_one_packet_hdr(void)
+{
+	/* 4x HDR: 200 Gb/s, 40 ps a byte; HDR switch 130 ns. */
+	uint64_t wire = 26 + 2048, ser = wire * 40, hdr = 20 * 40;
+
+	T_EQ_U64(one_packet_ps(0, IBEMU_SPEED_HDR, 2048), 10000 + ser);
+	T_EQ_U64(one_packet_ps(1, IBEMU_SPEED_HDR, 2048),
+		 2 * 10000 + 130000 + hdr + ser);
+	T_EQ_U64(one_packet_ps(3, IBEMU_SPEED_HDR, 2048),
+		 4 * 10000 + 3 * (130000 + hdr) + ser);
+}
+
+void ibemu_test_register_engine(void)
+{
+	static const struct ibemu_test tests[] = {
+		{"one_packet_edr", test_one_packet_edr},
+		{"one_packet_hdr", test_one_packet_hdr},
+		{NULL, NULL},
+	};
+
+	ibemu_test_add_suite("engine", tests);
+}

@@ -1,0 +1,1279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Import of ibnetdiscover topology files, the format ibsim reads too. A file
+ * is a list of node records: key lines (vendid=, caguid=...), a header line
+ * ("Switch 36 \"id\"") and one line per cabled port ("[1] \"peer\"[3]").
+ * All records are read first and the cables resolved afterwards, because a
+ * peer may be declared further down and most cables are listed from both
+ * ends.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file.h"
+#include "ibnd.h"
+#include "util.h"
+
+/* PortInfo LinkWidthEnabled bits (IBA 14.2.5.6): 1x, 4x, 8x, 12x, 2x. */
+#define WIDTH_ALL 0x1fu
+/* Speeds as bits 1 << enum ibemu_speed; bits 0..2 are LinkSpeedEnabled's. */
+#define SPEED_ALL ((1u << IBEMU_SPEED_COUNT) - 1)
+/* Numbers read from the file stop growing here: every limit is lower. */
+#define NUM_CAP 100000u
+/* Longest excerpt of the input quoted in a message. */
+#define QUOTE_MAX 40
+
+/* A node record as read, before it becomes a node. */
+struct rec {
+	enum ibemu_node_type type;
+	unsigned nports;
+	char *id;			    /* as written between the quotes */
+	char *desc;			    /* NULL when the header gave none */
+	uint64_t guid, sysguid, port0_guid; /* 0: not given */
+	uint32_t vendor_id;
+	uint16_t device_id;
+	uint8_t wmask;	/* ibsim "width=" in force for its ports, or 0 */
+	uint16_t smask; /* ibsim "speed=" in force, or 0 */
+	unsigned line, guid_line;
+	uint32_t *side_of; /* per port 0..nports: its port line, or NONE */
+};
+
+/* One port line: one end of a cable, as seen from record 'rec'. */
+struct side {
+	uint32_t rec;
+	unsigned port;
+	char *peer_id;
+	uint32_t peer; /* record of 'peer_id', once resolved */
+	unsigned peer_port;
+	uint64_t guid, peer_guid; /* 0: not given */
+	uint8_t wmask;		  /* 0: not given */
+	uint16_t smask;
+	unsigned line, peer_col, pport_col;
+};
+
+/* What key lines said; they describe the records that follow them. */
+struct keys {
+	/*
+	 * ibsim treats switchguid= and caguid= as the GUID of the next node
+	 * of that type and counts on from there; ibnetdiscover writes one
+	 * before every record, which makes the two readings agree.
+	 */
+	uint64_t base[2]; /* [0] switches, [1] CAs */
+	unsigned base_line[2];
+	int has_base[2];
+	uint64_t port0_guid; /* "switchguid=G(P)": P, for the next switch */
+	uint64_t sysguid;
+	int has_sysguid;
+	long vendid, devid; /* -1 until given; they stay, as in ibsim */
+	uint8_t wmask;
+	uint16_t smask;
+	unsigned unused_line; /* first key line no record used yet */
+};
+
+struct parser {
+	const char *file;
+	struct ibemu_diag *d;
+	const char *line, *end; /* current line, without its line break */
+	unsigned lineno;
+	struct rec *recs;
+	uint32_t nrecs, recs_cap;
+	struct side *sides;
+	uint32_t nsides, sides_cap;
+	struct ibemu_strmap ids; /* id as written -> record */
+	uint32_t cur;		 /* record that port lines belong to */
+	struct keys k;
+};
+
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && is_ws(*p))
+		p++;
+	return p;
+}
+
+static int verr(struct parser *ps, unsigned line, unsigned col, const char *fmt,
+		va_list ap) IBEMU_PRINTF(4, 0);
+
+static int verr(struct parser *ps, unsigned line, unsigned col, const char *fmt,
+		va_list ap)
+{
+	struct ibemu_loc loc = {ps->file, line, col};
+	va_list ap2;
+	char *msg;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (!msg)
+		return ibemu_diag_error(ps->d, &loc, "out of memory");
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	ibemu_diag_error(ps->d, &loc, "%s", msg);
+	free(msg);
+	return -EINVAL;
+}
+
+/* Reports an error at 'at', a place in the current line. */
+static int perr(struct parser *ps, const char *at, const char *fmt, ...)
+	IBEMU_PRINTF(3, 4);
+
+static int perr(struct parser *ps, const char *at, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = verr(ps, ps->lineno, (unsigned)(at - ps->line) + 1, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Reports an error at a line read earlier. */
+static int perr_at(struct parser *ps, unsigned line, unsigned col,
+		   const char *fmt, ...) IBEMU_PRINTF(4, 5);
+
+static int perr_at(struct parser *ps, unsigned line, unsigned col,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = verr(ps, line, col, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int oom(struct parser *ps)
+{
+	ibemu_diag_error(ps->d, NULL, "out of memory");
+	return -ENOMEM;
+}
+
+/* Length of an excerpt of [p, end) short enough to quote in a message. */
+static int quote_len(const char *p, const char *end)
+{
+	return end - p > QUOTE_MAX ? QUOTE_MAX : (int)(end - p);
+}
+
+/* End of the token at 'p': up to a blank, a '#' or the end of the line. */
+static const char *token_end(const char *p, const char *end)
+{
+	while (p < end && !is_ws(*p) && *p != '#')
+		p++;
+	return p;
+}
+
+static char *copy_slice(const char *s, const char *e)
+{
+	char *c = malloc((size_t)(e - s) + 1);
+
+	if (c) {
+		memcpy(c, s, (size_t)(e - s));
+		c[e - s] = '\0';
+	}
+	return c;
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Reads decimal digits at *pp; the value stops growing at NUM_CAP. */
+static void read_dec(const char **pp, const char *end, unsigned *val)
+{
+	const char *p = *pp;
+	unsigned v = 0;
+
+	while (p < end && is_digit(*p)) {
+		v = v * 10 + (unsigned)(*p++ - '0');
+		if (v > NUM_CAP)
+			v = NUM_CAP;
+	}
+	*val = v;
+	*pp = p;
+}
+
+/* A number read by read_dec(), for messages. */
+static const char *num_text(unsigned v, char buf[16])
+{
+	if (v >= NUM_CAP)
+		snprintf(buf, 16, "%u+", NUM_CAP);
+	else
+		snprintf(buf, 16, "%u", v);
+	return buf;
+}
+
+/*
+ * Reads a 64-bit number at *pp: "0x" and hex digits, or hex digits alone if
+ * 'hex', else decimal digits. Returns 0, -EINVAL (no digits) or -ERANGE.
+ */
+static int read_u64(const char **pp, const char *end, int hex, uint64_t *val)
+{
+	const char *p = *pp, *start;
+	uint64_t v = 0;
+	int over = 0;
+
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		p += 2;
+		hex = 1;
+	}
+	start = p;
+	for (; p < end; p++) {
+		int h = hex ? hex_value(*p) : (is_digit(*p) ? *p - '0' : -1);
+
+		if (h < 0)
+			break;
+		if (hex) {
+			over |= v >> 60 != 0;
+			v = v << 4 | (unsigned)h;
+		} else {
+			over |= v > (UINT64_MAX - (unsigned)h) / 10;
+			v = v * 10 + (unsigned)h;
+		}
+	}
+	*pp = p;
+	if (p == start)
+		return -EINVAL;
+	*val = v;
+	return over ? -ERANGE : 0;
+}
+
+/* Widest width in a LinkWidthEnabled mask, in lanes. */
+static unsigned widest(unsigned mask)
+{
+	static const uint8_t order[] = {8, 4, 2, 16, 1}; /* 12x..1x */
+	unsigned i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(order); i++)
+		if (mask & order[i])
+			return ibemu_width_from_ib(order[i]);
+	return 0;
+}
+
+static enum ibemu_speed fastest(unsigned mask)
+{
+	unsigned s = IBEMU_SPEED_COUNT;
+
+	while (s-- > 0)
+		if (mask & (1u << s))
+			return (enum ibemu_speed)s;
+	return IBEMU_SPEED_SDR;
+}
+
+/* Writes "1x/4x" or "SDR/DDR" for a mask, for messages. */
+static void mask_text(char *out, size_t size, unsigned mask, int speed)
+{
+	static const uint8_t widths[] = {1, 16, 2, 4, 8}; /* 1x..12x */
+	size_t n = 0;
+	unsigned i;
+
+	out[0] = '\0';
+	if (!mask) {
+		snprintf(out, size, "any");
+		return;
+	}
+	for (i = 0; speed && i < IBEMU_SPEED_COUNT; i++)
+		if (mask & (1u << i))
+			n += (size_t)snprintf(out + n, size - n, "%s%s",
+					      n ? "/" : "",
+					      ibemu_speed_name(i));
+	for (i = 0; !speed && i < IBEMU_ARRAY_SIZE(widths); i++)
+		if (mask & widths[i])
+			n += (size_t)snprintf(out + n, size - n, "%s%ux",
+					      n ? "/" : "",
+					      ibemu_width_from_ib(widths[i]));
+}
+
+/* ibnetdiscover's "4xEDR" token: the active width and speed of a port. */
+static void rate_token(const char *tok, const char *end, uint8_t *wmask,
+		       uint16_t *smask)
+{
+	const char *p = tok;
+	enum ibemu_speed s;
+	unsigned lanes = 0;
+	char name[8];
+	size_t n;
+
+	while (p < end && is_digit(*p) && lanes < 100)
+		lanes = lanes * 10 + (unsigned)(*p++ - '0');
+	if (p == tok || p >= end || (*p != 'x' && *p != 'X') ||
+	    !ibemu_width_valid(lanes))
+		return;
+	p++;
+	n = (size_t)(end - p);
+	if (!n || n >= sizeof(name))
+		return;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	if (ibemu_speed_parse(name, &s))
+		return;
+	*wmask = ibemu_width_to_ib(lanes);
+	*smask = (uint16_t)(1u << s);
+}
+
+/*
+ * Finds the last rate token in a port line's comment. Only what follows the
+ * quoted peer description counts, so a description cannot fake one;
+ * tokens that are not rates (lid numbers, "4x???") are only comment.
+ */
+static void comment_rate(const char *c, const char *end, uint8_t *wmask,
+			 uint16_t *smask)
+{
+	const char *q = memrchr(c, '"', (size_t)(end - c));
+	const char *p = q ? q + 1 : c;
+
+	while (p < end) {
+		const char *tok;
+
+		p = skip_ws(p, end);
+		tok = p;
+		while (p < end && !is_ws(*p))
+			p++;
+		if (p > tok)
+			rate_token(tok, p, wmask, smask);
+	}
+}
+
+/* Does a word of an unquoted description start at 'p'? */
+static int desc_stop(const char *s, const char *p, const char *end)
+{
+	static const char *const stops[] = {"enhanced port ", "base port ",
+					    "lid ", "lmc "};
+	unsigned i;
+
+	if (p > s && !is_ws(p[-1]))
+		return 0;
+	for (i = 0; i < IBEMU_ARRAY_SIZE(stops); i++) {
+		size_t n = strlen(stops[i]);
+
+		if ((size_t)(end - p) >= n && !memcmp(p, stops[i], n))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The description in a header's comment: "# \"desc\" enhanced port 0 lid 1"
+ * as ibnetdiscover writes it, up to the last quote so that a description
+ * may hold quotes; or, as ibsim also accepts, unquoted up to "lid" and the
+ * like. Sets *desc to NULL when there is none.
+ */
+static int header_desc(struct parser *ps, const char *c, char **desc)
+{
+	const char *s, *e = ps->end;
+
+	c = skip_ws(c, e);
+	if (c < e && *c == '"') {
+		const char *q = memrchr(c + 1, '"', (size_t)(e - c - 1));
+
+		s = c + 1;
+		if (q)
+			e = q;
+	} else {
+		const char *p;
+
+		s = c;
+		for (p = s; p < e; p++) {
+			if (desc_stop(s, p, e)) {
+				e = p;
+				break;
+			}
+		}
+		while (e > s && is_ws(e[-1]))
+			e--;
+		if (e == s) {
+			*desc = NULL;
+			return 0;
+		}
+	}
+	if (e - s > IBEMU_NODEDESC_MAX) {
+		struct ibemu_loc loc = {ps->file, ps->lineno,
+					(unsigned)(s - ps->line) + 1};
+
+		ibemu_diag_warn(ps->d, &loc,
+				"description longer than %u bytes, truncated",
+				IBEMU_NODEDESC_MAX);
+		e = s + IBEMU_NODEDESC_MAX;
+	}
+	*desc = copy_slice(s, e);
+	return *desc ? 0 : oom(ps);
+}
+
+/*
+ * Reads "\"id\"" at p. On success *s and *e bound the id and *after points
+ * past the closing quote.
+ */
+static int quoted_id(struct parser *ps, const char *p, const char *what,
+		     const char **s, const char **e, const char **after)
+{
+	const char *q;
+
+	if (p >= ps->end || *p != '"')
+		return perr(ps, p, "expected %s in double quotes", what);
+	q = memchr(p + 1, '"', (size_t)(ps->end - p - 1));
+	if (!q)
+		return perr(ps, p,
+			    "missing the closing '\"' of %s on this line",
+			    what);
+	*s = p + 1;
+	*e = q;
+	*after = q + 1;
+	return 0;
+}
+
+/* "Switch 36 \"id\" # \"desc\" ...", with 'p' just past the type word. */
+static int parse_header(struct parser *ps, enum ibemu_node_type type,
+			const char *word, const char *p)
+{
+	const int ti = type == IBEMU_NODE_SWITCH ? 0 : 1;
+	const char *num, *ids, *ide, *q;
+	struct rec *r;
+	unsigned n, i;
+	char nbuf[16];
+	char *id;
+	int ret;
+
+	num = skip_ws(p, ps->end);
+	if (num == p || num >= ps->end || !is_digit(*num))
+		return perr(ps, num,
+			    "expected the port count (1..%u) after '%.*s'",
+			    IBEMU_MAX_PORTS, (int)(p - word), word);
+	q = num;
+	read_dec(&q, ps->end, &n);
+	if (n < 1 || n > IBEMU_MAX_PORTS)
+		return perr(ps, num,
+			    "port count %s out of range: expected 1..%u",
+			    num_text(n, nbuf), IBEMU_MAX_PORTS);
+	p = skip_ws(q, ps->end);
+	ret = quoted_id(ps, p, "the node id", &ids, &ide, &q);
+	if (ret)
+		return ret;
+	p = skip_ws(q, ps->end);
+	if (p < ps->end && *p != '#')
+		return perr(ps, p,
+			    "unexpected '%.*s' after the node id: expected a"
+			    " '#' comment or the end of the line",
+			    quote_len(p, token_end(p, ps->end)), p);
+
+	id = copy_slice(ids, ide);
+	if (!id)
+		return oom(ps);
+	i = ibemu_strmap_get(&ps->ids, id);
+	if (i != IBEMU_NONE) {
+		free(id);
+		return perr(ps, ids - 1,
+			    "duplicate node id \"%s\" (first declared on line"
+			    " %u)",
+			    ps->recs[i].id, ps->recs[i].line);
+	}
+	if (grow((void **)&ps->recs, &ps->recs_cap, ps->nrecs + 1,
+		 sizeof(*ps->recs))) {
+		free(id);
+		return oom(ps);
+	}
+	r = &ps->recs[ps->nrecs];
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->type = type;
+	r->nports = n;
+	r->line = ps->lineno;
+	r->side_of = malloc((n + 1) * sizeof(*r->side_of));
+	if (!r->side_of || ibemu_strmap_insert(&ps->ids, id, ps->nrecs)) {
+		free(r->side_of);
+		free(id);
+		return oom(ps);
+	}
+	ps->nrecs++;
+	for (i = 0; i <= n; i++)
+		r->side_of[i] = IBEMU_NONE;
+	if (p < ps->end) {
+		ret = header_desc(ps, p + 1, &r->desc);
+		if (ret)
+			return ret;
+	}
+
+	if (ps->k.has_base[ti]) {
+		r->guid = ps->k.base[ti];
+		r->guid_line = ps->k.base_line[ti];
+		ps->k.base[ti] += type == IBEMU_NODE_SWITCH ? 1 : n + 1;
+	}
+	if (type == IBEMU_NODE_SWITCH) {
+		r->port0_guid = ps->k.port0_guid;
+		ps->k.port0_guid = 0;
+	}
+	if (ps->k.has_sysguid)
+		r->sysguid = ps->k.sysguid;
+	ps->k.has_sysguid = 0;
+	r->vendor_id = ps->k.vendid >= 0 ? (uint32_t)ps->k.vendid : IBEMU_OUI;
+	if (ps->k.devid >= 0)
+		r->device_id = (uint16_t)ps->k.devid;
+	else
+		r->device_id = type == IBEMU_NODE_SWITCH ? IBEMU_DEVICE_SWITCH
+							 : IBEMU_DEVICE_HCA;
+	r->wmask = ps->k.wmask;
+	r->smask = ps->k.smask;
+	ps->k.unused_line = 0;
+	ps->cur = ps->nrecs - 1;
+	return 0;
+}
+
+/* Reads "[N]" at p into *port; *after points past the ']'. */
+static int bracket_port(struct parser *ps, const char *p, unsigned *port,
+			const char **num, const char **after)
+{
+	const char *q = skip_ws(p + 1, ps->end), *e;
+
+	*num = q;
+	if (q >= ps->end || !is_digit(*q))
+		return perr(ps, q, "expected a port number after '['");
+	read_dec(&q, ps->end, port);
+	e = skip_ws(q, ps->end);
+	if (e >= ps->end || *e != ']')
+		return perr(ps, q, "expected ']' after the port number");
+	*after = e + 1;
+	return 0;
+}
+
+/* Reads "(GUID)" at p, the GUID in hex as ibnetdiscover prints it. */
+static int paren_guid(struct parser *ps, const char *p, uint64_t *guid,
+		      const char **after)
+{
+	const char *q = skip_ws(p + 1, ps->end);
+	const char *g = q, *e;
+	int ret = read_u64(&q, ps->end, 1, guid);
+
+	if (ret == -ERANGE)
+		return perr(ps, g,
+			    "GUID out of range: expected at most 64 bits");
+	if (ret)
+		return perr(ps, g, "expected a hexadecimal GUID after '('");
+	e = skip_ws(q, ps->end);
+	if (e >= ps->end || *e != ')')
+		return perr(ps, q, "expected ')' after the GUID");
+	*after = e + 1;
+	return 0;
+}
+
+/* ibsim's port options: "w=N" (LinkWidthEnabled), "s=N" (LinkSpeedEnabled). */
+static int port_option(struct parser *ps, const char *p, const char *e,
+		       struct side *sd)
+{
+	const char *v = p + 2;
+	uint64_t val = 0;
+	int ret;
+
+	if (e - p < 2 || (*p != 'w' && *p != 's') || p[1] != '=')
+		return perr(ps, p,
+			    "unexpected '%.*s' after the peer port: expected"
+			    " w=N, s=N or a '#' comment",
+			    quote_len(p, e), p);
+	ret = read_u64(&v, e, 0, &val);
+	if (*p == 'w' && (ret || v != e || val < 1 || val > WIDTH_ALL))
+		return perr(ps, p,
+			    "bad '%.*s': expected w=N with N a LinkWidthEnabled"
+			    " mask 1..31 (1=1x 2=4x 4=8x 8=12x 16=2x)",
+			    quote_len(p, e), p);
+	if (*p == 's' && (ret || v != e || val < 1 || val > 7))
+		return perr(ps, p,
+			    "bad '%.*s': expected s=N with N a LinkSpeedEnabled"
+			    " mask 1..7 (1=SDR 2=DDR 4=QDR)",
+			    quote_len(p, e), p);
+	if (*p == 'w')
+		sd->wmask = (uint8_t)val;
+	else
+		sd->smask = (uint16_t)val;
+	return 0;
+}
+
+/*
+ * "[1](guid) \"peer\"[3](guid) w=N s=N # comment": one cabled port of the
+ * current record. Both GUIDs and the options are optional; so is the peer
+ * port, which is 1 if left out, as in ibsim.
+ */
+static int parse_port(struct parser *ps, const char *p)
+{
+	struct rec *r = &ps->recs[ps->cur];
+	const char *num, *ids, *ide, *q, *pnum;
+	uint8_t cw = 0;
+	uint16_t cs = 0;
+	struct side sd;
+	char nbuf[16];
+	int ret;
+
+	memset(&sd, 0, sizeof(sd));
+	sd.rec = ps->cur;
+	sd.peer = IBEMU_NONE;
+	sd.line = ps->lineno;
+	ret = bracket_port(ps, p, &sd.port, &num, &q);
+	if (ret)
+		return ret;
+	if (sd.port < 1 || sd.port > r->nports)
+		return perr(ps, num,
+			    "port %s out of range: \"%s\" has ports 1..%u",
+			    num_text(sd.port, nbuf), r->id, r->nports);
+	if (r->side_of[sd.port] != IBEMU_NONE)
+		return perr(ps, p,
+			    "port %u of \"%s\" listed twice (first on line %u)",
+			    sd.port, r->id,
+			    ps->sides[r->side_of[sd.port]].line);
+	p = skip_ws(q, ps->end);
+	if (p < ps->end && *p == '(') {
+		if (r->type == IBEMU_NODE_SWITCH)
+			return perr(ps, p,
+				    "a switch port has no GUID of its own"
+				    " (its ports share port 0's GUID, given"
+				    " as switchguid=G(P)): remove '(...)'");
+		ret = paren_guid(ps, p, &sd.guid, &q);
+		if (ret)
+			return ret;
+		p = skip_ws(q, ps->end);
+	}
+	ret = quoted_id(ps, p, "the peer's node id", &ids, &ide, &q);
+	if (ret)
+		return ret;
+	sd.peer_col = (unsigned)(p - ps->line) + 1;
+	p = skip_ws(q, ps->end);
+	sd.peer_port = 1;
+	sd.pport_col = sd.peer_col;
+	if (p < ps->end && *p == '[') {
+		ret = bracket_port(ps, p, &sd.peer_port, &pnum, &q);
+		if (ret)
+			return ret;
+		sd.pport_col = (unsigned)(pnum - ps->line) + 1;
+		p = skip_ws(q, ps->end);
+	}
+	if (p < ps->end && *p == '(') {
+		ret = paren_guid(ps, p, &sd.peer_guid, &q);
+		if (ret)
+			return ret;
+		p = skip_ws(q, ps->end);
+	}
+	while (p < ps->end && *p != '#') {
+		q = token_end(p, ps->end);
+		ret = port_option(ps, p, q, &sd);
+		if (ret)
+			return ret;
+		p = skip_ws(q, ps->end);
+	}
+	if (p < ps->end)
+		comment_rate(p + 1, ps->end, &cw, &cs);
+	/* Options say what ibsim enables; the comment what was active. */
+	if (!sd.wmask)
+		sd.wmask = cw ? cw : r->wmask;
+	if (!sd.smask)
+		sd.smask = cs ? cs : r->smask;
+
+	if (grow((void **)&ps->sides, &ps->sides_cap, ps->nsides + 1,
+		 sizeof(*ps->sides)))
+		return oom(ps);
+	sd.peer_id = copy_slice(ids, ide);
+	if (!sd.peer_id)
+		return oom(ps);
+	r->side_of[sd.port] = ps->nsides;
+	ps->sides[ps->nsides++] = sd;
+	return 0;
+}
+
+/* "key=value": GUIDs and ids of the next record, or ibsim's defaults. */
+static int parse_key(struct parser *ps, const char *key, const char *ke,
+		     const char *p)
+{
+	static const char *const keys[] = {
+		"vendid", "devid", "sysimgguid", "switchguid",
+		"caguid", "width", "speed",
+	};
+	const int klen = (int)(ke - key);
+	const char *v = skip_ws(p, ps->end), *q = v;
+	uint64_t val = 0, port0 = 0;
+	unsigned k;
+	int ret;
+
+	for (k = 0; k < IBEMU_ARRAY_SIZE(keys); k++)
+		if (strlen(keys[k]) == (size_t)klen &&
+		    !memcmp(key, keys[k], (size_t)klen))
+			break;
+	if (k == IBEMU_ARRAY_SIZE(keys)) {
+		if (klen == 6 && !memcmp(key, "rtguid", 6))
+			return perr(ps, key,
+				    "router nodes are not supported: expected"
+				    " Switch, Ca or Hca records");
+		if (klen == 6 && !memcmp(key, "module", 6))
+			return perr(ps, key,
+				    "'module' (ibsim node id prefixes) is not"
+				    " supported");
+		return perr(ps, key,
+			    "unknown key '%.*s': expected vendid, devid,"
+			    " sysimgguid, switchguid, caguid, width or speed",
+			    quote_len(key, ke), key);
+	}
+	ret = read_u64(&q, ps->end, 0, &val);
+	if (ret == -EINVAL)
+		return perr(ps, v, "expected a number after '%s='", keys[k]);
+	if (ret)
+		return perr(ps, v, "%s out of range: expected at most 64 bits",
+			    keys[k]);
+	if (k == 3) {
+		q = skip_ws(q, ps->end);
+		if (q < ps->end && *q == '(') {
+			ret = paren_guid(ps, q, &port0, &q);
+			if (ret)
+				return ret;
+		}
+	}
+	p = skip_ws(q, ps->end);
+	if (p < ps->end && *p != '#')
+		return perr(ps, p,
+			    "unexpected '%.*s' after the value of %s: expected"
+			    " a '#' comment or the end of the line",
+			    quote_len(p, token_end(p, ps->end)), p, keys[k]);
+	switch (k) {
+	case 0:
+		if (val > 0xffffff)
+			return perr(ps, v,
+				    "vendid %.*s out of range: expected at most"
+				    " 0xffffff (24 bits)",
+				    quote_len(v, q), v);
+		ps->k.vendid = (long)val;
+		break;
+	case 1:
+		if (val > 0xffff)
+			return perr(ps, v,
+				    "devid %.*s out of range: expected at most"
+				    " 0xffff (16 bits)",
+				    quote_len(v, q), v);
+		ps->k.devid = (long)val;
+		break;
+	case 2:
+		ps->k.sysguid = val;
+		ps->k.has_sysguid = 1;
+		break;
+	case 3:
+	case 4:
+		ps->k.base[k - 3] = val;
+		ps->k.has_base[k - 3] = 1;
+		ps->k.base_line[k - 3] = ps->lineno;
+		if (k == 3)
+			ps->k.port0_guid = port0;
+		break;
+	case 5:
+		if (val < 1 || val > WIDTH_ALL)
+			return perr(ps, v,
+				    "width %.*s out of range: expected a"
+				    " LinkWidthEnabled mask 1..31",
+				    quote_len(v, q), v);
+		ps->k.wmask = (uint8_t)val;
+		break;
+	default:
+		if (val < 1 || val > 7)
+			return perr(ps, v,
+				    "speed %.*s out of range: expected a"
+				    " LinkSpeedEnabled mask 1..7",
+				    quote_len(v, q), v);
+		ps->k.smask = (uint16_t)val;
+		break;
+	}
+	if (!ps->k.unused_line)
+		ps->k.unused_line = ps->lineno;
+	return 0;
+}
+
+static int word_is(const char *w, const char *we, const char *s)
+{
+	return strlen(s) == (size_t)(we - w) && !memcmp(w, s, (size_t)(we - w));
+}
+
+static int parse_line(struct parser *ps)
+{
+	const char *p = skip_ws(ps->line, ps->end), *w, *we, *q;
+
+	if (memchr(ps->line, '\0', (size_t)(ps->end - ps->line)))
+		return perr(
+			ps,
+			memchr(ps->line, '\0', (size_t)(ps->end - ps->line)),
+			"unexpected NUL byte: expected text");
+	if (p == ps->end) {
+		ps->cur = IBEMU_NONE; /* a blank line ends a record */
+		return 0;
+	}
+	if (*p == '#')
+		return 0;
+	if (*p == '[') {
+		if (ps->cur == IBEMU_NONE)
+			return perr(ps, p,
+				    "port line outside a node record: port"
+				    " lines follow their Switch, Ca or Hca"
+				    " line with no blank line between");
+		return parse_port(ps, p);
+	}
+	ps->cur = IBEMU_NONE;
+	if (*p == '@')
+		return perr(ps, p,
+			    "ibsim port aliases ('@') are not supported");
+	w = p;
+	we = w;
+	while (we < ps->end && (is_alpha(*we) || is_digit(*we) || *we == '_'))
+		we++;
+	q = skip_ws(we, ps->end);
+	if (we > w && is_alpha(*w) && q < ps->end && *q == '=')
+		return parse_key(ps, w, we, q + 1);
+	if (word_is(w, we, "Switch"))
+		return parse_header(ps, IBEMU_NODE_SWITCH, w, we);
+	if (word_is(w, we, "Ca") || word_is(w, we, "Hca"))
+		return parse_header(ps, IBEMU_NODE_HCA, w, we);
+	if (word_is(w, we, "Rt"))
+		return perr(ps, w,
+			    "router nodes (Rt) are not supported: expected"
+			    " Switch, Ca or Hca");
+	if (word_is(w, we, "include"))
+		return perr(ps, w,
+			    "'include' is not supported: ibemu reads one"
+			    " self-contained file, paste the included file"
+			    " in its place");
+	if (word_is(w, we, "do"))
+		return perr(ps, w,
+			    "'do' is not supported: ibsim console commands"
+			    " cannot run while a topology is read");
+	if (we > w && q > we && q < ps->end && is_digit(*q))
+		return perr(ps, w,
+			    "unknown node type '%.*s': expected Switch, Ca or"
+			    " Hca",
+			    quote_len(w, we), w);
+	return perr(ps, p,
+		    "unexpected '%.*s': expected a node record (Switch, Ca or"
+		    " Hca), a port line ([N] \"peer\"[M]), a key=value line"
+		    " or a '#' comment",
+		    quote_len(p, token_end(p, ps->end)), p);
+}
+
+static int parse_all(struct parser *ps, const char *data, size_t len)
+{
+	const char *p = data, *dend = data + len;
+	int ret;
+
+	while (p < dend) {
+		const char *nl = memchr(p, '\n', (size_t)(dend - p));
+
+		ps->line = p;
+		ps->end = nl ? nl : dend;
+		if (ps->end > p && ps->end[-1] == '\r')
+			ps->end--;
+		if (ps->lineno == UINT32_MAX)
+			return perr(ps, p, "too many lines");
+		ps->lineno++;
+		ret = parse_line(ps);
+		if (ret)
+			return ret;
+		p = nl ? nl + 1 : dend;
+	}
+	if (!ps->nrecs) {
+		struct ibemu_loc loc = {ps->file, 0, 0};
+
+		return ibemu_diag_error(ps->d, &loc,
+					"no node records: expected Switch, Ca"
+					" or Hca lines");
+	}
+	if (ps->k.unused_line) {
+		struct ibemu_loc loc = {ps->file, ps->k.unused_line, 1};
+
+		ibemu_diag_warn(ps->d, &loc,
+				"key lines after the last node record apply"
+				" to no node");
+	}
+	return 0;
+}
+
+static int name_char(char c)
+{
+	return is_alpha(c) || is_digit(c) || c == '_' || c == '-' || c == '.' ||
+	       c == '+';
+}
+
+/* Replaces the characters a name may not hold; never returns "". */
+static void sanitize(const char *s, size_t len, char out[64])
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len && s[i] && n < 63; i++)
+		out[n++] = name_char(s[i]) ? s[i] : '_';
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, 64, "node");
+}
+
+/*
+ * A name for a record whose id is not a valid name: the id made valid, with
+ * "-2", "-3"... until it is used by no node and is nobody's id, so that
+ * the ids that are valid names always keep them.
+ */
+static void free_name(const struct parser *ps, const struct ibemu_topo *t,
+		      const char *id, char out[64])
+{
+	char base[64];
+	unsigned k;
+
+	sanitize(id, strlen(id), base);
+	snprintf(out, 64, "%s", base);
+	for (k = 2; ibemu_strmap_get(&ps->ids, out) != IBEMU_NONE ||
+		    ibemu_topo_find(t, out) != IBEMU_NONE;
+	     k++) {
+		char suffix[16];
+		int n = snprintf(suffix, sizeof(suffix), "-%u", k);
+
+		snprintf(out, 64, "%.*s%s", 63 - n, base, suffix);
+	}
+}
+
+/* The fabric is named after the file: base name, no extension. */
+static int name_fabric(struct ibemu_topo *t, const char *file)
+{
+	const char *base = file ? strrchr(file, '/') : NULL, *dot;
+	char name[64];
+
+	base = base ? base + 1 : file ? file : "";
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		dot = base + strlen(base);
+	if (dot == base)
+		snprintf(name, sizeof(name), "fabric");
+	else
+		sanitize(base, (size_t)(dot - base), name);
+	return ibemu_topo_set_name(t, name);
+}
+
+/* Records become nodes, in file order. */
+static int add_nodes(struct parser *ps, struct ibemu_topo *t)
+{
+	uint32_t i, idx;
+
+	for (i = 0; i < ps->nrecs; i++) {
+		const struct rec *r = &ps->recs[i];
+		int valid = ibemu_name_valid(r->id);
+		struct ibemu_topo_node *n;
+		char name[64], desc[IBEMU_NODEDESC_MAX + 1];
+
+		if (valid)
+			snprintf(name, sizeof(name), "%s", r->id);
+		else
+			free_name(ps, t, r->id, name);
+		if (ibemu_topo_add_node(t, r->type, name, r->nports, &idx))
+			return oom(ps);
+		IBEMU_BUG_ON(idx != i);
+		if (r->desc || !valid) {
+			/* An id that had to change survives as description. */
+			snprintf(desc, sizeof(desc), "%s",
+				 r->desc ? r->desc : r->id);
+			if (ibemu_topo_set_desc(t, idx, desc))
+				return oom(ps);
+		}
+		n = &t->nodes[idx];
+		n->guid = r->guid;
+		n->sysimage_guid = r->sysguid;
+		n->vendor_id = r->vendor_id;
+		n->device_id = r->device_id;
+		n->loc = (struct ibemu_loc){t->source, r->line, 1};
+		if (r->guid_line)
+			n->guid_loc =
+				(struct ibemu_loc){t->source, r->guid_line, 1};
+		if (r->port0_guid && r->port0_guid != r->guid)
+			n->ports[0].guid = r->port0_guid;
+	}
+	for (i = 0; i < ps->nsides; i++) {
+		const struct side *s = &ps->sides[i];
+
+		if (s->guid)
+			t->nodes[s->rec].ports[s->port].guid = s->guid;
+	}
+	return 0;
+}
+
+/* Finds every peer, in file order, so the first unknown one is reported. */
+static int resolve_peers(struct parser *ps)
+{
+	uint32_t i;
+
+	for (i = 0; i < ps->nsides; i++) {
+		struct side *s = &ps->sides[i];
+		const struct rec *pr;
+
+		s->peer = ibemu_strmap_get(&ps->ids, s->peer_id);
+		if (s->peer == IBEMU_NONE)
+			return perr_at(ps, s->line, s->peer_col,
+				       "unknown peer \"%s\": no Switch, Ca or"
+				       " Hca record has this id",
+				       s->peer_id);
+		pr = &ps->recs[s->peer];
+		if (s->peer_port < 1 || s->peer_port > pr->nports) {
+			char nbuf[16];
+
+			return perr_at(ps, s->line, s->pport_col,
+				       "port %s out of range: \"%s\" has ports"
+				       " 1..%u",
+				       num_text(s->peer_port, nbuf), pr->id,
+				       pr->nports);
+		}
+		if (s->peer == s->rec && s->peer_port == s->port)
+			return perr_at(ps, s->line, s->peer_col,
+				       "port %u of \"%s\" is cabled to itself",
+				       s->port, pr->id);
+	}
+	return 0;
+}
+
+/*
+ * Width or speed of a cable from what its two ends enable: the widest
+ * (fastest) both allow, as ibsim sets LinkWidthActive. A mask of 0 allows
+ * everything; 'all' is everything.
+ */
+static int pick_rate(struct parser *ps, const struct side *s,
+		     const struct side *m, unsigned other_line, unsigned a,
+		     unsigned b, unsigned all, int speed, unsigned *mask)
+{
+	char ta[64], tb[64];
+
+	*mask = (a ? a : all) & (b ? b : all);
+	if (*mask || (!a && !b))
+		return 0;
+	mask_text(ta, sizeof(ta), a, speed);
+	mask_text(tb, sizeof(tb), b, speed);
+	return perr_at(ps, s->line, 1,
+		       "sides disagree on the %s of \"%s\"[%u] -- \"%s\"[%u]:"
+		       " %s on this line, %s on line %u",
+		       speed ? "speed" : "width", ps->recs[s->rec].id, s->port,
+		       ps->recs[s->peer].id, s->peer_port, ta, tb,
+		       m ? m->line : other_line);
+}
+
+static int cable(struct parser *ps, struct ibemu_topo *t, uint32_t i)
+{
+	const struct side *s = &ps->sides[i];
+	const struct rec *pr = &ps->recs[s->peer];
+	uint32_t mi = pr->side_of[s->peer_port], link;
+	const struct side *m = mi == IBEMU_NONE ? NULL : &ps->sides[mi];
+	unsigned wmask, smask;
+	struct ibemu_topo_link *l;
+	int ret;
+
+	if (m && (m->peer != s->rec || m->peer_port != s->port))
+		return perr_at(ps, s->line, 1,
+			       "sides disagree: this line cables \"%s\"[%u] to"
+			       " \"%s\"[%u], but line %u cables \"%s\"[%u] to"
+			       " \"%s\"[%u]",
+			       ps->recs[s->rec].id, s->port, pr->id,
+			       s->peer_port, m->line, pr->id, s->peer_port,
+			       ps->recs[m->peer].id, m->peer_port);
+	if (m && mi < i)
+		return 0; /* connected when its other end was read */
+	if (!m &&
+	    t->nodes[s->peer].ports[s->peer_port].peer_node != IBEMU_NONE) {
+		const struct ibemu_topo_port *pp =
+			&t->nodes[s->peer].ports[s->peer_port];
+
+		return perr_at(ps, s->line, s->peer_col,
+			       "\"%s\"[%u] is cabled twice: line %u cables it"
+			       " to \"%s\"[%u], this line to \"%s\"[%u]",
+			       pr->id, s->peer_port,
+			       t->links[pp->link].loc.line,
+			       ps->recs[pp->peer_node].id, pp->peer_port,
+			       ps->recs[s->rec].id, s->port);
+	}
+	ret = pick_rate(ps, s, m, pr->line, s->wmask, m ? m->wmask : pr->wmask,
+			WIDTH_ALL, 0, &wmask);
+	if (!ret)
+		ret = pick_rate(ps, s, m, pr->line, s->smask,
+				m ? m->smask : pr->smask, SPEED_ALL, 1, &smask);
+	if (ret)
+		return ret;
+	ret = ibemu_topo_connect(t, s->rec, s->port, s->peer, s->peer_port,
+				 &link);
+	if (ret == -ENOMEM)
+		return oom(ps);
+	if (ret)
+		return perr_at(
+			ps, s->line, 1, "cannot cable \"%s\"[%u] to \"%s\"[%u]",
+			ps->recs[s->rec].id, s->port, pr->id, s->peer_port);
+	l = &t->links[link];
+	l->loc = (struct ibemu_loc){t->source, s->line, 1};
+	/* What neither end says comes from the fabric's defaults. */
+	if (s->wmask || (m ? m->wmask : pr->wmask))
+		l->width = (uint8_t)widest(wmask);
+	if (s->smask || (m ? m->smask : pr->smask))
+		l->speed = fastest(smask);
+	return 0;
+}
+
+/*
+ * The GUID in parentheses after a peer's port is that port's GUID (written
+ * for CAs only): it fills in a port whose own line gave none and must agree
+ * with one that did.
+ */
+static int peer_guids(struct parser *ps, struct ibemu_topo *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < ps->nsides; i++) {
+		const struct side *s = &ps->sides[i];
+		struct ibemu_topo_port *pp =
+			&t->nodes[s->peer].ports[s->peer_port];
+		uint32_t mi;
+
+		if (!s->peer_guid || ps->recs[s->peer].type != IBEMU_NODE_HCA)
+			continue;
+		if (!pp->guid) {
+			pp->guid = s->peer_guid;
+			continue;
+		}
+		if (pp->guid == s->peer_guid)
+			continue;
+		mi = ps->recs[s->peer].side_of[s->peer_port];
+		return perr_at(
+			ps, s->line, s->peer_col,
+			"sides disagree on the port GUID of \"%s\"[%u]:"
+			" %" PRIx64 " on this line, %" PRIx64 " on line %u",
+			ps->recs[s->peer].id, s->peer_port, s->peer_guid,
+			pp->guid, mi == IBEMU_NONE ? 0 : ps->sides[mi].line);
+	}
+	return 0;
+}
+
+static int build(struct parser *ps, struct ibemu_topo *t)
+{
+	uint32_t i;
+	int ret;
+
+	if (ps->file) {
+		t->source = strdup(ps->file);
+		if (!t->source)
+			return oom(ps);
+	}
+	if (name_fabric(t, ps->file))
+		return oom(ps);
+	ret = add_nodes(ps, t);
+	if (!ret)
+		ret = resolve_peers(ps);
+	for (i = 0; !ret && i < ps->nsides; i++)
+		ret = cable(ps, t, i);
+	if (!ret)
+		ret = peer_guids(ps, t);
+	return ret;
+}
+
+static void parser_fini(struct parser *ps)
+{
+	uint32_t i;
+
+	for (i = 0; i < ps->nrecs; i++) {
+		free(ps->recs[i].id);
+		free(ps->recs[i].desc);
+		free(ps->recs[i].side_of);
+	}
+	for (i = 0; i < ps->nsides; i++)
+		free(ps->sides[i].peer_id);
+	free(ps->recs);
+	free(ps->sides);
+	ibemu_strmap_fini(&ps->ids);
+}
+
+int ibemu_ibnd_import(const char *file, const char *data, size_t len,
+		      struct ibemu_topo **out, struct ibemu_diag *d)
+{
+	struct ibemu_topo *t = NULL;
+	struct parser ps;
+	int ret;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.file = file;
+	ps.d = d;
+	ps.cur = IBEMU_NONE;
+	ps.k.vendid = -1;
+	ps.k.devid = -1;
+	ibemu_strmap_init(&ps.ids);
+
+	ret = parse_all(&ps, data, len);
+	if (ret)
+		goto err_parse;
+	ret = ibemu_topo_create(&t);
+	if (ret) {
+		ret = oom(&ps);
+		goto err_parse;
+	}
+	ret = build(&ps, t);
+	if (ret)
+		goto err_topo;
+	ret = ibemu_topo_finalize(t, d);
+	if (ret)
+		goto err_topo;
+	parser_fini(&ps);
+	*out = t;
+	return 0;
+
+err_topo:
+	ibemu_topo_destroy(t);
+err_parse:
+	parser_fini(&ps);
+	return ret;
+}
+
+int ibemu_ibnd_import_file(const char *path, struct ibemu_topo **out,
+			   struct ibemu_diag *d)
+{
+	struct ibemu_loc loc = {path, 0, 0};
+	char *data;
+	size_t len;
+	int ret;
+
+	ret = ibemu_file_read(path, &data, &len);
+	if (ret) {
+		ibemu_diag_error(d, &loc, "cannot read the file: %s",
+				 strerror(-ret));
+		return ret;
+	}
+	ret = ibemu_ibnd_import(path, data, len, out, d);
+	free(data);
+	return ret;
+}

@@ -1,0 +1,951 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The keys of the topology YAML format, each declared once per section with
+ * its type, range, default and help, and the generic code that checks a
+ * mapping against a section's table: unknown and duplicate keys, values of
+ * the wrong type or out of range, missing required keys. The section code
+ * in yaml_load.c only sees values that passed these checks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yaml_keys.h"
+
+static const unsigned mtu_choices[] = {256, 512, 1024, 2048, 4096, 0};
+/* IBA 14.2.5.6 PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs. */
+static const unsigned vl_choices[] = {1, 2, 4, 8, 15, 0};
+
+#define PS_PER_MS    1000000000ull
+#define MAX_CABLE_MM 100000000ull /* 100 km */
+
+static const struct ibemu__yaml_key top_keys[] = {
+	[IBEMU__K_TOP_NAME] = {.name = "name",
+			       .type = IBEMU__YT_NAME,
+			       .def = "the file's base name without extension",
+			       .help = "the fabric's name"},
+	[IBEMU__K_TOP_DEFAULTS] =
+		{.name = "defaults",
+		 .type = IBEMU__YT_MAP,
+		 .def = "every default as listed",
+		 .help = "fabric-wide defaults that nodes and links inherit"},
+	[IBEMU__K_TOP_SWITCHES] = {.name = "switches",
+				   .type = IBEMU__YT_SEQ,
+				   .def = "none",
+				   .help = "the switches, one mapping each"},
+	[IBEMU__K_TOP_HCAS] =
+		{.name = "hcas",
+		 .type = IBEMU__YT_SEQ,
+		 .def = "none",
+		 .help = "the HCAs (channel adapters), one mapping each"},
+	[IBEMU__K_TOP_LINKS] =
+		{.name = "links",
+		 .type = IBEMU__YT_SEQ,
+		 .def = "none",
+		 .help = "the cables, as [node:port, node:port] or a mapping"},
+	[IBEMU__K_TOP_GENERATE] =
+		{.name = "generate",
+		 .type = IBEMU__YT_MAP,
+		 .def = "none",
+		 .help = "a generator kind and its parameters"},
+};
+
+static const struct ibemu__yaml_key defaults_keys[] = {
+	[IBEMU__K_DEF_MTU] = {.name = "mtu",
+			      .type = IBEMU__YT_INT,
+			      .choices = mtu_choices,
+			      .def = "4096",
+			      .help = "the largest payload of a packet, bytes"},
+	[IBEMU__K_DEF_VLS] = {.name = "vls",
+			      .type = IBEMU__YT_INT,
+			      .choices = vl_choices,
+			      .def = "4",
+			      .help = "data VLs per port"},
+	[IBEMU__K_DEF_WIDTH] = {.name = "width",
+				.type = IBEMU__YT_WIDTH,
+				.def = "4x",
+				.help = "link width in lanes"},
+	[IBEMU__K_DEF_SPEED] = {.name = "speed",
+				.type = IBEMU__YT_SPEED,
+				.def = "EDR",
+				.help = "link speed (lane signalling rate)"},
+	[IBEMU__K_DEF_CABLE_LENGTH] =
+		{.name = "cable_length",
+		 .type = IBEMU__YT_LENGTH,
+		 .max = MAX_CABLE_MM,
+		 .def = "2m",
+		 .help = "cable length; a link's latency is 5 ns per metre"},
+	[IBEMU__K_DEF_BUFFER_PER_VL] =
+		{.name = "buffer_per_vl",
+		 .type = IBEMU__YT_SIZE,
+		 .min = 64,
+		 .max = 16u << 20,
+		 .multiple = 64,
+		 .def = "16KiB",
+		 .help = "receive buffer of each port per data VL, whole "
+			 "64-byte credits"},
+	[IBEMU__K_DEF_ROUTING_LATENCY] =
+		{.name = "routing_latency",
+		 .type = IBEMU__YT_DURATION,
+		 .min = 1,
+		 .max = PS_PER_MS,
+		 .def = "by speed: 200ns SDR/DDR, 100ns QDR, 170ns FDR10/FDR, "
+			"90ns EDR, 130ns HDR and later",
+		 .help = "switch delay from a packet's header arriving to it "
+			 "leaving"},
+};
+
+/* Switches and HCAs share the indices; a NULL name leaves a key out. */
+static const struct ibemu__yaml_key switch_keys[] = {
+	[IBEMU__K_NODE_NAME] =
+		{.name = "name",
+		 .type = IBEMU__YT_NAME,
+		 .flags = IBEMU__YAML_REQUIRED,
+		 .def = "required",
+		 .help = "a unique name of letters, digits and _.+-"},
+	[IBEMU__K_NODE_PORTS] = {.name = "ports",
+				 .type = IBEMU__YT_INT,
+				 .flags = IBEMU__YAML_REQUIRED,
+				 .min = 1,
+				 .max = IBEMU_MAX_PORTS,
+				 .def = "required",
+				 .help = "the number of physical ports"},
+	[IBEMU__K_NODE_DESCRIPTION] =
+		{.name = "description",
+		 .type = IBEMU__YT_STR,
+		 .max = IBEMU_NODEDESC_MAX,
+		 .def = "the name",
+		 .help = "NodeDescription, at most 64 bytes"},
+	[IBEMU__K_NODE_GUID] =
+		{.name = "guid",
+		 .type = IBEMU__YT_GUID,
+		 .def = "derived from the name",
+		 .help = "NodeGUID; also the GUID of every port"},
+	[IBEMU__K_NODE_SYSIMAGE_GUID] = {.name = "system_image_guid",
+					 .type = IBEMU__YT_GUID,
+					 .def = "the guid",
+					 .help = "SystemImageGUID"},
+	[IBEMU__K_NODE_VENDOR_ID] = {.name = "vendor_id",
+				     .type = IBEMU__YT_INT,
+				     .flags = IBEMU__YAML_HEX,
+				     .max = 0xffffff,
+				     .def = "0x02ebe0",
+				     .help = "NodeInfo VendorID (an IEEE OUI)"},
+	[IBEMU__K_NODE_DEVICE_ID] = {.name = "device_id",
+				     .type = IBEMU__YT_INT,
+				     .flags = IBEMU__YAML_HEX,
+				     .max = 0xffff,
+				     .def = "0xeb02",
+				     .help = "NodeInfo DeviceID"},
+	[IBEMU__K_NODE_VLS] = {.name = "vls",
+			       .type = IBEMU__YT_INT,
+			       .choices = vl_choices,
+			       .def = "defaults: vls",
+			       .help = "data VLs of every port"},
+	[IBEMU__K_NODE_BUFFER_PER_VL] =
+		{.name = "buffer_per_vl",
+		 .type = IBEMU__YT_SIZE,
+		 .min = 64,
+		 .max = 16u << 20,
+		 .multiple = 64,
+		 .def = "defaults: buffer_per_vl",
+		 .help = "receive buffer of each port per data VL"},
+	[IBEMU__K_NODE_ROUTING_LATENCY] =
+		{.name = "routing_latency",
+		 .type = IBEMU__YT_DURATION,
+		 .min = 1,
+		 .max = PS_PER_MS,
+		 .def = "defaults: routing_latency",
+		 .help = "delay from a packet's header arriving to it leaving"},
+};
+
+static const struct ibemu__yaml_key hca_keys[] = {
+	[IBEMU__K_NODE_NAME] =
+		{.name = "name",
+		 .type = IBEMU__YT_NAME,
+		 .flags = IBEMU__YAML_REQUIRED,
+		 .def = "required",
+		 .help = "a unique name of letters, digits and _.+-"},
+	[IBEMU__K_NODE_PORTS] = {.name = "ports",
+				 .type = IBEMU__YT_INT,
+				 .min = 1,
+				 .max = IBEMU_MAX_PORTS,
+				 .def = "1",
+				 .help = "the number of ports"},
+	[IBEMU__K_NODE_DESCRIPTION] =
+		{.name = "description",
+		 .type = IBEMU__YT_STR,
+		 .max = IBEMU_NODEDESC_MAX,
+		 .def = "the name",
+		 .help = "NodeDescription, at most 64 bytes"},
+	[IBEMU__K_NODE_GUID] = {.name = "guid",
+				.type = IBEMU__YT_GUID,
+				.def = "derived from the name",
+				.help = "NodeGUID"},
+	[IBEMU__K_NODE_PORT_GUIDS] =
+		{.name = "port_guids",
+		 .type = IBEMU__YT_GUIDS,
+		 .def = "guid + port number",
+		 .help = "PortGUID of each port, one per port in port order"},
+	[IBEMU__K_NODE_SYSIMAGE_GUID] = {.name = "system_image_guid",
+					 .type = IBEMU__YT_GUID,
+					 .def = "the guid",
+					 .help = "SystemImageGUID"},
+	[IBEMU__K_NODE_VENDOR_ID] = {.name = "vendor_id",
+				     .type = IBEMU__YT_INT,
+				     .flags = IBEMU__YAML_HEX,
+				     .max = 0xffffff,
+				     .def = "0x02ebe0",
+				     .help = "NodeInfo VendorID (an IEEE OUI)"},
+	[IBEMU__K_NODE_DEVICE_ID] = {.name = "device_id",
+				     .type = IBEMU__YT_INT,
+				     .flags = IBEMU__YAML_HEX,
+				     .max = 0xffff,
+				     .def = "0xeb01",
+				     .help = "NodeInfo DeviceID"},
+	[IBEMU__K_NODE_VLS] = {.name = "vls",
+			       .type = IBEMU__YT_INT,
+			       .choices = vl_choices,
+			       .def = "defaults: vls",
+			       .help = "data VLs of every port"},
+	[IBEMU__K_NODE_BUFFER_PER_VL] =
+		{.name = "buffer_per_vl",
+		 .type = IBEMU__YT_SIZE,
+		 .min = 64,
+		 .max = 16u << 20,
+		 .multiple = 64,
+		 .def = "defaults: buffer_per_vl",
+		 .help = "receive buffer of each port per data VL"},
+};
+
+static const struct ibemu__yaml_key link_keys[] = {
+	[IBEMU__K_LINK_A] = {.name = "a",
+			     .type = IBEMU__YT_ENDPOINT,
+			     .flags = IBEMU__YAML_REQUIRED,
+			     .def = "required",
+			     .help = "one end of the cable, node:port"},
+	[IBEMU__K_LINK_B] = {.name = "b",
+			     .type = IBEMU__YT_ENDPOINT,
+			     .flags = IBEMU__YAML_REQUIRED,
+			     .def = "required",
+			     .help = "the other end of the cable, node:port"},
+	[IBEMU__K_LINK_WIDTH] = {.name = "width",
+				 .type = IBEMU__YT_WIDTH,
+				 .def = "defaults: width",
+				 .help = "lanes"},
+	[IBEMU__K_LINK_SPEED] = {.name = "speed",
+				 .type = IBEMU__YT_SPEED,
+				 .def = "defaults: speed",
+				 .help = "lane signalling rate"},
+	[IBEMU__K_LINK_CABLE_LENGTH] =
+		{.name = "cable_length",
+		 .type = IBEMU__YT_LENGTH,
+		 .max = MAX_CABLE_MM,
+		 .def = "defaults: cable_length",
+		 .help = "cable length; sets the latency to 5 ns per metre"},
+	[IBEMU__K_LINK_LATENCY] =
+		{.name = "latency",
+		 .type = IBEMU__YT_DURATION,
+		 .max = PS_PER_MS,
+		 .def = "from cable_length",
+		 .help = "one-way propagation delay, instead of cable_length"},
+};
+
+static const struct ibemu__yaml_key generate_keys[] = {
+	[IBEMU__K_GEN_KIND] =
+		{.name = "kind",
+		 .type = IBEMU__YT_STR,
+		 .flags = IBEMU__YAML_REQUIRED,
+		 .max = 63,
+		 .def = "required",
+		 .help = "a generator kind (see topologies/GENERATORS.md)"},
+};
+
+#define SECTION(w, k, o)                                                       \
+	{                                                                      \
+		.where = w, .keys = k, .nkeys = IBEMU_ARRAY_SIZE(k), .open = o \
+	}
+
+static const struct ibemu__yaml_section sections[IBEMU__YS_COUNT] = {
+	[IBEMU__YS_TOP] = SECTION("at the top level", top_keys, 0),
+	[IBEMU__YS_DEFAULTS] = SECTION("in defaults", defaults_keys, 0),
+	[IBEMU__YS_SWITCH] = SECTION("in a switch", switch_keys, 0),
+	[IBEMU__YS_HCA] = SECTION("in an HCA", hca_keys, 0),
+	[IBEMU__YS_LINK] = SECTION("in a link", link_keys, 0),
+	[IBEMU__YS_GENERATE] = SECTION("in generate", generate_keys, 1),
+};
+
+_Static_assert(IBEMU_ARRAY_SIZE(switch_keys) <= IBEMU__YAML_MAX_KEYS &&
+		       IBEMU_ARRAY_SIZE(hca_keys) <= IBEMU__YAML_MAX_KEYS,
+	       "IBEMU__YAML_MAX_KEYS too small");
+
+const struct ibemu__yaml_section *
+ibemu__yaml_section(enum ibemu__yaml_section_id id)
+{
+	IBEMU_BUG_ON((unsigned)id >= IBEMU__YS_COUNT);
+	return &sections[id];
+}
+
+int ibemu__ynode_is_null(const struct ibemu__ynode *n)
+{
+	if (n->kind != IBEMU__Y_SCALAR || !n->plain)
+		return 0;
+	return !n->len || !strcmp(n->str, "~") || !strcmp(n->str, "null") ||
+	       !strcmp(n->str, "Null") || !strcmp(n->str, "NULL");
+}
+
+const char *ibemu__ynode_what(const struct ibemu__ynode *n)
+{
+	if (n->kind == IBEMU__Y_SEQ)
+		return "a sequence";
+	if (n->kind == IBEMU__Y_MAP)
+		return "a mapping";
+	return ibemu__ynode_is_null(n) ? "empty" : "a scalar";
+}
+
+/* Units of the suffixed quantities, each as a multiple of the base unit. */
+struct unit {
+	const char *name;
+	uint64_t scale;
+};
+
+static const struct unit duration_units[] = {
+	{"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", PS_PER_MS}, {NULL, 0},
+};
+
+static const struct unit length_units[] = {
+	{"mm", 1},
+	{"cm", 10},
+	{"m", 1000},
+	{NULL, 0},
+};
+
+static const struct unit size_units[] = {
+	{"B", 1},
+	{"KiB", 1024},
+	{"MiB", 1024 * 1024},
+	{NULL, 0},
+};
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int ibemu__yaml_parse_uint(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	int x;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		if (!*s)
+			return -EINVAL;
+		for (; *s; s++) {
+			x = hex_digit(*s);
+			if (x < 0)
+				return -EINVAL;
+			if (v >> 60)
+				return -ERANGE;
+			v = v << 4 | (unsigned)x;
+		}
+		*out = v;
+		return 0;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (!is_digit(*s))
+			return -EINVAL;
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Parses "<decimal>[.<decimal>][ ]<unit>" exactly: the value must be a whole
+ * number of base units ("0.5m" is 500 mm, "0.5mm" is refused). 'bare' is the
+ * scale of a number without a unit, or 0 when a unit is required.
+ */
+static int parse_quantity(const char *s, const struct unit *units,
+			  uint64_t bare, uint64_t *out)
+{
+	unsigned __int128 ip = 0, fp = 0, pow10 = 1, v;
+	const struct unit *u;
+	uint64_t scale = 0;
+	unsigned digits = 0;
+
+	if (!is_digit(*s))
+		return -EINVAL;
+	for (; is_digit(*s); s++) {
+		if (++digits > 20)
+			return -ERANGE;
+		ip = ip * 10 + (unsigned)(*s - '0');
+	}
+	if (*s == '.') {
+		s++;
+		if (!is_digit(*s))
+			return -EINVAL;
+		for (digits = 0; is_digit(*s); s++) {
+			if (++digits > 18)
+				return -ENOTSUP;
+			fp = fp * 10 + (unsigned)(*s - '0');
+			pow10 *= 10;
+		}
+	}
+	if (*s == ' ')
+		s++;
+	if (!*s) {
+		if (!bare)
+			return -EDOM;
+		scale = bare;
+	}
+	for (u = units; *s && u->name; u++) {
+		if (!strcmp(s, u->name)) {
+			scale = u->scale;
+			break;
+		}
+	}
+	if (!scale)
+		return -EINVAL;
+	if (fp * scale % pow10)
+		return -ENOTSUP;
+	v = ip * scale + fp * scale / pow10;
+	if (v > UINT64_MAX)
+		return -ERANGE;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int ibemu__yaml_parse_duration(const char *s, uint64_t *ps)
+{
+	return parse_quantity(s, duration_units, 0, ps);
+}
+
+int ibemu__yaml_parse_length(const char *s, uint64_t *mm)
+{
+	return parse_quantity(s, length_units, 0, mm);
+}
+
+int ibemu__yaml_parse_size(const char *s, uint64_t *bytes)
+{
+	return parse_quantity(s, size_units, 1, bytes);
+}
+
+/* Prints v in the largest unit it fills, with the decimals it needs. */
+static void format_quantity(struct ibemu_buf *b, uint64_t v,
+			    const struct unit *units)
+{
+	const struct unit *u = units, *best = units;
+	uint64_t frac;
+	int decimals = 0;
+
+	for (; u->name; u++)
+		if (v >= u->scale)
+			best = u;
+	frac = v % best->scale;
+	ibemu_buf_printf(b, "%" PRIu64, v / best->scale);
+	if (frac) {
+		uint64_t div = best->scale;
+
+		/* The scales are powers of ten: drop the fraction's zeros. */
+		while (frac % 10 == 0) {
+			frac /= 10;
+			div /= 10;
+		}
+		for (; div > 1; div /= 10)
+			decimals++;
+		ibemu_buf_printf(b, ".%0*" PRIu64, decimals, frac);
+	}
+	ibemu_buf_puts(b, best->name);
+}
+
+void ibemu__yaml_format_duration(struct ibemu_buf *b, uint64_t ps)
+{
+	format_quantity(b, ps, duration_units);
+}
+
+void ibemu__yaml_format_length(struct ibemu_buf *b, uint64_t mm)
+{
+	format_quantity(b, mm, length_units);
+}
+
+void ibemu__yaml_format_size(struct ibemu_buf *b, uint64_t bytes)
+{
+	/* Binary units are not powers of ten: use the largest exact one. */
+	if (bytes && !(bytes % (1024 * 1024)))
+		ibemu_buf_printf(b, "%" PRIu64 "MiB", bytes >> 20);
+	else if (bytes && !(bytes % 1024))
+		ibemu_buf_printf(b, "%" PRIu64 "KiB", bytes >> 10);
+	else
+		ibemu_buf_printf(b, "%" PRIu64, bytes);
+}
+
+/* Appends what a value of key 'k' looks like, for "expected ..." */
+static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
+{
+	const unsigned *c;
+
+	switch (k->type) {
+	case IBEMU__YT_INT:
+		if (!k->choices) {
+			ibemu_buf_puts(b, "an integer (decimal or 0x hex)");
+			break;
+		}
+		for (c = k->choices; *c; c++)
+			ibemu_buf_printf(b, "%s%u",
+					 c == k->choices ? ""
+					 : c[1]		 ? ", "
+							 : " or ",
+					 *c);
+		break;
+	case IBEMU__YT_GUID:
+		ibemu_buf_puts(b, "a GUID (0x and up to 16 hex digits)");
+		break;
+	case IBEMU__YT_GUIDS:
+		ibemu_buf_puts(b, "a sequence of GUIDs, one per port");
+		break;
+	case IBEMU__YT_STR:
+		ibemu_buf_puts(b, "a string");
+		break;
+	case IBEMU__YT_NAME:
+		ibemu_buf_puts(b, "a name of letters, digits and _.+- "
+				  "(at most 63 characters)");
+		break;
+	case IBEMU__YT_DURATION:
+		ibemu_buf_puts(b, "a duration with a unit, ps, ns, us or ms "
+				  "(such as 90ns)");
+		break;
+	case IBEMU__YT_LENGTH:
+		ibemu_buf_puts(b, "a length with a unit, mm, cm or m "
+				  "(such as 3m)");
+		break;
+	case IBEMU__YT_SIZE:
+		ibemu_buf_puts(b,
+			       "a size in bytes, KiB or MiB (such as 16KiB)");
+		break;
+	case IBEMU__YT_WIDTH:
+		ibemu_buf_puts(b, "1x, 2x, 4x, 8x or 12x");
+		break;
+	case IBEMU__YT_SPEED:
+		ibemu_buf_puts(b, ibemu_speed_names());
+		break;
+	case IBEMU__YT_ENDPOINT:
+		ibemu_buf_puts(b, "node:port (such as sw1:3)");
+		break;
+	case IBEMU__YT_SEQ:
+		ibemu_buf_printf(b, "a sequence (%s)", k->help);
+		break;
+	case IBEMU__YT_MAP:
+		ibemu_buf_printf(b, "a mapping (%s)", k->help);
+		break;
+	}
+}
+
+static void format_bound(struct ibemu_buf *b, const struct ibemu__yaml_key *k,
+			 uint64_t v)
+{
+	switch (k->type) {
+	case IBEMU__YT_DURATION:
+		ibemu__yaml_format_duration(b, v);
+		break;
+	case IBEMU__YT_LENGTH:
+		ibemu__yaml_format_length(b, v);
+		break;
+	case IBEMU__YT_SIZE:
+		ibemu__yaml_format_size(b, v);
+		break;
+	default:
+		if (k->flags & IBEMU__YAML_HEX)
+			ibemu_buf_printf(b, "0x%" PRIx64, v);
+		else
+			ibemu_buf_printf(b, "%" PRIu64, v);
+	}
+}
+
+/* Reports "<what>, expected <what key k takes>" at node 'n'. */
+static int IBEMU_PRINTF(4, 5)
+	bad_value(struct ibemu_diag *d, const struct ibemu__ynode *n,
+		  const struct ibemu__yaml_key *k, const char *fmt, ...)
+{
+	struct ibemu_buf b;
+	va_list ap;
+	char *msg;
+	int n_;
+
+	ibemu_buf_init(&b);
+	va_start(ap, fmt);
+	n_ = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	msg = n_ >= 0 ? malloc((size_t)n_ + 1) : NULL;
+	if (msg) {
+		va_start(ap, fmt);
+		vsnprintf(msg, (size_t)n_ + 1, fmt, ap);
+		va_end(ap);
+		ibemu_buf_puts(&b, msg);
+		free(msg);
+	}
+	ibemu_buf_puts(&b, ", expected ");
+	expect_text(&b, k);
+	ibemu_diag_error(d, &n->loc, "%s", b.err ? "out of memory" : b.data);
+	ibemu_buf_fini(&b);
+	return -EINVAL;
+}
+
+static int out_of_range(struct ibemu_diag *d, const struct ibemu__ynode *n,
+			const struct ibemu__yaml_key *k)
+{
+	struct ibemu_buf b;
+
+	ibemu_buf_init(&b);
+	format_bound(&b, k, k->min);
+	ibemu_buf_puts(&b, "..");
+	format_bound(&b, k, k->max);
+	ibemu_diag_error(d, &n->loc, "%s %s is out of range, expected %s",
+			 k->name, n->str, b.err ? "?" : b.data);
+	ibemu_buf_fini(&b);
+	return -EINVAL;
+}
+
+/* Checks 'v' against the range, the choices and the multiple of 'k'. */
+static int check_number(const struct ibemu__yaml_key *k,
+			const struct ibemu__ynode *n, uint64_t v,
+			struct ibemu_diag *d)
+{
+	const unsigned *c;
+
+	if (k->choices) {
+		for (c = k->choices; *c; c++)
+			if (v == *c)
+				return 0;
+		return bad_value(d, n, k, "bad %s %s", k->name, n->str);
+	}
+	if (v < k->min || v > k->max)
+		return out_of_range(d, n, k);
+	if (k->multiple && v % k->multiple)
+		return ibemu_diag_error(
+			d, &n->loc,
+			"%s %s is not whole credits, expected a "
+			"multiple of %u bytes",
+			k->name, n->str, k->multiple);
+	return 0;
+}
+
+static int parse_unit_value(const struct ibemu__yaml_key *k,
+			    const struct ibemu__ynode *n, uint64_t *v,
+			    struct ibemu_diag *d)
+{
+	static const char *const base[] = {
+		[IBEMU__YT_DURATION] = "picoseconds",
+		[IBEMU__YT_LENGTH] = "millimetres",
+		[IBEMU__YT_SIZE] = "bytes",
+	};
+	int ret;
+
+	if (k->type == IBEMU__YT_DURATION)
+		ret = ibemu__yaml_parse_duration(n->str, v);
+	else if (k->type == IBEMU__YT_LENGTH)
+		ret = ibemu__yaml_parse_length(n->str, v);
+	else
+		ret = ibemu__yaml_parse_size(n->str, v);
+	switch (ret) {
+	case 0:
+		return check_number(k, n, *v, d);
+	case -ERANGE:
+		return out_of_range(d, n, k);
+	case -EDOM:
+		return bad_value(d, n, k, "bad %s '%s': a number needs a unit",
+				 k->name, n->str);
+	case -ENOTSUP:
+		return bad_value(d, n, k,
+				 "bad %s '%s': not a whole number of %s",
+				 k->name, n->str, base[k->type]);
+	default:
+		return bad_value(d, n, k, "bad %s '%s'", k->name, n->str);
+	}
+}
+
+static int parse_guid(const struct ibemu__yaml_key *k,
+		      const struct ibemu__ynode *n, uint64_t *v,
+		      struct ibemu_diag *d)
+{
+	int ret;
+
+	if (n->str[0] != '0' || (n->str[1] != 'x' && n->str[1] != 'X'))
+		return bad_value(d, n, k, "bad %s '%s'", k->name, n->str);
+	ret = ibemu__yaml_parse_uint(n->str, v);
+	if (ret == -ERANGE)
+		return bad_value(d, n, k, "%s %s is longer than 64 bits",
+				 k->name, n->str);
+	if (ret)
+		return bad_value(d, n, k, "bad %s '%s'", k->name, n->str);
+	if (!*v)
+		return ibemu_diag_error(
+			d, &n->loc,
+			"%s %s is reserved, expected a non-zero "
+			"GUID",
+			k->name, n->str);
+	return 0;
+}
+
+static int parse_endpoint(const struct ibemu__yaml_key *k,
+			  const struct ibemu__ynode *n,
+			  struct ibemu__yaml_val *v, struct ibemu_diag *d)
+{
+	const char *colon = strrchr(n->str, ':');
+	const char *p;
+	uint64_t port;
+	char *name;
+
+	if (!colon || !colon[1])
+		return bad_value(d, n, k, "bad link endpoint '%s'", n->str);
+	for (p = colon + 1; *p; p++)
+		if (!is_digit(*p))
+			break;
+	if (*p || ibemu__yaml_parse_uint(colon + 1, &port))
+		return bad_value(d, n, k, "bad link endpoint '%s'", n->str);
+	name = strndup(n->str, (size_t)(colon - n->str));
+	if (!name)
+		return ibemu_diag_error(d, &n->loc, "out of memory");
+	if (!ibemu_name_valid(name)) {
+		free(name);
+		return bad_value(d, n, k, "bad link endpoint '%s'", n->str);
+	}
+	v->buf = name;
+	v->s = name;
+	v->u = port;
+	return 0;
+}
+
+static int parse_guids(const struct ibemu__yaml_key *k,
+		       const struct ibemu__ynode *n, struct ibemu__yaml_val *v,
+		       struct ibemu_diag *d)
+{
+	static const struct ibemu__yaml_key item = {
+		.name = "port GUID",
+		.type = IBEMU__YT_GUID,
+	};
+	size_t i;
+	int ret;
+
+	if (n->kind != IBEMU__Y_SEQ)
+		return bad_value(d, n, k, "%s is %s", k->name,
+				 ibemu__ynode_what(n));
+	v->guids = calloc(n->nkids + 1, sizeof(*v->guids));
+	if (!v->guids)
+		return ibemu_diag_error(d, &n->loc, "out of memory");
+	for (i = 0; i < n->nkids; i++) {
+		const struct ibemu__ynode *g = n->kids[i];
+
+		if (g->kind != IBEMU__Y_SCALAR || ibemu__ynode_is_null(g))
+			return bad_value(d, g, &item, "port GUID is %s",
+					 ibemu__ynode_what(g));
+		ret = parse_guid(&item, g, &v->guids[i], d);
+		if (ret)
+			return ret;
+	}
+	v->u = n->nkids;
+	return 0;
+}
+
+int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
+			    const struct ibemu__ynode *n,
+			    struct ibemu__yaml_val *v, struct ibemu_diag *d)
+{
+	enum ibemu_speed speed;
+	uint8_t lanes;
+	int ret;
+
+	v->node = n;
+	switch (k->type) {
+	case IBEMU__YT_SEQ:
+	case IBEMU__YT_MAP:
+		if (ibemu__ynode_is_null(n))
+			return 0;
+		if (n->kind !=
+		    (k->type == IBEMU__YT_SEQ ? IBEMU__Y_SEQ : IBEMU__Y_MAP))
+			return bad_value(d, n, k, "%s is %s", k->name,
+					 ibemu__ynode_what(n));
+		return 0;
+	case IBEMU__YT_GUIDS:
+		return parse_guids(k, n, v, d);
+	default:
+		break;
+	}
+	/* Everything else is one scalar. */
+	if (n->kind != IBEMU__Y_SCALAR || ibemu__ynode_is_null(n))
+		return bad_value(d, n, k, "%s is %s", k->name,
+				 ibemu__ynode_what(n));
+	if (strlen(n->str) != n->len)
+		return bad_value(d, n, k, "%s holds a NUL character", k->name);
+	switch (k->type) {
+	case IBEMU__YT_INT:
+		ret = ibemu__yaml_parse_uint(n->str, &v->u);
+		if (ret == -ERANGE)
+			return out_of_range(d, n, k);
+		if (ret)
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		return check_number(k, n, v->u, d);
+	case IBEMU__YT_GUID:
+		return parse_guid(k, n, &v->u, d);
+	case IBEMU__YT_STR:
+		if (k->max && n->len > k->max)
+			return ibemu_diag_error(
+				d, &n->loc,
+				"%s is %zu bytes long, expected "
+				"at most %" PRIu64 " bytes",
+				k->name, n->len, k->max);
+		v->s = n->str;
+		return 0;
+	case IBEMU__YT_NAME:
+		if (!ibemu_name_valid(n->str))
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		v->s = n->str;
+		return 0;
+	case IBEMU__YT_DURATION:
+	case IBEMU__YT_LENGTH:
+	case IBEMU__YT_SIZE:
+		return parse_unit_value(k, n, &v->u, d);
+	case IBEMU__YT_WIDTH:
+		if (ibemu_width_parse(n->str, &lanes))
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		v->u = lanes;
+		return 0;
+	case IBEMU__YT_SPEED:
+		if (ibemu_speed_parse(n->str, &speed))
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		v->u = (uint64_t)speed;
+		return 0;
+	case IBEMU__YT_ENDPOINT:
+		return parse_endpoint(k, n, v, d);
+	default:
+		IBEMU_BUG_ON(1);
+		return -EINVAL;
+	}
+}
+
+static int find_key(const struct ibemu__yaml_section *s,
+		    const struct ibemu__ynode *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->nkeys; i++)
+		if (s->keys[i].name && !strcmp(s->keys[i].name, key->str) &&
+		    strlen(key->str) == key->len)
+			return (int)i;
+	return -1;
+}
+
+static int unknown_key(const struct ibemu__yaml_section *s,
+		       const struct ibemu__ynode *key, struct ibemu_diag *d)
+{
+	struct ibemu_buf b;
+	size_t i;
+	int first = 1;
+
+	ibemu_buf_init(&b);
+	for (i = 0; i < s->nkeys; i++) {
+		if (!s->keys[i].name)
+			continue;
+		ibemu_buf_printf(&b, "%s%s", first ? "" : ", ",
+				 s->keys[i].name);
+		first = 0;
+	}
+	if (key->kind != IBEMU__Y_SCALAR)
+		ibemu_diag_error(
+			d, &key->loc, "a key that is %s %s, expected one of %s",
+			ibemu__ynode_what(key), s->where, b.err ? "?" : b.data);
+	else
+		ibemu_diag_error(d, &key->loc,
+				 "unknown key '%s' %s, expected one of %s",
+				 key->str, s->where, b.err ? "?" : b.data);
+	ibemu_buf_fini(&b);
+	return -EINVAL;
+}
+
+static int same_key(const struct ibemu__ynode *a, const struct ibemu__ynode *b)
+{
+	return a->kind == IBEMU__Y_SCALAR && b->kind == IBEMU__Y_SCALAR &&
+	       a->len == b->len && !memcmp(a->str, b->str, a->len);
+}
+
+int ibemu__yaml_map_parse(const struct ibemu__ynode *map,
+			  enum ibemu__yaml_section_id id,
+			  struct ibemu__yaml_val *vals, struct ibemu_diag *d)
+{
+	const struct ibemu__yaml_section *s = ibemu__yaml_section(id);
+	size_t i, j;
+	int ret, k;
+
+	IBEMU_BUG_ON(map->kind != IBEMU__Y_MAP);
+	memset(vals, 0, s->nkeys * sizeof(*vals));
+	for (i = 0; i + 1 < map->nkids; i += 2) {
+		const struct ibemu__ynode *key = map->kids[i];
+
+		if (key->kind != IBEMU__Y_SCALAR)
+			return unknown_key(s, key, d);
+		for (j = 0; j < i; j += 2)
+			if (same_key(map->kids[j], key))
+				return ibemu_diag_error(
+					d, &key->loc,
+					"duplicate key '%s' (first given at "
+					"%u:%u), expected each key once",
+					key->str, map->kids[j]->loc.line,
+					map->kids[j]->loc.col);
+		k = find_key(s, key);
+		if (k < 0) {
+			if (s->open)
+				continue;
+			return unknown_key(s, key, d);
+		}
+		vals[k].key = key;
+		ret = ibemu__yaml_value_parse(&s->keys[k], map->kids[i + 1],
+					      &vals[k], d);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < s->nkeys; i++) {
+		const struct ibemu__yaml_key *key = &s->keys[i];
+
+		if (key->name && (key->flags & IBEMU__YAML_REQUIRED) &&
+		    !vals[i].node)
+			return ibemu_diag_error(d, &map->loc,
+						"missing key '%s' %s, expected "
+						"%s",
+						key->name, s->where, key->help);
+	}
+	return 0;
+}
+
+void ibemu__yaml_vals_fini(struct ibemu__yaml_val *vals, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(vals[i].buf);
+		free(vals[i].guids);
+		vals[i].buf = NULL;
+		vals[i].guids = NULL;
+	}
+}
