@@ -295,6 +295,13 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	{"counters", "[NODE[:PORT]] [--top N] [--reset]",
 	 "PMA counters and rates over the last interval of virtual time", 1,
 	 ibemu__serve_counters},
+	{"traffic",
+	 "PATTERN [--size BYTES] [--load F] [--duration T] [--seed N] "
+	 "[--shift K] [--hotspot NODE[:PORT]] [--sources N] [--victims] "
+	 "[--sl SL] [--mtu MTU] [--top N]",
+	 "run a traffic study (uniform, shift, permutation, alltoall, "
+	 "bisection, incast) in virtual time",
+	 1, ibemu__serve_traffic},
 	{"down", "", "stop the fabric's daemon and remove its files", 0,
 	 serve_down},
 	{NULL, NULL, NULL, 0, NULL},

@@ -205,7 +205,8 @@ int ibemu_runtime_list(char ***names, size_t *count)
 		n++;
 	}
 	closedir(dir);
-	qsort(list, n, sizeof(*list), cmp_names);
+	if (n > 1)
+		qsort(list, n, sizeof(*list), cmp_names);
 	*names = list;
 	*count = n;
 	return 0;

@@ -222,10 +222,12 @@ void ibemu_engine_port_where(const struct ibemu_engine *e, uint32_t index,
 int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 			 uint16_t lid)
 {
-	struct ibemu_enode *n = &e->nodes[node];
+	struct ibemu_enode *n;
 
-	if (node >= e->topo->nnodes || port > n->nports ||
-	    lid >= IBEMU_LID_COUNT)
+	if (node >= e->topo->nnodes || lid >= IBEMU_LID_COUNT)
+		return -EINVAL;
+	n = &e->nodes[node];
+	if (port > n->nports)
 		return -EINVAL;
 	if (n->type == IBEMU_NODE_SWITCH)
 		n->lid = lid;
@@ -237,8 +239,11 @@ int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
 			      unsigned port)
 {
-	const struct ibemu_enode *n = &e->nodes[node];
+	const struct ibemu_enode *n;
 
+	if (node >= e->topo->nnodes)
+		return 0;
+	n = &e->nodes[node];
 	if (n->type == IBEMU_NODE_SWITCH)
 		return n->lid;
 	return port <= n->nports ? e->ports[n->first_port + port].lid : 0;

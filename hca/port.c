@@ -27,8 +27,11 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		by_sl[sl] = p->credits[p->sl2vl[sl]];
 	pkt = e->ops->hca_pull(e->ctx, pi, by_sl, &blocked);
 	if (!pkt) {
+		/* Waiting counts only while something is ready to go. */
 		if (blocked)
 			ibemu__engine_wait_start(e, p);
+		else
+			ibemu__engine_wait_stop(e, p);
 		return;
 	}
 	ibemu__engine_wait_stop(e, p);

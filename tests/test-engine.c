@@ -144,11 +144,68 @@ static void test_one_packet_hdr(void)
 		 4 * 10000 + 3 * (130000 + hdr) + ser);
 }
 
+/*
+ * PortXmitWait counts while a packet is ready but lacks credit, and stops
+ * when the upper layer withdraws it (the port is then idle, not waiting).
+ */
+struct wait_ul {
+	struct ibemu_engine *e;
+	uint32_t port;
+	int ready; /* a packet is ready but (says the upper layer) lacks credit */
+};
+
+static struct ibemu_pkt *wait_pull(void *ctx, uint32_t port,
+				   const uint16_t *credits, int *blocked)
+{
+	struct wait_ul *u = ctx;
+
+	(void)credits;
+	if (port == u->port && u->ready)
+		*blocked = 1;
+	return NULL;
+}
+
+static void wait_timer(void *ctx, uint64_t cookie)
+{
+	struct wait_ul *u = ctx;
+
+	(void)cookie;
+	u->ready = 0; /* withdrawn (QP flushed, CC throttled, ...) */
+	ibemu_engine_kick(u->e, u->port);
+}
+
+static const struct ibemu_engine_ops wait_ops = {
+	.hca_pull = wait_pull,
+	.timer = wait_timer,
+};
+
+static void test_wait_stops_when_idle(void)
+{
+	struct ibemu_topo *t = chain(0, IBEMU_SPEED_EDR);
+	struct ibemu_port_counters c;
+	struct ibemu_engine *e;
+	struct wait_ul u;
+
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	u.e = e;
+	u.port = ibemu_engine_port_index(e, 0, 1);
+	u.ready = 1;
+	ibemu_engine_set_ops(e, &wait_ops, &u);
+	ibemu_engine_kick(e, u.port);	     /* blocked from t = 0 */
+	ibemu_engine_timer(e, 1000000, 0);   /* nothing to send from 1 us */
+	ibemu_engine_run(e, 10000000, 1000); /* look at 10 us */
+	ibemu_engine_counters(e, u.port, &c);
+	T_EQ_U64(c.xmit_wait, 1000); /* 1 us of 1 ns ticks */
+	ibemu_engine_destroy(e);
+	ibemu_topo_destroy(t);
+}
+
 void ibemu_test_register_engine(void)
 {
 	static const struct ibemu_test tests[] = {
 		{"one_packet_edr", test_one_packet_edr},
 		{"one_packet_hdr", test_one_packet_hdr},
+		{"wait_stops_when_idle", test_wait_stops_when_idle},
 		{NULL, NULL},
 	};
 

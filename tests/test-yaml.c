@@ -848,6 +848,10 @@ static void test_emit_text(void)
 /* Text YAML cannot hold: bytes that are not UTF-8 become '?'. */
 static void test_emit_bytes(void)
 {
+	static const char odd[] =
+		"x\xc2\x88\xc2\x85\xe2\x80\xa8\xe2\x80\xa9"
+		"\xef\xbb\xbf\xef\xbf\xbe\x7f\t\xf0\x9f\x99\x82"
+		"e";
 	struct ibemu_topo *t, *u = NULL;
 	struct ibemu_diag d;
 	uint32_t h;
@@ -866,6 +870,18 @@ static void test_emit_bytes(void)
 	T_EQ_INT(ibemu_yaml_load("x", text, strlen(text), &u, &d), 0);
 	if (u)
 		T_EQ_STR(u->nodes[0].desc, "a?\x01\xc3\xa9?? \"q\"");
+	free(text);
+	ibemu_topo_destroy(u);
+	u = NULL;
+
+	/* Controls, line breaks YAML would fold and the BOM read back exactly. */
+	T_EQ_INT(ibemu_topo_set_desc(t, h, odd), 0);
+	text = emit(t);
+	T_TRUE(text &&
+	       strstr(text, "\\x88\\x85\\u2028\\u2029\\ufeff\\ufffe\\x7f"));
+	T_EQ_INT(ibemu_yaml_load("x", text, strlen(text), &u, &d), 0);
+	if (u)
+		T_EQ_STR(u->nodes[0].desc, odd);
 	free(text);
 	ibemu_topo_destroy(u);
 	ibemu_topo_destroy(t);

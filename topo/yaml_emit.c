@@ -55,65 +55,83 @@ static int needs_quotes(const char *s)
 	return 0;
 }
 
-/* Length of the UTF-8 sequence at 's', or 0 if it is not valid UTF-8. */
-static size_t utf8_len(const unsigned char *s)
+/*
+ * Decodes the UTF-8 sequence at 's' into *cp. Returns its length, or 0 if it
+ * is not valid UTF-8.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
 {
 	size_t n, i;
-	uint32_t cp;
 
-	if (s[0] < 0x80)
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return 1;
+	}
 	if ((s[0] & 0xe0) == 0xc0) {
 		n = 2;
-		cp = s[0] & 0x1f;
+		*cp = s[0] & 0x1f;
 	} else if ((s[0] & 0xf0) == 0xe0) {
 		n = 3;
-		cp = s[0] & 0x0f;
+		*cp = s[0] & 0x0f;
 	} else if ((s[0] & 0xf8) == 0xf0) {
 		n = 4;
-		cp = s[0] & 0x07;
+		*cp = s[0] & 0x07;
 	} else {
 		return 0;
 	}
 	for (i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
+		*cp = *cp << 6 | (s[i] & 0x3f);
 	}
 	/* No overlong forms, surrogates or code points past U+10FFFF. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if ((n == 2 && *cp < 0x80) || (n == 3 && *cp < 0x800) ||
+	    (n == 4 && *cp < 0x10000) || *cp > 0x10ffff ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff))
 		return 0;
 	return n;
 }
 
 /*
- * Writes 's' as a double-quoted YAML scalar. Valid UTF-8 goes through as it
- * is. YAML text is Unicode, so a byte that is not UTF-8 (a description cut
- * in the middle of a character, say) cannot be written at all: it becomes
- * '?', which keeps the length within the NodeDescription limit.
+ * Characters that may not appear as they are in a quoted scalar: those
+ * outside YAML's printable set (YAML 1.2, 5.1: C0 and C1 controls, DEL,
+ * U+FFFE, U+FFFF), the line breaks a reader would fold into spaces (NEL,
+ * LS, PS, 5.4) and the byte order mark.
+ */
+static int needs_escape(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+	       cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
+/*
+ * Writes 's' as a double-quoted YAML scalar: printable UTF-8 as it is, other
+ * characters as escapes that read back to the same bytes. YAML text is
+ * Unicode, so a byte that is not UTF-8 (a description cut in the middle of
+ * a character, say) cannot be written at all: it becomes '?', which keeps
+ * the length within the NodeDescription limit.
  */
 static void put_quoted(struct ibemu_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
 	size_t n;
 
 	ibemu_buf_puts(b, "\"");
 	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			ibemu_buf_printf(b, "\\%c", *p);
-			p++;
-		} else if (*p < 0x20 || *p == 0x7f) {
-			ibemu_buf_printf(b, "\\x%02x", *p);
-			p++;
-		} else if ((n = utf8_len(p)) != 0) {
-			ibemu_buf_append(b, p, n);
-			p += n;
-		} else {
+		n = utf8_decode(p, &cp);
+		if (!n) {
 			ibemu_buf_puts(b, "?");
-			p++;
+			n = 1;
+		} else if (cp == '"' || cp == '\\') {
+			ibemu_buf_printf(b, "\\%c", (char)cp);
+		} else if (needs_escape(cp)) {
+			ibemu_buf_printf(b, cp <= 0xff ? "\\x%02x" : "\\u%04x",
+					 (unsigned)cp);
+		} else {
+			ibemu_buf_append(b, p, n);
 		}
+		p += n;
 	}
 	ibemu_buf_puts(b, "\"");
 }

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Traffic studies in the engine: streams create messages at slot times,
+ * each message waits in its flow's queue, and each source HCA port pulls
+ * packets from its flows in round robin. Deliveries are checked (sequence
+ * per flow) and timed. Every step of the packet path is O(1): flows are
+ * found by hash, sources keep a ring of the flows that have data.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traffic_int.h"
+
+static const char *const pattern_names[] = {
+	[IBEMU_TRAFFIC_UNIFORM] = "uniform",
+	[IBEMU_TRAFFIC_SHIFT] = "shift",
+	[IBEMU_TRAFFIC_PERMUTATION] = "permutation",
+	[IBEMU_TRAFFIC_ALLTOALL] = "alltoall",
+	[IBEMU_TRAFFIC_BISECTION] = "bisection",
+	[IBEMU_TRAFFIC_INCAST] = "incast",
+	[IBEMU_TRAFFIC_PAIRS] = "pairs",
+};
+
+void ibemu_traffic_opts_init(struct ibemu_traffic_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->pattern = IBEMU_TRAFFIC_UNIFORM;
+	o->shift = 1;
+	o->msg_bytes = 65536;
+	o->load = 1.0;
+	o->duration_ps = 100000000ull; /* 100 us */
+	o->seed = 1;
+}
+
+int ibemu_traffic_pattern_parse(const char *s, enum ibemu_traffic_pattern *out)
+{
+	unsigned i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(pattern_names); i++) {
+		if (!strcmp(s, pattern_names[i])) {
+			*out = (enum ibemu_traffic_pattern)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *ibemu_traffic_pattern_name(enum ibemu_traffic_pattern p)
+{
+	if ((unsigned)p >= IBEMU_ARRAY_SIZE(pattern_names))
+		return "?";
+	return pattern_names[p];
+}
+
+/* Flow table. */
+
+static uint32_t flow_hash(uint32_t src, uint32_t dst)
+{
+	uint64_t x = (uint64_t)src << 32 | dst;
+
+	return (uint32_t)(ibemu__splitmix64(&x) >> 32);
+}
+
+static int hash_grow(struct ibemu_traffic *tr)
+{
+	uint32_t size = tr->hash_mask ? (tr->hash_mask + 1) * 2 : 1024, i, h;
+	uint32_t *tab = malloc(size * sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	memset(tab, 0xff, size * sizeof(*tab));
+	for (i = 0; i < tr->nflows; i++) {
+		h = flow_hash(tr->flows[i].src, tr->flows[i].dst) & (size - 1);
+		while (tab[h] != IBEMU_NONE)
+			h = (h + 1) & (size - 1);
+		tab[h] = i;
+	}
+	free(tr->flow_hash);
+	tr->flow_hash = tab;
+	tr->hash_mask = size - 1;
+	return 0;
+}
+
+/* The flow from 'src' to 'dst', created on first use; NONE on ENOMEM. */
+static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
+			 int victim)
+{
+	struct ibemu_traffic_flow *f;
+	uint32_t h, fi;
+
+	/* Keep the table at most half full so probes stay short. */
+	if ((uint64_t)(tr->nflows + 1) * 2 > (uint64_t)tr->hash_mask + 1 &&
+	    hash_grow(tr))
+		return IBEMU_NONE;
+	h = flow_hash(src, dst) & tr->hash_mask;
+	while ((fi = tr->flow_hash[h]) != IBEMU_NONE) {
+		if (tr->flows[fi].src == src && tr->flows[fi].dst == dst)
+			return fi;
+		h = (h + 1) & tr->hash_mask;
+	}
+	if (tr->nflows == tr->cap_flows) {
+		uint32_t cap = tr->cap_flows ? tr->cap_flows * 2 : 64;
+
+		f = realloc(tr->flows, cap * sizeof(*f));
+		if (!f)
+			return IBEMU_NONE;
+		tr->flows = f;
+		tr->cap_flows = cap;
+	}
+	fi = tr->nflows++;
+	f = &tr->flows[fi];
+	memset(f, 0, sizeof(*f));
+	f->src = src;
+	f->dst = dst;
+	f->ring_next = IBEMU_NONE;
+	f->msg_head = f->msg_tail = IBEMU_NONE;
+	f->victim = (uint8_t)victim;
+	tr->flow_hash[h] = fi;
+	return fi;
+}
+
+/* Message pool. */
+
+static uint32_t msg_alloc(struct ibemu_traffic *tr)
+{
+	uint32_t i, m;
+
+	if (tr->free_msg == IBEMU_NONE) {
+		uint32_t cap = tr->cap_msgs ? tr->cap_msgs * 2 : 1024;
+		struct ibemu_traffic_msg *msgs;
+
+		if (cap <= tr->cap_msgs)
+			return IBEMU_NONE;
+		msgs = realloc(tr->msgs, cap * sizeof(*msgs));
+		if (!msgs)
+			return IBEMU_NONE;
+		for (i = tr->cap_msgs; i < cap; i++)
+			msgs[i].next = i + 1 < cap ? i + 1 : IBEMU_NONE;
+		tr->msgs = msgs;
+		tr->free_msg = tr->cap_msgs;
+		tr->cap_msgs = cap;
+	}
+	m = tr->free_msg;
+	tr->free_msg = tr->msgs[m].next;
+	tr->msgs[m].next = IBEMU_NONE;
+	return m;
+}
+
+static void msg_free(struct ibemu_traffic *tr, uint32_t m)
+{
+	tr->msgs[m].next = tr->free_msg;
+	tr->free_msg = m;
+}
+
+/* Source rings: the flows of a host that have a packet to send. */
+
+static void ring_add(struct ibemu_traffic *tr, struct ibemu_traffic_host *h,
+		     uint32_t fi)
+{
+	struct ibemu_traffic_flow *f = &tr->flows[fi];
+
+	if (h->ring_tail == IBEMU_NONE) {
+		f->ring_next = fi;
+	} else {
+		f->ring_next = tr->flows[h->ring_tail].ring_next;
+		tr->flows[h->ring_tail].ring_next = fi;
+	}
+	h->ring_tail = fi;
+}
+
+/* Message generation. */
+
+static uint32_t pick_dst(struct ibemu_traffic *tr,
+			 struct ibemu_traffic_stream *s)
+{
+	uint32_t n = tr->nhosts, d;
+
+	switch (s->how) {
+	case IBEMU_TRAFFIC_DST_ROTATE:
+		d = (s->src + 1 + s->rot) % n;
+		s->rot = (s->rot + 1) % (n - 1);
+		return d;
+	case IBEMU_TRAFFIC_DST_UNIFORM:
+		d = (uint32_t)ibemu__rng_below(&s->rng, n - 1);
+		return d >= s->src ? d + 1 : d;
+	default:
+		return s->dst;
+	}
+}
+
+/*
+ * Moves stream 's' to the next slot that creates a message (the current
+ * one included when 'first') and sets its timer; a stream whose next slot
+ * starts at or after the end of the window is finished.
+ */
+static void stream_schedule(struct ibemu_traffic *tr, uint32_t si, int first)
+{
+	struct ibemu_traffic_stream *s = &tr->streams[si];
+	uint64_t end = tr->t0 + tr->o.duration_ps;
+
+	for (;;) {
+		if (!first)
+			s->next_ps += s->slot_ps;
+		first = 0;
+		if (s->next_ps >= end) {
+			tr->streams_live--;
+			return;
+		}
+		if (tr->load_threshold == UINT64_MAX ||
+		    ibemu__rng_next(&s->rng) < tr->load_threshold)
+			break;
+	}
+	ibemu_engine_timer(tr->e, s->next_ps, si);
+}
+
+static void create_message(struct ibemu_traffic *tr, uint32_t si)
+{
+	struct ibemu_traffic_stream *s = &tr->streams[si];
+	struct ibemu_traffic_host *h = &tr->hosts[s->src];
+	struct ibemu_traffic_flow *f;
+	uint32_t fi, m;
+
+	fi = flow_get(tr, s->src, pick_dst(tr, s), s->victim);
+	m = fi == IBEMU_NONE ? IBEMU_NONE : msg_alloc(tr);
+	if (m == IBEMU_NONE) {
+		tr->err = -ENOMEM;
+		return;
+	}
+	f = &tr->flows[fi];
+	tr->msgs[m].t_created = ibemu_engine_now(tr->e);
+	f->msgs_created++;
+	tr->msgs_created++;
+	if (f->msg_head == IBEMU_NONE) {
+		int idle = h->ring_tail == IBEMU_NONE;
+
+		f->msg_head = f->msg_tail = m;
+		f->head_pkts_left = tr->msg_pkts;
+		ring_add(tr, h, fi);
+		/* A port with nothing to send pulls again only when kicked;
+		 * a busy or credit-blocked one pulls by itself. */
+		if (idle)
+			ibemu_engine_kick(tr->e, h->pi);
+	} else {
+		tr->msgs[f->msg_tail].next = m;
+		f->msg_tail = m;
+	}
+}
+
+static void timer_cb(void *ctx, uint64_t cookie)
+{
+	struct ibemu_traffic *tr = ctx;
+	uint32_t si = (uint32_t)cookie;
+
+	IBEMU_BUG_ON(cookie >= tr->nstreams);
+	if (tr->err) {
+		tr->streams_live--;
+		return;
+	}
+	create_message(tr, si);
+	stream_schedule(tr, si, 0);
+}
+
+/* The packet path. */
+
+static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
+				 const uint16_t *credits, int *blocked)
+{
+	struct ibemu_traffic *tr = ctx;
+	uint32_t hi = tr->host_of_port[port], fi;
+	struct ibemu_traffic_host *h;
+	struct ibemu_traffic_flow *f;
+	struct ibemu_pkt *p;
+	int last;
+
+	if (hi == IBEMU_NONE)
+		return NULL;
+	h = &tr->hosts[hi];
+	if (h->ring_tail == IBEMU_NONE)
+		return NULL;
+	fi = tr->flows[h->ring_tail].ring_next;
+	f = &tr->flows[fi];
+	last = f->head_pkts_left == 1;
+	if (credits[tr->o.sl] < (last ? tr->last_blocks : tr->full_blocks)) {
+		*blocked = 1;
+		return NULL;
+	}
+	p = ibemu_engine_pkt_alloc(tr->e);
+	if (!p) {
+		tr->err = -ENOMEM;
+		return NULL;
+	}
+	ibemu_pkt_set_size(p, IBEMU_TRAFFIC_HDR_BYTES,
+			   last ? tr->last_payload : tr->mtu);
+	p->dlid = tr->hosts[f->dst].lid;
+	p->sl = tr->o.sl;
+	p->flow = fi;
+	p->cookie = f->pkts_sent++; /* the flow's packet sequence number */
+	p->t_created = tr->msgs[f->msg_head].t_created;
+	p->last = (uint8_t)last;
+	tr->pkts_sent++;
+
+	if (--f->head_pkts_left == 0) {
+		uint32_t m = f->msg_head;
+
+		f->msg_head = tr->msgs[m].next;
+		msg_free(tr, m);
+		if (f->msg_head == IBEMU_NONE)
+			f->msg_tail = IBEMU_NONE;
+		else
+			f->head_pkts_left = tr->msg_pkts;
+	}
+	if (f->msg_head == IBEMU_NONE) {
+		/* Out of the ring: nothing left to send. */
+		if (h->ring_tail == fi)
+			h->ring_tail = IBEMU_NONE;
+		else
+			tr->flows[h->ring_tail].ring_next = f->ring_next;
+		f->ring_next = IBEMU_NONE;
+	} else {
+		/* Round robin: the next flow's turn. */
+		h->ring_tail = fi;
+	}
+	return p;
+}
+
+static int lat_push(struct ibemu_traffic *tr, uint32_t fi, uint64_t ps)
+{
+	if (tr->nlat == tr->cap_lat) {
+		size_t cap = tr->cap_lat ? tr->cap_lat * 2 : 4096;
+		struct ibemu_traffic_lat *l;
+
+		l = realloc(tr->lat, cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		tr->lat = l;
+		tr->cap_lat = cap;
+	}
+	tr->lat[tr->nlat].flow = fi;
+	tr->lat[tr->nlat].ps = ps;
+	tr->nlat++;
+	return 0;
+}
+
+static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
+{
+	struct ibemu_traffic *tr = ctx;
+	uint64_t now = ibemu_engine_now(tr->e);
+	struct ibemu_traffic_flow *f;
+
+	IBEMU_BUG_ON(p->flow >= tr->nflows);
+	f = &tr->flows[p->flow];
+	if (tr->hosts[f->dst].pi != port)
+		tr->misdelivered++;
+	/* Exactly once and in order: sequence numbers come one by one. */
+	if (p->cookie != f->next_seq)
+		f->misordered++;
+	if (p->cookie >= f->next_seq)
+		f->next_seq = p->cookie + 1;
+	f->pkts_delivered++;
+	tr->pkts_delivered++;
+	f->bytes += p->last ? tr->last_payload : tr->mtu;
+	if (p->last) {
+		f->msgs_delivered++;
+		tr->msgs_delivered++;
+		f->last_ps = now;
+		tr->last_ps = now;
+		if (lat_push(tr, (uint32_t)p->flow, now - p->t_created))
+			tr->err = -ENOMEM;
+	}
+	ibemu_engine_pkt_free(tr->e, p);
+}
+
+static const struct ibemu_engine_ops traffic_ops = {
+	.hca_pull = pull_cb,
+	.hca_deliver = deliver_cb,
+	.timer = timer_cb,
+};
+
+/* Setting up. */
+
+static int check_opts(const struct ibemu_traffic_opts *o, uint16_t mtu,
+		      struct ibemu_diag *d)
+{
+	if (!(o->load > 0.0 && o->load <= 1.0))
+		return ibemu_diag_error(d, NULL,
+					"load %g: expected a fraction of the "
+					"link rate in (0, 1]",
+					o->load);
+	/* Slots without a message cost a draw each: keep them bounded. */
+	if (o->load < 0.001)
+		return ibemu_diag_error(d, NULL,
+					"load %g: at least 0.001 is supported",
+					o->load);
+	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 &&
+	    mtu != 4096)
+		return ibemu_diag_error(d, NULL,
+					"MTU %u: expected 256, 512, 1024, "
+					"2048 or 4096",
+					mtu);
+	/* Virtual time is 64-bit picoseconds: keep the end far from wrap. */
+	if (!o->duration_ps || o->duration_ps > UINT64_MAX / 4)
+		return ibemu_diag_error(d, NULL,
+					"duration must be more than 0 and at "
+					"most 2^62 ps");
+	if (o->sl > 15)
+		return ibemu_diag_error(d, NULL, "SL %u: expected 0..15",
+					o->sl);
+	/* Packets per message are counted in 32 bits. */
+	if (o->msg_bytes > (uint64_t)mtu * 0x7fffffffull)
+		return ibemu_diag_error(d, NULL,
+					"message size %llu bytes is too large",
+					(unsigned long long)o->msg_bytes);
+	return 0;
+}
+
+static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
+{
+	const struct ibemu_topo *t = tr->topo;
+	uint32_t nports = ibemu_engine_nports(tr->e), i, n = 0, total = 0;
+	unsigned p;
+
+	for (i = 0; i < t->nnodes; i++)
+		total += t->nodes[i].nports + 1u;
+	if (total != nports)
+		return ibemu_diag_error(d, NULL,
+					"the engine was not built from this "
+					"topology");
+	tr->host_of_port = malloc(nports * sizeof(*tr->host_of_port));
+	if (!tr->host_of_port)
+		return -ENOMEM;
+	memset(tr->host_of_port, 0xff, nports * sizeof(*tr->host_of_port));
+	for (i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].type == IBEMU_NODE_HCA)
+			for (p = 1; p <= t->nodes[i].nports; p++)
+				n += t->nodes[i].ports[p].link != IBEMU_NONE;
+	tr->hosts = calloc(n ? n : 1, sizeof(*tr->hosts));
+	if (!tr->hosts)
+		return -ENOMEM;
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *tn = &t->nodes[i];
+
+		if (tn->type != IBEMU_NODE_HCA)
+			continue;
+		for (p = 1; p <= tn->nports; p++) {
+			const struct ibemu_topo_port *tp = &tn->ports[p];
+			const struct ibemu_topo_link *l;
+			struct ibemu_traffic_host *h;
+
+			if (tp->link == IBEMU_NONE)
+				continue;
+			l = &t->links[tp->link];
+			h = &tr->hosts[tr->nhosts];
+			h->node = i;
+			h->port = (uint8_t)p;
+			h->pi = ibemu_engine_port_index(tr->e, i, p);
+			h->lid = ibemu_engine_get_lid(tr->e, i, p);
+			h->sw = t->nodes[tp->peer_node].type ==
+						IBEMU_NODE_SWITCH
+					? tp->peer_node
+					: IBEMU_NONE;
+			h->lanes = l->width;
+			h->speed = (uint8_t)l->speed;
+			h->ring_tail = IBEMU_NONE;
+			if (!h->lid)
+				return ibemu_diag_error(d, NULL,
+							"%s:%u has no LID: "
+							"apply routes first",
+							tn->name, p);
+			tr->host_of_port[h->pi] = tr->nhosts++;
+		}
+	}
+	return 0;
+}
+
+static void start_streams(struct ibemu_traffic *tr)
+{
+	uint64_t full_ps, last_ps;
+	uint32_t i;
+
+	for (i = 0; i < tr->nstreams; i++) {
+		struct ibemu_traffic_stream *s = &tr->streams[i];
+		const struct ibemu_traffic_host *h = &tr->hosts[s->src];
+		enum ibemu_speed sp = (enum ibemu_speed)h->speed;
+
+		/* A slot is the time the engine takes to send one message's
+		 * packets back to back, so load 1 saturates the link. */
+		full_ps = ibemu_link_serialize_ps(
+			h->lanes, sp,
+			IBEMU_TRAFFIC_HDR_BYTES + tr->mtu + IBEMU_ICRC_BYTES +
+				IBEMU_VCRC_BYTES);
+		last_ps = ibemu_link_serialize_ps(
+			h->lanes, sp,
+			IBEMU_TRAFFIC_HDR_BYTES +
+				((tr->last_payload + 3u) & ~3u) +
+				IBEMU_ICRC_BYTES + IBEMU_VCRC_BYTES);
+		s->slot_ps = (tr->msg_pkts - 1) * full_ps + last_ps;
+		ibemu__rng_seed(&s->rng, tr->o.seed, i);
+		/* Sources start at random phases so they do not march in
+		 * lock step. */
+		s->next_ps = tr->t0 + ibemu__rng_below(&s->rng, s->slot_ps);
+		tr->streams_live++;
+		stream_schedule(tr, i, 1);
+	}
+}
+
+int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
+			 const struct ibemu_traffic_opts *o,
+			 struct ibemu_traffic **out, struct ibemu_diag *d)
+{
+	struct ibemu_traffic *tr;
+	struct ibemu_pkt tmp;
+	uint32_t i, nports;
+	uint64_t pkts;
+	int ret;
+
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->e = e;
+	tr->topo = t;
+	tr->o = *o;
+	tr->o.pairs = NULL; /* borrowed only during create */
+	tr->mtu = o->mtu ? o->mtu : tr->topo->defaults.mtu;
+	tr->free_msg = IBEMU_NONE;
+	ret = check_opts(o, tr->mtu, d);
+	if (ret)
+		goto err_free;
+
+	pkts = o->msg_bytes ? (o->msg_bytes + tr->mtu - 1) / tr->mtu : 1;
+	tr->msg_pkts = (uint32_t)pkts;
+	tr->last_payload = (uint32_t)(o->msg_bytes - (pkts - 1) * tr->mtu);
+	ibemu_pkt_set_size(&tmp, IBEMU_TRAFFIC_HDR_BYTES, tr->mtu);
+	tr->full_blocks = tmp.blocks;
+	ibemu_pkt_set_size(&tmp, IBEMU_TRAFFIC_HDR_BYTES, tr->last_payload);
+	tr->last_blocks = tmp.blocks;
+	/* A double in (0, 1) times 2^64 is exact and below 2^64. */
+	tr->load_threshold =
+		o->load >= 1.0 ? UINT64_MAX
+			       : (uint64_t)(o->load * 18446744073709551616.0);
+	tr->t0 = ibemu_engine_now(e);
+	tr->events0 = ibemu_engine_events(e);
+
+	ret = find_hosts(tr, d);
+	if (ret)
+		goto err_free;
+	tr->o.pairs = o->pairs;
+	ret = ibemu__traffic_streams(tr, d);
+	tr->o.pairs = NULL;
+	if (ret)
+		goto err_free;
+	ret = hash_grow(tr);
+	if (ret)
+		goto err_free;
+	nports = ibemu_engine_nports(e);
+	tr->cnt0 = calloc(nports, sizeof(*tr->cnt0));
+	if (!tr->cnt0) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < nports; i++)
+		ibemu_engine_counters(e, i, &tr->cnt0[i]);
+
+	ibemu_engine_set_ops(e, &traffic_ops, tr);
+	tr->attached = 1;
+	start_streams(tr);
+	*out = tr;
+	return 0;
+
+err_free:
+	ibemu_traffic_destroy(tr);
+	return ret;
+}
+
+void ibemu_traffic_destroy(struct ibemu_traffic *tr)
+{
+	if (!tr)
+		return;
+	/* Timers still queued must not reach a freed study. */
+	if (tr->attached)
+		ibemu_engine_set_ops(tr->e, NULL, NULL);
+	free(tr->fstats);
+	free(tr->order);
+	free(tr->cnt0);
+	free(tr->lat);
+	free(tr->msgs);
+	free(tr->flow_hash);
+	free(tr->flows);
+	free(tr->streams);
+	free(tr->host_of_port);
+	free(tr->hosts);
+	free(tr);
+}
+
+/* Running. */
+
+int ibemu_traffic_step(struct ibemu_traffic *tr, size_t max_events, int *done)
+{
+	int ret;
+
+	*done = tr->done;
+	if (tr->done || tr->err)
+		return tr->err;
+	ibemu_engine_run(tr->e, UINT64_MAX, max_events);
+	if (tr->err)
+		return tr->err;
+	if (ibemu_engine_pending(tr->e))
+		return 0;
+	/* Nothing left to happen: every stream has finished. */
+	IBEMU_BUG_ON(tr->streams_live);
+	if (ibemu_engine_in_flight(tr->e)) {
+		tr->err = -EDEADLK;
+		return tr->err;
+	}
+	if (tr->msgs_delivered != tr->msgs_created ||
+	    tr->pkts_delivered != tr->pkts_sent) {
+		/* Data VLs never drop: a packet vanished on a missing route. */
+		tr->err = -EIO;
+		return tr->err;
+	}
+	ret = ibemu__traffic_finish(tr);
+	if (ret) {
+		tr->err = ret;
+		return ret;
+	}
+	tr->done = 1;
+	*done = 1;
+	return 0;
+}
+
+int ibemu_traffic_run(struct ibemu_traffic *tr)
+{
+	int done = 0, ret;
+
+	do {
+		ret = ibemu_traffic_step(tr, 1u << 20, &done);
+	} while (!ret && !done);
+	return ret;
+}
+
+void ibemu_traffic_progress(const struct ibemu_traffic *tr,
+			    struct ibemu_traffic_progress *out)
+{
+	uint64_t now = ibemu_engine_now(tr->e) - tr->t0;
+
+	memset(out, 0, sizeof(*out));
+	out->now_ps = now;
+	out->duration_ps = tr->o.duration_ps;
+	out->permille = now >= tr->o.duration_ps
+				? 1000
+				: (uint32_t)((unsigned __int128)now * 1000 /
+					     tr->o.duration_ps);
+	out->msgs_created = tr->msgs_created;
+	out->msgs_delivered = tr->msgs_delivered;
+	out->pkts_in_fabric = ibemu_engine_in_flight(tr->e);
+	out->done = tr->done;
+}
+
+/* Appends 'ps' as microseconds with up to 3 decimals, exactly. */
+static void print_us(struct ibemu_buf *b, uint64_t ps)
+{
+	uint64_t ns = ps / 1000;
+
+	if (ns % 1000)
+		ibemu_buf_printf(b, "%llu.%03llu us",
+				 (unsigned long long)(ns / 1000),
+				 (unsigned long long)(ns % 1000));
+	else
+		ibemu_buf_printf(b, "%llu us", (unsigned long long)(ns / 1000));
+}
+
+void ibemu_traffic_progress_line(const struct ibemu_traffic *tr,
+				 struct ibemu_buf *out)
+{
+	struct ibemu_traffic_progress p;
+
+	ibemu_traffic_progress(tr, &p);
+	ibemu_buf_printf(out, "traffic %s: %u.%u%% of ",
+			 ibemu_traffic_pattern_name(tr->o.pattern),
+			 p.permille / 10, p.permille % 10);
+	print_us(out, p.duration_ps);
+	ibemu_buf_puts(out, p.done ? ", done at " : ", virtual time ");
+	print_us(out, p.now_ps);
+	ibemu_buf_printf(
+		out, ", %llu messages delivered, %llu in flight",
+		(unsigned long long)p.msgs_delivered,
+		(unsigned long long)(p.msgs_created - p.msgs_delivered));
+}
+
+uint32_t ibemu_traffic_host_number(const struct ibemu_topo *t, uint32_t node,
+				   unsigned port)
+{
+	uint32_t i, n = 0;
+	unsigned p;
+
+	if (node >= t->nnodes || t->nodes[node].type != IBEMU_NODE_HCA ||
+	    port < 1 || port > t->nodes[node].nports ||
+	    t->nodes[node].ports[port].link == IBEMU_NONE)
+		return IBEMU_NONE;
+	for (i = 0; i <= node; i++) {
+		if (t->nodes[i].type != IBEMU_NODE_HCA)
+			continue;
+		for (p = 1; p <= t->nodes[i].nports; p++) {
+			if (i == node && p == port)
+				return n;
+			n += t->nodes[i].ports[p].link != IBEMU_NONE;
+		}
+	}
+	return IBEMU_NONE;
+}
+
+uint32_t ibemu_traffic_nhosts(const struct ibemu_traffic *tr)
+{
+	return tr->nhosts;
+}
+
+void ibemu_traffic_host(const struct ibemu_traffic *tr, uint32_t h,
+			uint32_t *node, unsigned *port)
+{
+	*node = tr->hosts[h].node;
+	*port = tr->hosts[h].port;
+}
+
+uint32_t ibemu_traffic_host_index(const struct ibemu_traffic *tr, uint32_t node,
+				  unsigned port)
+{
+	if (node >= tr->topo->nnodes || port > tr->topo->nodes[node].nports)
+		return IBEMU_NONE;
+	return tr->host_of_port[ibemu_engine_port_index(tr->e, node, port)];
+}

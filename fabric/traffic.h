@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Traffic studies: synthetic message traffic between the hosts of a fabric,
+ * generated inside the engine without any attached process, measured in
+ * virtual time. A study owns the engine's upper-layer callbacks while it
+ * runs: it creates messages at each source from the offered load, cuts
+ * them into MTU packets, feeds them to the HCA ports and checks what the
+ * fabric delivers. Results are per flow (source host to destination host),
+ * overall, and per port transmitter (link utilization).
+ *
+ * Hosts are the cabled HCA ports, in node order then port order; host
+ * indices below count them from 0.
+ *
+ * Messages: each stream (one per source for the patterns, one per pair for
+ * IBEMU_TRAFFIC_PAIRS, one per victim) divides time into slots of one
+ * message's wire time on its source link (every packet's LRH..VCRC at the
+ * link's data rate), starting at a random phase within the first slot.
+ * In each slot it creates one message with probability 'load' (a Bernoulli
+ * process, the discrete form of Poisson arrivals; at load 1 exactly one per
+ * slot, so the source link is exactly saturated). Only slots that start
+ * before the duration create messages. Each stream has its own
+ * xoshiro256** generator seeded from (seed, stream), so no result depends
+ * on libc or on the host. Messages are RC SEND style: LRH + BTH headers
+ * (20 bytes), payload up to the MTU, ICRC and VCRC; the last packet of a
+ * message is marked.
+ *
+ * A source HCA port serves its flows with data in round robin, one packet
+ * per turn; it does not skip the flow whose turn it is when that packet
+ * lacks credit (it waits, which counts as PortXmitWait).
+ *
+ * Functions are not thread-safe; call them from the engine's thread.
+ */
+#ifndef IBEMU_TRAFFIC_H
+#define IBEMU_TRAFFIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "diag.h"
+#include "engine.h"
+
+enum ibemu_traffic_pattern {
+	/* Each message to a host drawn uniformly among the others. */
+	IBEMU_TRAFFIC_UNIFORM,
+	/* Host i sends to host (i + shift) mod hosts. */
+	IBEMU_TRAFFIC_SHIFT,
+	/* A random cyclic permutation (Sattolo): no host sends to itself,
+	 * every host receives from exactly one. */
+	IBEMU_TRAFFIC_PERMUTATION,
+	/* Host i sends its messages to i+1, i+2, ..., i-1 in turn. */
+	IBEMU_TRAFFIC_ALLTOALL,
+	/* Hosts [0, n/2) pair with a random matching of [n/2, 2*(n/2)),
+	 * both directions; with an odd count the last host is idle. */
+	IBEMU_TRAFFIC_BISECTION,
+	/* 'incast_sources' hosts send to host 'incast_dst' (hotspot). */
+	IBEMU_TRAFFIC_INCAST,
+	/* The explicit (source, destination) list in 'pairs'. */
+	IBEMU_TRAFFIC_PAIRS,
+};
+
+/* One stream of IBEMU_TRAFFIC_PAIRS, as host indices. */
+struct ibemu_traffic_pair {
+	uint32_t src;
+	uint32_t dst;
+};
+
+struct ibemu_traffic_opts {
+	enum ibemu_traffic_pattern pattern; /* default UNIFORM */
+	uint32_t shift;			    /* SHIFT: default 1 */
+	/* INCAST: the hotspot (default host 0) and how many hosts send to
+	 * it: those after it in host order, wrapping (0: all others). */
+	uint32_t incast_dst;
+	uint32_t incast_sources;
+	/*
+	 * INCAST: for every switch cabled to a source, one victim flow from
+	 * the first host of that switch that is neither a source nor the
+	 * hotspot (if there is none and the switch has two sources or more,
+	 * its last source becomes the victim instead) to the first host
+	 * after it that is not the hotspot and not on its switch (else any
+	 * but the hotspot). Victims run at the same load and show how
+	 * congestion spreads to traffic that never touches the hotspot.
+	 */
+	int victims;
+	const struct ibemu_traffic_pair *pairs; /* PAIRS; read by create */
+	size_t npairs;
+	uint64_t msg_bytes; /* default 65536; 0 sends one empty packet */
+	double load; /* of the source link's rate, wire bytes: 0.001..1 (1) */
+	uint64_t duration_ps; /* messages created in [0, duration); 100 us */
+	uint64_t seed;	      /* default 1 */
+	uint8_t sl;	      /* default 0 */
+	uint16_t mtu;	      /* 256..4096; 0 (default): the topology's */
+};
+
+/* Sets the defaults documented above. */
+void ibemu_traffic_opts_init(struct ibemu_traffic_opts *o);
+/* "uniform", "shift", "permutation", "alltoall", "bisection", "incast",
+ * "pairs". Returns 0 or -EINVAL. */
+int ibemu_traffic_pattern_parse(const char *s, enum ibemu_traffic_pattern *out);
+const char *ibemu_traffic_pattern_name(enum ibemu_traffic_pattern p);
+
+struct ibemu_traffic;
+
+/*
+ * Prepares a study on engine 'e' built from topology 't' (both borrowed;
+ * they must outlive the study; every host must have a LID and the switches
+ * their LFTs, see ibemu_engine_apply_routes()). The study sets
+ * the engine's ops to its own and schedules the first messages from the
+ * engine's current time; it expects to be the engine's only user until
+ * destroyed. Bad options are reported in 'd' and give -EINVAL; -ENOMEM.
+ */
+int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
+			 const struct ibemu_traffic_opts *o,
+			 struct ibemu_traffic **out, struct ibemu_diag *d);
+/* Detaches from the engine (packets still in it stay the engine's). */
+void ibemu_traffic_destroy(struct ibemu_traffic *tr);
+
+/*
+ * Processes at most 'max_events' engine events. Sets *done once every
+ * message was generated and delivered and the fabric is idle; results are
+ * then final. Returns 0; -EIO if packets were lost (the fabric went idle
+ * with messages undelivered: a missing route); -EDEADLK if packets stay
+ * stuck in buffers with nothing left to happen (a credit loop); -ENOMEM.
+ */
+int ibemu_traffic_step(struct ibemu_traffic *tr, size_t max_events, int *done);
+/* Steps until done; as ibemu_traffic_step(). */
+int ibemu_traffic_run(struct ibemu_traffic *tr);
+
+struct ibemu_traffic_progress {
+	uint64_t now_ps;      /* virtual time since the study began */
+	uint64_t duration_ps; /* generation window */
+	uint32_t permille;    /* of the window elapsed, 0..1000 */
+	uint64_t msgs_created;
+	uint64_t msgs_delivered;
+	uint64_t pkts_in_fabric;
+	int done;
+};
+
+void ibemu_traffic_progress(const struct ibemu_traffic *tr,
+			    struct ibemu_traffic_progress *out);
+/* Appends one line (no newline) such as "traffic: 42.0% of 100 us ...". */
+void ibemu_traffic_progress_line(const struct ibemu_traffic *tr,
+				 struct ibemu_buf *out);
+
+/* Number of hosts, and where host 'h' is. */
+/*
+ * Host number of HCA port (node, port) of 't' before any study exists (to
+ * fill ibemu_traffic_opts): hosts are the cabled HCA ports in node order.
+ * IBEMU_NONE if it is not a host.
+ */
+uint32_t ibemu_traffic_host_number(const struct ibemu_topo *t, uint32_t node,
+				   unsigned port);
+
+uint32_t ibemu_traffic_nhosts(const struct ibemu_traffic *tr);
+void ibemu_traffic_host(const struct ibemu_traffic *tr, uint32_t h,
+			uint32_t *node, unsigned *port);
+/* Host index of (node, port), or IBEMU_NONE. */
+uint32_t ibemu_traffic_host_index(const struct ibemu_traffic *tr, uint32_t node,
+				  unsigned port);
+
+/* Results of one flow (everything one source sent to one destination). */
+struct ibemu_traffic_flow_result {
+	uint32_t src, dst; /* host indices */
+	int victim;	   /* an INCAST victim flow */
+	uint64_t msgs;	   /* messages created = delivered */
+	uint64_t pkts_sent, pkts_delivered;
+	uint64_t misordered; /* packets not in sequence at delivery: 0 */
+	uint64_t bytes;	     /* payload delivered */
+	/* Throughput window: the duration, or until its last delivery. */
+	uint64_t window_ps;
+	double gbps;	     /* bytes * 8 / window */
+	uint64_t lat_p50_ps; /* message latency: creation to the tail */
+	uint64_t lat_p99_ps; /* of its last packet at the destination; */
+	uint64_t lat_max_ps; /* percentiles by nearest rank */
+};
+
+struct ibemu_traffic_summary {
+	uint32_t hosts, streams, flows;
+	uint64_t msgs, pkts, bytes; /* delivered */
+	uint64_t misordered;
+	uint64_t duration_ps;
+	uint64_t end_ps; /* last delivery, from the study's start */
+	double gbps;	 /* all bytes * 8 / max(duration, end) */
+	uint64_t lat_p50_ps, lat_p99_ps, lat_p999_ps, lat_max_ps;
+	uint64_t events; /* engine events the study took */
+};
+
+/* Valid once done; flows are sorted by (src, dst). */
+size_t ibemu_traffic_nflows(const struct ibemu_traffic *tr);
+void ibemu_traffic_flow(const struct ibemu_traffic *tr, size_t i,
+			struct ibemu_traffic_flow_result *out);
+void ibemu_traffic_summary(const struct ibemu_traffic *tr,
+			   struct ibemu_traffic_summary *out);
+
+/*
+ * Appends the results as text tables or as one JSON object
+ * {"fabric", "summary": {...}, "flows": [...], "links": [...]}: the summary,
+ * the flows slowest first, and the port transmitters busiest first
+ * (utilization = busy time / max(duration, end), counters since the study
+ * began). 'top_n' limits both lists (0: all). Same study, same bytes.
+ */
+void ibemu_traffic_render(const struct ibemu_traffic *tr, int json,
+			  size_t top_n, struct ibemu_buf *out);
+
+#endif

@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Traffic studies as a library: option checks, the flows each pattern
+ * makes, message segmentation and offered load, incast victims, results
+ * rendered as text and JSON, progress in bounded steps, lost packets and
+ * deadlocks reported as errors, and an all-to-all on 1,152 hosts.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "route.h"
+#include "traffic.h"
+#include "yaml.h"
+#include "unit.h"
+
+struct fab {
+	struct ibemu_topo *t;
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct ibemu_traffic *tr;
+	struct ibemu_diag d;
+};
+
+static void fab_init(struct fab *f, struct ibemu_topo *t)
+{
+	memset(f, 0, sizeof(*f));
+	f->t = t;
+	ibemu_diag_init(&f->d);
+	T_EQ_INT(ibemu_routes_minhop(t, &f->r), 0);
+	T_EQ_INT(ibemu_engine_create(t, &f->e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
+}
+
+static struct ibemu_topo *load(const char *name)
+{
+	struct ibemu_topo *t = NULL;
+	struct ibemu_diag d;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/topologies/%s.yaml", IBEMU_TEST_SRCDIR,
+		 name);
+	ibemu_diag_init(&d);
+	T_EQ_INT(ibemu_yaml_load_file(path, &t, &d), 0);
+	ibemu_diag_fini(&d);
+	return t;
+}
+
+static void fab_fini(struct fab *f)
+{
+	ibemu_traffic_destroy(f->tr);
+	ibemu_engine_destroy(f->e);
+	ibemu_routes_destroy(f->r);
+	ibemu_topo_destroy(f->t);
+	ibemu_diag_fini(&f->d);
+}
+
+/* Loads 'topo', runs a study of 'o' to the end; 0 or its error. */
+static int study(struct fab *f, const char *topo,
+		 const struct ibemu_traffic_opts *o)
+{
+	int ret;
+
+	fab_init(f, load(topo));
+	ret = ibemu_traffic_create(f->e, f->t, o, &f->tr, &f->d);
+	if (ret)
+		return ret;
+	return ibemu_traffic_run(f->tr);
+}
+
+static void opts(struct ibemu_traffic_opts *o, enum ibemu_traffic_pattern p,
+		 uint64_t duration_ps)
+{
+	ibemu_traffic_opts_init(o);
+	o->pattern = p;
+	o->duration_ps = duration_ps;
+}
+
+static void test_opts(void)
+{
+	static const char *const names[] = {
+		"uniform",   "shift",  "permutation", "alltoall",
+		"bisection", "incast", "pairs"};
+	enum ibemu_traffic_pattern p;
+	struct ibemu_traffic_opts o;
+	unsigned i;
+
+	ibemu_traffic_opts_init(&o);
+	T_EQ_INT(o.pattern, IBEMU_TRAFFIC_UNIFORM);
+	T_EQ_U64(o.shift, 1);
+	T_EQ_U64(o.msg_bytes, 65536);
+	T_TRUE(o.load == 1.0);
+	T_EQ_U64(o.duration_ps, 100000000);
+	T_EQ_U64(o.seed, 1);
+	T_EQ_U64(o.mtu, 0);
+	for (i = 0; i < IBEMU_ARRAY_SIZE(names); i++) {
+		T_EQ_INT(ibemu_traffic_pattern_parse(names[i], &p), 0);
+		T_EQ_INT(p, i);
+		T_EQ_STR(ibemu_traffic_pattern_name(p), names[i]);
+	}
+	T_EQ_INT(ibemu_traffic_pattern_parse("hotspot", &p), -EINVAL);
+	T_EQ_INT(ibemu_traffic_pattern_parse("", &p), -EINVAL);
+}
+
+/* Creating a study with 'o' on single-switch-8 fails with 'msg'. */
+static void bad(const struct ibemu_traffic_opts *o, const char *msg)
+{
+	struct fab f;
+
+	fab_init(&f, load("single-switch-8"));
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, o, &f.tr, &f.d), -EINVAL);
+	T_EQ_STR(f.d.error, msg);
+	T_TRUE(f.tr == NULL);
+	fab_fini(&f);
+}
+
+static void test_bad_opts(void)
+{
+	static const struct ibemu_traffic_pair self = {2, 2}, far = {0, 8};
+	struct ibemu_traffic_opts o;
+
+	opts(&o, IBEMU_TRAFFIC_UNIFORM, 1000000);
+	o.load = 0;
+	bad(&o,
+	    "error: load 0: expected a fraction of the link rate in (0, 1]");
+	o.load = 1.5;
+	bad(&o,
+	    "error: load 1.5: expected a fraction of the link rate in (0, 1]");
+	o.load = 0.0001;
+	bad(&o, "error: load 0.0001: at least 0.001 is supported");
+	o.load = 1;
+	o.mtu = 300;
+	bad(&o, "error: MTU 300: expected 256, 512, 1024, 2048 or 4096");
+	o.mtu = 0;
+	o.duration_ps = 0;
+	bad(&o, "error: duration must be more than 0 and at most 2^62 ps");
+	o.duration_ps = UINT64_MAX;
+	bad(&o, "error: duration must be more than 0 and at most 2^62 ps");
+	o.duration_ps = 1000000;
+	o.sl = 16;
+	bad(&o, "error: SL 16: expected 0..15");
+	o.sl = 0;
+	o.pattern = IBEMU_TRAFFIC_SHIFT;
+	o.shift = 16;
+	bad(&o, "error: shift 16 maps every host to itself on 8 hosts");
+	o.pattern = IBEMU_TRAFFIC_INCAST;
+	o.incast_dst = 8;
+	bad(&o, "error: incast destination 8: the fabric has hosts 0..7");
+	o.incast_dst = 0;
+	o.incast_sources = 8;
+	bad(&o, "error: 8 incast sources: at most 7 (every host but the "
+		"destination)");
+	o.pattern = IBEMU_TRAFFIC_PAIRS;
+	bad(&o, "error: no pairs given");
+	o.pairs = &self;
+	o.npairs = 1;
+	bad(&o, "error: pair 0: 2 -> 2: hosts are 0..7 and a host cannot send "
+		"to itself");
+	o.pairs = &far;
+	bad(&o, "error: pair 0: 0 -> 8: hosts are 0..7 and a host cannot send "
+		"to itself");
+}
+
+static void test_needs_lids(void)
+{
+	struct ibemu_traffic_opts o;
+	struct ibemu_traffic *tr = NULL;
+	struct ibemu_engine *e;
+	struct ibemu_topo *t = load("single-switch-8");
+	struct ibemu_diag d;
+
+	/* An engine without routes: hosts have no LID yet. */
+	ibemu_diag_init(&d);
+	opts(&o, IBEMU_TRAFFIC_UNIFORM, 1000000);
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_traffic_create(e, t, &o, &tr, &d), -EINVAL);
+	T_EQ_STR(d.error, "error: hca1:1 has no LID: apply routes first");
+	ibemu_engine_destroy(e);
+	ibemu_topo_destroy(t);
+	ibemu_diag_fini(&d);
+}
+
+/* Every flow's messages delivered whole, once and in order. */
+static void check_clean(const struct fab *f)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_summary s;
+	uint64_t msgs = 0;
+	size_t i;
+
+	ibemu_traffic_summary(f->tr, &s);
+	T_EQ_U64(s.misordered, 0);
+	for (i = 0; i < ibemu_traffic_nflows(f->tr); i++) {
+		ibemu_traffic_flow(f->tr, i, &r);
+		T_TRUE(r.src != r.dst);
+		T_TRUE(r.msgs > 0);
+		T_EQ_U64(r.misordered, 0);
+		T_EQ_U64(r.pkts_sent, r.pkts_delivered);
+		T_TRUE(r.lat_p50_ps <= r.lat_p99_ps &&
+		       r.lat_p99_ps <= r.lat_max_ps);
+		msgs += r.msgs;
+	}
+	T_EQ_U64(msgs, s.msgs);
+	T_EQ_U64(ibemu_engine_in_flight(f->e), 0);
+}
+
+static void test_shift(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_opts o;
+	struct fab f;
+	uint32_t i;
+
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
+	o.shift = 11; /* 3 modulo 8 */
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	check_clean(&f);
+	T_EQ_U64(ibemu_traffic_nflows(f.tr), 8);
+	for (i = 0; i < 8; i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		T_EQ_U64(r.src, i);
+		T_EQ_U64(r.dst, (i + 3) % 8);
+	}
+	fab_fini(&f);
+}
+
+/* dst[src] of a study whose sources have one destination each. */
+static void one_dst_each(const struct fab *f, uint32_t *dst, uint32_t n)
+{
+	struct ibemu_traffic_flow_result r;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = IBEMU_NONE;
+	T_EQ_U64(ibemu_traffic_nflows(f->tr), n);
+	for (i = 0; i < ibemu_traffic_nflows(f->tr); i++) {
+		ibemu_traffic_flow(f->tr, i, &r);
+		T_EQ_U64(dst[r.src], IBEMU_NONE);
+		dst[r.src] = r.dst;
+	}
+}
+
+static void test_permutation(void)
+{
+	uint32_t a[36], b[36], seen[36] = {0}, i, len = 0, h = 0, differ = 0;
+	struct ibemu_traffic_opts o;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_PERMUTATION, 10000000);
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	check_clean(&f);
+	one_dst_each(&f, a, 36);
+	fab_fini(&f);
+	/* Sattolo: one cycle through all 36 hosts, so nobody sends to itself
+	 * and everybody receives from exactly one. */
+	do {
+		T_TRUE(a[h] < 36 && !seen[h]);
+		seen[h] = 1;
+		h = a[h];
+		len++;
+	} while (h != 0 && len <= 36);
+	T_EQ_U64(len, 36);
+
+	o.seed = 2;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	one_dst_each(&f, b, 36);
+	fab_fini(&f);
+	for (i = 0; i < 36; i++)
+		differ += a[i] != b[i];
+	T_TRUE(differ > 0);
+}
+
+static void test_bisection(void)
+{
+	struct ibemu_traffic_opts o;
+	uint32_t d[36], i;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_BISECTION, 10000000);
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	check_clean(&f);
+	one_dst_each(&f, d, 36);
+	/* Pairs across the halves [0, 18) and [18, 36), both ways. */
+	for (i = 0; i < 36; i++) {
+		T_TRUE(d[i] < 36);
+		T_TRUE((i < 18) != (d[i] < 18));
+		T_EQ_U64(d[d[i]], i);
+	}
+	fab_fini(&f);
+}
+
+static void test_alltoall(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_opts o;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct fab f;
+	size_t i;
+
+	/* 100 us of 64 KiB slots (5.28 us) at load 1: 18 or 19 messages a
+	 * source, dealt to the 7 others in turn: 2 or 3 to each. */
+	opts(&o, IBEMU_TRAFFIC_ALLTOALL, 100000000);
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	check_clean(&f);
+	T_EQ_U64(ibemu_traffic_nflows(f.tr), 8 * 7);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		T_EQ_U64(r.src, i / 7);
+		lo = r.msgs < lo ? r.msgs : lo;
+		hi = r.msgs > hi ? r.msgs : hi;
+	}
+	T_EQ_U64(lo, 2);
+	T_EQ_U64(hi, 3);
+	fab_fini(&f);
+}
+
+static void test_uniform(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	uint32_t to[36] = {0};
+	struct fab f;
+	size_t i;
+
+	opts(&o, IBEMU_TRAFFIC_UNIFORM, 200000000);
+	o.msg_bytes = 4096;
+	o.load = 0.5;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	check_clean(&f);
+	ibemu_traffic_summary(f.tr, &s);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		to[r.dst] += (uint32_t)r.msgs;
+	}
+	/* 36 sources x 200 us / 0.33 us slots x 0.5: about 10,900 messages,
+	 * about 300 to each host; none gets fewer than half of that. */
+	T_TRUE(s.msgs > 10000 && s.msgs < 12000);
+	for (i = 0; i < 36; i++)
+		T_TRUE(to[i] > 150);
+	fab_fini(&f);
+}
+
+static void test_segments_and_load(void)
+{
+	struct ibemu_traffic_flow_result r;
+	static const struct ibemu_traffic_pair p = {0, 1};
+	struct ibemu_port_counters c;
+	struct ibemu_traffic_opts o;
+	struct ibemu_traffic_summary s;
+	double util;
+	struct fab f;
+
+	/*
+	 * 5,000-byte messages at MTU 2048: packets of 2048, 2048 and 904
+	 * bytes (wire 2074, 2074, 930: 5078 bytes, 406.24 ns on 4x EDR).
+	 * Load 0.5 for 1 ms: about 1,230 of 2,461 slots carry a message, and
+	 * the source link is busy about half the time.
+	 */
+	opts(&o, IBEMU_TRAFFIC_PAIRS, 1000000000);
+	o.pairs = &p;
+	o.npairs = 1;
+	o.msg_bytes = 5000;
+	o.mtu = 2048;
+	o.load = 0.5;
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	check_clean(&f);
+	ibemu_traffic_flow(f.tr, 0, &r);
+	T_EQ_U64(r.pkts_delivered, r.msgs * 3);
+	T_EQ_U64(r.bytes, r.msgs * 5000);
+	ibemu_engine_counters(f.e, ibemu_engine_port_index(f.e, 1, 1), &c);
+	T_EQ_U64(c.busy_ps, r.msgs * 5078 * 80);
+	ibemu_traffic_summary(f.tr, &s);
+	util = (double)c.busy_ps / (double)s.duration_ps;
+	T_TRUE(util > 0.45 && util < 0.55);
+	fab_fini(&f);
+
+	/* Empty messages are one packet of headers only. */
+	o.msg_bytes = 0;
+	o.load = 1;
+	o.duration_ps = 10000000;
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	ibemu_traffic_flow(f.tr, 0, &r);
+	T_TRUE(r.msgs > 0);
+	T_EQ_U64(r.pkts_delivered, r.msgs);
+	T_EQ_U64(r.bytes, 0);
+	ibemu_engine_counters(f.e, ibemu_engine_port_index(f.e, 1, 1), &c);
+	T_EQ_U64(c.xmit_data, r.msgs * 24 / 4); /* LRH..ICRC */
+	fab_fini(&f);
+}
+
+static void test_incast_victims(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_opts o;
+	uint32_t victims = 0, slowed = 0, node, sw_src, sw_dst;
+	unsigned port;
+	struct fab f;
+	size_t i;
+
+	/*
+	 * All 35 others into hca01 (host 0) on the 36-host fat tree, with
+	 * victims. Every leaf has only sources, so each gives its last one
+	 * up: 6 victims (hca06, hca12, ..., hca36), each sending to the next
+	 * host on another leaf. Victims whose path shares a leaf uplink with
+	 * the incast wait behind it in the spine's input buffer: congestion
+	 * spreads to traffic that never goes near the hotspot.
+	 */
+	opts(&o, IBEMU_TRAFFIC_INCAST, 50000000);
+	o.victims = 1;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	check_clean(&f);
+	T_EQ_U64(ibemu_traffic_nflows(f.tr), 35);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		if (!r.victim) {
+			T_EQ_U64(r.dst, 0);
+			T_TRUE(r.src % 6 != 5);
+			continue;
+		}
+		victims++;
+		T_EQ_U64(r.src % 6, 5);
+		/* The next host, skipping the hotspot. */
+		T_EQ_U64(r.dst, r.src == 35 ? 1 : r.src + 1);
+		ibemu_traffic_host(f.tr, r.src, &node, &port);
+		sw_src = f.t->nodes[node].ports[port].peer_node;
+		ibemu_traffic_host(f.tr, r.dst, &node, &port);
+		sw_dst = f.t->nodes[node].ports[port].peer_node;
+		T_TRUE(sw_src != sw_dst);
+		slowed += r.gbps < 10;
+	}
+	T_EQ_U64(victims, 6);
+	T_TRUE(slowed >= 1);
+	fab_fini(&f);
+
+	/* With fewer sources, victims are hosts that do not send: 3 sources
+	 * after host 0 (hosts 1..3 on leaf01), victim host 4 on leaf01. */
+	opts(&o, IBEMU_TRAFFIC_INCAST, 10000000);
+	o.victims = 1;
+	o.incast_sources = 3;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	T_EQ_U64(ibemu_traffic_nflows(f.tr), 4);
+	ibemu_traffic_flow(f.tr, 3, &r);
+	T_EQ_U64(r.victim, 1);
+	T_EQ_U64(r.src, 4);
+	T_EQ_U64(r.dst, 6);
+	fab_fini(&f);
+}
+
+/* Checks that 'j' is one JSON value made of balanced objects and arrays. */
+static int json_balanced(const char *j)
+{
+	int depth = 0, str = 0;
+
+	for (; *j; j++) {
+		if (str) {
+			if (*j == '\\' && j[1])
+				j++;
+			else if (*j == '"')
+				str = 0;
+			continue;
+		}
+		if (*j == '"')
+			str = 1;
+		else if (*j == '{' || *j == '[')
+			depth++;
+		else if (*j == '}' || *j == ']')
+			if (--depth < 0)
+				return 0;
+	}
+	return depth == 0 && !str;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+static void test_render(void)
+{
+	struct ibemu_traffic_opts o;
+	struct ibemu_buf text, json, all;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	ibemu_buf_init(&text);
+	ibemu_buf_init(&json);
+	ibemu_buf_init(&all);
+	ibemu_traffic_render(f.tr, 0, 5, &text);
+	ibemu_traffic_render(f.tr, 1, 5, &json);
+	ibemu_traffic_render(f.tr, 1, 0, &all);
+	T_EQ_INT(text.err, 0);
+	T_TRUE(starts(text.data,
+		      "PATTERN:          shift\nHOSTS:            36\n"));
+	T_TRUE(strstr(text.data, "\nFlows: 5 of 36, slowest first\nSRC ") !=
+	       NULL);
+	T_TRUE(strstr(text.data,
+		      "\nPort transmitters: 5 of 144, busiest first\nPORT ") !=
+	       NULL);
+	T_TRUE(starts(
+		json.data,
+		"{\"fabric\": \"fat-tree-2l-36\",\n\"summary\": {\"pattern\": "
+		"\"shift\", \"hosts\": 36, "));
+	T_TRUE(strstr(json.data, "},\n\"flows\": [\n  {\"src\": ") != NULL);
+	T_TRUE(strstr(json.data, "],\n\"links\": [\n  {\"port\": ") != NULL);
+	T_TRUE(json_balanced(json.data));
+	T_TRUE(json_balanced(all.data));
+	T_EQ_U64(count(json.data, "{\"src\""), 5);
+	T_EQ_U64(count(json.data, "{\"port\""), 5);
+	T_EQ_U64(count(all.data, "{\"src\""), 36);
+	T_EQ_U64(count(all.data, "{\"port\""), 144);
+	/* No role column outside incast. */
+	T_TRUE(strstr(all.data, "\"role\"") == NULL);
+	ibemu_buf_fini(&all);
+	ibemu_buf_fini(&json);
+	ibemu_buf_fini(&text);
+	fab_fini(&f);
+}
+
+static void test_progress(void)
+{
+	struct ibemu_traffic_progress p;
+	struct ibemu_traffic_opts o;
+	uint32_t last = 0, steps = 0;
+	struct ibemu_buf b;
+	int done = 0;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
+	fab_init(&f, load("single-switch-8"));
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	ibemu_traffic_progress(f.tr, &p);
+	T_EQ_U64(p.permille, 0);
+	T_EQ_U64(p.duration_ps, 10000000);
+	while (!done && steps < 100000) {
+		T_EQ_INT(ibemu_traffic_step(f.tr, 100, &done), 0);
+		ibemu_traffic_progress(f.tr, &p);
+		T_TRUE(p.permille >= last);
+		T_TRUE(p.msgs_delivered <= p.msgs_created);
+		last = p.permille;
+		steps++;
+	}
+	T_TRUE(done && steps > 10);
+	T_EQ_U64(p.permille, 1000);
+	T_TRUE(p.done);
+	T_EQ_U64(p.pkts_in_fabric, 0);
+	T_EQ_U64(p.msgs_created, p.msgs_delivered);
+	/* Done stays done. */
+	T_EQ_INT(ibemu_traffic_step(f.tr, 100, &done), 0);
+	T_TRUE(done);
+	ibemu_buf_init(&b);
+	ibemu_traffic_progress_line(f.tr, &b);
+	T_TRUE(starts(b.data, "traffic shift: 100.0% of 10 us, done at "));
+	T_TRUE(strstr(b.data, " messages delivered, 0 in flight") != NULL);
+	ibemu_buf_fini(&b);
+	fab_fini(&f);
+}
+
+static void test_lost_packets(void)
+{
+	struct ibemu_port_counters c;
+	struct ibemu_traffic_opts o;
+	uint64_t relay = 0;
+	uint32_t pi;
+	struct fab f;
+
+	/* hca2's LID has no route on the switch: packets to it are
+	 * discarded (IBA 18.2.4.3.3), which the study reports. */
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
+	fab_init(&f, load("single-switch-8"));
+	T_EQ_INT(ibemu_engine_set_lft(f.e, 0, ibemu_engine_get_lid(f.e, 2, 1),
+				      255),
+		 0);
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	T_EQ_INT(ibemu_traffic_run(f.tr), -EIO);
+	for (pi = 0; pi < ibemu_engine_nports(f.e); pi++) {
+		ibemu_engine_counters(f.e, pi, &c);
+		relay += c.rcv_switch_relay_errors;
+	}
+	T_TRUE(relay > 0);
+	fab_fini(&f);
+}
+
+static void test_deadlock(void)
+{
+	struct ibemu_traffic_opts o;
+	static const struct ibemu_traffic_pair p = {0, 1};
+	struct ibemu_topo *t;
+	struct ibemu_diag d;
+	uint32_t s1, s2, h1, h2;
+	uint16_t lid;
+	struct fab f;
+	int ret = 0, done = 0, n = 0;
+
+	/*
+	 * h1 - s1 = s2 - h2, with s2 sending h2's LID back to s1: a routing
+	 * loop. Packets circle until both switch buffers on the loop are
+	 * full, then nothing can move: a credit deadlock.
+	 */
+	T_EQ_INT(ibemu_topo_create(&t), 0);
+	ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "s1", 4, &s1);
+	ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "s2", 4, &s2);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h1", 1, &h1);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "h2", 1, &h2);
+	ibemu_topo_connect(t, s1, 1, h1, 1, NULL);
+	ibemu_topo_connect(t, s2, 1, h2, 1, NULL);
+	ibemu_topo_connect(t, s1, 2, s2, 2, NULL);
+	ibemu_diag_init(&d);
+	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
+	ibemu_diag_fini(&d);
+	fab_init(&f, t);
+	lid = ibemu_engine_get_lid(f.e, h2, 1);
+	T_EQ_INT(ibemu_engine_set_lft(f.e, s2, lid, 2), 0);
+	opts(&o, IBEMU_TRAFFIC_PAIRS, 10000000);
+	o.pairs = &p;
+	o.npairs = 1;
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	while (!ret && !done && n++ < 1000)
+		ret = ibemu_traffic_step(f.tr, 10000, &done);
+	T_EQ_INT(ret, -EDEADLK);
+	T_TRUE(ibemu_engine_in_flight(f.e) > 0);
+	fab_fini(&f);
+}
+
+static void test_hosts(void)
+{
+	struct ibemu_traffic_opts o;
+	uint32_t node;
+	unsigned port;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 1000000);
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	T_EQ_U64(ibemu_traffic_nhosts(f.tr), 8);
+	ibemu_traffic_host(f.tr, 7, &node, &port);
+	T_EQ_STR(f.t->nodes[node].name, "hca8");
+	T_EQ_U64(port, 1);
+	T_EQ_U64(ibemu_traffic_host_index(f.tr, node, 1), 7);
+	T_EQ_U64(ibemu_traffic_host_index(f.tr, node, 0), IBEMU_NONE);
+	T_EQ_U64(ibemu_traffic_host_index(f.tr, 0, 1),
+		 IBEMU_NONE); /* the switch */
+	fab_fini(&f);
+}
+
+static void test_alltoall_1152(void)
+{
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	struct fab f;
+
+	/* The large fabric: 1,152 HDR hosts, 10 us of all-to-all at full
+	 * load (about 4 messages a source, 70,000 packets). */
+	opts(&o, IBEMU_TRAFFIC_ALLTOALL, 10000000);
+	T_EQ_INT(study(&f, "fat-tree-2l-1152", &o), 0);
+	check_clean(&f);
+	ibemu_traffic_summary(f.tr, &s);
+	T_EQ_U64(s.hosts, 1152);
+	T_TRUE(s.msgs >= 1152 * 3);
+	T_EQ_U64(s.bytes, s.msgs * 65536);
+	fab_fini(&f);
+}
+
+void ibemu_test_register_traffic(void)
+{
+	static const struct ibemu_test tests[] = {
+		{"opts", test_opts},
+		{"bad_opts", test_bad_opts},
+		{"needs_lids", test_needs_lids},
+		{"shift", test_shift},
+		{"permutation", test_permutation},
+		{"bisection", test_bisection},
+		{"alltoall", test_alltoall},
+		{"uniform", test_uniform},
+		{"segments_and_load", test_segments_and_load},
+		{"incast_victims", test_incast_victims},
+		{"render", test_render},
+		{"progress", test_progress},
+		{"lost_packets", test_lost_packets},
+		{"deadlock", test_deadlock},
+		{"hosts", test_hosts},
+		{"alltoall_1152", test_alltoall_1152},
+		{NULL, NULL},
+	};
+
+	ibemu_test_add_suite("traffic", tests);
+}
