@@ -58,6 +58,10 @@ demo() {
 	$ibemu --fabric $fabric ports leaf01
 	say "ibemu links (first 8)"
 	$ibemu --fabric $fabric links | head -n 9
+	say "ibemu traffic incast --duration 50us --victims --top 5"
+	$ibemu --fabric $fabric traffic incast --duration 50us --victims --top 5
+	say "ibemu counters --top 5 (what the study left in the PMA counters)"
+	$ibemu --fabric $fabric counters --top 5
 	say "ibemu topo gen torus --dims 2x2 (a generated fabric as YAML)"
 	$ibemu topo gen torus --dims 2x2
 	say "ibemu down"
