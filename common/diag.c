@@ -28,6 +28,7 @@ void ibemu_diag_fini(struct ibemu_diag *d)
 	memset(d, 0, sizeof(*d));
 }
 
+IBEMU_PRINTF(3, 0)
 static char *format(const struct ibemu_loc *loc, const char *kind,
 		    const char *fmt, va_list ap)
 {
