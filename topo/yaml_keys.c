@@ -98,14 +98,52 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 			 "leaving"},
 };
 
+/* Keys that switches and HCAs share, declared once for both tables. */
+#define KEY_NODE_NAME                                               \
+	{                                                           \
+		.name = "name", .type = IBEMU__YT_NAME,             \
+		.flags = IBEMU__YAML_REQUIRED, .def = "required",   \
+		.help = "a unique name of letters, digits and _.+-" \
+	}
+#define KEY_NODE_DESCRIPTION                                  \
+	{                                                     \
+		.name = "description", .type = IBEMU__YT_STR, \
+		.max = IBEMU_NODEDESC_MAX, .def = "the name", \
+		.help = "NodeDescription, at most 64 bytes"   \
+	}
+#define KEY_NODE_SYSIMAGE_GUID                                       \
+	{                                                            \
+		.name = "system_image_guid", .type = IBEMU__YT_GUID, \
+		.def = "the guid", .help = "SystemImageGUID"         \
+	}
+#define KEY_NODE_VENDOR_ID                                                    \
+	{                                                                     \
+		.name = "vendor_id", .type = IBEMU__YT_INT,                   \
+		.flags = IBEMU__YAML_HEX, .max = 0xffffff, .def = "0x02ebe0", \
+		.help = "NodeInfo VendorID (an IEEE OUI)"                     \
+	}
+#define KEY_NODE_VLS                                                         \
+	{                                                                    \
+		.name = "vls", .type = IBEMU__YT_INT, .choices = vl_choices, \
+		.def = "defaults: vls", .help = "data VLs of every port"     \
+	}
+#define KEY_NODE_BUFFER_PER_VL                                              \
+	{                                                                   \
+		.name = "buffer_per_vl", .type = IBEMU__YT_SIZE, .min = 64, \
+		.max = 16u << 20, .multiple = 64,                           \
+		.def = "defaults: buffer_per_vl",                           \
+		.help = "receive buffer of each port per data VL"           \
+	}
+#define KEY_NODE_DEVICE_ID(default_)                                      \
+	{                                                                 \
+		.name = "device_id", .type = IBEMU__YT_INT,               \
+		.flags = IBEMU__YAML_HEX, .max = 0xffff, .def = default_, \
+		.help = "NodeInfo DeviceID"                               \
+	}
+
 /* Switches and HCAs share the indices; a NULL name leaves a key out. */
 static const struct ibemu__yaml_key switch_keys[] = {
-	[IBEMU__K_NODE_NAME] =
-		{.name = "name",
-		 .type = IBEMU__YT_NAME,
-		 .flags = IBEMU__YAML_REQUIRED,
-		 .def = "required",
-		 .help = "a unique name of letters, digits and _.+-"},
+	[IBEMU__K_NODE_NAME] = KEY_NODE_NAME,
 	[IBEMU__K_NODE_PORTS] = {.name = "ports",
 				 .type = IBEMU__YT_INT,
 				 .flags = IBEMU__YAML_REQUIRED,
@@ -113,46 +151,17 @@ static const struct ibemu__yaml_key switch_keys[] = {
 				 .max = IBEMU_MAX_PORTS,
 				 .def = "required",
 				 .help = "the number of physical ports"},
-	[IBEMU__K_NODE_DESCRIPTION] =
-		{.name = "description",
-		 .type = IBEMU__YT_STR,
-		 .max = IBEMU_NODEDESC_MAX,
-		 .def = "the name",
-		 .help = "NodeDescription, at most 64 bytes"},
+	[IBEMU__K_NODE_DESCRIPTION] = KEY_NODE_DESCRIPTION,
 	[IBEMU__K_NODE_GUID] =
 		{.name = "guid",
 		 .type = IBEMU__YT_GUID,
 		 .def = "derived from the name",
 		 .help = "NodeGUID; also the GUID of every port"},
-	[IBEMU__K_NODE_SYSIMAGE_GUID] = {.name = "system_image_guid",
-					 .type = IBEMU__YT_GUID,
-					 .def = "the guid",
-					 .help = "SystemImageGUID"},
-	[IBEMU__K_NODE_VENDOR_ID] = {.name = "vendor_id",
-				     .type = IBEMU__YT_INT,
-				     .flags = IBEMU__YAML_HEX,
-				     .max = 0xffffff,
-				     .def = "0x02ebe0",
-				     .help = "NodeInfo VendorID (an IEEE OUI)"},
-	[IBEMU__K_NODE_DEVICE_ID] = {.name = "device_id",
-				     .type = IBEMU__YT_INT,
-				     .flags = IBEMU__YAML_HEX,
-				     .max = 0xffff,
-				     .def = "0xeb02",
-				     .help = "NodeInfo DeviceID"},
-	[IBEMU__K_NODE_VLS] = {.name = "vls",
-			       .type = IBEMU__YT_INT,
-			       .choices = vl_choices,
-			       .def = "defaults: vls",
-			       .help = "data VLs of every port"},
-	[IBEMU__K_NODE_BUFFER_PER_VL] =
-		{.name = "buffer_per_vl",
-		 .type = IBEMU__YT_SIZE,
-		 .min = 64,
-		 .max = 16u << 20,
-		 .multiple = 64,
-		 .def = "defaults: buffer_per_vl",
-		 .help = "receive buffer of each port per data VL"},
+	[IBEMU__K_NODE_SYSIMAGE_GUID] = KEY_NODE_SYSIMAGE_GUID,
+	[IBEMU__K_NODE_VENDOR_ID] = KEY_NODE_VENDOR_ID,
+	[IBEMU__K_NODE_DEVICE_ID] = KEY_NODE_DEVICE_ID("0xeb02"),
+	[IBEMU__K_NODE_VLS] = KEY_NODE_VLS,
+	[IBEMU__K_NODE_BUFFER_PER_VL] = KEY_NODE_BUFFER_PER_VL,
 	[IBEMU__K_NODE_ROUTING_LATENCY] =
 		{.name = "routing_latency",
 		 .type = IBEMU__YT_DURATION,
@@ -163,24 +172,14 @@ static const struct ibemu__yaml_key switch_keys[] = {
 };
 
 static const struct ibemu__yaml_key hca_keys[] = {
-	[IBEMU__K_NODE_NAME] =
-		{.name = "name",
-		 .type = IBEMU__YT_NAME,
-		 .flags = IBEMU__YAML_REQUIRED,
-		 .def = "required",
-		 .help = "a unique name of letters, digits and _.+-"},
+	[IBEMU__K_NODE_NAME] = KEY_NODE_NAME,
 	[IBEMU__K_NODE_PORTS] = {.name = "ports",
 				 .type = IBEMU__YT_INT,
 				 .min = 1,
 				 .max = IBEMU_MAX_PORTS,
 				 .def = "1",
 				 .help = "the number of ports"},
-	[IBEMU__K_NODE_DESCRIPTION] =
-		{.name = "description",
-		 .type = IBEMU__YT_STR,
-		 .max = IBEMU_NODEDESC_MAX,
-		 .def = "the name",
-		 .help = "NodeDescription, at most 64 bytes"},
+	[IBEMU__K_NODE_DESCRIPTION] = KEY_NODE_DESCRIPTION,
 	[IBEMU__K_NODE_GUID] = {.name = "guid",
 				.type = IBEMU__YT_GUID,
 				.def = "derived from the name",
@@ -190,35 +189,11 @@ static const struct ibemu__yaml_key hca_keys[] = {
 		 .type = IBEMU__YT_GUIDS,
 		 .def = "guid + port number",
 		 .help = "PortGUID of each port, one per port in port order"},
-	[IBEMU__K_NODE_SYSIMAGE_GUID] = {.name = "system_image_guid",
-					 .type = IBEMU__YT_GUID,
-					 .def = "the guid",
-					 .help = "SystemImageGUID"},
-	[IBEMU__K_NODE_VENDOR_ID] = {.name = "vendor_id",
-				     .type = IBEMU__YT_INT,
-				     .flags = IBEMU__YAML_HEX,
-				     .max = 0xffffff,
-				     .def = "0x02ebe0",
-				     .help = "NodeInfo VendorID (an IEEE OUI)"},
-	[IBEMU__K_NODE_DEVICE_ID] = {.name = "device_id",
-				     .type = IBEMU__YT_INT,
-				     .flags = IBEMU__YAML_HEX,
-				     .max = 0xffff,
-				     .def = "0xeb01",
-				     .help = "NodeInfo DeviceID"},
-	[IBEMU__K_NODE_VLS] = {.name = "vls",
-			       .type = IBEMU__YT_INT,
-			       .choices = vl_choices,
-			       .def = "defaults: vls",
-			       .help = "data VLs of every port"},
-	[IBEMU__K_NODE_BUFFER_PER_VL] =
-		{.name = "buffer_per_vl",
-		 .type = IBEMU__YT_SIZE,
-		 .min = 64,
-		 .max = 16u << 20,
-		 .multiple = 64,
-		 .def = "defaults: buffer_per_vl",
-		 .help = "receive buffer of each port per data VL"},
+	[IBEMU__K_NODE_SYSIMAGE_GUID] = KEY_NODE_SYSIMAGE_GUID,
+	[IBEMU__K_NODE_VENDOR_ID] = KEY_NODE_VENDOR_ID,
+	[IBEMU__K_NODE_DEVICE_ID] = KEY_NODE_DEVICE_ID("0xeb01"),
+	[IBEMU__K_NODE_VLS] = KEY_NODE_VLS,
+	[IBEMU__K_NODE_BUFFER_PER_VL] = KEY_NODE_BUFFER_PER_VL,
 };
 
 static const struct ibemu__yaml_key link_keys[] = {
