@@ -5,6 +5,13 @@
  * credit for the whole packet), occupies the link for the packet's wire
  * time, and the buffer space comes back as credits one cable delay after
  * the receiver frees it. Switch and HCA behaviour lives in switch/ and hca/.
+ *
+ * Two shortcuts keep the event count near two per packet and hop, without
+ * changing any result: returning credits are queued on their transmitter
+ * and counted when it next arbitrates (only a transmitter waiting for them
+ * gets an event), and arbitrations due at the current instant wait in a
+ * FIFO beside the heap, merged in exactly the heap's (time, phase,
+ * sequence) order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -169,6 +176,9 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 		free(p);
 	}
 	ibemu_evq_fini(&e->evq);
+	free(e->arbs);
+	for (i = 0; e->ports && i < e->nports; i++)
+		free(e->ports[i].cret);
 	free(e->ports);
 	free(e->nodes);
 	free(e);
@@ -188,7 +198,7 @@ uint64_t ibemu_engine_now(const struct ibemu_engine *e)
 
 size_t ibemu_engine_pending(const struct ibemu_engine *e)
 {
-	return e->evq.len;
+	return e->evq.len + e->arbs_len - e->arbs_head;
 }
 
 uint64_t ibemu_engine_events(const struct ibemu_engine *e)
@@ -322,7 +332,30 @@ void ibemu__engine_arb_at(struct ibemu_engine *e, uint32_t pi, uint64_t time)
 	if (p->arb_at <= time)
 		return;
 	p->arb_at = time;
-	ibemu__engine_push(e, time, IBEMU_PHASE_DECIDE, IBEMU_EV_ARB, pi, NULL);
+	if (time != e->now) {
+		ibemu__engine_push(e, time, IBEMU_PHASE_DECIDE, IBEMU_EV_ARB,
+				   pi, NULL);
+		return;
+	}
+	if (e->arbs_len == e->arbs_cap) {
+		/* The FIFO empties at every instant: slide, or grow. */
+		if (e->arbs_head) {
+			memmove(e->arbs, e->arbs + e->arbs_head,
+				(e->arbs_len - e->arbs_head) *
+					sizeof(*e->arbs));
+			e->arbs_len -= e->arbs_head;
+			e->arbs_head = 0;
+		}
+		if (e->arbs_len == e->arbs_cap) {
+			e->arbs_cap = e->arbs_cap ? 2 * e->arbs_cap : 256;
+			e->arbs = realloc(e->arbs,
+					  e->arbs_cap * sizeof(*e->arbs));
+			IBEMU_BUG_ON(!e->arbs);
+		}
+	}
+	e->arbs[e->arbs_len].seq = e->seq++;
+	e->arbs[e->arbs_len].port = pi;
+	e->arbs_len++;
 }
 
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t pi)
@@ -336,10 +369,40 @@ void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie)
 			   IBEMU_EV_TIMER, 0, (void *)(uintptr_t)cookie);
 }
 
+void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < p->ncret; i++) {
+		struct ibemu_cret *c = &p->cret[i];
+
+		if (c->time <= e->now) {
+			p->credits[c->vl] += c->blocks;
+			/* More credit than the receiver has buffer is a bug. */
+			IBEMU_BUG_ON(p->credits[c->vl] >
+				     e->ports[p->peer].buf_blocks);
+		} else {
+			p->cret[k++] = *c;
+		}
+	}
+	p->ncret = k;
+}
+
 void ibemu__engine_wait_start(struct ibemu_engine *e, struct ibemu_eport *p)
 {
+	uint64_t first = UINT64_MAX;
+	uint32_t i;
+
 	if (p->wait_since == UINT64_MAX)
 		p->wait_since = e->now;
+	/* Look again when the first credit on its way comes back. */
+	for (i = 0; i < p->ncret; i++)
+		if (p->cret[i].time < first)
+			first = p->cret[i].time;
+	if (first != UINT64_MAX)
+		ibemu__engine_arb_at(e, (uint32_t)(p - e->ports),
+				     first > p->busy_until ? first
+							   : p->busy_until);
 }
 
 void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p)
@@ -376,10 +439,12 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 	p->cnt.xmit_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	pkt->t_tail = end + p->prop_ps;
 	if (e->nodes[peer->node].type == IBEMU_NODE_SWITCH) {
+		/* The header event fires once the switch has routed it. */
 		head = e->now + p->prop_ps +
 		       ibemu_link_serialize_ps(p->lanes,
 					       (enum ibemu_speed)p->speed,
-					       pkt->hdr_bytes);
+					       pkt->hdr_bytes) +
+		       e->nodes[peer->node].routing_latency_ps;
 		ibemu__engine_push(e, head, IBEMU_PHASE_UPDATE, IBEMU_EV_HEAD,
 				   p->peer, pkt);
 	} else {
@@ -392,28 +457,26 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
 			   uint16_t blocks, uint64_t when)
 {
-	struct ibemu_eport *p = &e->ports[pi];
+	struct ibemu_eport *p = &e->ports[pi], *tx;
+	uint64_t t;
 
 	if (vl == IBEMU_VL15)
 		return; /* not flow controlled */
 	IBEMU_BUG_ON(p->peer == IBEMU_NONE);
-	ibemu__engine_push(e, when + p->prop_ps, IBEMU_PHASE_UPDATE,
-			   IBEMU_EV_CREDIT, p->peer,
-			   (void *)(uintptr_t)((uint32_t)vl << 16 | blocks));
-}
-
-static void credit_arrived(struct ibemu_engine *e, uint32_t pi, uintptr_t arg)
-{
-	struct ibemu_eport *p = &e->ports[pi];
-	uint8_t vl = (uint8_t)(arg >> 16);
-	uint16_t blocks = (uint16_t)arg;
-
-	p->credits[vl] += blocks;
-	/* More credit than the receiver has buffer is a model bug. */
-	IBEMU_BUG_ON(p->credits[vl] > e->ports[p->peer].buf_blocks);
-	if (p->wait_since != UINT64_MAX ||
-	    e->nodes[p->node].type == IBEMU_NODE_HCA)
-		ibemu__engine_arb_at(e, pi, p->busy_until);
+	tx = &e->ports[p->peer];
+	t = when + p->prop_ps;
+	/* No event: the transmitter adds it when it next looks at its
+	 * credits, and only a waiting one needs waking up. */
+	if (tx->ncret == tx->cret_cap) {
+		tx->cret_cap = tx->cret_cap ? tx->cret_cap * 2 : 8;
+		tx->cret = realloc(tx->cret, tx->cret_cap * sizeof(*tx->cret));
+		IBEMU_BUG_ON(!tx->cret);
+	}
+	tx->cret[tx->ncret++] =
+		(struct ibemu_cret){.time = t, .blocks = blocks, .vl = vl};
+	if (tx->wait_since != UINT64_MAX)
+		ibemu__engine_arb_at(e, p->peer,
+				     t > tx->busy_until ? t : tx->busy_until);
 }
 
 static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
@@ -424,9 +487,6 @@ static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 		break;
 	case IBEMU_EV_TAIL:
 		ibemu__hca_tail(e, ev->target, ev->ptr);
-		break;
-	case IBEMU_EV_CREDIT:
-		credit_arrived(e, ev->target, (uintptr_t)ev->ptr);
 		break;
 	case IBEMU_EV_ARB: {
 		struct ibemu_eport *p = &e->ports[ev->target];
@@ -453,8 +513,31 @@ size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
 	struct ibemu_event ev;
 	size_t n = 0;
 
-	while (n < max_events && !ibemu_evq_empty(&e->evq) &&
-	       ibemu_evq_top(&e->evq)->time <= until) {
+	while (n < max_events) {
+		const struct ibemu_event *top =
+			ibemu_evq_empty(&e->evq) ? NULL
+						 : ibemu_evq_top(&e->evq);
+
+		if (e->arbs_head < e->arbs_len) {
+			const struct ibemu_arb_now *a = &e->arbs[e->arbs_head];
+			uint64_t order = IBEMU_PHASE_DECIDE << 56 | a->seq;
+
+			if (!top || top->time > e->now || top->order > order) {
+				ev = (struct ibemu_event){
+					.time = e->now,
+					.order = order,
+					.kind = IBEMU_EV_ARB,
+					.target = a->port,
+				};
+				if (++e->arbs_head == e->arbs_len)
+					e->arbs_head = e->arbs_len = 0;
+				dispatch(e, &ev);
+				n++;
+				continue;
+			}
+		}
+		if (!top || top->time > until)
+			break;
 		ibemu_evq_pop(&e->evq, &ev);
 		e->now = ev.time;
 		dispatch(e, &ev);

@@ -11,11 +11,10 @@
 #include "util.h"
 
 enum ibemu_ev_kind {
-	IBEMU_EV_HEAD,	 /* a packet's header reached a switch input port */
-	IBEMU_EV_TAIL,	 /* a packet's tail reached an HCA port */
-	IBEMU_EV_CREDIT, /* buffer space returned to a transmitter */
-	IBEMU_EV_ARB,	 /* an output port may start a packet */
-	IBEMU_EV_TIMER,	 /* upper layer's timer */
+	IBEMU_EV_HEAD,	/* a packet's header reached a switch and was routed */
+	IBEMU_EV_TAIL,	/* a packet's tail reached an HCA port */
+	IBEMU_EV_ARB,	/* an output port may start a packet */
+	IBEMU_EV_TIMER, /* upper layer's timer */
 };
 
 /* Phases of one instant: state updates first, then decisions. */
@@ -74,6 +73,13 @@ struct ibemu_vlarb {
 	uint8_t picked_high; /* the last pick came from the high table */
 };
 
+/* Blocks of VL 'vl' that reach the transmitter at 'time'. */
+struct ibemu_cret {
+	uint64_t time;
+	uint16_t blocks;
+	uint8_t vl;
+};
+
 struct ibemu_eport {
 	uint32_t node;
 	uint32_t peer; /* global index of the cabled port, or IBEMU_NONE */
@@ -102,6 +108,9 @@ struct ibemu_eport {
 	struct ibemu_pktq inq[IBEMU_NUM_VLS]; /* switch input buffers */
 
 	struct ibemu_port_counters cnt;
+	/* Credits on their way back to this transmitter, in no order. */
+	struct ibemu_cret *cret;
+	uint32_t ncret, cret_cap;
 };
 
 struct ibemu_enode {
@@ -112,6 +121,11 @@ struct ibemu_enode {
 	uint32_t first_port; /* global index of its port 0 */
 	uint64_t routing_latency_ps; /* switches */
 	uint8_t *lft;		     /* switches: [49152] output port per LID */
+};
+
+struct ibemu_arb_now {
+	uint64_t seq;
+	uint32_t port;
 };
 
 struct ibemu_engine {
@@ -127,6 +141,13 @@ struct ibemu_engine {
 	uint64_t in_flight;
 	const struct ibemu_engine_ops *ops;
 	void *ctx;
+	/*
+	 * ARBs due at 'now', in the order they were asked for: kept out of
+	 * the heap, they run after the heap's events of this instant that
+	 * sort before them, exactly where the heap would have put them.
+	 */
+	struct ibemu_arb_now *arbs;
+	size_t arbs_head, arbs_len, arbs_cap;
 };
 
 #define IBEMU_LID_COUNT 49152u /* unicast LIDs 1..0xBFFF, and 0 */
@@ -148,6 +169,9 @@ void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
 			   uint16_t blocks, uint64_t when);
 void ibemu__engine_wait_start(struct ibemu_engine *e, struct ibemu_eport *p);
 void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p);
+/* Adds to p->credits the returns that have arrived by now; call before
+ * reading p->credits. */
+void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p);
 
 /* switch/relay.c */
 int ibemu__switch_init(struct ibemu_engine *e, uint32_t node);

@@ -31,7 +31,6 @@
 struct ibemu_pkt {
 	struct ibemu_pkt *next; /* in the one queue that holds it */
 	uint64_t t_created;	/* when the upper layer made it */
-	uint64_t t_ready;	/* at a switch: header in + routing latency */
 	uint64_t t_tail;	/* when its tail reaches the current receiver */
 	uint64_t flow;		/* upper layer's */
 	uint64_t cookie;	/* upper layer's */

@@ -22,6 +22,7 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		ibemu__engine_arb_at(e, pi, p->busy_until);
 		return;
 	}
+	ibemu__engine_credit_sync(e, p);
 	/* The upper layer thinks in SLs; credits are per VL. */
 	for (sl = 0; sl < 16; sl++)
 		by_sl[sl] = p->credits[p->sl2vl[sl]];

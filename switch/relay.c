@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The switch model: an input-buffered virtual cut-through switch. A packet
- * whose header has arrived waits in its input port's per-VL buffer; once the
- * routing latency has passed it asks the output its DLID maps to (LFT). An
+ * The switch model: an input-buffered virtual cut-through switch. The
+ * engine hands a packet over once its header has arrived and the routing
+ * latency has passed; it then waits in its input port's per-VL buffer and,
+ * at the head, asks the output its DLID maps to (LFT). An
  * output that is free picks a VL by VL arbitration and, on that VL, an
  * input by round robin, among requests it can give credit to. Only the head
  * of each input buffer may ask, so a blocked head blocks those behind it
@@ -74,9 +75,7 @@ static void request(struct ibemu_engine *e, struct ibemu_enode *n,
 	IBEMU_BUG_ON(out->nreqs[vl] > n->max_reqs);
 	r->in_port = pkt->in_port;
 	r->in_vl = pkt->in_vl;
-	ibemu__engine_arb_at(e, out_pi,
-			     pkt->t_ready > out->busy_until ? pkt->t_ready
-							    : out->busy_until);
+	ibemu__engine_arb_at(e, out_pi, out->busy_until);
 }
 
 static void discard(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
@@ -122,7 +121,6 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 	pkt->in_port = in->num;
 	pkt->in_vl = pkt->vl;
 	pkt->out_port = out;
-	pkt->t_ready = e->now + n->routing_latency_ps;
 	ibemu_pktq_push(q, pkt);
 	if (q->head == pkt)
 		request(e, n, pkt);
@@ -140,8 +138,7 @@ static int pick_request(struct ibemu_engine *e, struct ibemu_enode *n,
 			e->ports[n->first_port + r->in_port].inq[r->in_vl].head;
 		unsigned dist;
 
-		if (pkt->t_ready > e->now ||
-		    (vl != IBEMU_VL15 && out->credits[vl] < pkt->blocks))
+		if (vl != IBEMU_VL15 && out->credits[vl] < pkt->blocks)
 			continue;
 		dist = (r->in_port + span - out->rr[vl] - 1u) % span * 16u +
 		       r->in_vl;
@@ -157,7 +154,6 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[out->node];
-	uint64_t next_ready = UINT64_MAX;
 	uint32_t eligible = 0, in_pi;
 	int blocked = 0, vl, idx;
 	unsigned v, i;
@@ -169,6 +165,7 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		ibemu__engine_arb_at(e, pi, out->busy_until);
 		return;
 	}
+	ibemu__engine_credit_sync(e, out);
 	/* Evaluate: which output VLs have a request that can go now. */
 	for (v = 0; v < IBEMU_NUM_VLS; v++) {
 		for (i = 0; i < out->nreqs[v]; i++) {
@@ -177,15 +174,10 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 			pkt = e->ports[n->first_port + r->in_port]
 				      .inq[r->in_vl]
 				      .head;
-			if (pkt->t_ready > e->now) {
-				if (pkt->t_ready < next_ready)
-					next_ready = pkt->t_ready;
-			} else if (v == IBEMU_VL15 ||
-				   out->credits[v] >= pkt->blocks) {
+			if (v == IBEMU_VL15 || out->credits[v] >= pkt->blocks)
 				eligible |= 1u << v;
-			} else {
+			else
 				blocked = 1;
-			}
 		}
 	}
 	if (eligible & (1u << IBEMU_VL15))
@@ -195,8 +187,6 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	if (vl < 0) {
 		if (blocked)
 			ibemu__engine_wait_start(e, out);
-		if (next_ready != UINT64_MAX)
-			ibemu__engine_arb_at(e, pi, next_ready);
 		return;
 	}
 

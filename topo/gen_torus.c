@@ -48,7 +48,7 @@ static int grid_run(struct ibemu__gen_ctx *c, int wrap)
 {
 	unsigned nd = c->ndims, d, w[IBEMU__GEN_MAX_DIMS];
 	long p = c->val[TO_HOSTS], need = p + 2 * (long)nd, radix;
-	uint64_t stride[IBEMU__GEN_MAX_DIMS], n = 1, i;
+	uint64_t stride[IBEMU__GEN_MAX_DIMS] = {0}, n = 1, i;
 	uint32_t first;
 	int ret;
 

@@ -472,7 +472,7 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 			const char *word, const char *p)
 {
 	const int ti = type == IBEMU_NODE_SWITCH ? 0 : 1;
-	const char *num, *ids, *ide, *q;
+	const char *num, *ids = NULL, *ide = NULL, *q;
 	struct rec *r;
 	unsigned n, i;
 	char nbuf[16];
@@ -639,7 +639,7 @@ static int port_option(struct parser *ps, const char *p, const char *e,
 static int parse_port(struct parser *ps, const char *p)
 {
 	struct rec *r = &ps->recs[ps->cur];
-	const char *num, *ids, *ide, *q, *pnum;
+	const char *num, *ids = NULL, *ide = NULL, *q, *pnum;
 	uint8_t cw = 0;
 	uint16_t cs = 0;
 	struct side sd;
