@@ -48,7 +48,9 @@ struct ibemu_engine_ops {
 	 * HCA port 'port' (global port index) may start a packet now: return
 	 * one whose VL has at least credits[vl] blocks free at the peer, or
 	 * NULL. Set *blocked when something is ready but lacks credits (it
-	 * counts as PortXmitWait). The engine takes the packet's ownership.
+	 * counts as PortXmitWait). The engine takes the packet's ownership
+	 * and sets its VL from its SL, unless pkt->vl is IBEMU_VL15: a
+	 * management packet, which needs no credit and may be dropped.
 	 */
 	struct ibemu_pkt *(*hca_pull)(void *ctx, uint32_t port,
 				      const uint16_t *credits, int *blocked);

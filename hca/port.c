@@ -36,7 +36,9 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		return;
 	}
 	ibemu__engine_wait_stop(e, p);
-	pkt->vl = p->sl2vl[pkt->sl & 15];
+	/* Management packets ask for VL15 themselves; data follows SL2VL. */
+	if (pkt->vl != IBEMU_VL15)
+		pkt->vl = p->sl2vl[pkt->sl & 15];
 	if (!pkt->slid)
 		pkt->slid = p->lid;
 	e->in_flight++;

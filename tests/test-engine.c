@@ -200,12 +200,150 @@ static void test_wait_stops_when_idle(void)
 	ibemu_topo_destroy(t);
 }
 
+/*
+ * VL15 is not flow controlled (IBA 7.9.4): two HCAs sending management
+ * packets at line rate into one switch output overflow the switch's VL15
+ * input buffers, which drop and count VL15Dropped; every packet is either
+ * delivered or counted as dropped.
+ */
+struct vl15_ul {
+	struct ibemu_engine *e;
+	uint32_t src[2];
+	uint16_t dlid;
+	unsigned left[2], got;
+};
+
+static struct ibemu_pkt *vl15_pull(void *ctx, uint32_t port,
+				   const uint16_t *credits, int *blocked)
+{
+	struct vl15_ul *u = ctx;
+	struct ibemu_pkt *p;
+	unsigned i = port == u->src[1];
+
+	(void)credits;
+	(void)blocked;
+	if ((port != u->src[0] && port != u->src[1]) || !u->left[i])
+		return NULL;
+	u->left[i]--;
+	p = ibemu_engine_pkt_alloc(u->e);
+	/* A UD SMP: LRH, BTH, DETH and a 256-byte MAD. */
+	ibemu_pkt_set_size(p, 8 + 12 + 8, 256);
+	p->dlid = u->dlid;
+	p->sl = 0;
+	p->vl = IBEMU_VL15;
+	return p;
+}
+
+static void vl15_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
+{
+	struct vl15_ul *u = ctx;
+
+	(void)port;
+	T_EQ_INT(p->vl, IBEMU_VL15);
+	u->got++;
+	ibemu_engine_pkt_free(u->e, p);
+}
+
+static const struct ibemu_engine_ops vl15_ops = {
+	.hca_pull = vl15_pull,
+	.hca_deliver = vl15_deliver,
+};
+
+static void test_vl15_drops_when_full(void)
+{
+	struct ibemu_topo *t;
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct ibemu_diag d;
+	struct ibemu_port_counters c;
+	struct vl15_ul u = {0};
+	uint32_t sw, h[3];
+	uint64_t dropped = 0;
+	unsigned i;
+
+	ibemu_diag_init(&d);
+	ibemu_topo_create(&t);
+	ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "sw", 4, &sw);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "a", 1, &h[0]);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "b", 1, &h[1]);
+	ibemu_topo_add_node(t, IBEMU_NODE_HCA, "c", 1, &h[2]);
+	for (i = 0; i < 3; i++)
+		ibemu_topo_connect(t, sw, i + 1, h[i], 1, NULL);
+	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
+	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	u.e = e;
+	u.src[0] = ibemu_engine_port_index(e, h[0], 1);
+	u.src[1] = ibemu_engine_port_index(e, h[1], 1);
+	u.dlid = ibemu_routes_lid(r, h[2], 1);
+	u.left[0] = u.left[1] = 1000;
+	ibemu_engine_set_ops(e, &vl15_ops, &u);
+	ibemu_engine_kick(e, u.src[0]);
+	ibemu_engine_kick(e, u.src[1]);
+	ibemu_engine_run(e, UINT64_MAX, 10000000);
+	for (i = 1; i <= 2; i++) {
+		ibemu_engine_counters(e, ibemu_engine_port_index(e, sw, i), &c);
+		dropped += c.vl15_dropped;
+		T_EQ_U64(c.rcv_pkts, 1000);
+	}
+	T_TRUE(dropped > 0);
+	T_EQ_U64(u.got + dropped, 2000);
+	T_EQ_U64(ibemu_engine_in_flight(e), 0);
+	/* No credit was taken or owed on a data VL. */
+	ibemu_engine_counters(e, u.src[0], &c);
+	T_EQ_U64(c.xmit_wait, 0);
+	ibemu_engine_destroy(e);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+	ibemu_diag_fini(&d);
+}
+
+/*
+ * IBA 18.2.4.3.3: a switch discards a packet whose DLID has no LFT entry
+ * and counts it in PortRcvSwitchRelayErrors of the input port; the buffer
+ * space comes back to the sender as credits.
+ */
+static void test_no_route_discards(void)
+{
+	struct ibemu_topo *t = chain(1, IBEMU_SPEED_EDR);
+	struct ibemu_port_counters c;
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct flow f = {0};
+	uint32_t sw_in;
+
+	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	f.e = e;
+	f.src_port = ibemu_engine_port_index(e, 0, 1);
+	f.dlid = (uint16_t)(r->max_lid + 7); /* assigned to nobody */
+	f.payload = 1024;
+	f.left = 300; /* more than the switch's buffer holds at once */
+	ibemu_engine_set_ops(e, &flow_ops, &f);
+	ibemu_engine_kick(e, f.src_port);
+	ibemu_engine_run(e, UINT64_MAX, 1000000);
+	T_EQ_INT(f.got, 0);
+	T_EQ_INT(f.left, 0);
+	sw_in = ibemu_engine_port_index(e, 2, 1);
+	ibemu_engine_counters(e, sw_in, &c);
+	T_EQ_U64(c.rcv_switch_relay_errors, 300);
+	T_EQ_U64(c.rcv_pkts, 300);
+	T_EQ_U64(ibemu_engine_in_flight(e), 0);
+	ibemu_engine_destroy(e);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+}
+
 void ibemu_test_register_engine(void)
 {
 	static const struct ibemu_test tests[] = {
 		{"one_packet_edr", test_one_packet_edr},
 		{"one_packet_hdr", test_one_packet_hdr},
 		{"wait_stops_when_idle", test_wait_stops_when_idle},
+		{"vl15_drops_when_full", test_vl15_drops_when_full},
+		{"no_route_discards", test_no_route_discards},
 		{NULL, NULL},
 	};
 
