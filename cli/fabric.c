@@ -138,7 +138,14 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--foreground"))
 			opts.foreground = 1;
-		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--routes") && i + 1 < argc) {
+			if (ibemu_daemon_routes_parse(argv[++i], &opts.routes))
+				return ibemu_cli_fail(2,
+						      "up: --routes must be "
+						      "minhop, updown or none, "
+						      "not '%s'",
+						      argv[i]);
+		} else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			name = argv[++i];
 		else if (argv[i][0] == '-')
 			return ibemu_cli_fail(2, "up: unknown option '%s'",

@@ -14,7 +14,8 @@
 static int run_help(struct ibemu_cli *cli, int argc, char **argv);
 
 static const struct ibemu_cli_command commands[] = {
-	{"up", "FILE [--name NAME] [--foreground]",
+	{"up",
+	 "FILE [--name NAME] [--routes minhop|updown|none] [--foreground]",
 	 "start a fabric from a YAML (or ibnetdiscover) file", ibemu_cli_up},
 	{"down", "", "stop the fabric and remove its socket, lock and files",
 	 ibemu_cli_down},

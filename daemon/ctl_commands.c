@@ -2,9 +2,8 @@
 /*
  * Inspect commands served by the daemon: status, nodes, ports, links, and
  * the stop request behind 'ibemu down'. Each fills a table and lets it
- * render as text or JSON. Until the packet engine and the subnet manager
- * exist the fabric is static: cabled ports are physically LinkUp, logically
- * Down (IBA 14.2.5.6 PortPhysicalState, PortState).
+ * render as text or JSON. Port states are the engine's (IBA 14.2.5.6
+ * PortPhysicalState, PortState).
  */
 #include <errno.h>
 #include <string.h>
@@ -69,9 +68,9 @@ static int serve_status(struct ibemu_ctl_call *call)
 		{"fabric", "Fabric", 0},     {"source", "Source", 0},
 		{"pid", "Pid", 1},	     {"uptime_s", "Uptime (s)", 1},
 		{"switches", "Switches", 1}, {"hcas", "HCAs", 1},
-		{"links", "Links", 1},	     {"mtu", "MTU", 1},
-		{"socket", "Socket", 0},     {"log", "Log", 0},
-		{"protocol", "Protocol", 1},
+		{"links", "Links", 1},	     {"routes", "Routes", 0},
+		{"mtu", "MTU", 1},	     {"socket", "Socket", 0},
+		{"log", "Log", 0},	     {"protocol", "Protocol", 1},
 	};
 	struct inspect_args a;
 	struct ibemu_table t;
@@ -94,6 +93,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_uint(&t, sw);
 	ibemu_table_uint(&t, hca);
 	ibemu_table_uint(&t, d->topo->nlinks);
+	ibemu_table_str(&t, ibemu_daemon_routes_name(d->routing));
 	ibemu_table_uint(&t, d->topo->defaults.mtu);
 	ibemu_table_str(&t, d->paths.sock);
 	ibemu_table_str(&t, d->paths.log);
@@ -148,37 +148,45 @@ static int serve_nodes(struct ibemu_ctl_call *call)
 	return 0;
 }
 
-static void port_row(struct ibemu_table *t, const struct ibemu_topo *topo,
-		     const struct ibemu_topo_node *n, unsigned p)
+static void port_row(struct ibemu_table *t, const struct ibemu_daemon *d,
+		     uint32_t node, unsigned p)
 {
+	const struct ibemu_topo *topo = d->topo;
+	const struct ibemu_topo_node *n = &topo->nodes[node];
 	const struct ibemu_topo_port *port = &n->ports[p];
+	uint32_t pi = ibemu_engine_port_index(d->engine, node, p);
+	uint16_t lid = ibemu_engine_get_lid(d->engine, node, p);
 
 	ibemu_table_row(t);
 	ibemu_table_str(t, n->name);
 	ibemu_table_uint(t, p);
 	ibemu_table_strf(t, "0x%016llx", (unsigned long long)port->guid);
+	if (lid)
+		ibemu_table_uint(t, lid);
+	else
+		ibemu_table_null(t);
 	if (port->link == IBEMU_NONE) {
-		/* An uncabled port keeps polling for a peer. */
 		ibemu_table_null(t);
 		ibemu_table_null(t);
 		ibemu_table_null(t);
-		ibemu_table_str(t, "Polling");
-		ibemu_table_str(t, "Down");
-		ibemu_table_null(t);
-		ibemu_table_null(t);
-		return;
-	}
-	{
+	} else {
 		const struct ibemu_topo_link *l = &topo->links[port->link];
 
 		ibemu_table_strf(t, "%ux", l->width);
 		ibemu_table_str(t, ibemu_speed_name(l->speed));
 		rate_cell(t, l);
 	}
-	ibemu_table_str(t, "LinkUp");
-	ibemu_table_str(t, "Down");
-	ibemu_table_str(t, topo->nodes[port->peer_node].name);
-	ibemu_table_uint(t, port->peer_port);
+	ibemu_table_str(t, ibemu_phys_state_name(
+				   ibemu_engine_phys_state(d->engine, pi)));
+	ibemu_table_str(t, ibemu_port_state_name(
+				   ibemu_engine_port_state(d->engine, pi)));
+	if (port->link == IBEMU_NONE) {
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+	} else {
+		ibemu_table_str(t, topo->nodes[port->peer_node].name);
+		ibemu_table_uint(t, port->peer_port);
+	}
 }
 
 static int serve_ports(struct ibemu_ctl_call *call)
@@ -186,11 +194,12 @@ static int serve_ports(struct ibemu_ctl_call *call)
 	struct ibemu_daemon *d = call->d;
 	struct ibemu_buf *out = call->out, *err = call->err;
 	static const struct ibemu_table_col cols[] = {
-		{"node", "NODE", 0},	   {"port", "PORT", 1},
-		{"guid", "GUID", 0},	   {"width", "WIDTH", 0},
-		{"speed", "SPEED", 0},	   {"rate_gbps", "GBIT/S", 1},
-		{"phys_state", "PHYS", 0}, {"state", "STATE", 0},
-		{"peer_node", "PEER", 0},  {"peer_port", "PEER_PORT", 1},
+		{"node", "NODE", 0},	       {"port", "PORT", 1},
+		{"guid", "GUID", 0},	       {"lid", "LID", 1},
+		{"width", "WIDTH", 0},	       {"speed", "SPEED", 0},
+		{"rate_gbps", "GBIT/S", 1},    {"phys_state", "PHYS", 0},
+		{"state", "STATE", 0},	       {"peer_node", "PEER", 0},
+		{"peer_port", "PEER_PORT", 1},
 	};
 	const struct ibemu_topo *topo = d->topo;
 	struct inspect_args a;
@@ -219,7 +228,7 @@ static int serve_ports(struct ibemu_ctl_call *call)
 		if (only != IBEMU_NONE && i != only)
 			continue;
 		for (p = 1; p <= n->nports; p++)
-			port_row(&t, topo, n, p);
+			port_row(&t, d, i, p);
 	}
 	ibemu_table_render(&t, topo->name, a.json, out);
 	ibemu_table_fini(&t);

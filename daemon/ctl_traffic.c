@@ -57,7 +57,8 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 	case -EDEADLK:
 		ibemu_buf_puts(err, "traffic: the fabric deadlocked: packets "
 				    "wait for credits that never come (a "
-				    "credit loop in the routes)");
+				    "credit loop in the routes; 'ibemu up FILE "
+				    "--routes updown' avoids them)");
 		return 1;
 	default:
 		ibemu_buf_printf(err, "traffic: %s", strerror(-tj->ret));
@@ -224,6 +225,14 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	if (d->job) {
 		ibemu_buf_puts(call->err, "traffic: a study is running on this "
 					  "fabric; try again when it is done");
+		return 1;
+	}
+	if (d->routing == IBEMU_ROUTES_NONE) {
+		ibemu_buf_printf(call->err,
+				 "traffic: fabric '%s' has no routes (it was "
+				 "started with --routes none): an SM must "
+				 "assign LIDs and LFTs first",
+				 d->topo->name);
 		return 1;
 	}
 	tj = calloc(1, sizeof(*tj));

@@ -65,6 +65,48 @@ static int write_pid(const struct ibemu_runtime_paths *p)
 	return fclose(f) ? -errno : 0;
 }
 
+static const char *const routes_names[] = {
+	[IBEMU_ROUTES_MINHOP] = "minhop",
+	[IBEMU_ROUTES_UPDOWN] = "updown",
+	[IBEMU_ROUTES_NONE] = "none",
+};
+
+int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out)
+{
+	unsigned i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(routes_names); i++) {
+		if (!strcmp(s, routes_names[i])) {
+			*out = (enum ibemu_daemon_routes)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r)
+{
+	return routes_names[r];
+}
+
+/* Computes and loads the test routes the daemon was asked for. */
+static int apply_routes(struct ibemu_daemon *d)
+{
+	int ret;
+
+	switch (d->routing) {
+	case IBEMU_ROUTES_MINHOP:
+		ret = ibemu_routes_minhop(d->topo, &d->routes);
+		break;
+	case IBEMU_ROUTES_UPDOWN:
+		ret = ibemu_routes_updown(d->topo, &d->routes);
+		break;
+	default:
+		return 0;
+	}
+	return ret ? ret : ibemu_engine_apply_routes(d->engine, d->routes);
+}
+
 /* Sets up the loop and the socket; on success the daemon is listening. */
 static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 {
@@ -72,9 +114,7 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 
 	ret = ibemu_engine_create(d->topo, &d->engine);
 	if (!ret)
-		ret = ibemu_routes_minhop(d->topo, &d->routes);
-	if (!ret)
-		ret = ibemu_engine_apply_routes(d->engine, d->routes);
+		ret = apply_routes(d);
 	if (ret) {
 		snprintf(why, whylen, "cannot build the fabric: %s",
 			 ret == -ERANGE ? "it needs more than 49151 LIDs"
@@ -152,8 +192,11 @@ static void log_start(struct ibemu_daemon *d, int stale)
 				 "replaced the stale socket %s left by a "
 				 "daemon that did not stop cleanly",
 				 d->paths.sock);
-	ibemu_daemon_log(d, "listening on %s: %u switches, %u HCAs, %u links",
-			 d->paths.sock, sw, hca, d->topo->nlinks);
+	ibemu_daemon_log(d,
+			 "listening on %s: %u switches, %u HCAs, %u links, "
+			 "%s routes",
+			 d->paths.sock, sw, hca, d->topo->nlinks,
+			 ibemu_daemon_routes_name(d->routing));
 }
 
 /* Body of the detached child: never returns. */
@@ -230,6 +273,7 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	memset(d, 0, sizeof(*d));
 	d->topo = t;
 	d->lock_fd = -1;
+	d->routing = opts->routes;
 	ret = ibemu_runtime_paths(t->name, &d->paths);
 	if (ret) {
 		snprintf(why, whylen, "runtime path for '%s' is too long",

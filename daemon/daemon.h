@@ -19,6 +19,13 @@
 
 struct ibemu_ctl_conn;
 
+/* Routes the daemon applies until a subnet manager exists. */
+enum ibemu_daemon_routes {
+	IBEMU_ROUTES_MINHOP, /* min-hop with port balancing (fabric/route.h) */
+	IBEMU_ROUTES_UPDOWN, /* up/down: deadlock-free on any topology */
+	IBEMU_ROUTES_NONE,   /* no LIDs, no LFTs, ports left in Init */
+};
+
 struct ibemu_daemon {
 	uv_loop_t loop;
 	uv_pipe_t server;
@@ -32,7 +39,8 @@ struct ibemu_daemon {
 	struct ibemu_ctl_conn *conns; /* open control connections */
 	struct ibemu_engine *engine;  /* the running fabric */
 	struct ibemu_routes *routes;  /* test routes, until an SM exists */
-	struct ibemu_job *job;	      /* the long request being served */
+	enum ibemu_daemon_routes routing;
+	struct ibemu_job *job; /* the long request being served */
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
@@ -42,7 +50,12 @@ struct ibemu_daemon {
 
 struct ibemu_daemon_opts {
 	int foreground; /* stay attached to the terminal, log to stderr */
+	enum ibemu_daemon_routes routes;
 };
+
+/* "minhop", "updown", "none": 0 or -EINVAL. */
+int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out);
+const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r);
 
 /*
  * Starts the daemon for 't' (consumed in every case) and returns when it

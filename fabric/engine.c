@@ -31,6 +31,8 @@ static void port_init(struct ibemu_engine *e, struct ibemu_eport *p,
 	p->peer = IBEMU_NONE;
 	p->arb_at = UINT64_MAX;
 	p->wait_since = UINT64_MAX;
+	p->state = IBEMU_PORT_DOWN;
+	p->phys_state = IBEMU_PHYS_POLLING;
 	p->data_vls = tn->vls;
 	p->buf_blocks = (uint16_t)(tn->buffer_per_vl / IBEMU_CREDIT_BYTES);
 	/* IBA 7.6.6 default before an SM sets SL2VL: SL n -> VL n mod VLs. */
@@ -55,6 +57,9 @@ static void cable_ports(struct ibemu_engine *e)
 
 		pa->peer = b;
 		pb->peer = a;
+		/* IBA 7.2: the link trains, the logical port goes to Init. */
+		pa->phys_state = pb->phys_state = IBEMU_PHYS_LINKUP;
+		pa->state = pb->state = IBEMU_PORT_INIT;
 		pa->lanes = pb->lanes = l->width;
 		pa->speed = pb->speed = (uint8_t)l->speed;
 		pa->prop_ps = pb->prop_ps = l->latency_ps;
@@ -138,10 +143,11 @@ err:
 static void free_queued(struct ibemu_engine *e)
 {
 	struct ibemu_event ev;
+	struct ibemu_pkt *p;
 	uint32_t i;
 	unsigned vl;
 
-	/* Packets live in exactly one place: an event or an input buffer. */
+	/* Packets live in exactly one place: an event or a queue. */
 	while (!ibemu_evq_empty(&e->evq)) {
 		ibemu_evq_pop(&e->evq, &ev);
 		if ((ev.kind == IBEMU_EV_HEAD || ev.kind == IBEMU_EV_TAIL) &&
@@ -149,12 +155,11 @@ static void free_queued(struct ibemu_engine *e)
 			ibemu_engine_pkt_free(e, ev.ptr);
 	}
 	for (i = 0; i < e->nports; i++) {
-		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
-			struct ibemu_pkt *p;
-
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
 			while ((p = ibemu_pktq_pop(&e->ports[i].inq[vl])))
 				ibemu_engine_pkt_free(e, p);
-		}
+		while ((p = ibemu_pktq_pop(&e->ports[i].vl15_out)))
+			ibemu_engine_pkt_free(e, p);
 	}
 }
 
@@ -243,6 +248,66 @@ int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 		n->lid = lid;
 	else
 		e->ports[n->first_port + port].lid = lid;
+	return 0;
+}
+
+const char *ibemu_port_state_name(enum ibemu_port_state s)
+{
+	switch (s) {
+	case IBEMU_PORT_DOWN:
+		return "Down";
+	case IBEMU_PORT_INIT:
+		return "Init";
+	case IBEMU_PORT_ARMED:
+		return "Armed";
+	case IBEMU_PORT_ACTIVE:
+		return "Active";
+	}
+	return "?";
+}
+
+const char *ibemu_phys_state_name(enum ibemu_phys_state s)
+{
+	switch (s) {
+	case IBEMU_PHYS_SLEEP:
+		return "Sleep";
+	case IBEMU_PHYS_POLLING:
+		return "Polling";
+	case IBEMU_PHYS_DISABLED:
+		return "Disabled";
+	case IBEMU_PHYS_LINKUP:
+		return "LinkUp";
+	}
+	return "?";
+}
+
+enum ibemu_port_state ibemu_engine_port_state(const struct ibemu_engine *e,
+					      uint32_t port)
+{
+	return (enum ibemu_port_state)e->ports[port].state;
+}
+
+enum ibemu_phys_state ibemu_engine_phys_state(const struct ibemu_engine *e,
+					      uint32_t port)
+{
+	return (enum ibemu_phys_state)e->ports[port].phys_state;
+}
+
+int ibemu_engine_set_port_state(struct ibemu_engine *e, uint32_t port,
+				enum ibemu_port_state state)
+{
+	struct ibemu_eport *p;
+
+	if (port >= e->nports || state < IBEMU_PORT_INIT ||
+	    state > IBEMU_PORT_ACTIVE)
+		return -EINVAL;
+	p = &e->ports[port];
+	if (p->peer == IBEMU_NONE)
+		return -EINVAL;
+	p->state = (uint8_t)state;
+	/* A port that may now send data looks at what waits for it. */
+	if (state == IBEMU_PORT_ACTIVE)
+		ibemu__engine_arb_at(e, port, p->busy_until);
 	return 0;
 }
 
@@ -356,6 +421,14 @@ void ibemu__engine_arb_at(struct ibemu_engine *e, uint32_t pi, uint64_t time)
 	e->arbs[e->arbs_len].seq = e->seq++;
 	e->arbs[e->arbs_len].port = pi;
 	e->arbs_len++;
+}
+
+void ibemu_engine_send_vl15(struct ibemu_engine *e, uint32_t pi,
+			    struct ibemu_pkt *pkt)
+{
+	pkt->vl = IBEMU_VL15;
+	ibemu_pktq_push(&e->ports[pi].vl15_out, pkt);
+	ibemu_engine_kick(e, pi);
 }
 
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t pi)

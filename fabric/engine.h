@@ -23,6 +23,24 @@
 
 struct ibemu_engine;
 
+/* IBA 14.2.5.6 PortInfo PortState (logical) and PortPhysicalState. */
+enum ibemu_port_state {
+	IBEMU_PORT_DOWN = 1,
+	IBEMU_PORT_INIT = 2,
+	IBEMU_PORT_ARMED = 3,
+	IBEMU_PORT_ACTIVE = 4,
+};
+
+enum ibemu_phys_state {
+	IBEMU_PHYS_SLEEP = 1,
+	IBEMU_PHYS_POLLING = 2,
+	IBEMU_PHYS_DISABLED = 3,
+	IBEMU_PHYS_LINKUP = 5,
+};
+
+const char *ibemu_port_state_name(enum ibemu_port_state s);
+const char *ibemu_phys_state_name(enum ibemu_phys_state s);
+
 /* Counters of one port, kept at full width; PMA views saturate them. */
 struct ibemu_port_counters {
 	uint64_t xmit_data; /* PortXmitData: octets LRH..ICRC, / 4 */
@@ -49,8 +67,7 @@ struct ibemu_engine_ops {
 	 * one whose VL has at least credits[vl] blocks free at the peer, or
 	 * NULL. Set *blocked when something is ready but lacks credits (it
 	 * counts as PortXmitWait). The engine takes the packet's ownership
-	 * and sets its VL from its SL, unless pkt->vl is IBEMU_VL15: a
-	 * management packet, which needs no credit and may be dropped.
+	 * and sets its VL from its SL. Called only while the port is Active.
 	 */
 	struct ibemu_pkt *(*hca_pull)(void *ctx, uint32_t port,
 				      const uint16_t *credits, int *blocked);
@@ -93,6 +110,22 @@ uint32_t ibemu_engine_nports(const struct ibemu_engine *e);
 void ibemu_engine_port_where(const struct ibemu_engine *e, uint32_t index,
 			     uint32_t *node, unsigned *port);
 
+/*
+ * Port states. A cabled port starts physically LinkUp and logically Init
+ * (IBA 7.2: the link is up, no SM has configured it); an uncabled one
+ * Polling and Down. Data packets (VL0-14) leave only Active ports; a
+ * switch discards those routed to a port that is not Active and counts
+ * PortXmitDiscards there. VL15 passes in any state but Down.
+ */
+enum ibemu_port_state ibemu_engine_port_state(const struct ibemu_engine *e,
+					      uint32_t port);
+enum ibemu_phys_state ibemu_engine_phys_state(const struct ibemu_engine *e,
+					      uint32_t port);
+/* Sets the logical state of a cabled port (global index): Init, Armed or
+ * Active. Returns 0, or -EINVAL for an uncabled port or a bad state. */
+int ibemu_engine_set_port_state(struct ibemu_engine *e, uint32_t port,
+				enum ibemu_port_state state);
+
 /* Sets switch 'node''s LFT entry for 'lid' to 'port' (255: none). */
 int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
 			 uint8_t port);
@@ -107,9 +140,18 @@ uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
 			      unsigned port);
 
 struct ibemu_routes;
-/* Sets every LID and every switch's LFT from 'r' (fabric/route.h). */
+/* Sets every LID and every switch's LFT from 'r' (fabric/route.h), then
+ * brings every cabled port to Active, as an SM would. */
 int ibemu_engine_apply_routes(struct ibemu_engine *e,
 			      const struct ibemu_routes *r);
+
+/*
+ * Queues a management packet (consumed) on VL15 at HCA port 'port': it
+ * needs no credit, goes before data, and leaves in any state but Down; a
+ * full VL15 buffer on the way drops it (VL15Dropped).
+ */
+void ibemu_engine_send_vl15(struct ibemu_engine *e, uint32_t port,
+			    struct ibemu_pkt *pkt);
 
 /* HCA port 'port' has something new to send: arbitrate it soon. */
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t port);

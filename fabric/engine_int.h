@@ -85,10 +85,12 @@ struct ibemu_eport {
 	uint32_t peer; /* global index of the cabled port, or IBEMU_NONE */
 	uint8_t num;   /* port number on its node */
 	uint8_t lanes;
-	uint8_t speed;	  /* enum ibemu_speed */
-	uint8_t data_vls; /* VLs usable for data: 1..15 */
-	uint64_t prop_ps; /* propagation delay of the cable */
-	uint16_t lid;	  /* HCA ports; a switch's LID is on its node */
+	uint8_t speed;	    /* enum ibemu_speed */
+	uint8_t data_vls;   /* VLs usable for data: 1..15 */
+	uint8_t state;	    /* enum ibemu_port_state */
+	uint8_t phys_state; /* enum ibemu_phys_state */
+	uint64_t prop_ps;   /* propagation delay of the cable */
+	uint16_t lid;	    /* HCA ports; a switch's LID is on its node */
 
 	/* Transmitter. */
 	uint64_t busy_until; /* the link is busy sending until then */
@@ -106,6 +108,7 @@ struct ibemu_eport {
 	uint16_t buf_blocks;		 /* input buffer per VL, in blocks */
 	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
 	struct ibemu_pktq inq[IBEMU_NUM_VLS]; /* switch input buffers */
+	struct ibemu_pktq vl15_out;	      /* HCA: management to send */
 
 	struct ibemu_port_counters cnt;
 	/* Credits on their way back to this transmitter, in no order. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loads computed routes into the engine, as an SM would program them: the
- * LID of every port and the LFT of every switch.
+ * LID of every port, the LFT of every switch, then every cabled port
+ * Active.
  */
 #include <errno.h>
 
@@ -27,5 +28,8 @@ int ibemu_engine_apply_routes(struct ibemu_engine *e,
 		for (lid = 1; lid <= r->max_lid; lid++)
 			n->lft[lid] = r->lft[i][lid];
 	}
+	for (i = 0; i < e->nports; i++)
+		if (e->ports[i].peer != IBEMU_NONE)
+			ibemu_engine_set_port_state(e, i, IBEMU_PORT_ACTIVE);
 	return 0;
 }

@@ -2,8 +2,9 @@
 /*
  * Test routes: the LIDs and linear forwarding tables (LFTs) the daemon
  * applies until a subnet manager computes its own. LIDs are assigned in
- * declaration order and every switch gets a min-hop LFT with port balancing;
- * fabric/README.md states the rules so that every route can be predicted.
+ * declaration order; every switch gets a min-hop LFT with port balancing or
+ * an up/down one (deadlock-free on any topology); fabric/README.md states
+ * the rules so that every route can be predicted.
  */
 #ifndef IBEMU_ROUTE_H
 #define IBEMU_ROUTE_H
@@ -58,6 +59,16 @@ int ibemu_routes_create(const struct ibemu_topo *t, struct ibemu_routes **out);
  * threads.
  */
 int ibemu_routes_minhop(const struct ibemu_topo *t, struct ibemu_routes **out);
+
+/*
+ * As ibemu_routes_create(), then fills the LFTs with up/down (Autonet)
+ * routes: cables get a direction from a ranking of the switches, and no
+ * route takes an up move after a down move, so the routes cannot deadlock
+ * on credits on any topology, even on one VL; among the allowed ports the
+ * choice is min-hop's (rules in fabric/README.md). Routes may be longer
+ * than min-hop's. Same returns, cost and threading as ibemu_routes_minhop().
+ */
+int ibemu_routes_updown(const struct ibemu_topo *t, struct ibemu_routes **out);
 
 void ibemu_routes_destroy(struct ibemu_routes *r);
 

@@ -2,40 +2,26 @@
 /*
  * Min-hop test routes with port balancing, in the manner of OpenSM's
  * default engine: for each destination LID, a breadth-first search over
- * switch-to-switch cables gives every switch its hop count to the switch
- * the LID sits on, and each switch forwards through the least loaded of its
- * ports that lead one hop closer. fabric/README.md states the exact rule.
+ * switch-to-switch cables gives every switch its hop count, and each switch
+ * forwards through the least loaded of its ports that lead one hop closer.
+ * The switch graph and the port choice (route_int.h) serve up/down too.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "route.h"
+#include "route_int.h"
 #include "util.h"
 
-/* One switch-to-switch cable as seen from one of its ends. */
-struct sw_link {
-	uint32_t peer;	   /* switch index of the far end */
-	uint32_t hca_lids; /* HCA LIDs routed out of this port so far */
-	uint32_t sw_lids;  /* switch LIDs routed out of this port so far */
-	uint8_t port;	   /* local port */
-};
-
-/* Working state of one computation; switches are numbered 0..nsw-1. */
+/* Working state of one computation. */
 struct minhop {
-	const struct ibemu_topo *t;
-	struct ibemu_routes *r;
-	uint32_t nsw;
-	uint32_t *sw_node;  /* switch index -> node */
-	uint32_t *sw_index; /* node -> switch index, IBEMU_NONE for an HCA */
-	/* Cables of switch s: link[first[s]] .. link[first[s + 1] - 1]. */
-	uint32_t *first;
-	struct sw_link *link;
+	struct ibemu__sw_graph g;
 	uint32_t *dist;	 /* hops to the current root; IBEMU_NONE: unreachable */
 	uint32_t *queue; /* the switches the root reaches, nearest first */
 	uint32_t nqueue;
 	/*
 	 * For the current root, the cables of queue[i] that lead one hop
-	 * closer, in port order: link[cand[cand_first[i]]] and on, up to
+	 * closer, in port order: g.link[cand[cand_first[i]]] and on, up to
 	 * cand_first[i + 1]. Computed once per root, they serve all the LIDs
 	 * behind it.
 	 */
@@ -43,9 +29,69 @@ struct minhop {
 	uint32_t *cand;
 };
 
-static int is_switch(const struct ibemu_topo *t, uint32_t node)
+void ibemu__sw_graph_fini(struct ibemu__sw_graph *g)
 {
-	return node != IBEMU_NONE && t->nodes[node].type == IBEMU_NODE_SWITCH;
+	free(g->link);
+	free(g->first);
+	free(g->sw_index);
+	free(g->sw_node);
+}
+
+/*
+ * Numbers the switches and lists each one's switch-to-switch cables in
+ * port order, so that scanning them visits the lowest port first.
+ */
+int ibemu__sw_graph_init(struct ibemu__sw_graph *g, const struct ibemu_topo *t,
+			 struct ibemu_routes *r)
+{
+	uint32_t i, s, nlinks = 0;
+	unsigned p;
+
+	g->t = t;
+	g->r = r;
+	g->nsw = 0;
+	g->sw_index = malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
+	if (!g->sw_index)
+		return -ENOMEM;
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *n = &t->nodes[i];
+
+		if (n->type != IBEMU_NODE_SWITCH) {
+			g->sw_index[i] = IBEMU_NONE;
+			continue;
+		}
+		g->sw_index[i] = g->nsw++;
+		for (p = 1; p <= n->nports; p++)
+			nlinks += ibemu__route_is_switch(t,
+							 n->ports[p].peer_node);
+	}
+	g->nlinks = nlinks;
+	g->sw_node = malloc((g->nsw ? g->nsw : 1) * sizeof(uint32_t));
+	g->first = malloc((g->nsw + 1) * sizeof(uint32_t));
+	g->link = calloc(nlinks ? nlinks : 1, sizeof(*g->link));
+	if (!g->sw_node || !g->first || !g->link)
+		return -ENOMEM;
+	nlinks = 0;
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *n = &t->nodes[i];
+
+		s = g->sw_index[i];
+		if (s == IBEMU_NONE)
+			continue;
+		g->sw_node[s] = i;
+		g->first[s] = nlinks;
+		for (p = 1; p <= n->nports; p++) {
+			uint32_t peer = n->ports[p].peer_node;
+
+			if (!ibemu__route_is_switch(t, peer))
+				continue;
+			g->link[nlinks].peer = g->sw_index[peer];
+			g->link[nlinks].port = (uint8_t)p;
+			nlinks++;
+		}
+	}
+	g->first[g->nsw] = nlinks;
+	return 0;
 }
 
 static void minhop_fini(struct minhop *m)
@@ -54,69 +100,25 @@ static void minhop_fini(struct minhop *m)
 	free(m->cand_first);
 	free(m->queue);
 	free(m->dist);
-	free(m->link);
-	free(m->first);
-	free(m->sw_index);
-	free(m->sw_node);
+	ibemu__sw_graph_fini(&m->g);
 }
 
-/*
- * Numbers the switches and lists each one's switch-to-switch cables in
- * port order, so that scanning them visits the lowest port first.
- */
 static int minhop_init(struct minhop *m, const struct ibemu_topo *t,
 		       struct ibemu_routes *r)
 {
-	uint32_t i, s, nlinks = 0;
-	unsigned p;
+	uint32_t nsw;
+	int ret;
 
-	m->t = t;
-	m->r = r;
-	m->nsw = 0;
-	m->sw_index = malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
-	if (!m->sw_index)
+	ret = ibemu__sw_graph_init(&m->g, t, r);
+	if (ret)
+		return ret;
+	nsw = m->g.nsw;
+	m->dist = malloc((nsw ? nsw : 1) * sizeof(uint32_t));
+	m->queue = malloc((nsw ? nsw : 1) * sizeof(uint32_t));
+	m->cand_first = malloc((nsw + 1) * sizeof(uint32_t));
+	m->cand = malloc((m->g.nlinks ? m->g.nlinks : 1) * sizeof(uint32_t));
+	if (!m->dist || !m->queue || !m->cand_first || !m->cand)
 		return -ENOMEM;
-	for (i = 0; i < t->nnodes; i++) {
-		const struct ibemu_topo_node *n = &t->nodes[i];
-
-		if (n->type != IBEMU_NODE_SWITCH) {
-			m->sw_index[i] = IBEMU_NONE;
-			continue;
-		}
-		m->sw_index[i] = m->nsw++;
-		for (p = 1; p <= n->nports; p++)
-			nlinks += is_switch(t, n->ports[p].peer_node);
-	}
-	m->sw_node = malloc((m->nsw ? m->nsw : 1) * sizeof(uint32_t));
-	m->first = malloc((m->nsw + 1) * sizeof(uint32_t));
-	m->link = calloc(nlinks ? nlinks : 1, sizeof(*m->link));
-	m->dist = malloc((m->nsw ? m->nsw : 1) * sizeof(uint32_t));
-	m->queue = malloc((m->nsw ? m->nsw : 1) * sizeof(uint32_t));
-	m->cand_first = malloc((m->nsw + 1) * sizeof(uint32_t));
-	m->cand = malloc((nlinks ? nlinks : 1) * sizeof(uint32_t));
-	if (!m->sw_node || !m->first || !m->link || !m->dist || !m->queue ||
-	    !m->cand_first || !m->cand)
-		return -ENOMEM;
-	nlinks = 0;
-	for (i = 0; i < t->nnodes; i++) {
-		const struct ibemu_topo_node *n = &t->nodes[i];
-
-		s = m->sw_index[i];
-		if (s == IBEMU_NONE)
-			continue;
-		m->sw_node[s] = i;
-		m->first[s] = nlinks;
-		for (p = 1; p <= n->nports; p++) {
-			uint32_t peer = n->ports[p].peer_node;
-
-			if (!is_switch(t, peer))
-				continue;
-			m->link[nlinks].peer = m->sw_index[peer];
-			m->link[nlinks].port = (uint8_t)p;
-			nlinks++;
-		}
-	}
-	m->first[m->nsw] = nlinks;
 	return 0;
 }
 
@@ -126,17 +128,18 @@ static int minhop_init(struct minhop *m, const struct ibemu_topo *t,
  */
 static void minhop_bfs(struct minhop *m, uint32_t root)
 {
+	const struct ibemu__sw_graph *g = &m->g;
 	uint32_t i, s, l, n = 0;
 
-	for (s = 0; s < m->nsw; s++)
+	for (s = 0; s < g->nsw; s++)
 		m->dist[s] = IBEMU_NONE;
 	m->dist[root] = 0;
 	m->queue[0] = root;
 	m->nqueue = 1;
 	for (i = 0; i < m->nqueue; i++) {
 		s = m->queue[i];
-		for (l = m->first[s]; l < m->first[s + 1]; l++) {
-			uint32_t peer = m->link[l].peer;
+		for (l = g->first[s]; l < g->first[s + 1]; l++) {
+			uint32_t peer = g->link[l].peer;
 
 			if (m->dist[peer] != IBEMU_NONE)
 				continue;
@@ -147,8 +150,8 @@ static void minhop_bfs(struct minhop *m, uint32_t root)
 	for (i = 0; i < m->nqueue; i++) {
 		s = m->queue[i];
 		m->cand_first[i] = n;
-		for (l = m->first[s]; l < m->first[s + 1]; l++)
-			if (m->dist[m->link[l].peer] + 1 == m->dist[s])
+		for (l = g->first[s]; l < g->first[s + 1]; l++)
+			if (m->dist[g->link[l].peer] + 1 == m->dist[s])
 				m->cand[n++] = l;
 	}
 	m->cand_first[m->nqueue] = n;
@@ -160,20 +163,21 @@ static void minhop_bfs(struct minhop *m, uint32_t root)
  * cabled to and the port of that cable for an HCA's. IBEMU_NONE when no
  * switch delivers it (an HCA port cabled to nothing or to another HCA).
  */
-static uint32_t minhop_root(const struct minhop *m, uint16_t lid, uint8_t *port)
+uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *g, uint16_t lid,
+			      uint8_t *port)
 {
-	uint32_t node = m->r->lid_node[lid];
+	uint32_t node = g->r->lid_node[lid];
 	const struct ibemu_topo_port *tp;
 
-	if (m->sw_index[node] != IBEMU_NONE) {
+	if (g->sw_index[node] != IBEMU_NONE) {
 		*port = 0;
-		return m->sw_index[node];
+		return g->sw_index[node];
 	}
-	tp = &m->t->nodes[node].ports[m->r->lid_port[lid]];
-	if (!is_switch(m->t, tp->peer_node))
+	tp = &g->t->nodes[node].ports[g->r->lid_port[lid]];
+	if (!ibemu__route_is_switch(g->t, tp->peer_node))
 		return IBEMU_NONE;
 	*port = tp->peer_port;
-	return m->sw_index[tp->peer_node];
+	return g->sw_index[tp->peer_node];
 }
 
 /*
@@ -181,33 +185,31 @@ static uint32_t minhop_root(const struct minhop *m, uint16_t lid, uint8_t *port)
  * OpenSM does not count switch LIDs in its port balancing (they carry
  * management traffic only); then fewer switch LIDs, so those spread too.
  */
-static int less_loaded(const struct sw_link *a, const struct sw_link *b)
+static int less_loaded(const struct ibemu__sw_link *a,
+		       const struct ibemu__sw_link *b)
 {
 	if (a->hca_lids != b->hca_lids)
 		return a->hca_lids < b->hca_lids;
 	return a->sw_lids < b->sw_lids;
 }
 
-/*
- * Sets the LFT entry for 'lid' of switch queue[i] and counts the LID on
- * the port chosen.
- */
-static void minhop_route(struct minhop *m, uint32_t i, uint16_t lid,
-			 int to_switch)
+void ibemu__sw_graph_route(struct ibemu__sw_graph *g, uint32_t s, uint16_t lid,
+			   const uint32_t *cand, uint32_t ncand, int to_switch)
 {
-	struct sw_link *best = NULL;
+	struct ibemu__sw_link *best = NULL;
 	uint32_t c;
 
-	/* The search reached queue[i] through one of these cables at least. */
-	IBEMU_BUG_ON(m->cand_first[i] == m->cand_first[i + 1]);
-	for (c = m->cand_first[i]; c < m->cand_first[i + 1]; c++) {
-		struct sw_link *l = &m->link[m->cand[c]];
+	IBEMU_BUG_ON(ncand == 0);
+	for (c = 0; c < ncand; c++) {
+		struct ibemu__sw_link *l = &g->link[cand[c]];
 
+		IBEMU_BUG_ON(l < g->link + g->first[s] ||
+			     l >= g->link + g->first[s + 1]);
 		/* Strictly less: on a tie the lower port, seen first, stays. */
 		if (!best || less_loaded(l, best))
 			best = l;
 	}
-	m->r->lft[m->sw_node[m->queue[i]]][lid] = best->port;
+	g->r->lft[g->sw_node[s]][lid] = best->port;
 	if (to_switch)
 		best->sw_lids++;
 	else
@@ -236,17 +238,25 @@ int ibemu_routes_minhop(const struct ibemu_topo *t, struct ibemu_routes **out)
 	 * switch stays the same.
 	 */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch = is_switch(t, r->lid_node[lid]);
+		int to_switch = ibemu__route_is_switch(t, r->lid_node[lid]);
 
-		root = minhop_root(&m, (uint16_t)lid, &port);
+		root = ibemu__sw_graph_dest(&m.g, (uint16_t)lid, &port);
 		if (root == IBEMU_NONE)
 			continue;
 		if (root != prev)
 			minhop_bfs(&m, root);
 		prev = root;
-		r->lft[m.sw_node[root]][lid] = port;
+		r->lft[m.g.sw_node[root]][lid] = port;
+		/*
+		 * The search reached queue[i] through one of its cables at
+		 * least, so each has a candidate.
+		 */
 		for (i = 1; i < m.nqueue; i++)
-			minhop_route(&m, i, (uint16_t)lid, to_switch);
+			ibemu__sw_graph_route(&m.g, m.queue[i], (uint16_t)lid,
+					      m.cand + m.cand_first[i],
+					      m.cand_first[i + 1] -
+						      m.cand_first[i],
+					      to_switch);
 	}
 	minhop_fini(&m);
 	*out = r;

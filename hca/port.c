@@ -16,29 +16,34 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	unsigned sl;
 	uint64_t end;
 
-	if (p->peer == IBEMU_NONE || !e->ops || !e->ops->hca_pull)
+	if (p->peer == IBEMU_NONE || p->state == IBEMU_PORT_DOWN)
 		return;
 	if (p->busy_until > e->now) {
 		ibemu__engine_arb_at(e, pi, p->busy_until);
 		return;
 	}
-	ibemu__engine_credit_sync(e, p);
-	/* The upper layer thinks in SLs; credits are per VL. */
-	for (sl = 0; sl < 16; sl++)
-		by_sl[sl] = p->credits[p->sl2vl[sl]];
-	pkt = e->ops->hca_pull(e->ctx, pi, by_sl, &blocked);
+	/* Management first: VL15 needs no credit and no Active port. */
+	pkt = ibemu_pktq_pop(&p->vl15_out);
 	if (!pkt) {
-		/* Waiting counts only while something is ready to go. */
-		if (blocked)
-			ibemu__engine_wait_start(e, p);
-		else
-			ibemu__engine_wait_stop(e, p);
-		return;
-	}
-	ibemu__engine_wait_stop(e, p);
-	/* Management packets ask for VL15 themselves; data follows SL2VL. */
-	if (pkt->vl != IBEMU_VL15)
+		if (p->state != IBEMU_PORT_ACTIVE || !e->ops ||
+		    !e->ops->hca_pull)
+			return;
+		ibemu__engine_credit_sync(e, p);
+		/* The upper layer thinks in SLs; credits are per VL. */
+		for (sl = 0; sl < 16; sl++)
+			by_sl[sl] = p->credits[p->sl2vl[sl]];
+		pkt = e->ops->hca_pull(e->ctx, pi, by_sl, &blocked);
+		if (!pkt) {
+			/* Waiting counts only while something is ready. */
+			if (blocked)
+				ibemu__engine_wait_start(e, p);
+			else
+				ibemu__engine_wait_stop(e, p);
+			return;
+		}
+		ibemu__engine_wait_stop(e, p);
 		pkt->vl = p->sl2vl[pkt->sl & 15];
+	}
 	if (!pkt->slid)
 		pkt->slid = p->lid;
 	e->in_flight++;

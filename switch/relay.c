@@ -78,11 +78,11 @@ static void request(struct ibemu_engine *e, struct ibemu_enode *n,
 	ibemu__engine_arb_at(e, out_pi, out->busy_until);
 }
 
+/* Drops a packet held in input port 'pi'; the caller counts why. */
 static void discard(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 {
 	struct ibemu_eport *in = &e->ports[pi];
 
-	in->cnt.rcv_switch_relay_errors++;
 	in->in_used[pkt->vl] -= pkt->blocks;
 	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, pkt->t_tail);
 	e->in_flight--;
@@ -115,6 +115,14 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 	out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
 	if (out == 0 || out > n->nports ||
 	    e->ports[n->first_port + out].peer == IBEMU_NONE) {
+		in->cnt.rcv_switch_relay_errors++;
+		discard(e, pi, pkt);
+		return;
+	}
+	/* IBA 7.2: only an Active port transmits data packets. */
+	if (pkt->vl != IBEMU_VL15 &&
+	    e->ports[n->first_port + out].state != IBEMU_PORT_ACTIVE) {
+		e->ports[n->first_port + out].cnt.xmit_discards++;
 		discard(e, pi, pkt);
 		return;
 	}

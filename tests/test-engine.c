@@ -3,6 +3,7 @@
  * The engine's timing, checked against times worked out by hand from link
  * rates, cable delays, routing latency and header sizes.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -190,6 +191,8 @@ static void test_wait_stops_when_idle(void)
 	u.e = e;
 	u.port = ibemu_engine_port_index(e, 0, 1);
 	u.ready = 1;
+	/* Data leaves Active ports only. */
+	T_EQ_INT(ibemu_engine_set_port_state(e, u.port, IBEMU_PORT_ACTIVE), 0);
 	ibemu_engine_set_ops(e, &wait_ops, &u);
 	ibemu_engine_kick(e, u.port);	     /* blocked from t = 0 */
 	ibemu_engine_timer(e, 1000000, 0);   /* nothing to send from 1 us */
@@ -208,31 +211,8 @@ static void test_wait_stops_when_idle(void)
  */
 struct vl15_ul {
 	struct ibemu_engine *e;
-	uint32_t src[2];
-	uint16_t dlid;
-	unsigned left[2], got;
+	unsigned got;
 };
-
-static struct ibemu_pkt *vl15_pull(void *ctx, uint32_t port,
-				   const uint16_t *credits, int *blocked)
-{
-	struct vl15_ul *u = ctx;
-	struct ibemu_pkt *p;
-	unsigned i = port == u->src[1];
-
-	(void)credits;
-	(void)blocked;
-	if ((port != u->src[0] && port != u->src[1]) || !u->left[i])
-		return NULL;
-	u->left[i]--;
-	p = ibemu_engine_pkt_alloc(u->e);
-	/* A UD SMP: LRH, BTH, DETH and a 256-byte MAD. */
-	ibemu_pkt_set_size(p, 8 + 12 + 8, 256);
-	p->dlid = u->dlid;
-	p->sl = 0;
-	p->vl = IBEMU_VL15;
-	return p;
-}
 
 static void vl15_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 {
@@ -245,7 +225,6 @@ static void vl15_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 }
 
 static const struct ibemu_engine_ops vl15_ops = {
-	.hca_pull = vl15_pull,
 	.hca_deliver = vl15_deliver,
 };
 
@@ -273,14 +252,20 @@ static void test_vl15_drops_when_full(void)
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
 	T_EQ_INT(ibemu_engine_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	/* Management works before an SM activates anything: back to Init. */
+	for (i = 0; i < ibemu_engine_nports(e); i++)
+		ibemu_engine_set_port_state(e, i, IBEMU_PORT_INIT);
 	u.e = e;
-	u.src[0] = ibemu_engine_port_index(e, h[0], 1);
-	u.src[1] = ibemu_engine_port_index(e, h[1], 1);
-	u.dlid = ibemu_routes_lid(r, h[2], 1);
-	u.left[0] = u.left[1] = 1000;
 	ibemu_engine_set_ops(e, &vl15_ops, &u);
-	ibemu_engine_kick(e, u.src[0]);
-	ibemu_engine_kick(e, u.src[1]);
+	for (i = 0; i < 2000; i++) {
+		struct ibemu_pkt *p = ibemu_engine_pkt_alloc(e);
+
+		/* A UD SMP: LRH, BTH, DETH and a 256-byte MAD. */
+		ibemu_pkt_set_size(p, 8 + 12 + 8, 256);
+		p->dlid = ibemu_routes_lid(r, h[2], 1);
+		ibemu_engine_send_vl15(
+			e, ibemu_engine_port_index(e, h[i % 2], 1), p);
+	}
 	ibemu_engine_run(e, UINT64_MAX, 10000000);
 	for (i = 1; i <= 2; i++) {
 		ibemu_engine_counters(e, ibemu_engine_port_index(e, sw, i), &c);
@@ -291,8 +276,9 @@ static void test_vl15_drops_when_full(void)
 	T_EQ_U64(u.got + dropped, 2000);
 	T_EQ_U64(ibemu_engine_in_flight(e), 0);
 	/* No credit was taken or owed on a data VL. */
-	ibemu_engine_counters(e, u.src[0], &c);
+	ibemu_engine_counters(e, ibemu_engine_port_index(e, h[0], 1), &c);
 	T_EQ_U64(c.xmit_wait, 0);
+	T_EQ_U64(c.xmit_pkts, 1000);
 	ibemu_engine_destroy(e);
 	ibemu_routes_destroy(r);
 	ibemu_topo_destroy(t);
@@ -336,6 +322,64 @@ static void test_no_route_discards(void)
 	ibemu_topo_destroy(t);
 }
 
+/*
+ * IBA 7.2: data leaves only Active ports. An HCA port in Init sends no
+ * data; a switch discards data routed to a port that is not Active and
+ * counts PortXmitDiscards there.
+ */
+static void test_data_needs_active_ports(void)
+{
+	struct ibemu_topo *t = chain(1, IBEMU_SPEED_EDR);
+	struct ibemu_port_counters c;
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct flow f = {0};
+	uint32_t sw_out;
+
+	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	f.e = e;
+	f.src_port = ibemu_engine_port_index(e, 0, 1);
+	f.dlid = ibemu_routes_lid(r, 1, 1);
+	f.payload = 1024;
+	f.left = 10;
+	ibemu_engine_set_ops(e, &flow_ops, &f);
+
+	T_EQ_INT(ibemu_engine_port_state(e, f.src_port), IBEMU_PORT_ACTIVE);
+	T_EQ_INT(ibemu_engine_phys_state(e, f.src_port), IBEMU_PHYS_LINKUP);
+	T_EQ_INT(ibemu_engine_set_port_state(e, f.src_port, IBEMU_PORT_INIT),
+		 0);
+	ibemu_engine_kick(e, f.src_port);
+	ibemu_engine_run(e, UINT64_MAX, 1000000);
+	T_EQ_INT(f.left, 10);
+	ibemu_engine_counters(e, f.src_port, &c);
+	T_EQ_U64(c.xmit_pkts, 0);
+
+	/* Active again, but the switch's way out is Armed. */
+	sw_out = ibemu_engine_port_index(e, 2, 2);
+	T_EQ_INT(ibemu_engine_set_port_state(e, sw_out, IBEMU_PORT_ARMED), 0);
+	T_EQ_INT(ibemu_engine_set_port_state(e, f.src_port, IBEMU_PORT_ACTIVE),
+		 0);
+	ibemu_engine_run(e, UINT64_MAX, 1000000);
+	T_EQ_INT(f.left, 0);
+	T_EQ_INT(f.got, 0);
+	ibemu_engine_counters(e, sw_out, &c);
+	T_EQ_U64(c.xmit_discards, 10);
+	T_EQ_U64(c.xmit_pkts, 0);
+	T_EQ_U64(ibemu_engine_in_flight(e), 0);
+	/* An uncabled port has no logical state to set. */
+	T_EQ_INT(ibemu_engine_set_port_state(e,
+					     ibemu_engine_port_index(e, 2, 3),
+					     IBEMU_PORT_ACTIVE),
+		 -EINVAL);
+	T_EQ_INT(ibemu_engine_port_state(e, ibemu_engine_port_index(e, 2, 3)),
+		 IBEMU_PORT_DOWN);
+	ibemu_engine_destroy(e);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+}
+
 void ibemu_test_register_engine(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -344,6 +388,7 @@ void ibemu_test_register_engine(void)
 		{"wait_stops_when_idle", test_wait_stops_when_idle},
 		{"vl15_drops_when_full", test_vl15_drops_when_full},
 		{"no_route_discards", test_no_route_discards},
+		{"data_needs_active_ports", test_data_needs_active_ports},
 		{NULL, NULL},
 	};
 

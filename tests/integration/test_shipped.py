@@ -72,7 +72,9 @@ class ShippedFabricsTest(IbemuTestCase):
             if p["peer_node"] is None:
                 self.assertEqual((p["phys_state"], p["state"]), ("Polling", "Down"))
                 continue
-            self.assertEqual((p["phys_state"], p["state"]), ("LinkUp", "Down"))
+            # Test routes bring every cabled port to Active, as an SM would.
+            self.assertEqual((p["phys_state"], p["state"]), ("LinkUp", "Active"))
+            self.assertIsNotNone(p["lid"])
             peer = by_port[(p["peer_node"], p["peer_port"])]
             self.assertEqual((peer["peer_node"], peer["peer_port"]),
                              (p["node"], p["port"]))
@@ -102,6 +104,20 @@ class ShippedFabricsTest(IbemuTestCase):
             with self.subTest(fabric=path):
                 self.check_fabric(path)
 
+    def test_without_routes(self):
+        self.up(os.path.join(SRC, "topologies", "two-switch.yaml"), "noroutes",
+                "--routes", "none")
+        self.assertEqual(self.json_of("status")["routes"], "none")
+        for p in self.json_of("ports")["ports"]:
+            expected = ("Polling", "Down") if p["peer_node"] is None else ("LinkUp", "Init")
+            self.assertEqual((p["phys_state"], p["state"]), expected)
+            self.assertIsNone(p["lid"])
+        p = self.ibemu("traffic", "shift", check=1)
+        self.assertIn("has no routes", p.stderr)
+        p = self.ibemu("up", "x.yaml", "--routes", "bogus", check=2)
+        self.assertIn("--routes must be minhop, updown or none", p.stderr)
+        self.down("noroutes")
+
     def test_two_switch_details(self):
         self.up(os.path.join(SRC, "topologies", "two-switch.yaml"), "details")
         links = self.json_of("links")["links"]
@@ -119,10 +135,14 @@ class ShippedFabricsTest(IbemuTestCase):
         self.assertEqual(nodes["sw1"]["description"], "sw1")
         self.assertTrue(nodes["sw1"]["guid"].startswith("0x02ebe0"))
         text = self.ibemu("ports", "sw1", check=0).stdout.splitlines()
-        self.assertEqual(text[0].split(), ["NODE", "PORT", "GUID", "WIDTH", "SPEED",
+        self.assertEqual(text[0].split(), ["NODE", "PORT", "GUID", "LID", "WIDTH",
+                                           "SPEED",
                                            "GBIT/S", "PHYS", "STATE", "PEER",
                                            "PEER_PORT"])
         self.assertEqual(len(text), 1 + 8)
+        # Switch ports share the switch's LID; LIDs follow declaration order.
+        self.assertEqual({p["lid"] for p in self.json_of("ports", "sw1")["ports"]}, {1})
+        self.assertEqual(ports[0]["lid"], 3)
         p = self.ibemu("ports", "nosuch", check=1)
         self.assertEqual(p.stderr, "ibemu: error: ports: no node named 'nosuch' "
                          "in fabric 'details'\n")

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Up/down test routes (Autonet): every cable gets a direction from a
+ * breadth-first ranking of the switches, and no route turns from a down
+ * move to an up move. The channel dependency graph is then acyclic, so
+ * routes on one VL cannot deadlock on credits on any topology (tori and
+ * dragonflies included). The port choice is min-hop's (route_int.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "route.h"
+#include "route_int.h"
+#include "util.h"
+
+/* Working state of one computation; switches as numbered by the graph. */
+struct updown {
+	struct ibemu__sw_graph g;
+	/*
+	 * Island k (switches joined by cables) is ord[isl_first[k]] up to
+	 * isl_first[k + 1], sorted by (rank, switch index): its root first.
+	 * A move from a to b is up exactly when pos[b] < pos[a].
+	 */
+	uint32_t nisl;
+	uint32_t *isl_first;
+	uint32_t *isl_of; /* switch -> island */
+	uint32_t *ord;
+	uint32_t *pos; /* switch -> its place in ord */
+	/* Scratch of the searches: hops, and the switches found in order. */
+	uint32_t *hops;
+	uint32_t *queue;
+	/*
+	 * For the current destination switch: down[s], the fewest hops from
+	 * s to it with down moves only (IBEMU_NONE: there is no such path),
+	 * and dist[s], the hops of the route from s: down[s] if there is a
+	 * path down, else one more than the least dist[] of the switches
+	 * one up move away.
+	 */
+	uint32_t *down;
+	uint32_t *dist;
+	/*
+	 * The cables switch ord[i] may take towards the current destination,
+	 * in port order: g.link[cand[cand_first[i]]] and on, up to
+	 * cand_first[i + 1]; computed once, they serve all its LIDs.
+	 */
+	uint32_t *cand_first;
+	uint32_t *cand;
+};
+
+static void updown_fini(struct updown *u)
+{
+	free(u->cand);
+	free(u->cand_first);
+	free(u->dist);
+	free(u->down);
+	free(u->queue);
+	free(u->hops);
+	free(u->pos);
+	free(u->ord);
+	free(u->isl_of);
+	free(u->isl_first);
+	ibemu__sw_graph_fini(&u->g);
+}
+
+static int updown_init(struct updown *u, const struct ibemu_topo *t,
+		       struct ibemu_routes *r)
+{
+	size_t n;
+	int ret;
+
+	ret = ibemu__sw_graph_init(&u->g, t, r);
+	if (ret)
+		return ret;
+	n = u->g.nsw ? u->g.nsw : 1;
+	u->isl_first = malloc((n + 1) * sizeof(uint32_t));
+	u->isl_of = malloc(n * sizeof(uint32_t));
+	u->ord = malloc(n * sizeof(uint32_t));
+	u->pos = malloc(n * sizeof(uint32_t));
+	u->hops = malloc(n * sizeof(uint32_t));
+	u->queue = malloc(n * sizeof(uint32_t));
+	u->down = malloc(n * sizeof(uint32_t));
+	u->dist = malloc(n * sizeof(uint32_t));
+	u->cand_first = malloc((n + 1) * sizeof(uint32_t));
+	u->cand = malloc((u->g.nlinks ? u->g.nlinks : 1) * sizeof(uint32_t));
+	if (!u->isl_first || !u->isl_of || !u->ord || !u->pos || !u->hops ||
+	    !u->queue || !u->down || !u->dist || !u->cand_first || !u->cand)
+		return -ENOMEM;
+	for (n = 0; n < u->g.nsw; n++)
+		u->hops[n] = IBEMU_NONE;
+	return 0;
+}
+
+/*
+ * Breadth-first search from 'from' into queue[]; hops[] of what it finds.
+ * Gives up, returning IBEMU_NONE, as soon as a switch lies more than
+ * 'limit' hops away; otherwise returns the greatest hop count found. Leaves
+ * hops[] of the switches in queue[0..*nfound) set for the caller to read
+ * and to reset.
+ */
+static uint32_t updown_bfs(struct updown *u, uint32_t from, uint32_t limit,
+			   uint32_t *nfound)
+{
+	const struct ibemu__sw_graph *g = &u->g;
+	uint32_t i, l, n = 1, far = 0;
+
+	u->hops[from] = 0;
+	u->queue[0] = from;
+	for (i = 0; i < n; i++) {
+		uint32_t s = u->queue[i];
+
+		for (l = g->first[s]; l < g->first[s + 1]; l++) {
+			uint32_t peer = g->link[l].peer;
+
+			if (u->hops[peer] != IBEMU_NONE)
+				continue;
+			u->hops[peer] = u->hops[s] + 1;
+			u->queue[n++] = peer;
+			far = u->hops[peer];
+			if (far > limit) {
+				*nfound = n;
+				return IBEMU_NONE;
+			}
+		}
+	}
+	*nfound = n;
+	return far;
+}
+
+static void updown_reset(struct updown *u, uint32_t nfound)
+{
+	uint32_t i;
+
+	for (i = 0; i < nfound; i++)
+		u->hops[u->queue[i]] = IBEMU_NONE;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Ranks the island whose switches are ord[f..f + size): its root is the
+ * switch whose farthest switch is nearest (the lowest index on a tie); a
+ * switch's rank is its hop count from the root. Then sorts the island by
+ * (rank, index).
+ */
+static void updown_rank_island(struct updown *u, uint32_t f, uint32_t size)
+{
+	uint32_t i, j, n, root = IBEMU_NONE, best = IBEMU_NONE;
+
+	/*
+	 * One search per switch, O(switches x cables) in all like the
+	 * routing itself; each stops once it goes farther than the best.
+	 */
+	for (i = f; i < f + size; i++) {
+		uint32_t s = u->ord[i];
+		uint32_t far = updown_bfs(u, s, best, &n);
+
+		updown_reset(u, n);
+		if (far == IBEMU_NONE)
+			continue;
+		if (far < best || (far == best && s < root)) {
+			best = far;
+			root = s;
+		}
+	}
+	updown_bfs(u, root, IBEMU_NONE, &n);
+	IBEMU_BUG_ON(n != size);
+	for (i = 0; i < n; i = j) {
+		uint32_t rank = u->hops[u->queue[i]];
+
+		j = i + 1;
+		while (j < n && u->hops[u->queue[j]] == rank)
+			j++;
+		qsort(u->queue + i, j - i, sizeof(uint32_t), cmp_u32);
+	}
+	for (i = 0; i < n; i++) {
+		u->ord[f + i] = u->queue[i];
+		u->pos[u->queue[i]] = f + i;
+	}
+	updown_reset(u, n);
+}
+
+/* Finds the islands, ranks each and orders its switches. */
+static void updown_rank(struct updown *u)
+{
+	const struct ibemu__sw_graph *g = &u->g;
+	uint32_t s, i, n, f = 0;
+
+	for (s = 0; s < g->nsw; s++)
+		u->isl_of[s] = IBEMU_NONE;
+	u->nisl = 0;
+	for (s = 0; s < g->nsw; s++) {
+		if (u->isl_of[s] != IBEMU_NONE)
+			continue;
+		updown_bfs(u, s, IBEMU_NONE, &n);
+		for (i = 0; i < n; i++) {
+			u->ord[f + i] = u->queue[i];
+			u->isl_of[u->queue[i]] = u->nisl;
+		}
+		updown_reset(u, n);
+		u->isl_first[u->nisl++] = f;
+		f += n;
+	}
+	u->isl_first[u->nisl] = f;
+	for (i = 0; i < u->nisl; i++)
+		updown_rank_island(u, u->isl_first[i],
+				   u->isl_first[i + 1] - u->isl_first[i]);
+}
+
+/*
+ * Whether switch s may forward through a cable to 'peer', once down[] and
+ * dist[] are known. A switch with a path of down moves takes it, whether
+ * the packet came to it up or down: that keeps every route up*down*.
+ */
+static int takes(const struct updown *u, uint32_t s, uint32_t peer)
+{
+	if (u->down[s] != IBEMU_NONE)
+		return u->pos[peer] > u->pos[s] &&
+		       u->down[peer] != IBEMU_NONE &&
+		       u->down[peer] + 1 == u->down[s];
+	return u->pos[peer] < u->pos[s] && u->dist[peer] + 1 == u->dist[s];
+}
+
+/*
+ * For destination switch 'dst': the hop counts down[] and dist[] over its
+ * island, and the cables each switch of the island may take.
+ */
+static void updown_search(struct updown *u, uint32_t dst)
+{
+	const struct ibemu__sw_graph *g = &u->g;
+	uint32_t k = u->isl_of[dst], f = u->isl_first[k];
+	uint32_t end = u->isl_first[k + 1], i, l, n = 0;
+
+	/*
+	 * A down move goes to a later switch of ord[], so paths of down
+	 * moves only are found by going through ord[] backwards...
+	 */
+	for (i = end; i-- > f;) {
+		uint32_t s = u->ord[i];
+
+		u->down[s] = s == dst ? 0 : IBEMU_NONE;
+		for (l = g->first[s]; l < g->first[s + 1]; l++) {
+			uint32_t peer = g->link[l].peer;
+
+			if (u->pos[peer] > i && u->down[peer] != IBEMU_NONE &&
+			    u->down[peer] + 1 < u->down[s])
+				u->down[s] = u->down[peer] + 1;
+		}
+	}
+	/* ... and up moves, to earlier switches, by going forwards. */
+	for (i = f; i < end; i++) {
+		uint32_t s = u->ord[i];
+
+		u->dist[s] = u->down[s];
+		if (u->down[s] != IBEMU_NONE)
+			continue;
+		for (l = g->first[s]; l < g->first[s + 1]; l++) {
+			uint32_t peer = g->link[l].peer;
+
+			if (u->pos[peer] < i && u->dist[peer] + 1 < u->dist[s])
+				u->dist[s] = u->dist[peer] + 1;
+		}
+		/*
+		 * The root has a path down to every switch of its island,
+		 * and every other switch a neighbour one rank nearer the root.
+		 */
+		IBEMU_BUG_ON(u->dist[s] == IBEMU_NONE);
+	}
+	for (i = f; i < end; i++) {
+		uint32_t s = u->ord[i];
+
+		u->cand_first[i] = n;
+		if (s == dst)
+			continue;
+		for (l = g->first[s]; l < g->first[s + 1]; l++)
+			if (takes(u, s, g->link[l].peer))
+				u->cand[n++] = l;
+	}
+	u->cand_first[end] = n;
+}
+
+int ibemu_routes_updown(const struct ibemu_topo *t, struct ibemu_routes **out)
+{
+	struct ibemu_routes *r;
+	struct updown u = {0};
+	uint32_t dst, prev = IBEMU_NONE, i, f, end;
+	unsigned lid;
+	uint8_t port;
+	int ret;
+
+	ret = ibemu_routes_create(t, &r);
+	if (ret)
+		return ret;
+	ret = updown_init(&u, t, r);
+	if (ret)
+		goto err_init;
+	updown_rank(&u);
+	/* In LID order, reusing the search while the switch stays: as min-hop. */
+	for (lid = 1; lid <= r->max_lid; lid++) {
+		int to_switch = ibemu__route_is_switch(t, r->lid_node[lid]);
+
+		dst = ibemu__sw_graph_dest(&u.g, (uint16_t)lid, &port);
+		if (dst == IBEMU_NONE)
+			continue;
+		if (dst != prev)
+			updown_search(&u, dst);
+		prev = dst;
+		r->lft[u.g.sw_node[dst]][lid] = port;
+		f = u.isl_first[u.isl_of[dst]];
+		end = u.isl_first[u.isl_of[dst] + 1];
+		for (i = f; i < end; i++) {
+			if (u.ord[i] == dst)
+				continue;
+			ibemu__sw_graph_route(&u.g, u.ord[i], (uint16_t)lid,
+					      u.cand + u.cand_first[i],
+					      u.cand_first[i + 1] -
+						      u.cand_first[i],
+					      to_switch);
+		}
+	}
+	updown_fini(&u);
+	*out = r;
+	return 0;
+
+err_init:
+	updown_fini(&u);
+	ibemu_routes_destroy(r);
+	return ret;
+}
