@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		   "InfiniBand fabric emulator. Commands:\n");
 	for (c = commands; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->help);
-	fprintf(f, "\nInspect a running fabric (each takes --json):\n");
+	fprintf(f, "\nOn a running fabric (each takes --json):\n");
 	for (s = ibemu_ctl_commands; s->name; s++)
 		if (s->inspect && strcmp(s->name, "status") != 0)
 			fprintf(f, "  %-8s %s\n", s->name, s->help);

@@ -297,7 +297,7 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	{"status", "", "show the fabric's daemon and size", 1, serve_status},
 	{"nodes", "[--type switch|hca]",
 	 "list nodes with GUIDs and descriptions", 1, serve_nodes},
-	{"ports", "[NODE]", "list ports: width, speed, state and peer", 1,
+	{"ports", "[NODE]", "list ports: LID, width, speed, states and peer", 1,
 	 serve_ports},
 	{"links", "", "list cables: ends, width, speed, length and latency", 1,
 	 serve_links},
