@@ -1,106 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * Import of ibnetdiscover topology files, the format ibsim reads too. A file
- * is a list of node records: key lines (vendid=, caguid=...), a header line
- * ("Switch 36 \"id\"") and one line per cabled port ("[1] \"peer\"[3]").
- * All records are read first and the cables resolved afterwards, because a
- * peer may be declared further down and most cables are listed from both
- * ends.
+ * Reading of ibnetdiscover topology files, the format ibsim reads too. A
+ * file is a list of node records: key lines (vendid=, caguid=...), a header
+ * line ("Switch 36 \"id\"") and one line per cabled port ("[1] \"peer\"[3]").
+ * This step only records what each line says; ibnd_build.c turns the
+ * records into nodes and cables once all of them are read.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "file.h"
-#include "ibnd.h"
-#include "util.h"
+#include "ibnd_int.h"
 
-/* PortInfo LinkWidthEnabled bits (IBA 14.2.5.6): 1x, 4x, 8x, 12x, 2x. */
-#define WIDTH_ALL 0x1fu
-/* Speeds as bits 1 << enum ibemu_speed; bits 0..2 are LinkSpeedEnabled's. */
-#define SPEED_ALL ((1u << IBEMU_SPEED_COUNT) - 1)
 /* Numbers read from the file stop growing here: every limit is lower. */
 #define NUM_CAP 100000u
 /* Longest excerpt of the input quoted in a message. */
 #define QUOTE_MAX 40
 
-/* A node record as read, before it becomes a node. */
-struct rec {
-	enum ibemu_node_type type;
-	unsigned nports;
-	char *id;			    /* as written between the quotes */
-	char *desc;			    /* NULL when the header gave none */
-	uint64_t guid, sysguid, port0_guid; /* 0: not given */
-	uint32_t vendor_id;
-	uint16_t device_id;
-	uint8_t wmask;	/* ibsim "width=" in force for its ports, or 0 */
-	uint16_t smask; /* ibsim "speed=" in force, or 0 */
-	unsigned line, guid_line;
-	uint32_t *side_of; /* per port 0..nports: its port line, or NONE */
-};
-
-/* One port line: one end of a cable, as seen from record 'rec'. */
-struct side {
-	uint32_t rec;
-	unsigned port;
-	char *peer_id;
-	uint32_t peer; /* record of 'peer_id', once resolved */
-	unsigned peer_port;
-	uint64_t guid, peer_guid; /* 0: not given */
-	uint8_t wmask;		  /* 0: not given */
-	uint16_t smask;
-	unsigned line, peer_col, pport_col;
-};
-
-/* What key lines said; they describe the records that follow them. */
-struct keys {
-	/*
-	 * ibsim treats switchguid= and caguid= as the GUID of the next node
-	 * of that type and counts on from there; ibnetdiscover writes one
-	 * before every record, which makes the two readings agree.
-	 */
-	uint64_t base[2]; /* [0] switches, [1] CAs */
-	unsigned base_line[2];
-	int has_base[2];
-	uint64_t port0_guid; /* "switchguid=G(P)": P, for the next switch */
-	uint64_t sysguid;
-	int has_sysguid;
-	long vendid, devid; /* -1 until given; they stay, as in ibsim */
-	uint8_t wmask;
-	uint16_t smask;
-	unsigned unused_line; /* first key line no record used yet */
-};
-
-struct parser {
-	const char *file;
-	struct ibemu_diag *d;
-	const char *line, *end; /* current line, without its line break */
-	unsigned lineno;
-	struct rec *recs;
-	uint32_t nrecs, recs_cap;
-	struct side *sides;
-	uint32_t nsides, sides_cap;
-	struct ibemu_strmap ids; /* id as written -> record */
-	uint32_t cur;		 /* record that port lines belong to */
-	struct keys k;
-};
-
 static int is_ws(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int is_alpha(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 static int hex_value(char c)
@@ -121,11 +42,11 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
-static int verr(struct parser *ps, unsigned line, unsigned col, const char *fmt,
-		va_list ap) IBEMU_PRINTF(4, 0);
+static int verr(struct ibemu__ibnd_parser *ps, unsigned line, unsigned col,
+		const char *fmt, va_list ap) IBEMU_PRINTF(4, 0);
 
-static int verr(struct parser *ps, unsigned line, unsigned col, const char *fmt,
-		va_list ap)
+static int verr(struct ibemu__ibnd_parser *ps, unsigned line, unsigned col,
+		const char *fmt, va_list ap)
 {
 	struct ibemu_loc loc = {ps->file, line, col};
 	va_list ap2;
@@ -145,10 +66,11 @@ static int verr(struct parser *ps, unsigned line, unsigned col, const char *fmt,
 }
 
 /* Reports an error at 'at', a place in the current line. */
-static int perr(struct parser *ps, const char *at, const char *fmt, ...)
-	IBEMU_PRINTF(3, 4);
+static int perr(struct ibemu__ibnd_parser *ps, const char *at, const char *fmt,
+		...) IBEMU_PRINTF(3, 4);
 
-static int perr(struct parser *ps, const char *at, const char *fmt, ...)
+static int perr(struct ibemu__ibnd_parser *ps, const char *at, const char *fmt,
+		...)
 {
 	va_list ap;
 	int ret;
@@ -159,12 +81,8 @@ static int perr(struct parser *ps, const char *at, const char *fmt, ...)
 	return ret;
 }
 
-/* Reports an error at a line read earlier. */
-static int perr_at(struct parser *ps, unsigned line, unsigned col,
-		   const char *fmt, ...) IBEMU_PRINTF(4, 5);
-
-static int perr_at(struct parser *ps, unsigned line, unsigned col,
-		   const char *fmt, ...)
+int ibemu__ibnd_perr_at(struct ibemu__ibnd_parser *ps, unsigned line,
+			unsigned col, const char *fmt, ...)
 {
 	va_list ap;
 	int ret;
@@ -175,7 +93,7 @@ static int perr_at(struct parser *ps, unsigned line, unsigned col,
 	return ret;
 }
 
-static int oom(struct parser *ps)
+int ibemu__ibnd_oom(struct ibemu__ibnd_parser *ps)
 {
 	ibemu_diag_error(ps->d, NULL, "out of memory");
 	return -ENOMEM;
@@ -230,7 +148,7 @@ static void read_dec(const char **pp, const char *end, unsigned *val)
 	const char *p = *pp;
 	unsigned v = 0;
 
-	while (p < end && is_digit(*p)) {
+	while (p < end && ibemu__ibnd_is_digit(*p)) {
 		v = v * 10 + (unsigned)(*p++ - '0');
 		if (v > NUM_CAP)
 			v = NUM_CAP;
@@ -239,8 +157,7 @@ static void read_dec(const char **pp, const char *end, unsigned *val)
 	*pp = p;
 }
 
-/* A number read by read_dec(), for messages. */
-static const char *num_text(unsigned v, char buf[16])
+const char *ibemu__ibnd_num_text(unsigned v, char buf[16])
 {
 	if (v >= NUM_CAP)
 		snprintf(buf, 16, "%u+", NUM_CAP);
@@ -265,7 +182,8 @@ static int read_u64(const char **pp, const char *end, int hex, uint64_t *val)
 	}
 	start = p;
 	for (; p < end; p++) {
-		int h = hex ? hex_value(*p) : (is_digit(*p) ? *p - '0' : -1);
+		int h = hex ? hex_value(*p)
+			    : (ibemu__ibnd_is_digit(*p) ? *p - '0' : -1);
 
 		if (h < 0)
 			break;
@@ -284,52 +202,6 @@ static int read_u64(const char **pp, const char *end, int hex, uint64_t *val)
 	return over ? -ERANGE : 0;
 }
 
-/* Widest width in a LinkWidthEnabled mask, in lanes. */
-static unsigned widest(unsigned mask)
-{
-	static const uint8_t order[] = {8, 4, 2, 16, 1}; /* 12x..1x */
-	unsigned i;
-
-	for (i = 0; i < IBEMU_ARRAY_SIZE(order); i++)
-		if (mask & order[i])
-			return ibemu_width_from_ib(order[i]);
-	return 0;
-}
-
-static enum ibemu_speed fastest(unsigned mask)
-{
-	unsigned s = IBEMU_SPEED_COUNT;
-
-	while (s-- > 0)
-		if (mask & (1u << s))
-			return (enum ibemu_speed)s;
-	return IBEMU_SPEED_SDR;
-}
-
-/* Writes "1x/4x" or "SDR/DDR" for a mask, for messages. */
-static void mask_text(char *out, size_t size, unsigned mask, int speed)
-{
-	static const uint8_t widths[] = {1, 16, 2, 4, 8}; /* 1x..12x */
-	size_t n = 0;
-	unsigned i;
-
-	out[0] = '\0';
-	if (!mask) {
-		snprintf(out, size, "any");
-		return;
-	}
-	for (i = 0; speed && i < IBEMU_SPEED_COUNT; i++)
-		if (mask & (1u << i))
-			n += (size_t)snprintf(out + n, size - n, "%s%s",
-					      n ? "/" : "",
-					      ibemu_speed_name(i));
-	for (i = 0; !speed && i < IBEMU_ARRAY_SIZE(widths); i++)
-		if (mask & widths[i])
-			n += (size_t)snprintf(out + n, size - n, "%s%ux",
-					      n ? "/" : "",
-					      ibemu_width_from_ib(widths[i]));
-}
-
 /* ibnetdiscover's "4xEDR" token: the active width and speed of a port. */
 static void rate_token(const char *tok, const char *end, uint8_t *wmask,
 		       uint16_t *smask)
@@ -340,7 +212,7 @@ static void rate_token(const char *tok, const char *end, uint8_t *wmask,
 	char name[8];
 	size_t n;
 
-	while (p < end && is_digit(*p) && lanes < 100)
+	while (p < end && ibemu__ibnd_is_digit(*p) && lanes < 100)
 		lanes = lanes * 10 + (unsigned)(*p++ - '0');
 	if (p == tok || p >= end || (*p != 'x' && *p != 'X') ||
 	    !ibemu_width_valid(lanes))
@@ -404,7 +276,8 @@ static int desc_stop(const char *s, const char *p, const char *end)
  * may hold quotes; or, as ibsim also accepts, unquoted up to "lid" and the
  * like. Sets *desc to NULL when there is none.
  */
-static int header_desc(struct parser *ps, const char *c, char **desc)
+static int header_desc(struct ibemu__ibnd_parser *ps, const char *c,
+		       char **desc)
 {
 	const char *s, *e = ps->end;
 
@@ -442,15 +315,16 @@ static int header_desc(struct parser *ps, const char *c, char **desc)
 		e = s + IBEMU_NODEDESC_MAX;
 	}
 	*desc = copy_slice(s, e);
-	return *desc ? 0 : oom(ps);
+	return *desc ? 0 : ibemu__ibnd_oom(ps);
 }
 
 /*
  * Reads "\"id\"" at p. On success *s and *e bound the id and *after points
  * past the closing quote.
  */
-static int quoted_id(struct parser *ps, const char *p, const char *what,
-		     const char **s, const char **e, const char **after)
+static int quoted_id(struct ibemu__ibnd_parser *ps, const char *p,
+		     const char *what, const char **s, const char **e,
+		     const char **after)
 {
 	const char *q;
 
@@ -468,19 +342,20 @@ static int quoted_id(struct parser *ps, const char *p, const char *what,
 }
 
 /* "Switch 36 \"id\" # \"desc\" ...", with 'p' just past the type word. */
-static int parse_header(struct parser *ps, enum ibemu_node_type type,
-			const char *word, const char *p)
+static int parse_header(struct ibemu__ibnd_parser *ps,
+			enum ibemu_node_type type, const char *word,
+			const char *p)
 {
 	const int ti = type == IBEMU_NODE_SWITCH ? 0 : 1;
 	const char *num, *ids = NULL, *ide = NULL, *q;
-	struct rec *r;
+	struct ibemu__ibnd_rec *r;
 	unsigned n, i;
 	char nbuf[16];
 	char *id;
 	int ret;
 
 	num = skip_ws(p, ps->end);
-	if (num == p || num >= ps->end || !is_digit(*num))
+	if (num == p || num >= ps->end || !ibemu__ibnd_is_digit(*num))
 		return perr(ps, num,
 			    "expected the port count (1..%u) after '%.*s'",
 			    IBEMU_MAX_PORTS, (int)(p - word), word);
@@ -489,7 +364,7 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 	if (n < 1 || n > IBEMU_MAX_PORTS)
 		return perr(ps, num,
 			    "port count %s out of range: expected 1..%u",
-			    num_text(n, nbuf), IBEMU_MAX_PORTS);
+			    ibemu__ibnd_num_text(n, nbuf), IBEMU_MAX_PORTS);
 	p = skip_ws(q, ps->end);
 	ret = quoted_id(ps, p, "the node id", &ids, &ide, &q);
 	if (ret)
@@ -503,7 +378,7 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 
 	id = copy_slice(ids, ide);
 	if (!id)
-		return oom(ps);
+		return ibemu__ibnd_oom(ps);
 	i = ibemu_strmap_get(&ps->ids, id);
 	if (i != IBEMU_NONE) {
 		free(id);
@@ -515,7 +390,7 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 	if (grow((void **)&ps->recs, &ps->recs_cap, ps->nrecs + 1,
 		 sizeof(*ps->recs))) {
 		free(id);
-		return oom(ps);
+		return ibemu__ibnd_oom(ps);
 	}
 	r = &ps->recs[ps->nrecs];
 	memset(r, 0, sizeof(*r));
@@ -527,7 +402,7 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 	if (!r->side_of || ibemu_strmap_insert(&ps->ids, id, ps->nrecs)) {
 		free(r->side_of);
 		free(id);
-		return oom(ps);
+		return ibemu__ibnd_oom(ps);
 	}
 	ps->nrecs++;
 	for (i = 0; i <= n; i++)
@@ -564,13 +439,13 @@ static int parse_header(struct parser *ps, enum ibemu_node_type type,
 }
 
 /* Reads "[N]" at p into *port; *after points past the ']'. */
-static int bracket_port(struct parser *ps, const char *p, unsigned *port,
-			const char **num, const char **after)
+static int bracket_port(struct ibemu__ibnd_parser *ps, const char *p,
+			unsigned *port, const char **num, const char **after)
 {
 	const char *q = skip_ws(p + 1, ps->end), *e;
 
 	*num = q;
-	if (q >= ps->end || !is_digit(*q))
+	if (q >= ps->end || !ibemu__ibnd_is_digit(*q))
 		return perr(ps, q, "expected a port number after '['");
 	read_dec(&q, ps->end, port);
 	e = skip_ws(q, ps->end);
@@ -581,8 +456,8 @@ static int bracket_port(struct parser *ps, const char *p, unsigned *port,
 }
 
 /* Reads "(GUID)" at p, the GUID in hex as ibnetdiscover prints it. */
-static int paren_guid(struct parser *ps, const char *p, uint64_t *guid,
-		      const char **after)
+static int paren_guid(struct ibemu__ibnd_parser *ps, const char *p,
+		      uint64_t *guid, const char **after)
 {
 	const char *q = skip_ws(p + 1, ps->end);
 	const char *g = q, *e;
@@ -601,8 +476,8 @@ static int paren_guid(struct parser *ps, const char *p, uint64_t *guid,
 }
 
 /* ibsim's port options: "w=N" (LinkWidthEnabled), "s=N" (LinkSpeedEnabled). */
-static int port_option(struct parser *ps, const char *p, const char *e,
-		       struct side *sd)
+static int port_option(struct ibemu__ibnd_parser *ps, const char *p,
+		       const char *e, struct ibemu__ibnd_side *sd)
 {
 	const char *v = p + 2;
 	uint64_t val = 0;
@@ -614,7 +489,8 @@ static int port_option(struct parser *ps, const char *p, const char *e,
 			    " w=N, s=N or a '#' comment",
 			    quote_len(p, e), p);
 	ret = read_u64(&v, e, 0, &val);
-	if (*p == 'w' && (ret || v != e || val < 1 || val > WIDTH_ALL))
+	if (*p == 'w' &&
+	    (ret || v != e || val < 1 || val > IBEMU__IBND_WIDTH_ALL))
 		return perr(ps, p,
 			    "bad '%.*s': expected w=N with N a LinkWidthEnabled"
 			    " mask 1..31 (1=1x 2=4x 4=8x 8=12x 16=2x)",
@@ -636,13 +512,13 @@ static int port_option(struct parser *ps, const char *p, const char *e,
  * current record. Both GUIDs and the options are optional; so is the peer
  * port, which is 1 if left out, as in ibsim.
  */
-static int parse_port(struct parser *ps, const char *p)
+static int parse_port(struct ibemu__ibnd_parser *ps, const char *p)
 {
-	struct rec *r = &ps->recs[ps->cur];
+	struct ibemu__ibnd_rec *r = &ps->recs[ps->cur];
 	const char *num, *ids = NULL, *ide = NULL, *q, *pnum;
 	uint8_t cw = 0;
 	uint16_t cs = 0;
-	struct side sd;
+	struct ibemu__ibnd_side sd;
 	char nbuf[16];
 	int ret;
 
@@ -654,9 +530,9 @@ static int parse_port(struct parser *ps, const char *p)
 	if (ret)
 		return ret;
 	if (sd.port < 1 || sd.port > r->nports)
-		return perr(ps, num,
-			    "port %s out of range: \"%s\" has ports 1..%u",
-			    num_text(sd.port, nbuf), r->id, r->nports);
+		return perr(
+			ps, num, "port %s out of range: \"%s\" has ports 1..%u",
+			ibemu__ibnd_num_text(sd.port, nbuf), r->id, r->nports);
 	if (r->side_of[sd.port] != IBEMU_NONE)
 		return perr(ps, p,
 			    "port %u of \"%s\" listed twice (first on line %u)",
@@ -711,18 +587,18 @@ static int parse_port(struct parser *ps, const char *p)
 
 	if (grow((void **)&ps->sides, &ps->sides_cap, ps->nsides + 1,
 		 sizeof(*ps->sides)))
-		return oom(ps);
+		return ibemu__ibnd_oom(ps);
 	sd.peer_id = copy_slice(ids, ide);
 	if (!sd.peer_id)
-		return oom(ps);
+		return ibemu__ibnd_oom(ps);
 	r->side_of[sd.port] = ps->nsides;
 	ps->sides[ps->nsides++] = sd;
 	return 0;
 }
 
 /* "key=value": GUIDs and ids of the next record, or ibsim's defaults. */
-static int parse_key(struct parser *ps, const char *key, const char *ke,
-		     const char *p)
+static int parse_key(struct ibemu__ibnd_parser *ps, const char *key,
+		     const char *ke, const char *p)
 {
 	static const char *const keys[] = {
 		"vendid", "devid", "sysimgguid", "switchguid",
@@ -802,7 +678,7 @@ static int parse_key(struct parser *ps, const char *key, const char *ke,
 			ps->k.port0_guid = port0;
 		break;
 	case 5:
-		if (val < 1 || val > WIDTH_ALL)
+		if (val < 1 || val > IBEMU__IBND_WIDTH_ALL)
 			return perr(ps, v,
 				    "width %.*s out of range: expected a"
 				    " LinkWidthEnabled mask 1..31",
@@ -828,7 +704,7 @@ static int word_is(const char *w, const char *we, const char *s)
 	return strlen(s) == (size_t)(we - w) && !memcmp(w, s, (size_t)(we - w));
 }
 
-static int parse_line(struct parser *ps)
+static int parse_line(struct ibemu__ibnd_parser *ps)
 {
 	const char *p = skip_ws(ps->line, ps->end), *w, *we, *q;
 
@@ -857,10 +733,11 @@ static int parse_line(struct parser *ps)
 			    "ibsim port aliases ('@') are not supported");
 	w = p;
 	we = w;
-	while (we < ps->end && (is_alpha(*we) || is_digit(*we) || *we == '_'))
+	while (we < ps->end && (ibemu__ibnd_is_alpha(*we) ||
+				ibemu__ibnd_is_digit(*we) || *we == '_'))
 		we++;
 	q = skip_ws(we, ps->end);
-	if (we > w && is_alpha(*w) && q < ps->end && *q == '=')
+	if (we > w && ibemu__ibnd_is_alpha(*w) && q < ps->end && *q == '=')
 		return parse_key(ps, w, we, q + 1);
 	if (word_is(w, we, "Switch"))
 		return parse_header(ps, IBEMU_NODE_SWITCH, w, we);
@@ -879,7 +756,7 @@ static int parse_line(struct parser *ps)
 		return perr(ps, w,
 			    "'do' is not supported: ibsim console commands"
 			    " cannot run while a topology is read");
-	if (we > w && q > we && q < ps->end && is_digit(*q))
+	if (we > w && q > we && q < ps->end && ibemu__ibnd_is_digit(*q))
 		return perr(ps, w,
 			    "unknown node type '%.*s': expected Switch, Ca or"
 			    " Hca",
@@ -891,7 +768,8 @@ static int parse_line(struct parser *ps)
 		    quote_len(p, token_end(p, ps->end)), p);
 }
 
-static int parse_all(struct parser *ps, const char *data, size_t len)
+int ibemu__ibnd_parse(struct ibemu__ibnd_parser *ps, const char *data,
+		      size_t len)
 {
 	const char *p = data, *dend = data + len;
 	int ret;
@@ -928,282 +806,19 @@ static int parse_all(struct parser *ps, const char *data, size_t len)
 	return 0;
 }
 
-static int name_char(char c)
+void ibemu__ibnd_parser_init(struct ibemu__ibnd_parser *ps, const char *file,
+			     struct ibemu_diag *d)
 {
-	return is_alpha(c) || is_digit(c) || c == '_' || c == '-' || c == '.' ||
-	       c == '+';
+	memset(ps, 0, sizeof(*ps));
+	ps->file = file;
+	ps->d = d;
+	ps->cur = IBEMU_NONE;
+	ps->k.vendid = -1;
+	ps->k.devid = -1;
+	ibemu_strmap_init(&ps->ids);
 }
 
-/* Replaces the characters a name may not hold; never returns "". */
-static void sanitize(const char *s, size_t len, char out[64])
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len && s[i] && n < 63; i++)
-		out[n++] = name_char(s[i]) ? s[i] : '_';
-	out[n] = '\0';
-	if (!n)
-		snprintf(out, 64, "node");
-}
-
-/*
- * A name for a record whose id is not a valid name: the id made valid, with
- * "-2", "-3"... until it is used by no node and is nobody's id, so that
- * the ids that are valid names always keep them.
- */
-static void free_name(const struct parser *ps, const struct ibemu_topo *t,
-		      const char *id, char out[64])
-{
-	char base[64];
-	unsigned k;
-
-	sanitize(id, strlen(id), base);
-	snprintf(out, 64, "%s", base);
-	for (k = 2; ibemu_strmap_get(&ps->ids, out) != IBEMU_NONE ||
-		    ibemu_topo_find(t, out) != IBEMU_NONE;
-	     k++) {
-		char suffix[16];
-		int n = snprintf(suffix, sizeof(suffix), "-%u", k);
-
-		snprintf(out, 64, "%.*s%s", 63 - n, base, suffix);
-	}
-}
-
-/* The fabric is named after the file: base name, no extension. */
-static int name_fabric(struct ibemu_topo *t, const char *file)
-{
-	const char *base = file ? strrchr(file, '/') : NULL, *dot;
-	char name[64];
-
-	base = base ? base + 1 : file ? file : "";
-	dot = strrchr(base, '.');
-	if (!dot || dot == base)
-		dot = base + strlen(base);
-	if (dot == base)
-		snprintf(name, sizeof(name), "fabric");
-	else
-		sanitize(base, (size_t)(dot - base), name);
-	return ibemu_topo_set_name(t, name);
-}
-
-/* Records become nodes, in file order. */
-static int add_nodes(struct parser *ps, struct ibemu_topo *t)
-{
-	uint32_t i, idx;
-
-	for (i = 0; i < ps->nrecs; i++) {
-		const struct rec *r = &ps->recs[i];
-		int valid = ibemu_name_valid(r->id);
-		struct ibemu_topo_node *n;
-		char name[64], desc[IBEMU_NODEDESC_MAX + 1];
-
-		if (valid)
-			snprintf(name, sizeof(name), "%s", r->id);
-		else
-			free_name(ps, t, r->id, name);
-		if (ibemu_topo_add_node(t, r->type, name, r->nports, &idx))
-			return oom(ps);
-		IBEMU_BUG_ON(idx != i);
-		if (r->desc || !valid) {
-			/* An id that had to change survives as description. */
-			snprintf(desc, sizeof(desc), "%s",
-				 r->desc ? r->desc : r->id);
-			if (ibemu_topo_set_desc(t, idx, desc))
-				return oom(ps);
-		}
-		n = &t->nodes[idx];
-		n->guid = r->guid;
-		n->sysimage_guid = r->sysguid;
-		n->vendor_id = r->vendor_id;
-		n->device_id = r->device_id;
-		n->loc = (struct ibemu_loc){t->source, r->line, 1};
-		if (r->guid_line)
-			n->guid_loc =
-				(struct ibemu_loc){t->source, r->guid_line, 1};
-		if (r->port0_guid && r->port0_guid != r->guid)
-			n->ports[0].guid = r->port0_guid;
-	}
-	for (i = 0; i < ps->nsides; i++) {
-		const struct side *s = &ps->sides[i];
-
-		if (s->guid)
-			t->nodes[s->rec].ports[s->port].guid = s->guid;
-	}
-	return 0;
-}
-
-/* Finds every peer, in file order, so the first unknown one is reported. */
-static int resolve_peers(struct parser *ps)
-{
-	uint32_t i;
-
-	for (i = 0; i < ps->nsides; i++) {
-		struct side *s = &ps->sides[i];
-		const struct rec *pr;
-
-		s->peer = ibemu_strmap_get(&ps->ids, s->peer_id);
-		if (s->peer == IBEMU_NONE)
-			return perr_at(ps, s->line, s->peer_col,
-				       "unknown peer \"%s\": no Switch, Ca or"
-				       " Hca record has this id",
-				       s->peer_id);
-		pr = &ps->recs[s->peer];
-		if (s->peer_port < 1 || s->peer_port > pr->nports) {
-			char nbuf[16];
-
-			return perr_at(ps, s->line, s->pport_col,
-				       "port %s out of range: \"%s\" has ports"
-				       " 1..%u",
-				       num_text(s->peer_port, nbuf), pr->id,
-				       pr->nports);
-		}
-		if (s->peer == s->rec && s->peer_port == s->port)
-			return perr_at(ps, s->line, s->peer_col,
-				       "port %u of \"%s\" is cabled to itself",
-				       s->port, pr->id);
-	}
-	return 0;
-}
-
-/*
- * Width or speed of a cable from what its two ends enable: the widest
- * (fastest) both allow, as ibsim sets LinkWidthActive. A mask of 0 allows
- * everything; 'all' is everything.
- */
-static int pick_rate(struct parser *ps, const struct side *s,
-		     const struct side *m, unsigned other_line, unsigned a,
-		     unsigned b, unsigned all, int speed, unsigned *mask)
-{
-	char ta[64], tb[64];
-
-	*mask = (a ? a : all) & (b ? b : all);
-	if (*mask || (!a && !b))
-		return 0;
-	mask_text(ta, sizeof(ta), a, speed);
-	mask_text(tb, sizeof(tb), b, speed);
-	return perr_at(ps, s->line, 1,
-		       "sides disagree on the %s of \"%s\"[%u] -- \"%s\"[%u]:"
-		       " %s on this line, %s on line %u",
-		       speed ? "speed" : "width", ps->recs[s->rec].id, s->port,
-		       ps->recs[s->peer].id, s->peer_port, ta, tb,
-		       m ? m->line : other_line);
-}
-
-static int cable(struct parser *ps, struct ibemu_topo *t, uint32_t i)
-{
-	const struct side *s = &ps->sides[i];
-	const struct rec *pr = &ps->recs[s->peer];
-	uint32_t mi = pr->side_of[s->peer_port], link;
-	const struct side *m = mi == IBEMU_NONE ? NULL : &ps->sides[mi];
-	unsigned wmask, smask;
-	struct ibemu_topo_link *l;
-	int ret;
-
-	if (m && (m->peer != s->rec || m->peer_port != s->port))
-		return perr_at(ps, s->line, 1,
-			       "sides disagree: this line cables \"%s\"[%u] to"
-			       " \"%s\"[%u], but line %u cables \"%s\"[%u] to"
-			       " \"%s\"[%u]",
-			       ps->recs[s->rec].id, s->port, pr->id,
-			       s->peer_port, m->line, pr->id, s->peer_port,
-			       ps->recs[m->peer].id, m->peer_port);
-	if (m && mi < i)
-		return 0; /* connected when its other end was read */
-	if (!m &&
-	    t->nodes[s->peer].ports[s->peer_port].peer_node != IBEMU_NONE) {
-		const struct ibemu_topo_port *pp =
-			&t->nodes[s->peer].ports[s->peer_port];
-
-		return perr_at(ps, s->line, s->peer_col,
-			       "\"%s\"[%u] is cabled twice: line %u cables it"
-			       " to \"%s\"[%u], this line to \"%s\"[%u]",
-			       pr->id, s->peer_port,
-			       t->links[pp->link].loc.line,
-			       ps->recs[pp->peer_node].id, pp->peer_port,
-			       ps->recs[s->rec].id, s->port);
-	}
-	ret = pick_rate(ps, s, m, pr->line, s->wmask, m ? m->wmask : pr->wmask,
-			WIDTH_ALL, 0, &wmask);
-	if (!ret)
-		ret = pick_rate(ps, s, m, pr->line, s->smask,
-				m ? m->smask : pr->smask, SPEED_ALL, 1, &smask);
-	if (ret)
-		return ret;
-	ret = ibemu_topo_connect(t, s->rec, s->port, s->peer, s->peer_port,
-				 &link);
-	if (ret == -ENOMEM)
-		return oom(ps);
-	if (ret)
-		return perr_at(
-			ps, s->line, 1, "cannot cable \"%s\"[%u] to \"%s\"[%u]",
-			ps->recs[s->rec].id, s->port, pr->id, s->peer_port);
-	l = &t->links[link];
-	l->loc = (struct ibemu_loc){t->source, s->line, 1};
-	/* What neither end says comes from the fabric's defaults. */
-	if (s->wmask || (m ? m->wmask : pr->wmask))
-		l->width = (uint8_t)widest(wmask);
-	if (s->smask || (m ? m->smask : pr->smask))
-		l->speed = fastest(smask);
-	return 0;
-}
-
-/*
- * The GUID in parentheses after a peer's port is that port's GUID (written
- * for CAs only): it fills in a port whose own line gave none and must agree
- * with one that did.
- */
-static int peer_guids(struct parser *ps, struct ibemu_topo *t)
-{
-	uint32_t i;
-
-	for (i = 0; i < ps->nsides; i++) {
-		const struct side *s = &ps->sides[i];
-		struct ibemu_topo_port *pp =
-			&t->nodes[s->peer].ports[s->peer_port];
-		uint32_t mi;
-
-		if (!s->peer_guid || ps->recs[s->peer].type != IBEMU_NODE_HCA)
-			continue;
-		if (!pp->guid) {
-			pp->guid = s->peer_guid;
-			continue;
-		}
-		if (pp->guid == s->peer_guid)
-			continue;
-		mi = ps->recs[s->peer].side_of[s->peer_port];
-		return perr_at(
-			ps, s->line, s->peer_col,
-			"sides disagree on the port GUID of \"%s\"[%u]:"
-			" %" PRIx64 " on this line, %" PRIx64 " on line %u",
-			ps->recs[s->peer].id, s->peer_port, s->peer_guid,
-			pp->guid, mi == IBEMU_NONE ? 0 : ps->sides[mi].line);
-	}
-	return 0;
-}
-
-static int build(struct parser *ps, struct ibemu_topo *t)
-{
-	uint32_t i;
-	int ret;
-
-	if (ps->file) {
-		t->source = strdup(ps->file);
-		if (!t->source)
-			return oom(ps);
-	}
-	if (name_fabric(t, ps->file))
-		return oom(ps);
-	ret = add_nodes(ps, t);
-	if (!ret)
-		ret = resolve_peers(ps);
-	for (i = 0; !ret && i < ps->nsides; i++)
-		ret = cable(ps, t, i);
-	if (!ret)
-		ret = peer_guids(ps, t);
-	return ret;
-}
-
-static void parser_fini(struct parser *ps)
+void ibemu__ibnd_parser_fini(struct ibemu__ibnd_parser *ps)
 {
 	uint32_t i;
 
@@ -1217,63 +832,4 @@ static void parser_fini(struct parser *ps)
 	free(ps->recs);
 	free(ps->sides);
 	ibemu_strmap_fini(&ps->ids);
-}
-
-int ibemu_ibnd_import(const char *file, const char *data, size_t len,
-		      struct ibemu_topo **out, struct ibemu_diag *d)
-{
-	struct ibemu_topo *t = NULL;
-	struct parser ps;
-	int ret;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.file = file;
-	ps.d = d;
-	ps.cur = IBEMU_NONE;
-	ps.k.vendid = -1;
-	ps.k.devid = -1;
-	ibemu_strmap_init(&ps.ids);
-
-	ret = parse_all(&ps, data, len);
-	if (ret)
-		goto err_parse;
-	ret = ibemu_topo_create(&t);
-	if (ret) {
-		ret = oom(&ps);
-		goto err_parse;
-	}
-	ret = build(&ps, t);
-	if (ret)
-		goto err_topo;
-	ret = ibemu_topo_finalize(t, d);
-	if (ret)
-		goto err_topo;
-	parser_fini(&ps);
-	*out = t;
-	return 0;
-
-err_topo:
-	ibemu_topo_destroy(t);
-err_parse:
-	parser_fini(&ps);
-	return ret;
-}
-
-int ibemu_ibnd_import_file(const char *path, struct ibemu_topo **out,
-			   struct ibemu_diag *d)
-{
-	struct ibemu_loc loc = {path, 0, 0};
-	char *data;
-	size_t len;
-	int ret;
-
-	ret = ibemu_file_read(path, &data, &len);
-	if (ret) {
-		ibemu_diag_error(d, &loc, "cannot read the file: %s",
-				 strerror(-ret));
-		return ret;
-	}
-	ret = ibemu_ibnd_import(path, data, len, out, d);
-	free(data);
-	return ret;
 }
