@@ -195,6 +195,13 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 		ret = resolve(call, a.where, &node, &port);
 	if (ret)
 		return ret;
+	/* A study reports what the counters gained since it began. */
+	if (a.reset && d->job) {
+		ibemu_buf_puts(call->err,
+			       "counters: a traffic study is running; "
+			       "reset the counters when it is done");
+		return 1;
+	}
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
