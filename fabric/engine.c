@@ -10,7 +10,7 @@
  * changing any result: returning credits are queued on their transmitter
  * and counted when it next arbitrates (only a transmitter waiting for them
  * gets an event), and arbitrations due at the current instant wait in a
- * FIFO beside the heap, merged in exactly the heap's (time, phase,
+ * FIFO beside the event queue, merged in exactly its (time, phase,
  * sequence) order.
  */
 #include <errno.h>

@@ -146,8 +146,8 @@ struct ibemu_engine {
 	void *ctx;
 	/*
 	 * ARBs due at 'now', in the order they were asked for: kept out of
-	 * the heap, they run after the heap's events of this instant that
-	 * sort before them, exactly where the heap would have put them.
+	 * the queue, they run after the queue's events of this instant that
+	 * sort before them, exactly where the queue would have put them.
 	 */
 	struct ibemu_arb_now *arbs;
 	size_t arbs_head, arbs_len, arbs_cap;
