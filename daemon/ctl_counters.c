@@ -142,7 +142,7 @@ static void add_row(struct ibemu_table *t, struct ibemu_daemon *d, uint32_t pi,
 		    int have_snap, uint64_t dt)
 {
 	struct ibemu_port_counters c, prev = {0};
-	struct ibemu_pma_port_counters pma;
+	struct ibemu_mad_port_counters pma = {0};
 	uint32_t node;
 	unsigned port;
 

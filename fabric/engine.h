@@ -52,6 +52,7 @@ struct ibemu_port_counters {
 	uint64_t xmit_discards;		  /* PortXmitDiscards */
 	uint64_t rcv_switch_relay_errors; /* PortRcvSwitchRelayErrors */
 	uint64_t vl15_dropped;		  /* VL15Dropped */
+	uint64_t rcv_errors;		  /* PortRcvErrors */
 	uint64_t unicast_xmit_pkts;
 	uint64_t unicast_rcv_pkts;
 	uint64_t busy_ps; /* time the transmitter was busy, for utilization */
