@@ -6,6 +6,8 @@
 #ifndef IBEMU_UTIL_H
 #define IBEMU_UTIL_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,5 +29,23 @@
 	} while (0)
 
 #define IBEMU_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* Value of hexadecimal digit 'c', or -1. */
+static inline int ibemu_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Makes the array *arr of *cap elements of 'elem' bytes hold at least
+ * 'need', doubling its capacity. Returns 0 or -ENOMEM (*arr untouched).
+ */
+int ibemu_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 #endif

@@ -49,20 +49,6 @@ static void run_fini(struct run *x)
 	ibemu_topo_destroy(x->t);
 }
 
-static struct ibemu_topo *load(const char *name)
-{
-	struct ibemu_topo *t = NULL;
-	struct ibemu_diag d;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/topologies/%s.yaml", IBEMU_TEST_SRCDIR,
-		 name);
-	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_yaml_load_file(path, &t, &d), 0);
-	ibemu_diag_fini(&d);
-	return t;
-}
-
 /* The result of the flow src -> dst (host indices); it must exist. */
 static void flow_of(const struct run *x, uint32_t src, uint32_t dst,
 		    struct ibemu_traffic_flow_result *out)
@@ -447,7 +433,7 @@ static void incast_run(struct run *x, const char *topo, uint32_t nsrc,
 	o.pattern = IBEMU_TRAFFIC_INCAST;
 	o.incast_sources = nsrc;
 	o.duration_ps = dur;
-	run_study(x, load(topo), &o);
+	run_study(x, ibemu_test_load(topo), &o);
 }
 
 static void test_incast_single_switch(void)

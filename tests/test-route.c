@@ -13,29 +13,6 @@
 #include "topo.h"
 #include "unit.h"
 
-#define MAX_ARGS 8
-
-/* Builds a fabric with generator 'kind' and "key", "value", ... NULL. */
-static struct ibemu_topo *gen(const char *kind, const char *const *kv)
-{
-	static const struct ibemu_loc cmdline = {NULL, 0, 0};
-	struct ibemu_gen_arg args[MAX_ARGS];
-	struct ibemu_topo *t;
-	struct ibemu_diag d;
-	size_t n = 0;
-
-	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_topo_create(&t), 0);
-	for (; kv[0]; kv += 2, n++) {
-		args[n].key = kv[0];
-		args[n].value = kv[1];
-		args[n].loc = cmdline;
-	}
-	T_EQ_INT(ibemu_gen_run(t, kind, &cmdline, args, n, &d), 0);
-	ibemu_diag_fini(&d);
-	return t;
-}
-
 static uint32_t add(struct ibemu_topo *t, enum ibemu_node_type type,
 		    const char *name, unsigned nports)
 {
@@ -306,7 +283,7 @@ static void test_fat_tree_2l(void)
 {
 	static const char *const kv[] = {"radix", "8", "hosts", "32", NULL};
 	const unsigned leaves = 8, spines = 4, per_leaf = 4, hosts = 32;
-	struct ibemu_topo *t = gen("fat-tree-2l", kv);
+	struct ibemu_topo *t = ibemu_test_gen("fat-tree-2l", kv);
 	struct ibemu_routes *r = minhop(t);
 	uint32_t src, dst, l, s;
 	unsigned p, bad = 0;
@@ -368,7 +345,7 @@ static void test_fat_tree_2l(void)
 static void test_torus(void)
 {
 	static const char *const kv[] = {"dims", "4x4", NULL};
-	struct ibemu_topo *t = gen("torus", kv);
+	struct ibemu_topo *t = ibemu_test_gen("torus", kv);
 	struct ibemu_routes *r = minhop(t);
 	uint32_t src, dst;
 	unsigned bad = 0, paths = 0;
@@ -491,7 +468,7 @@ static void test_lids_run_out(void)
 static void test_large_fat_tree(void)
 {
 	static const char *const kv[] = {"radix", "36", "hosts", "10000", NULL};
-	struct ibemu_topo *t = gen("fat-tree-3l", kv);
+	struct ibemu_topo *t = ibemu_test_gen("fat-tree-3l", kv);
 	struct ibemu_routes *r = minhop(t);
 	unsigned lid, missing = 0;
 	uint32_t n;

@@ -17,29 +17,7 @@
 #include "yaml.h"
 #include "unit.h"
 
-#define MAX_ARGS 8
 #define MAX_PATH 64
-
-/* Builds a fabric with generator 'kind' and "key", "value", ... NULL. */
-static struct ibemu_topo *gen(const char *kind, const char *const *kv)
-{
-	static const struct ibemu_loc cmdline = {NULL, 0, 0};
-	struct ibemu_gen_arg args[MAX_ARGS];
-	struct ibemu_topo *t;
-	struct ibemu_diag d;
-	size_t n = 0;
-
-	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_topo_create(&t), 0);
-	for (; kv[0]; kv += 2, n++) {
-		args[n].key = kv[0];
-		args[n].value = kv[1];
-		args[n].loc = cmdline;
-	}
-	T_EQ_INT(ibemu_gen_run(t, kind, &cmdline, args, n, &d), 0);
-	ibemu_diag_fini(&d);
-	return t;
-}
 
 static struct ibemu_routes *updown(const struct ibemu_topo *t)
 {
@@ -396,7 +374,7 @@ static void test_ring4(void)
 		{255, 2, 2, 0, 3, 3, 2, 1, 3},
 		{255, 3, 3, 2, 0, 3, 3, 2, 1},
 	};
-	struct ibemu_topo *t = gen("ring", kv);
+	struct ibemu_topo *t = ibemu_test_gen("ring", kv);
 	struct ibemu_routes *r = updown(t);
 	struct check c;
 	unsigned s, lid;
@@ -426,7 +404,7 @@ static void test_ring4(void)
 static void test_ring6(void)
 {
 	static const char *const kv[] = {"switches", "6", NULL};
-	struct ibemu_topo *t = gen("ring", kv);
+	struct ibemu_topo *t = ibemu_test_gen("ring", kv);
 	struct ibemu_routes *r = updown(t), *m = NULL;
 	uint32_t path[MAX_PATH], sw3 = node(t, "sw03"), sw5 = node(t, "sw05");
 	uint8_t out[MAX_PATH];
@@ -471,7 +449,7 @@ static void test_ring6(void)
 static void test_torus(void)
 {
 	static const char *const kv[] = {"dims", "4x4", NULL};
-	struct ibemu_topo *t = gen("torus", kv);
+	struct ibemu_topo *t = ibemu_test_gen("torus", kv);
 	struct ibemu_routes *r = updown(t), *m = NULL;
 	uint32_t path[MAX_PATH];
 	uint8_t out[MAX_PATH];
@@ -525,7 +503,7 @@ static void test_torus(void)
 static void test_dragonfly(void)
 {
 	static const char *const kv[] = {"p", "2", "a", "4", "h", "2", NULL};
-	struct ibemu_topo *t = gen("dragonfly", kv);
+	struct ibemu_topo *t = ibemu_test_gen("dragonfly", kv);
 	struct ibemu_routes *r = updown(t);
 	struct check c;
 	int rank[108];
@@ -558,7 +536,7 @@ static void test_dragonfly(void)
 static void test_fat_tree_2l(void)
 {
 	static const char *const kv[] = {"radix", "8", "hosts", "32", NULL};
-	struct ibemu_topo *t = gen("fat-tree-2l", kv);
+	struct ibemu_topo *t = ibemu_test_gen("fat-tree-2l", kv);
 	struct ibemu_routes *r = updown(t), *m = NULL;
 	uint32_t src, dst, s, l;
 	unsigned lid, bad = 0, pairs = 0;
@@ -731,7 +709,8 @@ static void test_determinism(void)
 {
 	static const char *const kv[] = {"dims", "4x3x2", "hosts_per_switch",
 					 "2", NULL};
-	struct ibemu_topo *t1 = gen("torus", kv), *t2 = gen("torus", kv);
+	struct ibemu_topo *t1 = ibemu_test_gen("torus", kv),
+			  *t2 = ibemu_test_gen("torus", kv);
 	struct ibemu_routes *a = updown(t1), *b = updown(t1), *c = updown(t2);
 
 	T_TRUE(same_lfts(t1, a, b));
@@ -750,7 +729,7 @@ static void test_determinism(void)
 static void test_large_fat_tree(void)
 {
 	static const char *const kv[] = {"radix", "36", "hosts", "10000", NULL};
-	struct ibemu_topo *t = gen("fat-tree-3l", kv);
+	struct ibemu_topo *t = ibemu_test_gen("fat-tree-3l", kv);
 	struct ibemu_routes *r = updown(t), *m = NULL;
 	unsigned lid, missing = 0, bad = 0, checked = 0;
 	uint32_t n, src;
@@ -781,20 +760,6 @@ static void test_large_fat_tree(void)
 	ibemu_topo_destroy(t);
 }
 
-static struct ibemu_topo *load(const char *name)
-{
-	struct ibemu_topo *t = NULL;
-	struct ibemu_diag d;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/topologies/%s.yaml", IBEMU_TEST_SRCDIR,
-		 name);
-	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_yaml_load_file(path, &t, &d), 0);
-	ibemu_diag_fini(&d);
-	return t;
-}
-
 /*
  * Runs 20 us of 'pattern' (with 'shift' for a shift) at full load on
  * fabric 'topo' with the routes of 'routes'. All of it uses SL 0, so VL 0:
@@ -804,7 +769,7 @@ static int
 study(const char *topo, enum ibemu_traffic_pattern pattern, uint32_t shift,
       int (*routes)(const struct ibemu_topo *, struct ibemu_routes **))
 {
-	struct ibemu_topo *t = load(topo);
+	struct ibemu_topo *t = ibemu_test_load(topo);
 	struct ibemu_traffic *tr = NULL;
 	struct ibemu_routes *r = NULL;
 	struct ibemu_engine *e = NULL;

@@ -32,20 +32,6 @@ static void fab_init(struct fab *f, struct ibemu_topo *t)
 	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
 }
 
-static struct ibemu_topo *load(const char *name)
-{
-	struct ibemu_topo *t = NULL;
-	struct ibemu_diag d;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/topologies/%s.yaml", IBEMU_TEST_SRCDIR,
-		 name);
-	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_yaml_load_file(path, &t, &d), 0);
-	ibemu_diag_fini(&d);
-	return t;
-}
-
 static void fab_fini(struct fab *f)
 {
 	ibemu_traffic_destroy(f->tr);
@@ -61,7 +47,7 @@ static int study(struct fab *f, const char *topo,
 {
 	int ret;
 
-	fab_init(f, load(topo));
+	fab_init(f, ibemu_test_load(topo));
 	ret = ibemu_traffic_create(f->e, f->t, o, &f->tr, &f->d);
 	if (ret)
 		return ret;
@@ -107,7 +93,7 @@ static void bad(const struct ibemu_traffic_opts *o, const char *msg)
 {
 	struct fab f;
 
-	fab_init(&f, load("single-switch-8"));
+	fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_traffic_create(f.e, f.t, o, &f.tr, &f.d), -EINVAL);
 	T_EQ_STR(f.d.error, msg);
 	T_TRUE(f.tr == NULL);
@@ -166,7 +152,7 @@ static void test_needs_lids(void)
 	struct ibemu_traffic_opts o;
 	struct ibemu_traffic *tr = NULL;
 	struct ibemu_engine *e;
-	struct ibemu_topo *t = load("single-switch-8");
+	struct ibemu_topo *t = ibemu_test_load("single-switch-8");
 	struct ibemu_diag d;
 
 	/* An engine without routes: hosts have no LID yet. */
@@ -539,7 +525,7 @@ static void test_progress(void)
 	struct fab f;
 
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
-	fab_init(&f, load("single-switch-8"));
+	fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
 	ibemu_traffic_progress(f.tr, &p);
 	T_EQ_U64(p.permille, 0);
@@ -579,7 +565,7 @@ static void test_lost_packets(void)
 	/* hca2's LID has no route on the switch: packets to it are
 	 * discarded (IBA 18.2.4.3.3), which the study reports. */
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
-	fab_init(&f, load("single-switch-8"));
+	fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_engine_set_lft(f.e, 0, ibemu_engine_get_lid(f.e, 2, 1),
 				      255),
 		 0);

@@ -57,6 +57,13 @@ struct ibemu_test {
 };
 void ibemu_test_add_suite(const char *name, const struct ibemu_test *tests);
 
+/* Fabrics for tests (fabrics.c); the caller destroys them. */
+struct ibemu_topo;
+/* Runs generator 'kind' with "key", "value", ..., NULL (at most 8). */
+struct ibemu_topo *ibemu_test_gen(const char *kind, const char *const *kv);
+/* Loads topologies/NAME.yaml of the source tree. */
+struct ibemu_topo *ibemu_test_load(const char *name);
+
 #define IBEMU_TEST_SRCDIR   IBEMU_SOURCE_DIR
 #define IBEMU_TEST_BUILDDIR IBEMU_BUILD_DIR
 

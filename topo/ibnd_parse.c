@@ -24,17 +24,6 @@ static int is_ws(char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static const char *skip_ws(const char *p, const char *end)
 {
 	while (p < end && is_ws(*p))
@@ -124,24 +113,6 @@ static char *copy_slice(const char *s, const char *e)
 	return c;
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 /* Reads decimal digits at *pp; the value stops growing at NUM_CAP. */
 static void read_dec(const char **pp, const char *end, unsigned *val)
 {
@@ -182,7 +153,7 @@ static int read_u64(const char **pp, const char *end, int hex, uint64_t *val)
 	}
 	start = p;
 	for (; p < end; p++) {
-		int h = hex ? hex_value(*p)
+		int h = hex ? ibemu_hex_digit(*p)
 			    : (ibemu__ibnd_is_digit(*p) ? *p - '0' : -1);
 
 		if (h < 0)
@@ -387,8 +358,8 @@ static int parse_header(struct ibemu__ibnd_parser *ps,
 			    " %u)",
 			    ps->recs[i].id, ps->recs[i].line);
 	}
-	if (grow((void **)&ps->recs, &ps->recs_cap, ps->nrecs + 1,
-		 sizeof(*ps->recs))) {
+	if (ibemu_array_grow((void **)&ps->recs, &ps->recs_cap, ps->nrecs + 1,
+			     sizeof(*ps->recs))) {
 		free(id);
 		return ibemu__ibnd_oom(ps);
 	}
@@ -585,8 +556,8 @@ static int parse_port(struct ibemu__ibnd_parser *ps, const char *p)
 	if (!sd.smask)
 		sd.smask = cs ? cs : r->smask;
 
-	if (grow((void **)&ps->sides, &ps->sides_cap, ps->nsides + 1,
-		 sizeof(*ps->sides)))
+	if (ibemu_array_grow((void **)&ps->sides, &ps->sides_cap,
+			     ps->nsides + 1, sizeof(*ps->sides)))
 		return ibemu__ibnd_oom(ps);
 	sd.peer_id = copy_slice(ids, ide);
 	if (!sd.peer_id)

@@ -77,24 +77,6 @@ int ibemu_name_valid(const char *name)
 	return 1;
 }
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 int ibemu_topo_add_node(struct ibemu_topo *t, enum ibemu_node_type type,
 			const char *name, unsigned nports, uint32_t *idx)
 {
@@ -106,8 +88,8 @@ int ibemu_topo_add_node(struct ibemu_topo *t, enum ibemu_node_type type,
 		return -EINVAL;
 	if (ibemu_topo_find(t, name) != IBEMU_NONE)
 		return -EEXIST;
-	ret = grow((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1,
-		   sizeof(*t->nodes));
+	ret = ibemu_array_grow((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1,
+			       sizeof(*t->nodes));
 	if (ret)
 		return ret;
 	n = &t->nodes[t->nnodes];
@@ -184,8 +166,8 @@ int ibemu_topo_connect(struct ibemu_topo *t, uint32_t a, unsigned ap,
 	if (na->ports[ap].peer_node != IBEMU_NONE ||
 	    nb->ports[bp].peer_node != IBEMU_NONE)
 		return -EBUSY;
-	ret = grow((void **)&t->links, &t->links_cap, t->nlinks + 1,
-		   sizeof(*t->links));
+	ret = ibemu_array_grow((void **)&t->links, &t->links_cap, t->nlinks + 1,
+			       sizeof(*t->links));
 	if (ret)
 		return ret;
 	l = &t->links[t->nlinks];

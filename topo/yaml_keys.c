@@ -310,17 +310,6 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int ibemu__yaml_parse_uint(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -331,7 +320,7 @@ int ibemu__yaml_parse_uint(const char *s, uint64_t *out)
 		if (!*s)
 			return -EINVAL;
 		for (; *s; s++) {
-			x = hex_digit(*s);
+			x = ibemu_hex_digit(*s);
 			if (x < 0)
 				return -EINVAL;
 			if (v >> 60)
