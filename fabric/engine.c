@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "engine_int.h"
 
 static void port_init(struct ibemu_engine *e, struct ibemu_eport *p,
@@ -132,6 +133,9 @@ int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
 		if (ret)
 			goto err;
 	}
+	ret = ibemu__agents_init(e);
+	if (ret)
+		goto err;
 	*out = e;
 	return 0;
 
@@ -150,7 +154,8 @@ static void free_queued(struct ibemu_engine *e)
 	/* Packets live in exactly one place: an event or a queue. */
 	while (!ibemu_evq_empty(&e->evq)) {
 		ibemu_evq_pop(&e->evq, &ev);
-		if ((ev.kind == IBEMU_EV_HEAD || ev.kind == IBEMU_EV_TAIL) &&
+		if ((ev.kind == IBEMU_EV_HEAD || ev.kind == IBEMU_EV_TAIL ||
+		     ev.kind == IBEMU_EV_MAD) &&
 		    ev.ptr)
 			ibemu_engine_pkt_free(e, ev.ptr);
 	}
@@ -159,6 +164,8 @@ static void free_queued(struct ibemu_engine *e)
 			while ((p = ibemu_pktq_pop(&e->ports[i].inq[vl])))
 				ibemu_engine_pkt_free(e, p);
 		while ((p = ibemu_pktq_pop(&e->ports[i].vl15_out)))
+			ibemu_engine_pkt_free(e, p);
+		while ((p = ibemu_pktq_pop(&e->ports[i].mad_out)))
 			ibemu_engine_pkt_free(e, p);
 	}
 }
@@ -172,6 +179,8 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 		return;
 	if (e->ports)
 		free_queued(e);
+	if (e->agents)
+		ibemu__agents_fini(e);
 	if (e->nodes && e->ports)
 		for (i = 0; i < e->topo->nnodes; i++)
 			if (e->nodes[i].type == IBEMU_NODE_SWITCH)
@@ -194,6 +203,13 @@ void ibemu_engine_set_ops(struct ibemu_engine *e,
 {
 	e->ops = ops;
 	e->ctx = ctx;
+}
+
+const struct ibemu_engine_ops *
+ibemu_engine_get_ops(const struct ibemu_engine *e, void **ctx)
+{
+	*ctx = e->ctx;
+	return e->ops;
 }
 
 uint64_t ibemu_engine_now(const struct ibemu_engine *e)
@@ -367,6 +383,8 @@ struct ibemu_pkt *ibemu_engine_pkt_alloc(struct ibemu_engine *e)
 
 void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p)
 {
+	free(p->mad);
+	p->mad = NULL;
 	p->next = e->free_pkts;
 	e->free_pkts = p;
 }
@@ -434,6 +452,13 @@ void ibemu_engine_send_vl15(struct ibemu_engine *e, uint32_t pi,
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t pi)
 {
 	ibemu__engine_arb_at(e, pi, e->ports[pi].busy_until);
+}
+
+void ibemu__engine_agent_at(struct ibemu_engine *e, uint64_t when,
+			    uint32_t target, void *ptr)
+{
+	ibemu__engine_push(e, when < e->now ? e->now : when, IBEMU_PHASE_UPDATE,
+			   IBEMU_EV_AGENT, target, ptr);
 }
 
 void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie)
@@ -535,6 +560,8 @@ void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
 
 	if (vl == IBEMU_VL15)
 		return; /* not flow controlled */
+	if (p->num == 0)
+		return; /* a switch's management port has no link */
 	IBEMU_BUG_ON(p->peer == IBEMU_NONE);
 	tx = &e->ports[p->peer];
 	t = when + p->prop_ps;
@@ -576,6 +603,12 @@ static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 	case IBEMU_EV_TIMER:
 		if (e->ops && e->ops->timer)
 			e->ops->timer(e->ctx, (uint64_t)(uintptr_t)ev->ptr);
+		break;
+	case IBEMU_EV_AGENT:
+		ibemu__agent_event(e, ev->target, ev->ptr);
+		break;
+	case IBEMU_EV_MAD:
+		ibemu__smi_hca_receive(e, ev->target, ev->ptr);
 		break;
 	}
 }

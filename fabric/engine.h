@@ -23,6 +23,25 @@
 
 struct ibemu_engine;
 
+/* IBA 13.4.1: a MAD is 256 bytes. */
+#define IBEMU_MAD_MSG_LEN 256
+
+/*
+ * A MAD with the addressing an HCA's QP0/QP1 sees: the LRH's LIDs and SL,
+ * the source and destination QPs (0 for SMPs, 1 for the GSI), Q_Key and
+ * P_Key. 'mad' is the wire image (big-endian), as libibumad passes it.
+ */
+struct ibemu_mad_msg {
+	uint8_t mad[IBEMU_MAD_MSG_LEN];
+	uint32_t src_qp;
+	uint32_t dst_qp;
+	uint32_t qkey;
+	uint16_t slid;
+	uint16_t dlid;
+	uint16_t pkey;
+	uint8_t sl;
+};
+
 /* IBA 14.2.5.6 PortInfo PortState (logical) and PortPhysicalState. */
 enum ibemu_port_state {
 	IBEMU_PORT_DOWN = 1,
@@ -76,6 +95,14 @@ struct ibemu_engine_ops {
 	void (*hca_deliver)(void *ctx, uint32_t port, struct ibemu_pkt *pkt);
 	/* A timer set with ibemu_engine_timer() fired. */
 	void (*timer)(void *ctx, uint64_t cookie);
+	/*
+	 * A MAD reached HCA port 'port' and none of the node's own agents
+	 * (SMA, PMA, CC agent) takes it: a response to a request the port
+	 * sent, or a request for an agent of an attached process (the SM's
+	 * SMInfo and traps, SA queries). 'm' is valid during the call only.
+	 */
+	void (*mad_recv)(void *ctx, uint32_t port,
+			 const struct ibemu_mad_msg *m);
 };
 
 /*
@@ -86,6 +113,9 @@ int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out);
 void ibemu_engine_destroy(struct ibemu_engine *e);
 void ibemu_engine_set_ops(struct ibemu_engine *e,
 			  const struct ibemu_engine_ops *ops, void *ctx);
+/* The ops and context set last, so that a user can put them back. */
+const struct ibemu_engine_ops *
+ibemu_engine_get_ops(const struct ibemu_engine *e, void **ctx);
 
 /* Current virtual time in picoseconds. */
 uint64_t ibemu_engine_now(const struct ibemu_engine *e);
@@ -153,6 +183,17 @@ int ibemu_engine_apply_routes(struct ibemu_engine *e,
  */
 void ibemu_engine_send_vl15(struct ibemu_engine *e, uint32_t port,
 			    struct ibemu_pkt *pkt);
+
+/*
+ * Sends MAD 'm' from HCA port 'port' (global index) as its QP0/QP1 would:
+ * SMPs (classes 0x01 and 0x81) on VL15, following IBA 14.2.2 for directed
+ * routes (hop count 0 and LID-routed SMPs to the port's own LID stay in
+ * the node); other classes on the data VL of m->sl, once the port is
+ * Active. m->slid 0 means the port's LID. Returns 0 or -EINVAL (not an
+ * HCA port).
+ */
+int ibemu_engine_mad_send(struct ibemu_engine *e, uint32_t port,
+			  const struct ibemu_mad_msg *m);
 
 /* HCA port 'port' has something new to send: arbitrate it soon. */
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t port);

@@ -15,6 +15,8 @@ enum ibemu_ev_kind {
 	IBEMU_EV_TAIL,	/* a packet's tail reached an HCA port */
 	IBEMU_EV_ARB,	/* an output port may start a packet */
 	IBEMU_EV_TIMER, /* upper layer's timer */
+	IBEMU_EV_AGENT, /* delayed work of a node's agents (agent/) */
+	IBEMU_EV_MAD,	/* a MAD reaches a node's management, off the wire */
 };
 
 /* Phases of one instant: state updates first, then decisions. */
@@ -109,6 +111,7 @@ struct ibemu_eport {
 	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
 	struct ibemu_pktq inq[IBEMU_NUM_VLS]; /* switch input buffers */
 	struct ibemu_pktq vl15_out;	      /* HCA: management to send */
+	struct ibemu_pktq mad_out; /* HCA: GMPs to send, on data VLs */
 
 	struct ibemu_port_counters cnt;
 	/* Credits on their way back to this transmitter, in no order. */
@@ -151,6 +154,7 @@ struct ibemu_engine {
 	 */
 	struct ibemu_arb_now *arbs;
 	size_t arbs_head, arbs_len, arbs_cap;
+	struct ibemu_agents *agents; /* agent/: SMA, PMA and CC state */
 };
 
 #define IBEMU_LID_COUNT 49152u /* unicast LIDs 1..0xBFFF, and 0 */
@@ -176,7 +180,37 @@ void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p);
  * reading p->credits. */
 void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p);
 
+/* Calls ibemu__agent_event(e, target, ptr) at 'when' (>= now). */
+void ibemu__engine_agent_at(struct ibemu_engine *e, uint64_t when,
+			    uint32_t target, void *ptr);
+
+/* fabric/smi.c */
+/*
+ * Sends 'm' from the agents of node 'node': a switch's leave from port 0
+ * (LID-routed through its LFT, directed routes by their path), an HCA's
+ * from its port 'port'. Used for traps and for responses.
+ */
+void ibemu__mad_emit(struct ibemu_engine *e, uint32_t node, unsigned port,
+		     const struct ibemu_mad_msg *m);
+
+/* What a switch does with a management packet whose header arrived. */
+enum ibemu_smi_route {
+	IBEMU_SMI_LFT,	 /* relay it by its DLID, as any packet */
+	IBEMU_SMI_PORT,	 /* relay it to pkt->out_port (directed route) */
+	IBEMU_SMI_TAKEN, /* the switch's management took it (or dropped it) */
+};
+/* Called by the relay for a packet with a MAD at input port 'pi'. */
+enum ibemu_smi_route ibemu__smi_switch_head(struct ibemu_engine *e, uint32_t pi,
+					    struct ibemu_pkt *pkt);
+/* A packet with a MAD reached HCA port 'pi' (its tail, or loopback). */
+void ibemu__smi_hca_receive(struct ibemu_engine *e, uint32_t pi,
+			    struct ibemu_pkt *pkt);
+
 /* switch/relay.c */
+/* Queues 'pkt' (out_port, vl and sl set) at switch 'node''s port 0, the
+ * management port, as if it had arrived there. */
+void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
+			  struct ibemu_pkt *pkt);
 int ibemu__switch_init(struct ibemu_engine *e, uint32_t node);
 void ibemu__switch_fini(struct ibemu_engine *e, uint32_t node);
 void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,

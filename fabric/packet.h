@@ -3,7 +3,8 @@
  * Packets as they cross the fabric. Only what the model needs is kept: the
  * routing fields of the LRH, the size on the wire (headers from the spec,
  * payload padded to 4 bytes) and the upper layer's bookkeeping. Payload
- * bytes never travel through the engine.
+ * bytes never travel through the engine, except a MAD's: the nodes' agents
+ * must read it.
  */
 #ifndef IBEMU_PACKET_H
 #define IBEMU_PACKET_H
@@ -28,6 +29,8 @@
 #define IBEMU_NUM_VLS	   16 /* VL0..VL14 data, VL15 management */
 #define IBEMU_VL15	   15
 
+struct ibemu_mad_msg;
+
 struct ibemu_pkt {
 	struct ibemu_pkt *next; /* in the one queue that holds it */
 	uint64_t t_created;	/* when the upper layer made it */
@@ -47,6 +50,8 @@ struct ibemu_pkt {
 	uint8_t fecn : 1;
 	uint8_t becn : 1;
 	uint8_t last : 1; /* last packet of its message */
+	/* A management packet's MAD, owned by the packet (fabric/smi.c). */
+	struct ibemu_mad_msg *mad;
 };
 
 /*

@@ -371,10 +371,20 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(tr->e, p);
 }
 
+/* MADs are not the study's: they go where they went before it. */
+static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
+{
+	struct ibemu_traffic *tr = ctx;
+
+	if (tr->prev_ops && tr->prev_ops->mad_recv)
+		tr->prev_ops->mad_recv(tr->prev_ctx, port, m);
+}
+
 static const struct ibemu_engine_ops traffic_ops = {
 	.hca_pull = pull_cb,
 	.hca_deliver = deliver_cb,
 	.timer = timer_cb,
+	.mad_recv = mad_recv_cb,
 };
 
 /* Setting up. */
@@ -561,6 +571,7 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	for (i = 0; i < nports; i++)
 		ibemu_engine_counters(e, i, &tr->cnt0[i]);
 
+	tr->prev_ops = ibemu_engine_get_ops(e, &tr->prev_ctx);
 	ibemu_engine_set_ops(e, &traffic_ops, tr);
 	tr->attached = 1;
 	start_streams(tr);
@@ -578,7 +589,7 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 		return;
 	/* Timers still queued must not reach a freed study. */
 	if (tr->attached)
-		ibemu_engine_set_ops(tr->e, NULL, NULL);
+		ibemu_engine_set_ops(tr->e, tr->prev_ops, tr->prev_ctx);
 	free(tr->fstats);
 	free(tr->order);
 	free(tr->cnt0);

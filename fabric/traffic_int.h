@@ -169,6 +169,9 @@ struct ibemu_traffic {
 	int err;
 	int done;
 	int attached; /* the engine's ops are ours */
+	/* The ops the engine had before: MADs still go there. */
+	const struct ibemu_engine_ops *prev_ops;
+	void *prev_ctx;
 
 	/* Results, once done. */
 	struct ibemu_port_counters *cnt0; /* counters when the study began */

@@ -24,6 +24,19 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	}
 	/* Management first: VL15 needs no credit and no Active port. */
 	pkt = ibemu_pktq_pop(&p->vl15_out);
+	if (!pkt && p->mad_out.head && p->state == IBEMU_PORT_ACTIVE) {
+		/* GMPs (QP1) go before the upper layer's data, with credit. */
+		uint8_t vl = p->sl2vl[p->mad_out.head->sl & 15];
+
+		ibemu__engine_credit_sync(e, p);
+		if (p->credits[vl] < p->mad_out.head->blocks) {
+			ibemu__engine_wait_start(e, p);
+			return;
+		}
+		ibemu__engine_wait_stop(e, p);
+		pkt = ibemu_pktq_pop(&p->mad_out);
+		pkt->vl = vl;
+	}
 	if (!pkt) {
 		if (p->state != IBEMU_PORT_ACTIVE || !e->ops ||
 		    !e->ops->hca_pull)
@@ -61,7 +74,9 @@ void ibemu__hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 	/* The HCA consumes the packet as its tail arrives. */
 	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, e->now);
 	e->in_flight--;
-	if (e->ops && e->ops->hca_deliver)
+	if (pkt->mad)
+		ibemu__smi_hca_receive(e, pi, pkt);
+	else if (e->ops && e->ops->hca_deliver)
 		e->ops->hca_deliver(e->ctx, pi, pkt);
 	else
 		ibemu_engine_pkt_free(e, pkt);

@@ -95,7 +95,10 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 	struct ibemu_eport *in = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[in->node];
 	struct ibemu_pktq *q = &in->inq[pkt->vl];
-	uint8_t out;
+	uint64_t pkt_tail;
+	uint16_t blocks;
+	uint8_t out, in_vl;
+	int routed = 0;
 
 	in->cnt.rcv_pkts++;
 	in->cnt.unicast_rcv_pkts++;
@@ -108,13 +111,34 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 		ibemu_engine_pkt_free(e, pkt);
 		return;
 	}
+	out = 0xff;
+	in_vl = pkt->vl;
+	blocks = pkt->blocks;
+	pkt_tail = pkt->t_tail;
+	if (pkt->mad) {
+		switch (ibemu__smi_switch_head(e, pi, pkt)) {
+		case IBEMU_SMI_TAKEN:
+			/* Management took it from the buffer at once. */
+			ibemu__engine_release(e, pi, in_vl, blocks, pkt_tail);
+			e->in_flight--;
+			return;
+		case IBEMU_SMI_PORT:
+			out = pkt->out_port;
+			routed = 1;
+			break;
+		case IBEMU_SMI_LFT:
+			break;
+		}
+	}
 	in->in_used[pkt->vl] += pkt->blocks;
 	IBEMU_BUG_ON(in->in_used[pkt->vl] > in->buf_blocks);
 
 	/* IBA 18.2.4.3.3: no LFT entry (or an unusable port) discards. */
-	out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
+	if (!routed)
+		out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
 	if (out == 0 || out > n->nports ||
-	    e->ports[n->first_port + out].peer == IBEMU_NONE) {
+	    e->ports[n->first_port + out].peer == IBEMU_NONE ||
+	    e->ports[n->first_port + out].state == IBEMU_PORT_DOWN) {
 		in->cnt.rcv_switch_relay_errors++;
 		discard(e, pi, pkt);
 		return;
@@ -129,6 +153,39 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 	pkt->in_port = in->num;
 	pkt->in_vl = pkt->vl;
 	pkt->out_port = out;
+	ibemu_pktq_push(q, pkt);
+	if (q->head == pkt)
+		request(e, n, pkt);
+}
+
+void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
+			  struct ibemu_pkt *pkt)
+{
+	struct ibemu_enode *n = &e->nodes[node];
+	struct ibemu_eport *mgmt = &e->ports[n->first_port];
+	struct ibemu_eport *out;
+	struct ibemu_pktq *q;
+
+	IBEMU_BUG_ON(pkt->out_port == 0 || pkt->out_port > n->nports);
+	out = &e->ports[n->first_port + pkt->out_port];
+	if (out->peer == IBEMU_NONE || out->state == IBEMU_PORT_DOWN ||
+	    (pkt->vl != IBEMU_VL15 && out->state != IBEMU_PORT_ACTIVE)) {
+		out->cnt.xmit_discards++;
+		ibemu_engine_pkt_free(e, pkt);
+		return;
+	}
+	if (mgmt->in_used[pkt->vl] + pkt->blocks > mgmt->buf_blocks) {
+		/* The management port's buffer is full: as VL15 does. */
+		mgmt->cnt.vl15_dropped++;
+		ibemu_engine_pkt_free(e, pkt);
+		return;
+	}
+	pkt->in_port = 0;
+	pkt->in_vl = pkt->vl;
+	pkt->t_tail = e->now;
+	q = &mgmt->inq[pkt->vl];
+	mgmt->in_used[pkt->vl] += pkt->blocks;
+	e->in_flight++;
 	ibemu_pktq_push(q, pkt);
 	if (q->head == pkt)
 		request(e, n, pkt);
@@ -158,6 +215,32 @@ static int pick_request(struct ibemu_engine *e, struct ibemu_enode *n,
 	return best == ~0u ? -1 : (int)best;
 }
 
+/*
+ * Output 'pi' is Down: its link carries nothing (IBA 7.2), so what waits
+ * for it is discarded, as a switch does when a link goes away, and the
+ * inputs it blocked move on.
+ */
+static void flush_down(struct ibemu_engine *e, uint32_t pi)
+{
+	struct ibemu_eport *out = &e->ports[pi];
+	struct ibemu_enode *n = &e->nodes[out->node];
+	unsigned v;
+
+	for (v = 0; v < IBEMU_NUM_VLS; v++) {
+		while (out->nreqs[v]) {
+			struct ibemu_req req = out->reqs[v][--out->nreqs[v]];
+			uint32_t in_pi = n->first_port + req.in_port;
+			struct ibemu_pktq *q = &e->ports[in_pi].inq[req.in_vl];
+
+			out->cnt.xmit_discards++;
+			discard(e, in_pi, ibemu_pktq_pop(q));
+			if (q->head)
+				request(e, n, q->head);
+		}
+	}
+	ibemu__engine_wait_stop(e, out);
+}
+
 void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
@@ -169,6 +252,10 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	struct ibemu_pkt *pkt;
 	uint64_t end;
 
+	if (out->state == IBEMU_PORT_DOWN) {
+		flush_down(e, pi);
+		return;
+	}
 	if (out->busy_until > e->now) {
 		ibemu__engine_arb_at(e, pi, out->busy_until);
 		return;

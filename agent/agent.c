@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The front door of a node's management agents: the engine hands every MAD
+ * that reaches a node here; the common header checks of IBA 13.4 (version,
+ * method, attribute; the Status codes of 13.4.7) are made once, then the
+ * class's table of attributes (sma.c, pma.c, cc.c) takes over. Also the
+ * agents' power-on state, their delayed work, and the read-only views the
+ * daemon and the CLI use.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+
+int ibemu__agents_init(struct ibemu_engine *e)
+{
+	struct ibemu_agents *a;
+	uint32_t i, n = e->topo->nnodes;
+	int ret;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	e->agents = a;
+	a->nodes = calloc(n ? n : 1, sizeof(*a->nodes));
+	a->ports = calloc(e->nports ? e->nports : 1, sizeof(*a->ports));
+	if (!a->nodes || !a->ports) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	/* TIDs of traps: any value works; keep them apart from SM TIDs. */
+	a->next_tid = 0x1b3a000000000000ull;
+	for (i = 0; i < e->nports; i++) {
+		ret = ibemu__sma_port_init(e, i);
+		if (ret)
+			goto err;
+	}
+	return 0;
+
+err:
+	ibemu__agents_fini(e);
+	return ret;
+}
+
+void ibemu__agents_fini(struct ibemu_engine *e)
+{
+	struct ibemu_agents *a = e->agents;
+	uint32_t i;
+
+	if (!a)
+		return;
+	ibemu__cc_fini(e);
+	if (a->ports) {
+		for (i = 0; i < e->nports; i++) {
+			free(a->ports[i].guids);
+			free(a->ports[i].pkeys);
+		}
+	}
+	if (a->nodes)
+		for (i = 0; i < e->topo->nnodes; i++)
+			free(a->nodes[i].mft);
+	free(a->ports);
+	free(a->nodes);
+	free(a);
+	e->agents = NULL;
+}
+
+/* IBA 13.4.5: methods that never get a response, whatever went wrong. */
+static int method_unanswered(uint8_t method)
+{
+	return method == IBEMU_MAD_METHOD_SEND ||
+	       method == IBEMU_MAD_METHOD_TRAP ||
+	       method == IBEMU_MAD_METHOD_TRAP_REPRESS;
+}
+
+static void set_status(struct ibemu_agent_req *r, uint16_t status)
+{
+	/* IBA 14.2.1.2: a directed-route SMP keeps bit 15 for D. */
+	if (r->resp[1] == IBEMU_MAD_CLASS_SUBN_DR)
+		ibemu_mad_bits_put(r->resp, 33, 15, status & 0x7fffu);
+	else
+		ibemu_mad_bits_put(r->resp, 32, 16, status);
+}
+
+int ibemu__agent_process(struct ibemu_engine *e, uint32_t node, unsigned port,
+			 const uint8_t *req, uint8_t *resp)
+{
+	uint8_t copy[IBEMU_MAD_LEN];
+	struct ibemu_agent_req r;
+	struct ibemu_mad_hdr h;
+	int status;
+
+	/* A switch's own MADs come in through port 0; an HCA has none. */
+	if (!e->agents || node >= e->topo->nnodes ||
+	    port > e->nodes[node].nports ||
+	    (!port && !ibemu__agent_is_switch(e, node)))
+		return 0;
+	/* The caller may answer in place: read from a copy. */
+	memcpy(copy, req, IBEMU_MAD_LEN);
+	memcpy(resp, copy, IBEMU_MAD_LEN);
+	if (ibemu_mad_hdr_decode(copy, IBEMU_MAD_LEN, &h))
+		return 0;
+	/* IBA 13.4.5: nobody answers a response. */
+	if (h.method & IBEMU_MAD_METHOD_RESP)
+		return 0;
+	r = (struct ibemu_agent_req){
+		.e = e,
+		.node = node,
+		.port = port,
+		.req = copy,
+		.resp = resp,
+		.method = h.method,
+		.attr_id = h.attr_id,
+		.attr_mod = h.attr_mod,
+	};
+	switch (h.mgmt_class) {
+	case IBEMU_MAD_CLASS_SUBN_LID:
+	case IBEMU_MAD_CLASS_SUBN_DR:
+		if (h.base_version != IBEMU_MAD_BASE_VERSION ||
+		    h.class_version != IBEMU_MAD_SMP_CLASS_VERSION)
+			status = IBEMU_MAD_STATUS_BAD_VERSION;
+		else
+			status = ibemu__sma_process(&r);
+		break;
+	case IBEMU_MAD_CLASS_PERF:
+		if (h.base_version != IBEMU_MAD_BASE_VERSION ||
+		    h.class_version != IBEMU_MAD_PERF_CLASS_VERSION)
+			status = IBEMU_MAD_STATUS_BAD_VERSION;
+		else
+			status = ibemu__pma_process(&r);
+		break;
+	case IBEMU_MAD_CLASS_CC:
+		if (h.base_version != IBEMU_MAD_BASE_VERSION ||
+		    h.class_version != IBEMU_MAD_CC_CLASS_VERSION)
+			status = IBEMU_MAD_STATUS_BAD_VERSION;
+		else
+			status = ibemu__cc_process(&r);
+		break;
+	default:
+		/* Not a class of the node's own agents. */
+		return 0;
+	}
+	if (status == IBEMU_AGENT_DROP || method_unanswered(h.method))
+		return 0;
+	/* IBA 13.4.5: Get and Set are both answered by GetResp(). */
+	resp[3] = h.method == IBEMU_MAD_METHOD_SET
+			  ? IBEMU_MAD_METHOD_GET_RESP
+			  : (uint8_t)(h.method | IBEMU_MAD_METHOD_RESP);
+	set_status(&r, (uint16_t)status);
+	return 1;
+}
+
+int ibemu__agent_dispatch(struct ibemu_agent_req *r,
+			  const struct ibemu_agent_attr *tab, size_t n)
+{
+	const struct ibemu_agent_attr *a = NULL;
+	uint8_t bit;
+	size_t i;
+
+	switch (r->method) {
+	case IBEMU_MAD_METHOD_GET:
+		bit = IBEMU_AGENT_GET;
+		break;
+	case IBEMU_MAD_METHOD_SET:
+		bit = IBEMU_AGENT_SET;
+		break;
+	case IBEMU_MAD_METHOD_TRAP_REPRESS:
+		bit = IBEMU_AGENT_TRAP_REPRESS;
+		break;
+	default:
+		return IBEMU_MAD_STATUS_METHOD_UNSUPP;
+	}
+	for (i = 0; i < n; i++) {
+		if (tab[i].attr_id == r->attr_id) {
+			a = &tab[i];
+			break;
+		}
+	}
+	/* IBA 13.4.7: an attribute this node lacks, or the wrong method. */
+	if (!a || !(a->methods & bit) ||
+	    (a->nodes == IBEMU_AGENT_SWITCH &&
+	     !ibemu__agent_is_switch(r->e, r->node)) ||
+	    (a->nodes == IBEMU_AGENT_CA &&
+	     ibemu__agent_is_switch(r->e, r->node)))
+		return IBEMU_MAD_STATUS_METHOD_ATTR_UNSUPP;
+	return a->handler(r);
+}
+
+void ibemu__agent_later(struct ibemu_engine *e, uint64_t delay_ps,
+			enum ibemu_agent_work kind, uint32_t target,
+			uint32_t gen)
+{
+	uintptr_t work =
+		(uintptr_t)kind | (uintptr_t)(gen & 0x0fffffffu)
+					  << IBEMU_AGENT_WORK_KIND_BITS;
+
+	ibemu__engine_agent_at(e, e->now + delay_ps, target, (void *)work);
+}
+
+void ibemu__agent_event(struct ibemu_engine *e, uint32_t target, void *ptr)
+{
+	uintptr_t work = (uintptr_t)ptr;
+	uint32_t gen = (uint32_t)(work >> IBEMU_AGENT_WORK_KIND_BITS);
+
+	if (!e->agents)
+		return;
+	switch (work & ((1u << IBEMU_AGENT_WORK_KIND_BITS) - 1)) {
+	case IBEMU_AGENT_WORK_LINK_TRAIN:
+		if (target < e->nports)
+			ibemu__sma_link_train(e, target, gen);
+		break;
+	case IBEMU_AGENT_WORK_TRAP:
+		if (target < e->topo->nnodes)
+			ibemu__sma_trap_event(e, target, gen);
+		break;
+	case IBEMU_AGENT_WORK_MKEY_LEASE:
+		if (target < e->nports)
+			ibemu__sma_mkey_lease(e, target, gen);
+		break;
+	}
+}
+
+int ibemu__agent_takes(const uint8_t *mad)
+{
+	uint8_t mgmt_class = mad[1], method = mad[3];
+	uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
+
+	/* Responses go to whoever asked; Traps go to managers. */
+	if (method & IBEMU_MAD_METHOD_RESP || method == IBEMU_MAD_METHOD_TRAP)
+		return 0;
+	switch (mgmt_class) {
+	case IBEMU_MAD_CLASS_SUBN_LID:
+	case IBEMU_MAD_CLASS_SUBN_DR:
+		/* IBA 14.2.5.13: SMInfo is the SM's attribute, not the SMA's. */
+		return attr != IBEMU_SMP_ATTR_SM_INFO;
+	case IBEMU_MAD_CLASS_PERF:
+	case IBEMU_MAD_CLASS_CC:
+		return 1;
+	}
+	return 0;
+}
+
+int ibemu_agent_port_info(const struct ibemu_engine *e, uint32_t port,
+			  struct ibemu_mad_port_info *out)
+{
+	if (!e->agents || port >= e->nports)
+		return -EINVAL;
+	ibemu__sma_port_info_fill(e, port, e->ports[port].num, out);
+	return 0;
+}
+
+unsigned ibemu_agent_pkeys(const struct ibemu_engine *e, uint32_t port,
+			   uint16_t *pkeys, unsigned max)
+{
+	const struct ibemu_agent_port *ap;
+	unsigned i;
+
+	if (!e->agents || port >= e->nports)
+		return 0;
+	ap = &e->agents->ports[port];
+	for (i = 0; i < ap->npkeys && i < max; i++)
+		pkeys[i] = ap->pkeys[i];
+	return ap->npkeys;
+}
+
+int ibemu_agent_set_port_cap(struct ibemu_engine *e, uint32_t port,
+			     uint32_t set, uint32_t clear)
+{
+	struct ibemu_agent_port *ap;
+
+	if (!e->agents || port >= e->nports)
+		return -EINVAL;
+	ap = &e->agents->ports[port];
+	ap->cap_mask = (ap->cap_mask & ~clear) | set;
+	return 0;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What only a switch's SMA answers: SwitchInfo (IBA 14.2.5.4), the linear
+ * forwarding table in blocks of 64 LIDs (14.2.5.10, kept by the engine)
+ * and the multicast forwarding table (14.2.5.12, kept here: the engine
+ * does not forward multicast yet). Also PortStateChange and the Trap 128
+ * (14.2.5.1) a switch sends its master SM when a link goes down or up,
+ * repeated until the SM represses it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+
+/* MFT port-mask positions of a switch: 16 ports (0..15, 16..31, ...) each. */
+static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
+{
+	return e->nodes[node].nports / 16u + 1u;
+}
+
+/*
+ * LinearFDBTop. Until an SM writes it, ibemu reports the highest LID its
+ * LFT routes: the engine's test routes (ibemu_engine_apply_routes) stand
+ * for an SM that has already programmed the switch.
+ */
+static uint16_t fdb_top(const struct ibemu_engine *e, uint32_t node)
+{
+	const struct ibemu_agent_node *an = &e->agents->nodes[node];
+	const uint8_t *lft = e->nodes[node].lft;
+	uint32_t lid;
+
+	if (an->fdb_top_set)
+		return an->linear_fdb_top;
+	for (lid = IBEMU_AGENT_UNICAST_LID_MAX; lid > 0; lid--)
+		if (lft[lid] != 0xff)
+			break;
+	return (uint16_t)lid;
+}
+
+static void switch_info_fill(const struct ibemu_engine *e, uint32_t node,
+			     uint8_t *data)
+{
+	const struct ibemu_agent_node *an = &e->agents->nodes[node];
+	struct ibemu_mad_switch_info si;
+
+	memset(&si, 0, sizeof(si));
+	si.linear_fdb_cap = IBEMU_LID_COUNT;
+	si.multicast_fdb_cap = IBEMU_AGENT_MFT_CAP;
+	si.linear_fdb_top = fdb_top(e, node);
+	si.default_port = an->default_port;
+	si.default_mcast_primary_port = an->default_mcast_primary;
+	si.default_mcast_not_primary_port = an->default_mcast_not_primary;
+	si.life_time_value = an->life_time_value;
+	si.port_state_change = an->port_state_change;
+	si.partition_enforcement_cap = IBEMU_AGENT_SWITCH_ENF_PKEYS;
+	si.inbound_enforcement_cap = 1;
+	si.outbound_enforcement_cap = 1;
+	/* EnhancedPort0 0: a base port 0, without PMA counters of its own. */
+	IBEMU_BUG_ON(
+		ibemu_mad_switch_info_encode(&si, data, IBEMU_SMP_DATA_LEN));
+}
+
+static int port_or_none(unsigned port, unsigned nports)
+{
+	return port <= nports || port == 0xff;
+}
+
+int ibemu__sma_switch_info(struct ibemu_agent_req *r)
+{
+	struct ibemu_engine *e = r->e;
+	struct ibemu_agent_node *an = ibemu__agent_node(e, r->node);
+	unsigned nports = e->nodes[r->node].nports;
+	struct ibemu_mad_switch_info in;
+	int status = IBEMU_MAD_STATUS_OK;
+
+	if (r->method == IBEMU_MAD_METHOD_SET) {
+		ibemu_mad_switch_info_decode(r->req + IBEMU_SMP_DATA_OFF,
+					     IBEMU_SMP_DATA_LEN, &in);
+		/* IBA 14.2.5.4: LinearFDBTop within LinearFDBCap; ports. */
+		if (in.linear_fdb_top > IBEMU_AGENT_UNICAST_LID_MAX ||
+		    !port_or_none(in.default_port, nports) ||
+		    !port_or_none(in.default_mcast_primary_port, nports) ||
+		    !port_or_none(in.default_mcast_not_primary_port, nports)) {
+			status = IBEMU_MAD_STATUS_INVALID_FIELD;
+		} else {
+			an->linear_fdb_top = in.linear_fdb_top;
+			an->fdb_top_set = 1;
+			an->default_port = in.default_port;
+			an->default_mcast_primary =
+				in.default_mcast_primary_port;
+			an->default_mcast_not_primary =
+				in.default_mcast_not_primary_port;
+			an->life_time_value = in.life_time_value;
+			/* Writing 1 to PortStateChange clears it. */
+			if (in.port_state_change)
+				an->port_state_change = 0;
+		}
+	}
+	switch_info_fill(e, r->node, r->resp + IBEMU_SMP_DATA_OFF);
+	return status;
+}
+
+int ibemu__sma_lft(struct ibemu_agent_req *r)
+{
+	struct ibemu_engine *e = r->e;
+	struct ibemu_mad_lft lft;
+	uint32_t block = r->attr_mod;
+	unsigned i;
+
+	/* IBA 14.2.5.10: blocks of 64 LIDs up to LinearFDBCap. */
+	if (block >= IBEMU_LID_COUNT / IBEMU_MAD_LFT_BLOCK)
+		return IBEMU_MAD_STATUS_INVALID_FIELD;
+	if (r->method == IBEMU_MAD_METHOD_SET) {
+		ibemu_mad_lft_decode(r->req + IBEMU_SMP_DATA_OFF,
+				     IBEMU_SMP_DATA_LEN, &lft);
+		for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++)
+			ibemu_engine_set_lft(
+				e, r->node,
+				(uint16_t)(block * IBEMU_MAD_LFT_BLOCK + i),
+				lft.port[i]);
+	}
+	for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++)
+		ibemu_engine_get_lft(
+			e, r->node, (uint16_t)(block * IBEMU_MAD_LFT_BLOCK + i),
+			&lft.port[i]);
+	IBEMU_BUG_ON(ibemu_mad_lft_encode(&lft, r->resp + IBEMU_SMP_DATA_OFF,
+					  IBEMU_SMP_DATA_LEN));
+	return IBEMU_MAD_STATUS_OK;
+}
+
+int ibemu__sma_mft(struct ibemu_agent_req *r)
+{
+	struct ibemu_engine *e = r->e;
+	struct ibemu_agent_node *an = ibemu__agent_node(e, r->node);
+	unsigned nports = e->nodes[r->node].nports;
+	/* IBA 14.2.5.12: bits 31-28 the position, bits 8-0 the block. */
+	unsigned pos = r->attr_mod >> 28, block = r->attr_mod & 0x1ffu;
+	unsigned npos = mft_positions(e, r->node), i;
+	struct ibemu_mad_mft mft;
+	uint16_t valid;
+
+	if (pos >= npos || block >= IBEMU_AGENT_MFT_CAP / IBEMU_MAD_MFT_BLOCK)
+		return IBEMU_MAD_STATUS_INVALID_FIELD;
+	/* Ports of this position that exist (port 0 included). */
+	valid = nports - pos * 16u >= 15u
+			? 0xffffu
+			: (uint16_t)((1u << (nports - pos * 16u + 1u)) - 1u);
+	if (r->method == IBEMU_MAD_METHOD_SET) {
+		ibemu_mad_mft_decode(r->req + IBEMU_SMP_DATA_OFF,
+				     IBEMU_SMP_DATA_LEN, &mft);
+		if (!an->mft) {
+			an->mft = calloc((size_t)npos * IBEMU_AGENT_MFT_CAP,
+					 sizeof(*an->mft));
+			/* Out of memory: fail the Set, as a busy agent. */
+			if (!an->mft)
+				return IBEMU_MAD_STATUS_BUSY;
+		}
+		for (i = 0; i < IBEMU_MAD_MFT_BLOCK; i++)
+			an->mft[pos * IBEMU_AGENT_MFT_CAP +
+				block * IBEMU_MAD_MFT_BLOCK + i] =
+				mft.port_mask[i] & valid;
+	}
+	for (i = 0; i < IBEMU_MAD_MFT_BLOCK; i++)
+		mft.port_mask[i] =
+			an->mft ? an->mft[pos * IBEMU_AGENT_MFT_CAP +
+					  block * IBEMU_MAD_MFT_BLOCK + i]
+				: 0;
+	IBEMU_BUG_ON(ibemu_mad_mft_encode(&mft, r->resp + IBEMU_SMP_DATA_OFF,
+					  IBEMU_SMP_DATA_LEN));
+	return IBEMU_MAD_STATUS_OK;
+}
+
+/*
+ * Sends (or resends) switch 'node''s pending Trap 128 to its master SM:
+ * IBA 14.2.5.1, a LID-routed SubnTrap(Notice) from the switch's LID to
+ * PortInfo:MasterSMLID on MasterSMSL. Returns 0, or -1 when it cannot go
+ * (the switch or its SM has no LID).
+ */
+static int trap_send(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
+	uint32_t p0 = e->nodes[node].first_port;
+	struct ibemu_agent_port *ap = ibemu__agent_port(e, p0);
+	uint16_t lid = e->nodes[node].lid;
+	struct ibemu_mad_trap_lid details = {.lid = lid};
+	struct ibemu_mad_notice n;
+	struct ibemu_mad_smp smp;
+	struct ibemu_mad_msg msg;
+
+	if (!lid || !ap->master_sm_lid)
+		return -1;
+	memset(&n, 0, sizeof(n));
+	n.is_generic = 1;
+	n.type = IBEMU_MAD_NOTICE_URGENT;
+	n.producer_type = IBEMU_MAD_NODE_SWITCH;
+	n.trap_number = IBEMU_MAD_TRAP_LINK_STATE_CHANGE;
+	n.issuer_lid = lid;
+	n.toggle = an->trap_toggle;
+	IBEMU_BUG_ON(ibemu_mad_trap_lid_encode(&details, n.data_details,
+					       sizeof(n.data_details)));
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.base_version = IBEMU_MAD_BASE_VERSION;
+	smp.hdr.mgmt_class = IBEMU_MAD_CLASS_SUBN_LID;
+	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
+	smp.hdr.method = IBEMU_MAD_METHOD_TRAP;
+	smp.hdr.tid = an->trap_tid;
+	smp.hdr.attr_id = IBEMU_SMP_ATTR_NOTICE;
+	smp.m_key = ap->m_key;
+	IBEMU_BUG_ON(ibemu_mad_notice_encode(&n, smp.data, sizeof(smp.data)));
+	memset(&msg, 0, sizeof(msg));
+	IBEMU_BUG_ON(ibemu_mad_smp_encode(&smp, msg.mad, sizeof(msg.mad)));
+	msg.slid = lid;
+	msg.dlid = ap->master_sm_lid;
+	msg.sl = ap->master_sm_sl;
+	msg.pkey = 0xffff;
+	ibemu__mad_emit(e, node, 0, &msg);
+	an->trap_sends++;
+	/*
+	 * Repeat after the subnet's timeout (IBA 14.2.5.6 SubnetTimeout:
+	 * 4.096 us * 2^SubnetTimeout) until a TrapRepress() comes.
+	 */
+	ibemu__agent_later(e, 4096000ull << ap->subnet_timeout,
+			   IBEMU_AGENT_WORK_TRAP, node, an->trap_gen);
+	return 0;
+}
+
+void ibemu__sma_port_state_change(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
+
+	an->port_state_change = 1;
+	/* One Trap 128 at a time: its repeats say the same thing. */
+	if (an->trap_pending)
+		return;
+	an->trap_pending = 1;
+	an->trap_sends = 0;
+	an->trap_toggle ^= 1;
+	an->trap_tid = e->agents->next_tid++;
+	an->trap_gen = (an->trap_gen + 1) & 0x0fffffffu;
+	if (trap_send(e, node))
+		an->trap_pending = 0;
+}
+
+void ibemu__sma_trap_event(struct ibemu_engine *e, uint32_t node, uint32_t gen)
+{
+	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
+
+	if (!an->trap_pending || gen != an->trap_gen)
+		return;
+	/* Given up after IBEMU_AGENT_TRAP_SENDS; the bit stays set. */
+	if (an->trap_sends >= IBEMU_AGENT_TRAP_SENDS || trap_send(e, node))
+		an->trap_pending = 0;
+}
+
+int ibemu__sma_trap_repress(struct ibemu_agent_req *r)
+{
+	struct ibemu_agent_node *an = ibemu__agent_node(r->e, r->node);
+	uint64_t tid = ibemu_mad_bits_get(r->req, 64, 64);
+
+	/* IBA 13.4.5: the manager represses the trap it got, by TID. */
+	if (an->trap_pending && tid == an->trap_tid) {
+		an->trap_pending = 0;
+		an->trap_gen = (an->trap_gen + 1) & 0x0fffffffu;
+	}
+	return IBEMU_AGENT_DROP; /* TrapRepress() has no response */
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the node agents alone (agent/): arbitrary MADs
+ * handed straight to ibemu__agent_process() of the switches and HCAs of a
+ * small routed fabric, as the SMI hands them over. Each input is a
+ * sequence of 257-byte records: a byte choosing the node and the port the
+ * MAD came in through, then the 256 MAD bytes (short records are
+ * zero-padded). After each record the engine runs until idle (link
+ * retraining, trap repeats, M_Key leases) and the agents' state must
+ * still make sense: a response is a response with a valid Status, every
+ * port's PortInfo encodes, both ends of a cable agree on whether the link
+ * is up, and no delayed work is left.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "engine_int.h"
+#include "mad.h"
+#include "mad_sma.h"
+#include "route.h"
+#include "topo.h"
+#include "yaml.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define RECORD (1 + IBEMU_MAD_LEN)
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz-agent: %s\n", what);
+	abort();
+}
+
+static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
+{
+	(void)port;
+	/* Traps reach the HCAs: read them all. */
+	*(unsigned *)ctx += m->mad[3];
+}
+
+static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv_cb};
+
+static const char fabric_yaml[] = "name: fuzz\n"
+				  "switches:\n"
+				  "  - {name: sw1, ports: 4}\n"
+				  "  - {name: sw2, ports: 20}\n"
+				  "hcas:\n"
+				  "  - {name: h1}\n"
+				  "  - {name: h2}\n"
+				  "  - {name: h3, ports: 2}\n"
+				  "links:\n"
+				  "  - [sw1:1, h1:1]\n"
+				  "  - [sw1:2, h2:1]\n"
+				  "  - [sw2:1, h3:1]\n"
+				  "  - [sw2:17, h3:2]\n"
+				  "  - [sw1:4, sw2:4]\n";
+
+static struct ibemu_topo *topo(void)
+{
+	static struct ibemu_topo *t;
+	struct ibemu_diag diag;
+
+	if (!t && ibemu_yaml_load("fuzz.yaml", fabric_yaml,
+				  sizeof(fabric_yaml) - 1, &t, &diag))
+		abort();
+	return t;
+}
+
+/* IBA 13.4.7: what a response's Status may hold. */
+static void check_response(const uint8_t *req, const uint8_t *resp)
+{
+	struct ibemu_mad_hdr q, r;
+	uint16_t status;
+
+	if (ibemu_mad_hdr_decode(req, IBEMU_MAD_LEN, &q) ||
+	    ibemu_mad_hdr_decode(resp, IBEMU_MAD_LEN, &r))
+		fail("header");
+	if (!(r.method & IBEMU_MAD_METHOD_RESP) || (q.method & 0x80))
+		fail("answered a response, or answered without R");
+	if (r.tid != q.tid || r.mgmt_class != q.mgmt_class ||
+	    r.attr_id != q.attr_id || r.attr_mod != q.attr_mod)
+		fail("response does not match its request");
+	status = r.mgmt_class == IBEMU_MAD_CLASS_SUBN_DR ? r.status & 0x7fff
+							 : r.status;
+	switch (status) {
+	case IBEMU_MAD_STATUS_OK:
+	case IBEMU_MAD_STATUS_BUSY:
+	case IBEMU_MAD_STATUS_BAD_VERSION:
+	case IBEMU_MAD_STATUS_METHOD_UNSUPP:
+	case IBEMU_MAD_STATUS_METHOD_ATTR_UNSUPP:
+	case IBEMU_MAD_STATUS_INVALID_FIELD:
+		break;
+	default:
+		fail("status");
+	}
+	/* The D bit is the SMI's to set. */
+	if (r.mgmt_class == IBEMU_MAD_CLASS_SUBN_DR &&
+	    (r.status & 0x8000) != (q.status & 0x8000))
+		fail("D bit changed");
+}
+
+static void check_ports(const struct ibemu_engine *e)
+{
+	struct ibemu_mad_port_info pi;
+	uint8_t buf[IBEMU_SMP_DATA_LEN];
+	uint16_t pkeys[4];
+	uint32_t i;
+
+	for (i = 0; i < ibemu_engine_nports(e); i++) {
+		const struct ibemu_eport *p = &e->ports[i];
+
+		if (ibemu_agent_port_info(e, i, &pi) ||
+		    ibemu_mad_port_info_encode(&pi, buf, sizeof(buf)))
+			fail("PortInfo does not encode");
+		ibemu_agent_pkeys(e, i, pkeys, 4);
+		if (p->state < IBEMU_PORT_DOWN || p->state > IBEMU_PORT_ACTIVE)
+			fail("port state");
+		if (p->state != IBEMU_PORT_DOWN &&
+		    p->phys_state != IBEMU_PHYS_LINKUP)
+			fail("logical state up on a link that is down");
+		if (p->peer != IBEMU_NONE &&
+		    (p->phys_state == IBEMU_PHYS_LINKUP) !=
+			    (e->ports[p->peer].phys_state == IBEMU_PHYS_LINKUP))
+			fail("the ends of a cable disagree");
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ibemu_topo *t = topo();
+	struct ibemu_engine *e = NULL;
+	struct ibemu_routes *r = NULL;
+	unsigned received = 0;
+	size_t off;
+
+	if (ibemu_engine_create(t, &e))
+		abort();
+	/* Routed, so that the switches and HCAs have LIDs and traps go. */
+	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
+		abort();
+	ibemu_engine_set_ops(e, &ops, &received);
+	for (off = 0; off < size; off += RECORD) {
+		uint8_t rec[RECORD] = {0}, resp[IBEMU_MAD_LEN];
+		size_t n = size - off < RECORD ? size - off : RECORD;
+		unsigned port, lo;
+		uint32_t node;
+
+		memcpy(rec, data + off, n);
+		node = rec[0] % t->nnodes;
+		/* A switch's SMA also takes MADs of its own (port 0). */
+		lo = t->nodes[node].type == IBEMU_NODE_SWITCH ? 0 : 1;
+		port = lo +
+		       (rec[0] / t->nnodes) % (t->nodes[node].nports + 1u - lo);
+		/* Every other record is answered in place, as a caller may. */
+		memcpy(resp, rec + 1, IBEMU_MAD_LEN);
+		if (ibemu__agent_process(e, node, port,
+					 (off / RECORD) & 1 ? resp : rec + 1,
+					 resp))
+			check_response(rec + 1, resp);
+		ibemu_engine_run(e, UINT64_MAX, 1000000);
+		if (ibemu_engine_pending(e))
+			fail("agent work does not end");
+		check_ports(e);
+	}
+	ibemu_routes_destroy(r);
+	ibemu_engine_destroy(e);
+	return 0;
+}
