@@ -15,13 +15,17 @@ static int run_help(struct ibemu_cli *cli, int argc, char **argv);
 
 static const struct ibemu_cli_command commands[] = {
 	{"up",
-	 "FILE [--name NAME] [--routes minhop|updown|none] [--foreground]",
+	 "FILE [--name NAME] [--routes minhop|updown|none] [--sm none] "
+	 "[--foreground]",
 	 "start a fabric from a YAML (or ibnetdiscover) file", ibemu_cli_up},
 	{"down", "", "stop the fabric and remove its socket, lock and files",
 	 ibemu_cli_down},
 	{"status", "[--json]",
 	 "show the selected fabric, or list the running fabrics",
 	 ibemu_cli_status},
+	{"exec", "[--host HCA] -- COMMAND [ARGS...]",
+	 "run a program as a host of the fabric (libibumad tools, OpenSM)",
+	 ibemu_cli_exec},
 	{"topo", "gen|import|export|check ...",
 	 "generate, convert and check topology files (no daemon needed)",
 	 ibemu_cli_topo},
@@ -148,8 +152,10 @@ int main(int argc, char **argv)
 		printf("ibemu %s\n", IBEMU_VERSION);
 		return 0;
 	}
-	/* 'topo' has subcommands with their own help. */
-	for (i = 2; i < argc && strcmp(argv[1], "topo"); i++)
+	/* 'topo' has subcommands with their own help; after '--' the
+	 * arguments are another program's ('exec'). */
+	for (i = 2;
+	     i < argc && strcmp(argv[1], "topo") && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return command_help(argv[1]);
 	for (c = commands; c->name; c++)

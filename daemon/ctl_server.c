@@ -183,6 +183,7 @@ static void job_end(struct ibemu_daemon *d)
 	d->job = NULL;
 	uv_idle_stop(&d->job_idle);
 	job->destroy(job);
+	ibemu_daemon_pump(d); /* MADs that came meanwhile */
 }
 
 static void job_send_progress(struct ibemu_job *job)

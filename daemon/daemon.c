@@ -50,10 +50,45 @@ void ibemu_daemon_stop(struct ibemu_daemon *d)
 		return;
 	d->stopping = 1;
 	ibemu__ctl_server_stop(d);
+	ibemu__sess_server_stop(d);
 	ibemu__ctl_jobs_fini(d);
+	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 }
+
+/* Engine events per turn of the loop for MADs: requests stay quick. */
+#define PUMP_BATCH 100000
+
+static void pump_cb(uv_idle_t *h)
+{
+	struct ibemu_daemon *d = h->data;
+
+	/* A traffic study runs the engine itself, MADs included. */
+	if (d->job || !ibemu_engine_pending(d->engine)) {
+		uv_idle_stop(h);
+		return;
+	}
+	ibemu_engine_run(d->engine, UINT64_MAX, PUMP_BATCH);
+	if (!ibemu_engine_pending(d->engine))
+		uv_idle_stop(h);
+}
+
+void ibemu_daemon_pump(struct ibemu_daemon *d)
+{
+	if (!d->stopping && !d->job && ibemu_engine_pending(d->engine))
+		uv_idle_start(&d->pump_idle, pump_cb);
+}
+
+static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
+{
+	ibemu__sess_mad_recv(ctx, port, m);
+}
+
+/* What the engine calls back while no traffic study has it. */
+static const struct ibemu_engine_ops daemon_ops = {
+	.mad_recv = mad_recv_cb,
+};
 
 static int write_pid(const struct ibemu_runtime_paths *p)
 {
@@ -135,6 +170,9 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
 	uv_signal_start(&d->sigint, signal_cb, SIGINT);
 	ibemu__ctl_jobs_init(d);
+	uv_idle_init(&d->loop, &d->pump_idle);
+	d->pump_idle.data = d;
+	ibemu_engine_set_ops(d->engine, &daemon_ops, d);
 	ret = write_pid(&d->paths);
 	if (ret) {
 		snprintf(why, whylen, "cannot write %s: %s", d->paths.pid,
@@ -147,12 +185,14 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 			 uv_strerror(ret));
 		goto err_close;
 	}
+	ibemu__sess_server_start(d); /* logs why if processes cannot attach */
 	d->started_ms = uv_now(&d->loop);
 	d->started_at = time(NULL);
 	return 0;
 
 err_close:
 	ibemu__ctl_jobs_fini(d);
+	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	uv_run(&d->loop, UV_RUN_DEFAULT);

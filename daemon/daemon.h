@@ -44,7 +44,9 @@ struct ibemu_daemon {
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
-	uv_idle_t job_idle; /* runs the job between requests */
+	uv_idle_t job_idle;  /* runs the job between requests */
+	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
+	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 };
 
@@ -75,6 +77,19 @@ void ibemu_daemon_stop(struct ibemu_daemon *d);
 void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 	IBEMU_PRINTF(2, 3);
 
+/*
+ * Runs the engine in the loop's idle time until it has no event left (or
+ * a traffic study takes it over). Call after feeding the engine input.
+ */
+void ibemu_daemon_pump(struct ibemu_daemon *d);
+
+/* The session server (sess_server.c): attached processes, sess.sock. */
+int ibemu__sess_server_start(struct ibemu_daemon *d);
+void ibemu__sess_server_stop(struct ibemu_daemon *d);
+/* The engine's mad_recv callback: a MAD for an attached process. */
+void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
+			  const struct ibemu_mad_msg *m);
+
 /* The control server (ctl_server.c). */
 int ibemu__ctl_server_start(struct ibemu_daemon *d);
 void ibemu__ctl_server_stop(struct ibemu_daemon *d);
@@ -87,5 +102,6 @@ int ibemu__ctl_dispatch(struct ibemu_ctl_call *call);
 /* Served commands that have a file of their own. */
 int ibemu__serve_counters(struct ibemu_ctl_call *call);
 int ibemu__serve_traffic(struct ibemu_ctl_call *call);
+int ibemu__serve_route(struct ibemu_ctl_call *call);
 
 #endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 'ibemu exec': runs a program as a host of a fabric. It checks that the
+ * fabric answers (and that the HCA asked for exists), then replaces itself
+ * with the program, whose environment names the fabric's session socket
+ * (and the HCA) and puts ibemu's libibumad.so.3 first in the library path,
+ * so that unmodified tools (ibstat, OpenSM) run on the emulated fabric.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "runtime.h"
+#include "sess_proto.h"
+
+/* Connects to sess.sock; returns the fd or -errno. */
+static int sess_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * Asks the daemon for HCA 'host' (a CA_QUERY, which binds this process to
+ * it: the program exec'd next keeps the pid and the binding). Returns 0, or
+ * 1 with the reason printed.
+ */
+static int check_host(const char *fabric, const char *path, const char *host)
+{
+	uint8_t buf[IBEMU_SESS_MAX_MSG];
+	struct ibemu_sess_hdr h = {
+		.magic = IBEMU_SESS_MAGIC,
+		.version = IBEMU_SESS_VERSION,
+		.type = IBEMU_SESS_CA_QUERY,
+		.len = sizeof(struct ibemu_sess_bind),
+	};
+	struct ibemu_sess_bind b;
+	ssize_t n;
+	int fd;
+
+	memset(&b, 0, sizeof(b));
+	if (strlen(host) >= sizeof(b.host))
+		return ibemu_cli_fail(1, "exec: no HCA named %s in fabric %s",
+				      host, fabric);
+	memcpy(b.host, host, strlen(host) + 1);
+	fd = sess_connect(path);
+	if (fd < 0)
+		return ibemu_cli_fail(
+			1, "exec: cannot reach fabric '%s' at %s: %s", fabric,
+			path, strerror(-fd));
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &b, sizeof(b));
+	n = send(fd, buf, sizeof(h) + sizeof(b), MSG_NOSIGNAL);
+	if (n >= 0)
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n < (ssize_t)sizeof(h))
+		return ibemu_cli_fail(1, "exec: fabric '%s' did not answer",
+				      fabric);
+	memcpy(&h, buf, sizeof(h));
+	if (h.type == IBEMU_SESS_ERROR) {
+		buf[n] = '\0';
+		return ibemu_cli_fail(1, "exec: %s", buf + sizeof(h));
+	}
+	return 0;
+}
+
+/* <directory of the ibemu binary>/../lib, where libibumad.so.3 is. */
+static int lib_dir(char *out, size_t len)
+{
+	char exe[PATH_MAX], lib[PATH_MAX + 8], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(lib, sizeof(lib), "%s/../lib", exe);
+	if (!realpath(lib, out) || strlen(out) >= len)
+		return -ENOENT;
+	return 0;
+}
+
+static int set_library_path(void)
+{
+	char dir[PATH_MAX], umad[PATH_MAX + 32];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char *value;
+	int ret;
+
+	if (lib_dir(dir, sizeof(dir)) ||
+	    (snprintf(umad, sizeof(umad), "%s/libibumad.so.3", dir),
+	     access(umad, R_OK)))
+		return ibemu_cli_fail(1,
+				      "exec: libibumad.so.3 is not in the lib "
+				      "directory next to this ibemu's bin; "
+				      "build the project first");
+	if (old && *old)
+		ret = asprintf(&value, "%s:%s", dir, old);
+	else
+		ret = asprintf(&value, "%s", dir);
+	if (ret < 0)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = setenv("LD_LIBRARY_PATH", value, 1);
+	free(value);
+	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
+}
+
+int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
+{
+	const char *host = NULL;
+	struct ibemu_runtime_paths p;
+	char fabric[64], sess[IBEMU_PATH_MAX];
+	int i, fd, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--host") && i + 1 < argc) {
+			host = argv[++i];
+		} else if (!strncmp(argv[i], "--host=", 7)) {
+			host = argv[i] + 7;
+		} else if (argv[i][0] == '-') {
+			return ibemu_cli_fail(2, "exec: unknown option '%s'",
+					      argv[i]);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		return ibemu_cli_fail(2, "exec: which program? usage: ibemu "
+					 "exec [--host HCA] -- COMMAND [ARGS]");
+	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
+	if (ret)
+		return ret;
+	if (!ibemu_runtime_running(fabric))
+		return ibemu_cli_fail(1, "exec: fabric '%s' is not running",
+				      fabric);
+	if (ibemu_runtime_paths(fabric, &p) ||
+	    snprintf(sess, sizeof(sess), "%s/%s", p.dir, IBEMU_SESS_SOCKET) >=
+		    (int)sizeof(sess))
+		return ibemu_cli_fail(1,
+				      "exec: the runtime path of '%s' is "
+				      "too long",
+				      fabric);
+	if (!host)
+		host = getenv(IBEMU_SESS_ENV_HOST);
+	if (host && *host) {
+		ret = check_host(fabric, sess, host);
+		if (ret)
+			return ret;
+	} else {
+		fd = sess_connect(sess);
+		if (fd < 0)
+			return ibemu_cli_fail(1,
+					      "exec: cannot reach fabric '%s' "
+					      "at %s: %s",
+					      fabric, sess, strerror(-fd));
+		close(fd);
+	}
+	ret = set_library_path();
+	if (ret)
+		return ret;
+	if (setenv(IBEMU_SESS_ENV_SOCKET, sess, 1) ||
+	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)))
+		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
+	fflush(NULL);
+	execvp(argv[i], argv + i);
+	return ibemu_cli_fail(127, "exec: cannot run '%s': %s", argv[i],
+			      strerror(errno));
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the session server (sess_server.c and its helpers): the
+ * connections of attached processes, the pid-to-HCA bindings, and the MAD
+ * agents a port stream registers, as the kernel's ib_umad keeps them per
+ * open umad file. Private to daemon/sess_*.c.
+ */
+#ifndef IBEMU_SESS_H
+#define IBEMU_SESS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "daemon.h"
+#include "sess_proto.h"
+
+/* ib_umad's IB_UMAD_MAX_AGENTS, libibumad's UMAD_CA_MAX_AGENTS. */
+#define IBEMU_SESS_MAX_AGENTS 32u
+/* RECV messages a stream may hold while its process does not read. */
+#define IBEMU_SESS_QUEUE_MAX 1024u
+/* IBA 13.4.2: ClassVersion indexes the kernel's tables below 8. */
+#define IBEMU_SESS_MAX_CLASS_VERSION 8u
+
+/* A process attached to one HCA, by pid. */
+struct ibemu_sess_binding {
+	pid_t pid;
+	uint64_t start_time; /* /proc/PID/stat starttime: tells a reused pid */
+	uint32_t node;	     /* the HCA, topology index */
+	uint32_t streams;    /* open port streams of this process */
+};
+
+/* A request sent with a timeout, waiting for its response. */
+struct ibemu_sess_send {
+	uv_timer_t timer; /* wall clock, as the kernel's MAD timeouts */
+	struct ibemu_sess_agent *agent;
+	struct ibemu_sess_send *next;
+	uint64_t tid; /* as sent, hi_tid included */
+	uint32_t timeout_ms;
+	uint32_t retries; /* resends left */
+	struct ibemu_sess_addr addr;
+	struct ibemu_mad_msg msg; /* kept for resends and the timeout report */
+};
+
+/* A MAD agent registered on a port stream (ib_umad_reg_agent2). */
+struct ibemu_sess_agent {
+	struct ibemu_sess_conn *stream; /* borrowed: the stream owns it */
+	uint32_t id;			/* index in the stream's agents[] */
+	uint32_t hi_tid;		/* upper TID bits of its requests */
+	uint64_t method_mask[2];	/* request methods it takes */
+	uint32_t flags;
+	uint32_t oui;
+	uint8_t mgmt_class; /* 0: sends only */
+	uint8_t class_version;
+	uint8_t rmpp_version;
+	struct ibemu_sess_send *sends; /* outstanding requests, owned */
+};
+
+/* A RECV message the stream's socket had no room for yet. */
+struct ibemu_sess_out {
+	struct ibemu_sess_out *next;
+	size_t len;
+	uint8_t msg[];
+};
+
+enum ibemu_sess_kind {
+	IBEMU_SESS_CONN_NEW,	/* nothing received yet */
+	IBEMU_SESS_CONN_CALL,	/* answered; closes */
+	IBEMU_SESS_CONN_STREAM, /* a port stream (OPEN) */
+};
+
+struct ibemu_sess_conn {
+	uv_poll_t poll; /* first: the handle's address is the conn's */
+	struct ibemu_sess_server *s;
+	struct ibemu_sess_conn *next;
+	int fd;
+	pid_t pid; /* SO_PEERCRED */
+	enum ibemu_sess_kind kind;
+	int closing;
+	int events; /* UV_READABLE, plus UV_WRITABLE while out_head */
+	/* Port streams only. */
+	uint64_t session;
+	uint32_t node;	     /* HCA, topology index */
+	unsigned port;	     /* port number on it */
+	uint32_t port_index; /* engine's global port index */
+	struct ibemu_sess_agent *agents[IBEMU_SESS_MAX_AGENTS];
+	struct ibemu_sess_out *out_head, *out_tail;
+	uint32_t out_len;
+	uint64_t out_dropped;
+	uint64_t out_dropped_logged_ms;
+};
+
+struct ibemu_sess_server {
+	struct ibemu_daemon *d;
+	int fd;
+	uv_poll_t poll;
+	char sock_path[IBEMU_PATH_MAX];
+	char issm_path[IBEMU_PATH_MAX];
+	struct ibemu_sess_conn *conns;
+	struct ibemu_sess_binding *binds;
+	uint32_t nbinds, binds_cap;
+	uint32_t next_hi_tid;
+	uint64_t unclaimed; /* MADs for this fabric's ports nobody took */
+	uint64_t unclaimed_logged_ms;
+};
+
+/* sess_server.c */
+/* Closes a connection: frees its agents, requests and queued MADs. */
+void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why);
+/*
+ * Hands a RECV to stream 'c' for agent 'agent_id': at once if its socket
+ * has room, else queued (at most IBEMU_SESS_QUEUE_MAX, then dropped).
+ */
+void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
+			 uint32_t status, const struct ibemu_sess_addr *addr,
+			 const uint8_t *mad, uint32_t len);
+/* Finds the port stream of process 'pid' named 'session', or NULL. */
+struct ibemu_sess_conn *ibemu__sess_stream_find(struct ibemu_sess_server *s,
+						uint64_t session, pid_t pid);
+
+/* sess_bind.c */
+/*
+ * Binds process 'pid' to an HCA: 'host' by name, or for an empty 'host'
+ * the HCA it is bound to, else the first HCA no live process is bound to.
+ * Returns 0 and the node in *node, or -errno with 'why' filled.
+ */
+int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
+		     uint32_t *node, char *why, size_t whylen);
+/* A port stream of 'pid' opened (+1) or closed (-1). */
+void ibemu__sess_bind_streams(struct ibemu_sess_server *s, pid_t pid,
+			      int delta);
+void ibemu__sess_bind_fini(struct ibemu_sess_server *s);
+
+/* sess_ca.c */
+/*
+ * Fills the CA_QUERY reply for HCA 'node' into 'buf' (at most 'cap'
+ * bytes); returns its length.
+ */
+size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
+			   void *buf, size_t cap);
+/* The port OPEN port 0 stands for, as libibumad picks one; 0 if none. */
+unsigned ibemu__sess_ca_best_port(struct ibemu_sess_server *s, uint32_t node);
+/* P_Key at 'index' of global port 'port'; 0 when the index is unused. */
+uint16_t ibemu__sess_pkey(struct ibemu_sess_server *s, uint32_t port,
+			  uint16_t index);
+/* Index of 'pkey' (membership bit ignored) in the port's table, else 0. */
+uint16_t ibemu__sess_pkey_index(struct ibemu_sess_server *s, uint32_t port,
+				uint16_t pkey);
+
+/* sess_agent.c */
+/* REGISTER and UNREGISTER on stream 'c'; 0 or -errno, 'why' filled. */
+int ibemu__sess_register(struct ibemu_sess_conn *c,
+			 struct ibemu_sess_register *r, char *why,
+			 size_t whylen);
+int ibemu__sess_unregister(struct ibemu_sess_conn *c, uint32_t id, char *why,
+			   size_t whylen);
+/* Frees every agent of stream 'c' and cancels their requests. */
+void ibemu__sess_agents_free(struct ibemu_sess_conn *c);
+/* A SEND on stream 'c' ('m' and its 'm->len' MAD bytes, checked). */
+void ibemu__sess_send(struct ibemu_sess_conn *c,
+		      const struct ibemu_sess_mad *m);
+
+#endif

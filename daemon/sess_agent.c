@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/*
+ * MAD agents of attached processes, kept as the kernel's ib_umad and
+ * ib_mad keep them (drivers/infiniband/core/user_mad.c, mad.c): agents per
+ * port stream, requests routed to the agent registered for their class,
+ * version and method, responses to the agent whose hi_tid is in the upper
+ * TID bits, requests with a timeout resent and finally returned with
+ * status ETIMEDOUT. The engine carries the MADs (ibemu_engine_mad_send and
+ * its mad_recv callback); timeouts run on the wall clock, as the kernel's.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad.h"
+#include "sess.h"
+
+/* IBA 13.4.4: the vendor classes with an OUI (ib_mad's "range 2"). */
+#define VENDOR2_FIRST 0x30
+#define VENDOR2_LAST  0x4f
+/* ib_mad's MAX_MGMT_CLASS: classes above are refused, but DR SMPs. */
+#define CLASS_LIMIT 0x50
+/* IBA 13.6.2.1 RMPP version 1; ib_user_mad IB_USER_MAD_USER_RMPP. */
+#define RMPP_VERSION   1
+#define REG_FLAGS_CAP  0x1u
+#define MAD_OUI_OFF    37 /* vendor MADs: after the RMPP header, a pad */
+#define MAD_ATTRMOD_LO 23
+
+static int is_vendor2(uint8_t mgmt_class)
+{
+	return mgmt_class >= VENDOR2_FIRST && mgmt_class <= VENDOR2_LAST;
+}
+
+/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
+static int class_has_rmpp(uint8_t mgmt_class)
+{
+	return mgmt_class == 0x03 || mgmt_class == 0x06 || mgmt_class == 0x10 ||
+	       mgmt_class == 0x12 || is_vendor2(mgmt_class);
+}
+
+static int is_smp(uint8_t mgmt_class)
+{
+	return mgmt_class == IBEMU_MAD_CLASS_SUBN_LID ||
+	       mgmt_class == IBEMU_MAD_CLASS_SUBN_DR;
+}
+
+/*
+ * ib_response_mad(): the R bit, TrapRepress (which answers a Trap), and
+ * Baseboard Management's response bit in the attribute modifier.
+ */
+static int is_response(const uint8_t *mad)
+{
+	return (mad[3] & IBEMU_MAD_METHOD_RESP) ||
+	       mad[3] == IBEMU_MAD_METHOD_TRAP_REPRESS ||
+	       (mad[1] == 0x05 && (mad[MAD_ATTRMOD_LO] & 1));
+}
+
+static uint64_t mad_tid(const uint8_t *mad)
+{
+	uint64_t be;
+
+	memcpy(&be, mad + 8, sizeof(be));
+	return be64toh(be);
+}
+
+static void mad_set_tid(uint8_t *mad, uint64_t tid)
+{
+	uint64_t be = htobe64(tid);
+
+	memcpy(mad + 8, &be, sizeof(be));
+}
+
+static uint32_t mad_oui(const uint8_t *mad)
+{
+	return (uint32_t)mad[MAD_OUI_OFF] << 16 |
+	       (uint32_t)mad[MAD_OUI_OFF + 1] << 8 | mad[MAD_OUI_OFF + 2];
+}
+
+static int method_taken(const struct ibemu_sess_agent *a, uint8_t method)
+{
+	return method < 128 &&
+	       (a->method_mask[method / 64] >> (method % 64)) & 1;
+}
+
+/* Once a second at most: what no agent took. */
+static void unclaimed(struct ibemu_sess_server *s, uint32_t port,
+		      const uint8_t *mad, const char *why)
+{
+	uint64_t now = uv_now(&s->d->loop);
+	uint32_t node;
+	unsigned p;
+
+	s->unclaimed++;
+	if (s->unclaimed_logged_ms && now - s->unclaimed_logged_ms < 1000)
+		return;
+	s->unclaimed_logged_ms = now;
+	ibemu_engine_port_where(s->d->engine, port, &node, &p);
+	ibemu_daemon_log(s->d,
+			 "dropped a MAD at %s port %u (class 0x%02x method "
+			 "0x%02x attribute 0x%02x%02x): %s; %llu dropped so "
+			 "far",
+			 s->d->topo->nodes[node].name, p, mad[1], mad[3],
+			 mad[16], mad[17], why,
+			 (unsigned long long)s->unclaimed);
+}
+
+/* --- outstanding requests ------------------------------------------- */
+
+static void send_free_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+/* Unlinks 'send' from its agent and frees it (its timer closes first). */
+static void send_free(struct ibemu_sess_send *send)
+{
+	struct ibemu_sess_send **pp;
+
+	for (pp = &send->agent->sends; *pp; pp = &(*pp)->next) {
+		if (*pp == send) {
+			*pp = send->next;
+			break;
+		}
+	}
+	uv_close((uv_handle_t *)&send->timer, send_free_cb);
+}
+
+static void send_timeout_cb(uv_timer_t *t)
+{
+	struct ibemu_sess_send *send = t->data;
+	struct ibemu_sess_agent *a = send->agent;
+	struct ibemu_sess_conn *c = a->stream;
+	struct ibemu_daemon *d = c->s->d;
+
+	if (send->retries) {
+		send->retries--;
+		/* Rearm first: the answer may come back during the send. */
+		uv_timer_start(t, send_timeout_cb, send->timeout_ms, 0);
+		ibemu_engine_mad_send(d->engine, c->port_index, &send->msg);
+		ibemu_daemon_pump(d);
+		return;
+	}
+	/*
+	 * ib_umad's send_handler: a request nobody answered comes back to its
+	 * agent with status ETIMEDOUT and only its MAD header (IB_MGMT_MAD_HDR
+	 * bytes), the TID as it was sent.
+	 */
+	ibemu__sess_deliver(c, a->id, ETIMEDOUT, &send->addr, send->msg.mad,
+			    IBEMU_MAD_HDR_LEN);
+	send_free(send);
+}
+
+static struct ibemu_sess_send *send_find(struct ibemu_sess_agent *a,
+					 uint64_t tid, uint8_t mgmt_class)
+{
+	struct ibemu_sess_send *send;
+
+	for (send = a->sends; send; send = send->next)
+		if (send->tid == tid && send->msg.mad[1] == mgmt_class)
+			return send;
+	return NULL;
+}
+
+/* --- registration --------------------------------------------------- */
+
+static void agent_free(struct ibemu_sess_conn *c, uint32_t id)
+{
+	struct ibemu_sess_agent *a = c->agents[id];
+
+	/* ib_unregister_mad_agent cancels the agent's sends: they are not
+	 * reported (the kernel flushes them). */
+	while (a->sends)
+		send_free(a->sends);
+	c->agents[id] = NULL;
+	free(a);
+}
+
+void ibemu__sess_agents_free(struct ibemu_sess_conn *c)
+{
+	uint32_t id;
+
+	for (id = 0; id < IBEMU_SESS_MAX_AGENTS; id++)
+		if (c->agents[id])
+			agent_free(c, id);
+}
+
+/* Calls 'fn' on every agent of the streams of global port 'port'. */
+#define for_each_port_agent(s, port, c, a, id)                               \
+	for ((c) = (s)->conns; (c); (c) = (c)->next)                         \
+		if ((c)->kind == IBEMU_SESS_CONN_STREAM &&                   \
+		    (c)->port_index == (port))                               \
+			for ((id) = 0; (id) < IBEMU_SESS_MAX_AGENTS; (id)++) \
+				if (((a) = (c)->agents[(id)]))
+
+static int hi_tid_used(struct ibemu_sess_server *s, uint32_t hi_tid)
+{
+	struct ibemu_sess_conn *c;
+	uint32_t id;
+
+	for (c = s->conns; c; c = c->next)
+		for (id = 0; id < IBEMU_SESS_MAX_AGENTS; id++)
+			if (c->agents[id] && c->agents[id]->hi_tid == hi_tid)
+				return 1;
+	return 0;
+}
+
+/*
+ * ib_mad hands out hi_tids cyclically from 24 bits (mlx4 uses the top
+ * byte of the 32): unique among live agents of the daemon.
+ */
+static uint32_t hi_tid_alloc(struct ibemu_sess_server *s)
+{
+	uint32_t v;
+
+	do {
+		v = s->next_hi_tid;
+		s->next_hi_tid = v >= 0xffffff ? 1 : v + 1;
+	} while (hi_tid_used(s, v));
+	return v;
+}
+
+/*
+ * ib_mad's method_in_use(): another agent on this HCA port already takes
+ * one of these request methods of this class and version (and OUI).
+ */
+static const struct ibemu_sess_agent *
+method_conflict(struct ibemu_sess_conn *c, const struct ibemu_sess_register *r)
+{
+	struct ibemu_sess_conn *o;
+	struct ibemu_sess_agent *a;
+	uint32_t id;
+
+	for_each_port_agent(c->s, c->port_index, o, a, id)
+	{
+		if (a->mgmt_class != r->mgmt_class ||
+		    a->class_version != r->class_version)
+			continue;
+		if (is_vendor2(r->mgmt_class) && a->oui != r->oui)
+			continue;
+		if ((a->method_mask[0] & r->method_mask[0]) ||
+		    (a->method_mask[1] & r->method_mask[1]))
+			return a;
+	}
+	return NULL;
+}
+
+/* The checks of ib_register_mad_agent, in its order. */
+static int register_check(struct ibemu_sess_conn *c,
+			  const struct ibemu_sess_register *r, char *why,
+			  size_t whylen)
+{
+	const struct ibemu_sess_agent *a;
+
+	if (r->mgmt_class && (r->oui & 0xff000000)) {
+		snprintf(why, whylen, "OUI 0x%08x is wider than 24 bits",
+			 r->oui);
+		return -EINVAL;
+	}
+	if (r->rmpp_version && r->rmpp_version != RMPP_VERSION) {
+		snprintf(why, whylen, "RMPP version %u; only 1 exists",
+			 r->rmpp_version);
+		return -EINVAL;
+	}
+	if (!r->mgmt_class) {
+		/* An agent that only sends: no class, nothing to route. */
+		if (r->flags & REG_FLAGS_CAP) {
+			snprintf(why, whylen, "user RMPP needs a class");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (r->class_version >= IBEMU_SESS_MAX_CLASS_VERSION) {
+		snprintf(why, whylen, "class version %u; at most %u",
+			 r->class_version, IBEMU_SESS_MAX_CLASS_VERSION - 1);
+		return -EINVAL;
+	}
+	if (r->mgmt_class >= CLASS_LIMIT &&
+	    r->mgmt_class != IBEMU_MAD_CLASS_SUBN_DR) {
+		snprintf(why, whylen, "management class 0x%02x is invalid",
+			 r->mgmt_class);
+		return -EINVAL;
+	}
+	if (is_vendor2(r->mgmt_class) && !r->oui) {
+		snprintf(why, whylen, "vendor class 0x%02x needs an OUI",
+			 r->mgmt_class);
+		return -EINVAL;
+	}
+	if (r->rmpp_version && !class_has_rmpp(r->mgmt_class)) {
+		snprintf(why, whylen, "class 0x%02x does not use RMPP",
+			 r->mgmt_class);
+		return -EINVAL;
+	}
+	a = method_conflict(c, r);
+	if (a) {
+		snprintf(why, whylen,
+			 "a method of class 0x%02x version %u is taken by "
+			 "agent %u of process %ld on this port",
+			 r->mgmt_class, r->class_version, a->id,
+			 (long)a->stream->pid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ibemu__sess_register(struct ibemu_sess_conn *c,
+			 struct ibemu_sess_register *r, char *why,
+			 size_t whylen)
+{
+	struct ibemu_sess_agent *a;
+	uint32_t id;
+	int ret;
+
+	/* ib_umad_reg_agent2: the flags, then the first free slot. */
+	if (r->flags & ~REG_FLAGS_CAP) {
+		snprintf(why, whylen,
+			 "registration flags 0x%x; supported: 0x%x", r->flags,
+			 REG_FLAGS_CAP);
+		return -EINVAL;
+	}
+	for (id = 0; id < IBEMU_SESS_MAX_AGENTS; id++)
+		if (!c->agents[id])
+			break;
+	if (id == IBEMU_SESS_MAX_AGENTS) {
+		snprintf(why, whylen, "the port stream has %u agents already",
+			 IBEMU_SESS_MAX_AGENTS);
+		return -ENOMEM;
+	}
+	ret = register_check(c, r, why, whylen);
+	if (ret)
+		return ret;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	a->stream = c;
+	a->id = id;
+	a->hi_tid = hi_tid_alloc(c->s);
+	if (r->mgmt_class) {
+		a->method_mask[0] = r->method_mask[0];
+		a->method_mask[1] = r->method_mask[1];
+	}
+	a->flags = r->flags;
+	a->oui = r->oui;
+	a->mgmt_class = r->mgmt_class;
+	a->class_version = r->class_version;
+	a->rmpp_version = r->rmpp_version;
+	c->agents[id] = a;
+	r->agent_id = id;
+	return 0;
+}
+
+int ibemu__sess_unregister(struct ibemu_sess_conn *c, uint32_t id, char *why,
+			   size_t whylen)
+{
+	/* ib_umad_unreg_agent: -EINVAL for an id out of range or unused. */
+	if (id >= IBEMU_SESS_MAX_AGENTS || !c->agents[id]) {
+		snprintf(why, whylen, "no agent %u on this port stream", id);
+		return -EINVAL;
+	}
+	agent_free(c, id);
+	return 0;
+}
+
+/* --- sending -------------------------------------------------------- */
+
+static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
+		      const struct ibemu_sess_mad *m,
+		      const struct ibemu_mad_msg *msg, uint64_t tid)
+{
+	struct ibemu_sess_send *send;
+
+	/* ib_umad's is_duplicate(): one request per TID and class. */
+	if (send_find(a, tid, msg->mad[1]))
+		return -EINVAL;
+	send = calloc(1, sizeof(*send));
+	if (!send)
+		return -ENOMEM;
+	uv_timer_init(&c->s->d->loop, &send->timer);
+	send->timer.data = send;
+	send->agent = a;
+	send->tid = tid;
+	send->timeout_ms = m->timeout_ms;
+	send->retries = m->retries;
+	send->addr = m->addr;
+	send->msg = *msg;
+	send->next = a->sends;
+	a->sends = send;
+	uv_timer_start(&send->timer, send_timeout_cb, m->timeout_ms, 0);
+	return 0;
+}
+
+void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
+{
+	struct ibemu_daemon *d = c->s->d;
+	struct ibemu_sess_agent *a = c->agents[m->agent_id];
+	struct ibemu_mad_msg msg;
+	uint64_t tid;
+	int ret;
+
+	if (!a) {
+		/* Not a protocol error: an UNREGISTER (on another connection)
+		 * may overtake SENDs still queued on the stream. */
+		ibemu_daemon_log(d,
+				 "process %ld sent a MAD as agent %u, which "
+				 "it has not registered; dropped",
+				 (long)c->pid, m->agent_id);
+		return;
+	}
+	if (m->len > IBEMU_MAD_MSG_LEN) {
+		ibemu_daemon_log(d,
+				 "process %ld sent a MAD of %u bytes; RMPP "
+				 "segmentation is not emulated yet, dropped",
+				 (long)c->pid, m->len);
+		return;
+	}
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.mad, m->mad, m->len);
+	msg.slid = 0; /* the port's LID */
+	msg.dlid = m->addr.lid;
+	msg.sl = m->addr.sl & 0xf;
+	msg.dst_qp = m->addr.qpn;
+	msg.src_qp = is_smp(msg.mad[1]) ? 0 : 1;
+	msg.qkey = m->addr.qkey;
+	msg.pkey = ibemu__sess_pkey(c->s, c->port_index, m->addr.pkey_index);
+	if (!msg.pkey && !is_smp(msg.mad[1])) {
+		/* The kernel fails such a send: the index names no P_Key. */
+		ibemu_daemon_log(d,
+				 "process %ld sent a MAD with P_Key index "
+				 "%u, which names no P_Key; dropped",
+				 (long)c->pid, m->addr.pkey_index);
+		return;
+	}
+	if (!is_response(msg.mad)) {
+		/*
+		 * ib_umad_write: the upper 32 TID bits of a request become the
+		 * agent's hi_tid, so that its response finds the agent.
+		 */
+		tid = (uint64_t)a->hi_tid << 32 |
+		      (mad_tid(msg.mad) & 0xffffffff);
+		mad_set_tid(msg.mad, tid);
+		if (m->timeout_ms) {
+			ret = send_track(c, a, m, &msg, tid);
+			if (ret) {
+				ibemu_daemon_log(
+					d,
+					"process %ld sent a request with the "
+					"TID of one outstanding; dropped",
+					(long)c->pid);
+				return;
+			}
+		}
+	}
+	ret = ibemu_engine_mad_send(d->engine, c->port_index, &msg);
+	if (ret)
+		ibemu_daemon_log(d, "cannot send a MAD from %s port %u: %s",
+				 d->topo->nodes[c->node].name, c->port,
+				 strerror(-ret));
+	ibemu_daemon_pump(d);
+}
+
+/* --- receiving ------------------------------------------------------ */
+
+/* ib_mad's find_mad_agent() for a request: class, version, method, OUI. */
+static struct ibemu_sess_agent *request_agent(struct ibemu_sess_server *s,
+					      uint32_t port, const uint8_t *mad)
+{
+	struct ibemu_sess_conn *c;
+	struct ibemu_sess_agent *a;
+	uint32_t id;
+
+	if (mad[2] >= IBEMU_SESS_MAX_CLASS_VERSION)
+		return NULL;
+	for_each_port_agent(s, port, c, a, id)
+	{
+		if (a->mgmt_class != mad[1] || a->class_version != mad[2])
+			continue;
+		if (is_vendor2(mad[1]) && a->oui != mad_oui(mad))
+			continue;
+		if (method_taken(a, mad[3] & ~IBEMU_MAD_METHOD_RESP))
+			return a;
+	}
+	return NULL;
+}
+
+static struct ibemu_sess_agent *response_agent(struct ibemu_sess_server *s,
+					       uint32_t port, uint32_t hi_tid)
+{
+	struct ibemu_sess_conn *c;
+	struct ibemu_sess_agent *a;
+	uint32_t id;
+
+	for_each_port_agent(s, port, c, a, id)
+	{
+		if (a->hi_tid == hi_tid)
+			return a;
+	}
+	return NULL;
+}
+
+void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
+			  const struct ibemu_mad_msg *m)
+{
+	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_sess_agent *a;
+	struct ibemu_sess_send *send;
+	struct ibemu_sess_addr addr;
+	uint64_t tid = mad_tid(m->mad);
+
+	if (!s)
+		return;
+	/* The sender, as ib_umad's recv_handler reports it. */
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = m->src_qp;
+	addr.qkey = m->qkey;
+	addr.lid = m->slid;
+	addr.sl = m->sl;
+	addr.pkey_index = ibemu__sess_pkey_index(s, port, m->pkey);
+	if (is_response(m->mad)) {
+		a = response_agent(s, port, (uint32_t)(tid >> 32));
+		if (!a) {
+			unclaimed(s, port, m->mad, "a response for no agent");
+			return;
+		}
+		/*
+		 * ib_mad_complete_recv: a response completes its request; one
+		 * that matches none (late, or sent without a timeout) is
+		 * dropped.
+		 */
+		send = send_find(a, tid, m->mad[1]);
+		if (!send) {
+			unclaimed(s, port, m->mad,
+				  "a response to no outstanding request");
+			return;
+		}
+		uv_timer_stop(&send->timer);
+		send_free(send);
+	} else {
+		a = request_agent(s, port, m->mad);
+		if (!a) {
+			unclaimed(s, port, m->mad,
+				  "no agent registered for it");
+			return;
+		}
+	}
+	ibemu__sess_deliver(a->stream, a->id, 0, &addr, m->mad,
+			    IBEMU_MAD_MSG_LEN);
+}

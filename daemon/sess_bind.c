@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which HCA an attached process is: every process (by pid) is bound to one
+ * HCA node, named by IBEMU_HOST or else handed the first HCA that no live
+ * process holds, so that N programs started under 'ibemu exec' act as N
+ * hosts. A binding lasts while its process lives; a pid that died (or was
+ * reused by another process, which /proc's start time tells) frees it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sess.h"
+
+/*
+ * The start time of 'pid' (field 22 of /proc/PID/stat) and whether it still
+ * runs: 0 when the process is gone or a zombie.
+ */
+static int proc_start_time(pid_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st;
+	size_t n;
+	FILE *f;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: skip to the
+	 * last ')'; the state is field 3, the start time field 22. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	p += 2;
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &st) != 1)
+		return 0;
+	*start = st;
+	return 1;
+}
+
+static int binding_alive(const struct ibemu_sess_binding *b)
+{
+	uint64_t start;
+
+	return proc_start_time(b->pid, &start) && start == b->start_time;
+}
+
+static struct ibemu_sess_binding *binding_find(struct ibemu_sess_server *s,
+					       pid_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nbinds; i++)
+		if (s->binds[i].pid == pid)
+			return &s->binds[i];
+	return NULL;
+}
+
+static void binding_remove(struct ibemu_sess_server *s,
+			   struct ibemu_sess_binding *b)
+{
+	*b = s->binds[--s->nbinds];
+}
+
+/* Forgets the bindings of processes that are gone and hold no stream. */
+static void bindings_prune(struct ibemu_sess_server *s)
+{
+	uint32_t i = 0;
+
+	while (i < s->nbinds) {
+		if (!s->binds[i].streams && !binding_alive(&s->binds[i]))
+			binding_remove(s, &s->binds[i]);
+		else
+			i++;
+	}
+}
+
+static int node_taken(struct ibemu_sess_server *s, uint32_t node)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nbinds; i++)
+		if (s->binds[i].node == node)
+			return 1;
+	return 0;
+}
+
+/* The HCA 'host' names, or IBEMU_NONE with 'why' filled. */
+static uint32_t hca_by_name(struct ibemu_sess_server *s, const char *host,
+			    char *why, size_t whylen)
+{
+	const struct ibemu_topo *t = s->d->topo;
+	uint32_t node = ibemu_topo_find(t, host);
+
+	if (node == IBEMU_NONE || t->nodes[node].type != IBEMU_NODE_HCA) {
+		snprintf(why, whylen, "no HCA named %s in fabric %s", host,
+			 t->name);
+		return IBEMU_NONE;
+	}
+	return node;
+}
+
+static uint32_t hca_free(struct ibemu_sess_server *s, char *why, size_t whylen)
+{
+	const struct ibemu_topo *t = s->d->topo;
+	uint32_t node, hcas = 0;
+
+	for (node = 0; node < t->nnodes; node++) {
+		if (t->nodes[node].type != IBEMU_NODE_HCA)
+			continue;
+		hcas++;
+		if (!node_taken(s, node))
+			return node;
+	}
+	snprintf(why, whylen,
+		 "all %u HCAs of fabric %s are held by running processes; "
+		 "name one with IBEMU_HOST (ibemu exec --host)",
+		 hcas, t->name);
+	return IBEMU_NONE;
+}
+
+int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
+		     uint32_t *node, char *why, size_t whylen)
+{
+	const struct ibemu_topo *t = s->d->topo;
+	struct ibemu_sess_binding *b;
+	uint64_t start;
+	uint32_t want;
+
+	bindings_prune(s);
+	if (!proc_start_time(pid, &start)) {
+		snprintf(why, whylen, "process %ld is gone", (long)pid);
+		return -ESRCH;
+	}
+	b = binding_find(s, pid);
+	if (b && b->start_time != start) {
+		/* The pid of a dead process came back as another one. */
+		if (b->streams) {
+			snprintf(why, whylen,
+				 "process %ld still has port streams of an "
+				 "earlier process with its pid",
+				 (long)pid);
+			return -EBUSY;
+		}
+		binding_remove(s, b);
+		b = NULL;
+	}
+	if (*host) {
+		want = hca_by_name(s, host, why, whylen);
+		if (want == IBEMU_NONE)
+			return -ENODEV;
+		if (b && b->node != want) {
+			if (b->streams) {
+				snprintf(why, whylen,
+					 "process %ld is attached to %s; it "
+					 "cannot use %s too",
+					 (long)pid, t->nodes[b->node].name,
+					 host);
+				return -EBUSY;
+			}
+			b->node = want;
+		}
+	} else if (b) {
+		want = b->node;
+	} else {
+		want = hca_free(s, why, whylen);
+		if (want == IBEMU_NONE)
+			return -EBUSY;
+	}
+	if (!b) {
+		if (ibemu_array_grow((void **)&s->binds, &s->binds_cap,
+				     s->nbinds + 1, sizeof(*s->binds))) {
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		b = &s->binds[s->nbinds++];
+		b->pid = pid;
+		b->start_time = start;
+		b->node = want;
+		b->streams = 0;
+	}
+	*node = want;
+	return 0;
+}
+
+void ibemu__sess_bind_streams(struct ibemu_sess_server *s, pid_t pid, int delta)
+{
+	struct ibemu_sess_binding *b = binding_find(s, pid);
+
+	if (!b)
+		return;
+	IBEMU_BUG_ON(delta < 0 && b->streams == 0);
+	b->streams += delta;
+	/* The last stream of a process that exited: its HCA is free. */
+	if (!b->streams && !binding_alive(b))
+		binding_remove(s, b);
+}
+
+void ibemu__sess_bind_fini(struct ibemu_sess_server *s)
+{
+	free(s->binds);
+	s->binds = NULL;
+	s->nbinds = s->binds_cap = 0;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session protocol between a fabric daemon and the processes attached
+ * to its HCAs (the libibumad-compatible library today, the verbs library
+ * later), over the fabric's owner-only socket sess.sock. The socket is
+ * SOCK_SEQPACKET: one message per packet, a 16-byte header and a payload,
+ * so neither side ever reassembles a stream.
+ *
+ * Two kinds of connection:
+ * - a call: the client sends one request (CA_QUERY, REGISTER, UNREGISTER),
+ *   reads one reply (the same type, or ERROR with a message) and closes;
+ * - a port stream, opened by OPEN, which is what umad_open_port() returns
+ *   as its fd: the client writes SEND messages (no reply) and reads RECV
+ *   messages, so the fd polls readable exactly when a MAD waits. A stream
+ *   carries nothing else, so a reader never has to set a message aside.
+ *
+ * Every message carries the magic and version, checked on each one: a
+ * client of another version gets an ERROR that says so, never a
+ * misreading. Both ends run on one machine: host byte order, except MAD
+ * bytes, which are the wire image (big-endian) as libibumad passes them.
+ */
+#ifndef IBEMU_SESS_PROTO_H
+#define IBEMU_SESS_PROTO_H
+
+#include <stdint.h>
+
+#define IBEMU_SESS_MAGIC   0x49425353u /* "IBSS" */
+#define IBEMU_SESS_VERSION 1u
+#define IBEMU_SESS_SOCKET  "sess.sock"
+
+/* Environment of an attached process (set by `ibemu exec`). */
+#define IBEMU_SESS_ENV_SOCKET "IBEMU_SESSION_SOCKET" /* path of sess.sock */
+#define IBEMU_SESS_ENV_HOST   "IBEMU_HOST"	     /* HCA to bind, by name */
+
+enum ibemu_sess_type {
+	IBEMU_SESS_ERROR = 1,	   /* d->c: status -errno, payload: text */
+	IBEMU_SESS_CA_QUERY = 2,   /* call: ibemu_sess_bind -> ibemu_sess_ca */
+	IBEMU_SESS_REGISTER = 3,   /* call: ibemu_sess_register, same back */
+	IBEMU_SESS_UNREGISTER = 4, /* call: ibemu_sess_unregister -> empty */
+	IBEMU_SESS_OPEN = 5,	   /* stream: ibemu_sess_bind -> _opened */
+	IBEMU_SESS_SEND = 6,	   /* stream c->d: ibemu_sess_mad */
+	IBEMU_SESS_RECV = 7,	   /* stream d->c: ibemu_sess_mad */
+};
+
+struct ibemu_sess_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t len;	/* payload bytes following the header */
+	int32_t status; /* replies: 0 or -errno */
+};
+_Static_assert(sizeof(struct ibemu_sess_hdr) == 16, "sess header is 16 bytes");
+
+#define IBEMU_SESS_HOST_LEN 64 /* a node name: at most 63 chars and NUL */
+#define IBEMU_SESS_CA_NAME  "ibemu0"
+/* umad_ca_t holds ports 1-9 (UMAD_CA_MAX_PORTS - 1). */
+#define IBEMU_SESS_MAX_PORTS 9
+#define IBEMU_SESS_PKEYS     32
+/* MAD bytes in one message: 256 for every class served today, more once
+ * RMPP is emulated. */
+#define IBEMU_SESS_MAD_MAX 2048
+#define IBEMU_SESS_MAX_MSG 4096 /* header + payload */
+
+/*
+ * Which HCA a process wants: 'host' by name, or empty for the one this
+ * process (by pid) is already bound to, else the first HCA no live process
+ * is bound to. 'port' is the port number for OPEN (0: the one libibumad
+ * would pick: the first Active, else LinkUp, else not Disabled), ignored
+ * by CA_QUERY.
+ */
+struct ibemu_sess_bind {
+	char host[IBEMU_SESS_HOST_LEN];
+	uint32_t port;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_bind) == 72, "bind is 72 bytes");
+
+/* What umad_get_port() reports of one port. */
+struct ibemu_sess_port {
+	uint64_t port_guid;
+	uint64_t gid_prefix;
+	uint32_t capability_mask;
+	uint32_t rate; /* Gb/s, as sysfs 'rate' says it (100 for 4x EDR) */
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint8_t port_num;
+	uint8_t lmc;
+	uint8_t sm_sl;
+	uint8_t state;	    /* IBA PortState: 1 Down .. 4 Active */
+	uint8_t phys_state; /* IBA PortPhysicalState: 2 Polling, 5 LinkUp */
+	uint8_t npkeys;
+	uint16_t reserved;
+	uint16_t pkeys[IBEMU_SESS_PKEYS];
+};
+_Static_assert(sizeof(struct ibemu_sess_port) == 104, "port is 104 bytes");
+
+/* CA_QUERY reply: the HCA the process is bound to, then its ports. */
+struct ibemu_sess_ca {
+	char host[IBEMU_SESS_HOST_LEN]; /* the HCA's node name */
+	uint64_t node_guid;
+	uint64_t system_guid;
+	uint32_t node_type; /* 1: CA */
+	uint32_t nports;    /* ports[] entries that follow, <= MAX_PORTS */
+	struct ibemu_sess_port ports[];
+};
+_Static_assert(sizeof(struct ibemu_sess_ca) == 88, "ca is 88 bytes");
+
+/* OPEN reply: the stream is bound to (host, port). */
+struct ibemu_sess_opened {
+	char host[IBEMU_SESS_HOST_LEN];
+	uint64_t session; /* names this stream in REGISTER and UNREGISTER */
+	uint32_t port;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_opened) == 80, "opened is 80 bytes");
+
+/*
+ * REGISTER: an agent on a stream, as umad_register2() describes it.
+ * 'method_mask' is the 128-bit mask of request methods it takes (bit m of
+ * word m / 64); responses reach it by TID whatever the mask. Vendor
+ * classes 0x30-0x4f carry an OUI. The reply returns 'agent_id'; what the
+ * kernel's ib_umad refuses gets ERROR with its errno (-EINVAL, -ENOMEM).
+ */
+struct ibemu_sess_register {
+	uint64_t session;
+	uint64_t method_mask[2];
+	uint32_t agent_id; /* reply */
+	uint32_t flags;
+	uint32_t oui; /* 24 bits */
+	uint8_t mgmt_class;
+	uint8_t class_version;
+	uint8_t rmpp_version;
+	uint8_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_register) == 40,
+	       "register is 40 bytes");
+
+struct ibemu_sess_unregister {
+	uint64_t session;
+	uint32_t agent_id;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_unregister) == 16,
+	       "unregister is 16 bytes");
+
+/* The address of a MAD, as struct ib_mad_addr holds it, in host order. */
+struct ibemu_sess_addr {
+	uint32_t qpn;
+	uint32_t qkey;
+	uint16_t lid;
+	uint16_t pkey_index;
+	uint8_t sl;
+	uint8_t path_bits;
+	uint8_t grh_present;
+	uint8_t gid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint16_t reserved;
+	uint32_t flow_label;
+	uint8_t gid[16]; /* network order */
+};
+_Static_assert(sizeof(struct ibemu_sess_addr) == 40, "addr is 40 bytes");
+
+/*
+ * SEND (to 'addr', by agent 'agent_id'; a request is answered within
+ * 'timeout_ms' or comes back with status ETIMEDOUT after 'retries' more
+ * tries) and RECV (from 'addr', for 'agent_id'; 'status' 0 or an errno
+ * such as ETIMEDOUT, with the header of the MAD that was sent, as ib_umad
+ * returns it). 'len' MAD bytes follow. A stream has no replies: a SEND
+ * that breaks the protocol closes it, one the daemon cannot carry (an
+ * agent just unregistered, a duplicate TID) is dropped and logged.
+ */
+struct ibemu_sess_mad {
+	uint32_t agent_id;
+	uint32_t status;
+	uint32_t timeout_ms;
+	uint32_t retries;
+	struct ibemu_sess_addr addr;
+	uint32_t len;
+	uint32_t reserved;
+	uint8_t mad[];
+};
+_Static_assert(sizeof(struct ibemu_sess_mad) == 64, "mad header is 64 bytes");
+_Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) +
+			       IBEMU_SESS_MAD_MAX <=
+		       IBEMU_SESS_MAX_MSG,
+	       "a MAD message fits the largest message");
+
+#endif

@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The session socket, sess.sock: where attached processes (the
+ * libibumad-compatible library) reach the daemon. It is SOCK_SEQPACKET, so
+ * its connections are watched with uv_poll on their raw fds (libuv's pipes
+ * are stream-only). Every message is checked before anything reads it: a
+ * client that breaks the protocol gets an ERROR (calls) or is disconnected
+ * (port streams, which carry nothing but MADs), never more.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "mad.h"
+#include "sess.h"
+
+/* Messages handled per readable event: one busy client cannot starve the
+ * others (libuv comes back while more are waiting). */
+#define READS_PER_EVENT 64
+
+/* --- sending -------------------------------------------------------- */
+
+static int send_msg(int fd, uint16_t type, int32_t status, const void *payload,
+		    size_t len)
+{
+	struct ibemu_sess_hdr h = {
+		.magic = IBEMU_SESS_MAGIC,
+		.version = IBEMU_SESS_VERSION,
+		.type = type,
+		.len = (uint32_t)len,
+		.status = status,
+	};
+	struct iovec iov[2] = {
+		{.iov_base = &h, .iov_len = sizeof(h)},
+		{.iov_base = (void *)payload, .iov_len = len},
+	};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+	ssize_t n;
+
+	do
+		n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}
+
+static void conn_cb(uv_poll_t *h, int status, int events);
+
+static void conn_watch(struct ibemu_sess_conn *c, int events)
+{
+	if (c->events == events)
+		return;
+	c->events = events;
+	uv_poll_start(&c->poll, events, conn_cb);
+}
+
+static void conn_close_cb(uv_handle_t *h)
+{
+	struct ibemu_sess_conn *c = (struct ibemu_sess_conn *)h;
+	struct ibemu_sess_out *o, *next;
+
+	close(c->fd);
+	for (o = c->out_head; o; o = next) {
+		next = o->next;
+		free(o);
+	}
+	free(c);
+}
+
+void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
+{
+	struct ibemu_sess_server *s = c->s;
+	struct ibemu_sess_conn **pp;
+
+	if (c->closing)
+		return;
+	c->closing = 1;
+	for (pp = &s->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	if (c->kind == IBEMU_SESS_CONN_STREAM) {
+		ibemu__sess_agents_free(c);
+		ibemu__sess_bind_streams(s, c->pid, -1);
+		ibemu_daemon_log(s->d,
+				 "process %ld detached from %s port %u%s%s",
+				 (long)c->pid, s->d->topo->nodes[c->node].name,
+				 c->port, why ? ": " : "", why ? why : "");
+	}
+	uv_poll_stop(&c->poll);
+	uv_close((uv_handle_t *)&c->poll, conn_close_cb);
+}
+
+/*
+ * A call gets ERROR with 'status' and the message, a stream (which carries
+ * only MADs) is dropped; either way the daemon logs why and closes.
+ */
+static void proto_error(struct ibemu_sess_conn *c, int status, const char *fmt,
+			...) IBEMU_PRINTF(3, 4);
+
+static void proto_error(struct ibemu_sess_conn *c, int status, const char *fmt,
+			...)
+{
+	char msg[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->kind != IBEMU_SESS_CONN_STREAM) {
+		ibemu_daemon_log(c->s->d,
+				 "session client (pid %ld) refused: %s",
+				 (long)c->pid, msg);
+		send_msg(c->fd, IBEMU_SESS_ERROR, status, msg, strlen(msg));
+		ibemu__sess_conn_close(c, NULL);
+		return;
+	}
+	ibemu__sess_conn_close(c, msg);
+}
+
+/* Answers a call and closes it: the reply stays readable after close. */
+static void call_reply(struct ibemu_sess_conn *c, uint16_t type,
+		       const void *payload, size_t len)
+{
+	c->kind = IBEMU_SESS_CONN_CALL;
+	send_msg(c->fd, type, 0, payload, len);
+	ibemu__sess_conn_close(c, NULL);
+}
+
+static void call_error(struct ibemu_sess_conn *c, int status, const char *why)
+{
+	c->kind = IBEMU_SESS_CONN_CALL;
+	send_msg(c->fd, IBEMU_SESS_ERROR, status, why, strlen(why));
+	ibemu__sess_conn_close(c, NULL);
+}
+
+static int out_flush(struct ibemu_sess_conn *c)
+{
+	struct ibemu_sess_out *o;
+	ssize_t n;
+
+	while ((o = c->out_head)) {
+		n = send(c->fd, o->msg, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return 0;
+		/* Sent, or the process is gone (its EOF closes the stream). */
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = NULL;
+		c->out_len--;
+		free(o);
+	}
+	return 1;
+}
+
+static void out_dropped(struct ibemu_sess_conn *c)
+{
+	struct ibemu_sess_server *s = c->s;
+	uint64_t now = uv_now(&s->d->loop);
+
+	c->out_dropped++;
+	if (c->out_dropped_logged_ms && now - c->out_dropped_logged_ms < 1000)
+		return;
+	c->out_dropped_logged_ms = now;
+	ibemu_daemon_log(s->d,
+			 "process %ld does not read its MADs (%u waiting at %s "
+			 "port %u): %llu dropped",
+			 (long)c->pid, c->out_len,
+			 s->d->topo->nodes[c->node].name, c->port,
+			 (unsigned long long)c->out_dropped);
+}
+
+void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
+			 uint32_t status, const struct ibemu_sess_addr *addr,
+			 const uint8_t *mad, uint32_t len)
+{
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_mad m;
+	} head;
+	struct ibemu_sess_out *o;
+	size_t total = sizeof(head) + len;
+	ssize_t n;
+
+	IBEMU_BUG_ON(c->kind != IBEMU_SESS_CONN_STREAM || c->closing);
+	IBEMU_BUG_ON(len > IBEMU_SESS_MAD_MAX);
+	memset(&head, 0, sizeof(head));
+	head.h.magic = IBEMU_SESS_MAGIC;
+	head.h.version = IBEMU_SESS_VERSION;
+	head.h.type = IBEMU_SESS_RECV;
+	head.h.len = (uint32_t)(sizeof(head.m) + len);
+	head.m.agent_id = agent_id;
+	head.m.status = status;
+	head.m.addr = *addr;
+	head.m.len = len;
+	if (!c->out_head) {
+		struct iovec iov[2] = {
+			{.iov_base = &head, .iov_len = sizeof(head)},
+			{.iov_base = (void *)mad, .iov_len = len},
+		};
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+
+		do
+			n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EAGAIN && errno != ENOBUFS))
+			return; /* sent, or the process is gone */
+	}
+	if (c->out_len >= IBEMU_SESS_QUEUE_MAX) {
+		out_dropped(c);
+		return;
+	}
+	o = malloc(sizeof(*o) + total);
+	if (!o) {
+		out_dropped(c);
+		return;
+	}
+	o->next = NULL;
+	o->len = total;
+	memcpy(o->msg, &head, sizeof(head));
+	memcpy(o->msg + sizeof(head), mad, len);
+	if (c->out_tail)
+		c->out_tail->next = o;
+	else
+		c->out_head = o;
+	c->out_tail = o;
+	c->out_len++;
+	conn_watch(c, UV_READABLE | UV_WRITABLE);
+}
+
+/* --- requests ------------------------------------------------------- */
+
+struct ibemu_sess_conn *ibemu__sess_stream_find(struct ibemu_sess_server *s,
+						uint64_t session, pid_t pid)
+{
+	struct ibemu_sess_conn *c;
+
+	for (c = s->conns; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_STREAM &&
+		    c->session == session && c->pid == pid)
+			return c;
+	return NULL;
+}
+
+static const char *const type_names[] = {
+	[IBEMU_SESS_ERROR] = "ERROR",
+	[IBEMU_SESS_CA_QUERY] = "CA_QUERY",
+	[IBEMU_SESS_REGISTER] = "REGISTER",
+	[IBEMU_SESS_UNREGISTER] = "UNREGISTER",
+	[IBEMU_SESS_OPEN] = "OPEN",
+	[IBEMU_SESS_SEND] = "SEND",
+	[IBEMU_SESS_RECV] = "RECV",
+};
+
+static int payload_is(struct ibemu_sess_conn *c, const struct ibemu_sess_hdr *h,
+		      size_t want)
+{
+	if (h->len == want)
+		return 1;
+	proto_error(c, -EPROTO, "%s with %u payload bytes; it takes %zu",
+		    type_names[h->type], h->len, want);
+	return 0;
+}
+
+/* Reads a CA_QUERY or OPEN request and binds its process to an HCA. */
+static int bind_request(struct ibemu_sess_conn *c,
+			const struct ibemu_sess_hdr *h, const void *payload,
+			struct ibemu_sess_bind *b, uint32_t *node)
+{
+	char why[256];
+	int ret;
+
+	if (!payload_is(c, h, sizeof(*b)))
+		return -EPROTO;
+	memcpy(b, payload, sizeof(*b));
+	if (!memchr(b->host, '\0', sizeof(b->host))) {
+		proto_error(c, -EINVAL, "host name is not NUL-terminated");
+		return -EINVAL;
+	}
+	ret = ibemu__sess_bind(c->s, c->pid, b->host, node, why, sizeof(why));
+	if (ret)
+		call_error(c, ret, why);
+	return ret;
+}
+
+static void handle_ca_query(struct ibemu_sess_conn *c,
+			    const struct ibemu_sess_hdr *h, const void *payload)
+{
+	union {
+		struct ibemu_sess_ca ca;
+		uint8_t bytes[IBEMU_SESS_MAX_MSG -
+			      sizeof(struct ibemu_sess_hdr)];
+	} reply;
+	struct ibemu_sess_bind b;
+	uint32_t node;
+	size_t len;
+
+	if (bind_request(c, h, payload, &b, &node))
+		return;
+	len = ibemu__sess_ca_fill(c->s, node, &reply, sizeof(reply));
+	call_reply(c, IBEMU_SESS_CA_QUERY, &reply, len);
+}
+
+static uint64_t session_new(struct ibemu_sess_server *s)
+{
+	uint64_t v;
+	struct ibemu_sess_conn *c;
+
+	for (;;) {
+		/* Unguessable, though only this user can connect anyway. */
+		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+			v = ((uint64_t)rand() << 32) ^ (uint64_t)rand() ^
+			    uv_hrtime();
+		if (!v)
+			continue;
+		for (c = s->conns; c; c = c->next)
+			if (c->kind == IBEMU_SESS_CONN_STREAM &&
+			    c->session == v)
+				break;
+		if (!c)
+			return v;
+	}
+}
+
+static void handle_open(struct ibemu_sess_conn *c,
+			const struct ibemu_sess_hdr *h, const void *payload)
+{
+	struct ibemu_sess_server *s = c->s;
+	const struct ibemu_topo_node *n;
+	struct ibemu_sess_opened reply;
+	struct ibemu_sess_bind b;
+	char why[256];
+	uint32_t node;
+	unsigned port;
+
+	if (bind_request(c, h, payload, &b, &node))
+		return;
+	n = &s->d->topo->nodes[node];
+	port = b.port ? b.port : ibemu__sess_ca_best_port(s, node);
+	if (!port || port > n->nports) {
+		snprintf(why, sizeof(why), "HCA %s has no port %u (ports 1-%u)",
+			 n->name, b.port, n->nports);
+		call_error(c, -EINVAL, why);
+		return;
+	}
+	c->kind = IBEMU_SESS_CONN_STREAM;
+	c->session = session_new(s);
+	c->node = node;
+	c->port = port;
+	c->port_index = ibemu_engine_port_index(s->d->engine, node, port);
+	ibemu__sess_bind_streams(s, c->pid, 1);
+	memset(&reply, 0, sizeof(reply));
+	snprintf(reply.host, sizeof(reply.host), "%s", n->name);
+	reply.session = c->session;
+	reply.port = port;
+	if (send_msg(c->fd, IBEMU_SESS_OPEN, 0, &reply, sizeof(reply))) {
+		ibemu__sess_conn_close(c, "it left before its port opened");
+		return;
+	}
+	ibemu_daemon_log(s->d, "process %ld attached to %s port %u",
+			 (long)c->pid, n->name, port);
+}
+
+/* REGISTER and UNREGISTER name a port stream of the caller's process. */
+static struct ibemu_sess_conn *stream_of(struct ibemu_sess_conn *c,
+					 uint64_t session)
+{
+	struct ibemu_sess_conn *stream;
+	char why[128];
+
+	stream = ibemu__sess_stream_find(c->s, session, c->pid);
+	if (!stream) {
+		snprintf(why, sizeof(why),
+			 "process %ld has no port stream with session "
+			 "0x%016llx",
+			 (long)c->pid, (unsigned long long)session);
+		call_error(c, -ENOENT, why);
+	}
+	return stream;
+}
+
+static void handle_register(struct ibemu_sess_conn *c,
+			    const struct ibemu_sess_hdr *h, const void *payload)
+{
+	struct ibemu_sess_register r;
+	struct ibemu_sess_conn *stream;
+	char why[256];
+	int ret;
+
+	if (!payload_is(c, h, sizeof(r)))
+		return;
+	memcpy(&r, payload, sizeof(r));
+	stream = stream_of(c, r.session);
+	if (!stream)
+		return;
+	ret = ibemu__sess_register(stream, &r, why, sizeof(why));
+	if (ret)
+		call_error(c, ret, why);
+	else
+		call_reply(c, IBEMU_SESS_REGISTER, &r, sizeof(r));
+}
+
+static void handle_unregister(struct ibemu_sess_conn *c,
+			      const struct ibemu_sess_hdr *h,
+			      const void *payload)
+{
+	struct ibemu_sess_unregister u;
+	struct ibemu_sess_conn *stream;
+	char why[128];
+	int ret;
+
+	if (!payload_is(c, h, sizeof(u)))
+		return;
+	memcpy(&u, payload, sizeof(u));
+	stream = stream_of(c, u.session);
+	if (!stream)
+		return;
+	ret = ibemu__sess_unregister(stream, u.agent_id, why, sizeof(why));
+	if (ret)
+		call_error(c, ret, why);
+	else
+		call_reply(c, IBEMU_SESS_UNREGISTER, NULL, 0);
+}
+
+static void handle_send(struct ibemu_sess_conn *c,
+			const struct ibemu_sess_hdr *h, const void *payload)
+{
+	const struct ibemu_sess_mad *m = payload;
+
+	if (h->len < sizeof(*m)) {
+		proto_error(c, -EPROTO,
+			    "SEND of %u bytes, shorter than its "
+			    "header",
+			    h->len);
+		return;
+	}
+	/* ib_umad_write wants at least the MAD and RMPP headers. */
+	if (m->len != h->len - sizeof(*m) || m->len < IBEMU_MAD_HDR_LEN + 12 ||
+	    m->len > IBEMU_SESS_MAD_MAX) {
+		proto_error(c, -EPROTO, "SEND with a MAD of %u bytes in %u",
+			    m->len, h->len);
+		return;
+	}
+	if (m->agent_id >= IBEMU_SESS_MAX_AGENTS) {
+		proto_error(c, -EINVAL, "SEND as agent %u (agents are 0-%u)",
+			    m->agent_id, IBEMU_SESS_MAX_AGENTS - 1);
+		return;
+	}
+	ibemu__sess_send(c, m);
+}
+
+/* Checks one message, then hands it to its handler. */
+static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
+{
+	struct ibemu_sess_hdr h;
+	const void *payload = buf + sizeof(h);
+
+	if (n < sizeof(h)) {
+		proto_error(c, -EPROTO,
+			    "message of %zu bytes, shorter than the header", n);
+		return;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != IBEMU_SESS_MAGIC) {
+		proto_error(c, -EPROTO,
+			    "not an ibemu session client (bad magic 0x%08x)",
+			    h.magic);
+		return;
+	}
+	if (h.version != IBEMU_SESS_VERSION) {
+		proto_error(c, -EPROTONOSUPPORT,
+			    "session protocol version mismatch: the daemon "
+			    "speaks version %u, the client %u; use the "
+			    "libibumad of the ibemu that started this fabric",
+			    IBEMU_SESS_VERSION, h.version);
+		return;
+	}
+	if (h.len != n - sizeof(h)) {
+		proto_error(c, -EPROTO,
+			    "header announces %u payload bytes, the message "
+			    "has %zu",
+			    h.len, n - sizeof(h));
+		return;
+	}
+	if (c->kind == IBEMU_SESS_CONN_STREAM) {
+		if (h.type == IBEMU_SESS_SEND)
+			handle_send(c, &h, payload);
+		else
+			proto_error(c, -EPROTO,
+				    "message type %u on a port stream, which "
+				    "takes only SEND",
+				    h.type);
+		return;
+	}
+	switch (h.type) {
+	case IBEMU_SESS_CA_QUERY:
+		handle_ca_query(c, &h, payload);
+		break;
+	case IBEMU_SESS_OPEN:
+		handle_open(c, &h, payload);
+		break;
+	case IBEMU_SESS_REGISTER:
+		handle_register(c, &h, payload);
+		break;
+	case IBEMU_SESS_UNREGISTER:
+		handle_unregister(c, &h, payload);
+		break;
+	default:
+		proto_error(c, -EPROTO,
+			    "unexpected message type %u: a connection starts "
+			    "with CA_QUERY, OPEN, REGISTER or UNREGISTER",
+			    h.type);
+	}
+}
+
+static void conn_read(struct ibemu_sess_conn *c)
+{
+	/* Aligned for the payload structs, which begin 16 bytes in. */
+	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < READS_PER_EVENT && !c->closing; i++) {
+		/* MSG_TRUNC: the length of the whole message, even one
+		 * larger than the buffer. */
+		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0) {
+			ibemu__sess_conn_close(c, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			ibemu__sess_conn_close(c, NULL); /* EOF */
+			return;
+		}
+		if ((size_t)n > sizeof(buf)) {
+			proto_error(c, -EMSGSIZE,
+				    "message of %zd bytes; at most %u", n,
+				    IBEMU_SESS_MAX_MSG);
+			return;
+		}
+		handle(c, buf, (size_t)n);
+	}
+}
+
+static void conn_cb(uv_poll_t *h, int status, int events)
+{
+	struct ibemu_sess_conn *c = (struct ibemu_sess_conn *)h;
+
+	if (status < 0) {
+		/* libuv reports POLLERR as UV_EBADF; the socket knows better:
+		 * a process that exits with MADs unread resets the stream. */
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (status == UV_EBADF &&
+		    !getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) && err)
+			ibemu__sess_conn_close(c, strerror(err));
+		else
+			ibemu__sess_conn_close(c, uv_strerror(status));
+		return;
+	}
+	if ((events & UV_WRITABLE) && out_flush(c))
+		conn_watch(c, UV_READABLE);
+	if (!c->closing && (events & UV_READABLE))
+		conn_read(c);
+}
+
+/* --- the listening socket ------------------------------------------- */
+
+static void conn_accept(struct ibemu_sess_server *s, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct ibemu_sess_conn *c;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    cred.uid != getuid()) {
+		ibemu_daemon_log(s->d,
+				 "refused a session client of another user");
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || uv_poll_init(&s->d->loop, &c->poll, fd)) {
+		free(c);
+		close(fd);
+		return;
+	}
+	c->s = s;
+	c->fd = fd;
+	c->pid = cred.pid;
+	c->kind = IBEMU_SESS_CONN_NEW;
+	c->next = s->conns;
+	s->conns = c;
+	conn_watch(c, UV_READABLE);
+}
+
+static void accept_cb(uv_poll_t *h, int status, int events)
+{
+	struct ibemu_sess_server *s = h->data;
+	int fd, i;
+
+	(void)events;
+	if (status < 0)
+		return;
+	for (i = 0; i < READS_PER_EVENT; i++) {
+		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && errno == EINTR)
+			continue;
+		if (fd < 0)
+			return;
+		conn_accept(s, fd);
+	}
+}
+
+static int listen_on(struct ibemu_sess_server *s)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t old;
+	int fd, ret;
+
+	memcpy(sa.sun_path, s->sock_path, strlen(s->sock_path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* We hold the fabric's lock: a socket left here is a dead daemon's. */
+	unlink(s->sock_path);
+	/* Owner-only from the moment the socket exists. */
+	old = umask(0077);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (ret || chmod(s->sock_path, 0600) || listen(fd, 64)) {
+		ret = -errno;
+		close(fd);
+		unlink(s->sock_path);
+		return ret;
+	}
+	s->fd = fd;
+	return 0;
+}
+
+/*
+ * OpenSM claims the SM role by opening the path umad_get_issm_path()
+ * gives (the kernel's issm device); an empty owner-only file stands in.
+ */
+static int issm_create(struct ibemu_sess_server *s)
+{
+	int fd = open(s->issm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+		      0600);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int path_join(char *out, const char *dir, const char *file)
+{
+	int n = snprintf(out, IBEMU_PATH_MAX, "%s/%s", dir, file);
+
+	return n < 0 || n >= IBEMU_PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int ibemu__sess_server_start(struct ibemu_daemon *d)
+{
+	struct ibemu_sess_server *s;
+	int ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ret = -ENOMEM;
+		goto err_log;
+	}
+	s->d = d;
+	s->fd = -1;
+	s->next_hi_tid = 1;
+	ret = path_join(s->sock_path, d->paths.dir, IBEMU_SESS_SOCKET);
+	if (!ret)
+		ret = path_join(s->issm_path, d->paths.dir, "issm");
+	if (ret)
+		goto err_free;
+	ret = issm_create(s);
+	if (ret)
+		goto err_free;
+	ret = listen_on(s);
+	if (ret)
+		goto err_issm;
+	ret = uv_poll_init(&d->loop, &s->poll, s->fd);
+	if (ret)
+		goto err_sock;
+	s->poll.data = s;
+	uv_poll_start(&s->poll, UV_READABLE, accept_cb);
+	d->sess = s;
+	return 0;
+
+err_sock:
+	close(s->fd);
+	unlink(s->sock_path);
+err_issm:
+	unlink(s->issm_path);
+err_free:
+	free(s);
+err_log:
+	ibemu_daemon_log(d,
+			 "cannot listen on %s/%s: %s; no process can attach "
+			 "to this fabric",
+			 d->paths.dir, IBEMU_SESS_SOCKET, strerror(-ret));
+	return ret;
+}
+
+static void server_close_cb(uv_handle_t *h)
+{
+	struct ibemu_sess_server *s = h->data;
+
+	close(s->fd);
+	ibemu__sess_bind_fini(s);
+	free(s);
+}
+
+void ibemu__sess_server_stop(struct ibemu_daemon *d)
+{
+	struct ibemu_sess_server *s = d->sess;
+
+	if (!s)
+		return;
+	d->sess = NULL;
+	while (s->conns)
+		ibemu__sess_conn_close(s->conns, "the fabric stops");
+	unlink(s->sock_path);
+	unlink(s->issm_path);
+	uv_poll_stop(&s->poll);
+	uv_close((uv_handle_t *)&s->poll, server_close_cb);
+}

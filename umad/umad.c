@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libibumad's port and MAD API over ibemu's session protocol: a port is a
+ * port stream whose fd polls readable when a MAD waits, agents register
+ * through the daemon as they would through ib_umad's ioctls, and MADs go
+ * out and come in as SEND and RECV messages, converted to and from
+ * struct ib_user_mad. Return values and errno follow rdma-core's umad.c;
+ * the conditions that make them follow the kernel's ib_umad.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "umad_int.h"
+
+/* OpenFabrics' OUI, which rdma-core's umad_register() passes along. */
+#define IB_OPENIB_OUI 0x001405
+
+static int debug_level;
+
+int ibemu__umad_debug_level(void)
+{
+	return __atomic_load_n(&debug_level, __ATOMIC_RELAXED);
+}
+
+UMAD_EXPORT int umad_debug(int level)
+{
+	if (level >= 0)
+		__atomic_store_n(&debug_level, level, __ATOMIC_RELAXED);
+	return ibemu__umad_debug_level();
+}
+
+UMAD_EXPORT int umad_init(void)
+{
+	/* rdma-core 44 checks nothing here either; say once if unattached. */
+	ibemu__umad_attached();
+	return 0;
+}
+
+UMAD_EXPORT int umad_done(void)
+{
+	return 0;
+}
+
+/* --- ports ---------------------------------------------------------- */
+
+UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
+{
+	struct ibemu_sess_opened opened;
+	struct ibemu_sess_ca *ca;
+	unsigned i;
+	int fd, ret;
+
+	/* rdma-core: a named CA with a port has no umad device (-EINVAL);
+	 * a CA that cannot be resolved is -ENODEV. */
+	if (ca_name && strcmp(ca_name, IBEMU_SESS_CA_NAME))
+		return portnum ? -EINVAL : -ENODEV;
+	if (portnum < 0)
+		return -EINVAL;
+	if (!portnum) {
+		/* Resolve port 0 as rdma-core does: Active, up, enabled. */
+		if (ibemu__umad_query(&ca))
+			return -ENODEV;
+		for (i = 0; i < ca->nports && !portnum; i++)
+			if (ca->ports[i].state == 4)
+				portnum = (int)i + 1;
+		for (i = 0; i < ca->nports && !portnum; i++)
+			if (ca->ports[i].phys_state == 5)
+				portnum = (int)i + 1;
+		for (i = 0; i < ca->nports && !portnum; i++)
+			if (ca->ports[i].phys_state != 3)
+				portnum = (int)i + 1;
+		free(ca);
+		if (!portnum)
+			return -ENODEV;
+	}
+	fd = ibemu__umad_open((unsigned)portnum, &opened);
+	if (fd < 0)
+		return fd == -EINVAL ? -EINVAL : -ENODEV;
+	ret = ibemu__umad_port_add(fd, opened.session);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	UMAD_DEBUG("opened %s port %d (%s) fd %d", IBEMU_SESS_CA_NAME, portnum,
+		   opened.host, fd);
+	return fd;
+}
+
+UMAD_EXPORT int umad_close_port(int fd)
+{
+	ibemu__umad_port_del(fd);
+	close(fd);
+	return 0;
+}
+
+UMAD_EXPORT int umad_get_fd(int fd)
+{
+	return fd;
+}
+
+/* --- agents --------------------------------------------------------- */
+
+static int do_register(int fd, struct ibemu_sess_register *r)
+{
+	int ret = ibemu__umad_port_session(fd, &r->session);
+
+	if (!ret)
+		ret = ibemu__umad_register(r);
+	if (!ret)
+		ibemu__umad_port_set_agent(fd, r->agent_id, 1);
+	return ret;
+}
+
+static void mask_from_longs(uint64_t mask[2], const long *method_mask)
+{
+	if (method_mask)
+		memcpy(mask, method_mask, 2 * sizeof(uint64_t));
+	else
+		mask[0] = mask[1] = 0;
+}
+
+UMAD_EXPORT int umad_register(int fd, int mgmt_class, int mgmt_version,
+			      uint8_t rmpp_version,
+			      long method_mask[16 / sizeof(long)])
+{
+	struct ibemu_sess_register r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.mgmt_class = (uint8_t)mgmt_class;
+	r.class_version = (uint8_t)mgmt_version;
+	r.rmpp_version = rmpp_version;
+	r.oui = IB_OPENIB_OUI;
+	mask_from_longs(r.method_mask, method_mask);
+	ret = do_register(fd, &r);
+	if (ret) {
+		/* rdma-core: errno from the ioctl, -EPERM returned. */
+		errno = -ret;
+		return -EPERM;
+	}
+	return (int)r.agent_id;
+}
+
+UMAD_EXPORT int umad_register_oui(int fd, int mgmt_class, uint8_t rmpp_version,
+				  uint8_t oui[3],
+				  long method_mask[16 / sizeof(long)])
+{
+	struct ibemu_sess_register r;
+	int ret;
+
+	if (mgmt_class < 0x30 || mgmt_class > 0x4f)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.mgmt_class = (uint8_t)mgmt_class;
+	r.class_version = 1;
+	r.rmpp_version = rmpp_version;
+	r.oui = (uint32_t)oui[0] << 16 | (uint32_t)oui[1] << 8 | oui[2];
+	mask_from_longs(r.method_mask, method_mask);
+	ret = do_register(fd, &r);
+	if (ret) {
+		errno = -ret;
+		return -EPERM;
+	}
+	return (int)r.agent_id;
+}
+
+/* Unlike the others, umad_register2() returns a positive errno. */
+UMAD_EXPORT int umad_register2(int port_fd, struct umad_reg_attr *attr,
+			       uint32_t *agent_id)
+{
+	struct ibemu_sess_register r;
+	int ret;
+
+	if (!attr || !agent_id)
+		return EINVAL;
+	if (attr->mgmt_class >= 0x30 && attr->mgmt_class <= 0x4f &&
+	    (!(attr->oui & 0x00ffffff) || (attr->oui & 0xff000000)))
+		return EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.mgmt_class = attr->mgmt_class;
+	r.class_version = attr->mgmt_class_version;
+	r.flags = attr->flags;
+	r.method_mask[0] = attr->method_mask[0];
+	r.method_mask[1] = attr->method_mask[1];
+	r.oui = attr->oui;
+	r.rmpp_version = attr->rmpp_version;
+	ret = do_register(port_fd, &r);
+	if (!ret) {
+		*agent_id = r.agent_id;
+		return 0;
+	}
+	/* rdma-core clears the flags when the kernel calls them invalid. */
+	if (ret == -EINVAL)
+		attr->flags = 0;
+	errno = -ret;
+	return -ret;
+}
+
+UMAD_EXPORT int umad_unregister(int fd, int agentid)
+{
+	uint64_t session;
+	int ret;
+
+	ret = ibemu__umad_port_session(fd, &session);
+	if (!ret && (agentid < 0 || agentid >= UMAD_CA_MAX_AGENTS))
+		ret = -EINVAL;
+	if (!ret)
+		ret = ibemu__umad_unregister(session, (uint32_t)agentid);
+	if (ret) {
+		/* The ioctl convention: -1 and errno. */
+		errno = -ret;
+		return -1;
+	}
+	ibemu__umad_port_set_agent(fd, (uint32_t)agentid, 0);
+	return 0;
+}
+
+/* --- MADs ----------------------------------------------------------- */
+
+UMAD_EXPORT size_t umad_size(void)
+{
+	return sizeof(struct ib_user_mad);
+}
+
+UMAD_EXPORT void *umad_get_mad(void *umad)
+{
+	return ((struct ib_user_mad *)umad)->data;
+}
+
+UMAD_EXPORT int umad_status(void *umad)
+{
+	return (int)((struct ib_user_mad *)umad)->status;
+}
+
+UMAD_EXPORT ib_mad_addr_t *umad_get_mad_addr(void *umad)
+{
+	return &((struct ib_user_mad *)umad)->addr;
+}
+
+UMAD_EXPORT int umad_set_grh(void *umad, void *mad_addr)
+{
+	struct ib_user_mad *mad = umad;
+	struct ib_mad_addr *addr = mad_addr;
+
+	if (!addr) {
+		mad->addr.grh_present = 0;
+		return 0;
+	}
+	mad->addr.grh_present = 1;
+	memcpy(mad->addr.gid, addr->gid, sizeof(mad->addr.gid));
+	/* umad_set_grh() takes the flow label in host order. */
+	mad->addr.flow_label = htobe32((uint32_t)addr->flow_label);
+	mad->addr.hop_limit = addr->hop_limit;
+	mad->addr.traffic_class = addr->traffic_class;
+	return 0;
+}
+
+UMAD_EXPORT int umad_set_pkey(void *umad, int pkey_index)
+{
+	((struct ib_user_mad *)umad)->addr.pkey_index = (uint16_t)pkey_index;
+	return 0;
+}
+
+UMAD_EXPORT int umad_get_pkey(void *umad)
+{
+	return ((struct ib_user_mad *)umad)->addr.pkey_index;
+}
+
+UMAD_EXPORT int umad_set_addr(void *umad, int dlid, int dqp, int sl, int qkey)
+{
+	struct ib_user_mad *mad = umad;
+
+	mad->addr.qpn = htobe32((uint32_t)dqp);
+	mad->addr.lid = htobe16((uint16_t)dlid);
+	mad->addr.qkey = htobe32((uint32_t)qkey);
+	mad->addr.sl = (uint8_t)sl;
+	return 0;
+}
+
+UMAD_EXPORT int umad_set_addr_net(void *umad, __be16 dlid, __be32 dqp, int sl,
+				  __be32 qkey)
+{
+	struct ib_user_mad *mad = umad;
+
+	mad->addr.qpn = dqp;
+	mad->addr.lid = dlid;
+	mad->addr.qkey = qkey;
+	mad->addr.sl = (uint8_t)sl;
+	return 0;
+}
+
+/* The checks ib_umad_write() makes before a MAD leaves: -errno or 0. */
+static int send_check(int fd, int agentid, int length)
+{
+	uint64_t session;
+
+	if (length < UMAD_MIN_MAD_LEN || length > IBEMU_SESS_MAD_MAX)
+		return -EINVAL;
+	if (agentid < 0 || agentid >= UMAD_CA_MAX_AGENTS)
+		return -EINVAL;
+	if (ibemu__umad_port_session(fd, &session))
+		return -EBADF;
+	if (!ibemu__umad_port_has_agent(fd, (uint32_t)agentid))
+		return -EIO;
+	return 0;
+}
+
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	int n;
+
+	do
+		n = poll(&p, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		return 0;
+	return n == 0 ? -ETIMEDOUT : -EIO;
+}
+
+UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
+			  int timeout_ms, int retries)
+{
+	struct ib_user_mad *mad = umad;
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_mad m;
+	} head;
+	uint8_t msg[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	size_t total;
+	ssize_t n;
+	int ret;
+
+	errno = 0;
+	mad->timeout_ms = (uint32_t)timeout_ms;
+	mad->retries = (uint32_t)retries;
+	mad->agent_id = (uint32_t)agentid;
+	if (ibemu__umad_debug_level() > 1)
+		umad_dump(mad);
+	ret = send_check(fd, agentid, length);
+	if (ret) {
+		/* rdma-core: the write's errno, and -EIO. */
+		errno = -ret;
+		return -EIO;
+	}
+	memset(&head, 0, sizeof(head));
+	head.h.magic = IBEMU_SESS_MAGIC;
+	head.h.version = IBEMU_SESS_VERSION;
+	head.h.type = IBEMU_SESS_SEND;
+	head.h.len = (uint32_t)(sizeof(head.m) + (size_t)length);
+	head.m.agent_id = mad->agent_id;
+	head.m.timeout_ms = mad->timeout_ms;
+	head.m.retries = mad->retries;
+	head.m.addr.qpn = be32toh(mad->addr.qpn);
+	head.m.addr.qkey = be32toh(mad->addr.qkey);
+	head.m.addr.lid = be16toh(mad->addr.lid);
+	head.m.addr.pkey_index = mad->addr.pkey_index;
+	head.m.addr.sl = mad->addr.sl;
+	head.m.addr.path_bits = mad->addr.path_bits;
+	head.m.addr.grh_present = mad->addr.grh_present;
+	head.m.addr.gid_index = mad->addr.gid_index;
+	head.m.addr.hop_limit = mad->addr.hop_limit;
+	head.m.addr.traffic_class = mad->addr.traffic_class;
+	head.m.addr.flow_label = be32toh(mad->addr.flow_label);
+	memcpy(head.m.addr.gid, mad->addr.gid, sizeof(head.m.addr.gid));
+	head.m.len = (uint32_t)length;
+	/*
+	 * One copy first: callers such as OpenSM free the MAD as soon as its
+	 * answer comes back, which may be before this call returns; nothing
+	 * here may read their buffer once it is on its way.
+	 */
+	total = sizeof(head) + (size_t)length;
+	memcpy(msg, &head, sizeof(head));
+	memcpy(msg + sizeof(head), mad->data, (size_t)length);
+	/* The kernel always takes a MAD; a full socket only waits. */
+	for (;;) {
+		n = send(fd, msg, total, MSG_NOSIGNAL);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			break;
+		if (errno == EAGAIN && wait_fd(fd, POLLOUT, -1))
+			break;
+	}
+	if (n == (ssize_t)total)
+		return 0;
+	UMAD_DEBUG("send on fd %d failed: %m", fd);
+	if (!errno)
+		errno = EIO;
+	return -EIO;
+}
+
+UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
+{
+	return wait_fd(fd, POLLIN, timeout_ms);
+}
+
+static void addr_to_umad(ib_mad_addr_t *a, const struct ibemu_sess_addr *s)
+{
+	memset(a, 0, sizeof(*a));
+	a->qpn = htobe32(s->qpn);
+	a->qkey = htobe32(s->qkey);
+	a->lid = htobe16(s->lid);
+	a->sl = s->sl;
+	a->path_bits = s->path_bits;
+	a->grh_present = s->grh_present;
+	a->gid_index = s->gid_index;
+	a->hop_limit = s->hop_limit;
+	a->traffic_class = s->traffic_class;
+	memcpy(a->gid, s->gid, sizeof(a->gid));
+	a->flow_label = htobe32(s->flow_label);
+	a->pkey_index = s->pkey_index;
+}
+
+/* Whether 'buf' (n bytes) is a well-formed RECV; its MAD header out. */
+static int recv_valid(const uint8_t *buf, size_t n, struct ibemu_sess_mad *m)
+{
+	struct ibemu_sess_hdr h;
+
+	if (n < sizeof(h) + sizeof(*m))
+		return 0;
+	memcpy(&h, buf, sizeof(h));
+	memcpy(m, buf + sizeof(h), sizeof(*m));
+	return h.magic == IBEMU_SESS_MAGIC && h.version == IBEMU_SESS_VERSION &&
+	       h.type == IBEMU_SESS_RECV && h.len == n - sizeof(h) &&
+	       m->len == h.len - sizeof(*m) && m->len <= IBEMU_SESS_MAD_MAX;
+}
+
+/*
+ * Peek and read must not interleave between threads, or a message peeked
+ * as fitting could be swapped for another.
+ */
+static pthread_mutex_t recv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reads one RECV into 'mad'; -errno, or the agent id. */
+static int recv_one(int fd, struct ib_user_mad *mad, int *length)
+{
+	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	size_t room = *length > 0 ? (size_t)*length : 0;
+	struct ibemu_sess_mad m;
+	ssize_t n;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EIO; /* the daemon has gone: the port is dead */
+	if ((size_t)n > sizeof(buf) || !recv_valid(buf, (size_t)n, &m)) {
+		/* Not from a daemon of ours: drop it, report an I/O error. */
+		recv(fd, buf, sizeof(buf), 0);
+		return -EIO;
+	}
+	mad->agent_id = m.agent_id;
+	mad->status = m.status;
+	mad->timeout_ms = m.timeout_ms;
+	mad->retries = m.retries;
+	mad->length = (uint32_t)(umad_size() + m.len);
+	addr_to_umad(&mad->addr, &m.addr);
+	if (m.len > room) {
+		/*
+		 * ib_umad: a buffer too short keeps the MAD queued and reports
+		 * ENOSPC with the length it needs in the header.
+		 */
+		*length = (int)m.len;
+		return -ENOSPC;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	memcpy(mad->data, buf + sizeof(struct ibemu_sess_hdr) + sizeof(m),
+	       m.len);
+	*length = (int)m.len;
+	return (int)m.agent_id;
+}
+
+UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
+{
+	int ret;
+
+	errno = 0;
+	if (!umad || !length) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (timeout_ms) {
+		ret = wait_fd(fd, POLLIN, timeout_ms);
+		if (ret < 0) {
+			if (!errno)
+				errno = -ret;
+			return ret;
+		}
+	}
+	pthread_mutex_lock(&recv_lock);
+	ret = recv_one(fd, umad, length);
+	pthread_mutex_unlock(&recv_lock);
+	if (ret < 0) {
+		errno = -ret;
+		return ret;
+	}
+	UMAD_DEBUG("mad received by agent %d length %d", ret, *length);
+	return ret;
+}
+
+/* --- dumps ---------------------------------------------------------- */
+
+UMAD_EXPORT void umad_addr_dump(ib_mad_addr_t *addr)
+{
+	static const char hex[] = "0123456789abcdef";
+	char gid[2 * sizeof(addr->gid) + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(addr->gid); i++) {
+		gid[2 * i] = hex[addr->gid[i] >> 4];
+		gid[2 * i + 1] = hex[addr->gid[i] & 0xf];
+	}
+	gid[2 * i] = '\0';
+	ibemu__umad_warn(__func__,
+			 "qpn %u qkey 0x%x lid %u sl %u\n"
+			 "grh_present %u gid_index %u hop_limit %u "
+			 "traffic_class %u flow_label 0x%x pkey_index 0x%x\n"
+			 "Gid 0x%s",
+			 be32toh(addr->qpn), be32toh(addr->qkey),
+			 be16toh(addr->lid), addr->sl, addr->grh_present,
+			 addr->gid_index, addr->hop_limit, addr->traffic_class,
+			 be32toh(addr->flow_label), addr->pkey_index, gid);
+}
+
+UMAD_EXPORT void umad_dump(void *umad)
+{
+	struct ib_user_mad *mad = umad;
+
+	ibemu__umad_warn(__func__, "agent id %u status %x timeout %u",
+			 mad->agent_id, mad->status, mad->timeout_ms);
+	umad_addr_dump(&mad->addr);
+}

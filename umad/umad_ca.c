@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CA and port queries of libibumad (umad_get_ca, umad_get_port, the
+ * device lists, umad_get_issm_path), answered from the daemon's CA_QUERY
+ * instead of sysfs. Every process sees one CA, ibemu0: the HCA it is bound
+ * to. Return values follow rdma-core's libibumad (umad.c) case by case.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "umad_int.h"
+
+static int is_our_ca(const char *ca_name)
+{
+	return !ca_name || !strcmp(ca_name, IBEMU_SESS_CA_NAME);
+}
+
+static const struct ibemu_sess_port *ca_port(const struct ibemu_sess_ca *ca,
+					     int portnum)
+{
+	if (portnum < 1 || (unsigned)portnum > ca->nports)
+		return NULL;
+	return &ca->ports[portnum - 1];
+}
+
+/*
+ * rdma-core's resolve_ca_port() for port 0: the first Active port, else
+ * the first whose link is up, else the first not Disabled; 0 if none.
+ */
+static int best_port(const struct ibemu_sess_ca *ca)
+{
+	int up = 0, enabled = 0;
+	unsigned i;
+
+	for (i = 0; i < ca->nports; i++) {
+		if (ca->ports[i].state == 4)
+			return (int)i + 1;
+		if (!up && ca->ports[i].phys_state == 5)
+			up = (int)i + 1;
+		if (!enabled && ca->ports[i].phys_state != 3)
+			enabled = (int)i + 1;
+	}
+	return up ? up : enabled;
+}
+
+/*
+ * rdma-core's resolve_ca_name(): a CA name given with a port number is
+ * taken as it is (a wrong one fails later); without, the CA must exist
+ * and port 0 becomes its best port. Returns 0 with *ca (free() it), or
+ * -ENODEV.
+ */
+static int resolve(const char *ca_name, int *portnum, struct ibemu_sess_ca **ca)
+{
+	if (!is_our_ca(ca_name))
+		return -ENODEV;
+	if (ibemu__umad_query(ca))
+		return -ENODEV;
+	if (portnum && !*portnum) {
+		*portnum = best_port(*ca);
+		if (!*portnum) {
+			free(*ca);
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+UMAD_EXPORT int umad_get_cas_names(char cas[][UMAD_CA_NAME_LEN], int max)
+{
+	struct ibemu_sess_ca *ca;
+
+	if (!ibemu__umad_attached())
+		return 0; /* a host without devices */
+	if (ibemu__umad_query(&ca))
+		return -ENODEV;
+	free(ca);
+	if (max < 1)
+		return 0;
+	snprintf(cas[0], UMAD_CA_NAME_LEN, "%s", IBEMU_SESS_CA_NAME);
+	return 1;
+}
+
+UMAD_EXPORT struct umad_device_node *umad_get_ca_device_list(void)
+{
+	struct umad_device_node *node;
+	struct ibemu_sess_ca *ca;
+	char *name;
+
+	/* No devices is NULL with errno 0; ibstat tells the two apart. */
+	if (!ibemu__umad_attached()) {
+		errno = 0;
+		return NULL;
+	}
+	if (ibemu__umad_query(&ca)) {
+		errno = ENODEV;
+		return NULL;
+	}
+	free(ca);
+	node = calloc(1, sizeof(*node) + sizeof(IBEMU_SESS_CA_NAME));
+	if (!node) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	name = (char *)(node + 1);
+	memcpy(name, IBEMU_SESS_CA_NAME, sizeof(IBEMU_SESS_CA_NAME));
+	node->ca_name = name;
+	errno = 0;
+	return node;
+}
+
+UMAD_EXPORT void umad_free_ca_device_list(struct umad_device_node *head)
+{
+	struct umad_device_node *next;
+
+	for (; head; head = next) {
+		next = head->next;
+		free(head);
+	}
+}
+
+/*
+ * Sorts the list by CA name (insertion sort: lists of CAs are short).
+ * 'size' may be 0 for "count it"; the whole list is sorted either way.
+ */
+UMAD_EXPORT int umad_sort_ca_device_list(struct umad_device_node **head,
+					 size_t size)
+{
+	struct umad_device_node *sorted = NULL, *node, *next, **pp;
+
+	(void)size;
+	if (!head)
+		return -EINVAL;
+	for (node = *head; node; node = next) {
+		next = node->next;
+		for (pp = &sorted;
+		     *pp && strcmp((*pp)->ca_name, node->ca_name) <= 0;
+		     pp = &(*pp)->next)
+			;
+		node->next = *pp;
+		*pp = node;
+	}
+	*head = sorted;
+	return 0;
+}
+
+static void port_fill(umad_port_t *port, const struct ibemu_sess_port *p,
+		      uint16_t *pkeys)
+{
+	snprintf(port->ca_name, sizeof(port->ca_name), "%s",
+		 IBEMU_SESS_CA_NAME);
+	port->portnum = p->port_num;
+	port->base_lid = p->lid;
+	port->lmc = p->lmc;
+	port->sm_lid = p->sm_lid;
+	port->sm_sl = p->sm_sl;
+	port->state = p->state;
+	port->phys_state = p->phys_state;
+	port->rate = p->rate;
+	port->capmask = htobe32(p->capability_mask);
+	port->gid_prefix = htobe64(p->gid_prefix);
+	port->port_guid = htobe64(p->port_guid);
+	memcpy(pkeys, p->pkeys, p->npkeys * sizeof(pkeys[0]));
+	port->pkeys = pkeys;
+	port->pkeys_size = p->npkeys;
+	snprintf(port->link_layer, sizeof(port->link_layer), "InfiniBand");
+}
+
+/* Allocates what rdma-core's get_port() does: the P_Key array. */
+static int port_get(umad_port_t *port, const struct ibemu_sess_port *p)
+{
+	uint16_t *pkeys;
+
+	/* rdma-core fails a port whose sysfs lists no P_Key. */
+	if (!p->npkeys)
+		return -EIO;
+	pkeys = calloc(p->npkeys, sizeof(*pkeys));
+	if (!pkeys)
+		return -EIO;
+	port_fill(port, p, pkeys);
+	return 0;
+}
+
+static int release_port(umad_port_t *port)
+{
+	free(port->pkeys);
+	port->pkeys = NULL;
+	port->pkeys_size = 0;
+	return 0;
+}
+
+static void release_ca(umad_ca_t *ca)
+{
+	int i;
+
+	for (i = 0; i <= ca->numports && i < UMAD_CA_MAX_PORTS; i++) {
+		if (!ca->ports[i])
+			continue;
+		release_port(ca->ports[i]);
+		free(ca->ports[i]);
+		ca->ports[i] = NULL;
+	}
+}
+
+static void ca_fill(umad_ca_t *ca, const struct ibemu_sess_ca *q)
+{
+	memset(ca->ca_name, 0, sizeof(ca->ca_name));
+	snprintf(ca->ca_name, sizeof(ca->ca_name), "%s", IBEMU_SESS_CA_NAME);
+	ca->node_type = q->node_type;
+	ca->numports = (int)q->nports;
+	snprintf(ca->fw_ver, sizeof(ca->fw_ver), "%s", IBEMU_VERSION);
+	snprintf(ca->ca_type, sizeof(ca->ca_type), "ibemu HCA");
+	snprintf(ca->hw_ver, sizeof(ca->hw_ver), "0x0");
+	ca->node_guid = htobe64(q->node_guid);
+	ca->system_guid = htobe64(q->system_guid);
+}
+
+UMAD_EXPORT int umad_get_ca(const char *ca_name, umad_ca_t *ca)
+{
+	struct ibemu_sess_ca *q;
+	unsigned i;
+	int ret;
+
+	ret = resolve(ca_name, NULL, &q);
+	if (ret)
+		return ret;
+	ca->numports = 0;
+	memset(ca->ports, 0, sizeof(ca->ports));
+	ca_fill(ca, q);
+	/* An HCA has no port 0: ports[0] stays NULL, as in sysfs. */
+	for (i = 0; i < q->nports; i++) {
+		ca->ports[i + 1] = calloc(1, sizeof(*ca->ports[i + 1]));
+		if (!ca->ports[i + 1]) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (port_get(ca->ports[i + 1], &q->ports[i])) {
+			free(ca->ports[i + 1]);
+			ca->ports[i + 1] = NULL;
+			ret = -EIO;
+			break;
+		}
+	}
+	free(q);
+	if (ret)
+		release_ca(ca);
+	return ret;
+}
+
+UMAD_EXPORT int umad_release_ca(umad_ca_t *ca)
+{
+	if (!ca)
+		return -ENODEV;
+	release_ca(ca);
+	return 0;
+}
+
+UMAD_EXPORT int umad_get_port(const char *ca_name, int portnum,
+			      umad_port_t *port)
+{
+	const struct ibemu_sess_port *p;
+	struct ibemu_sess_ca *q;
+	int ret;
+
+	/* rdma-core reads the sysfs port of a named CA: -EIO if absent. */
+	if (!is_our_ca(ca_name))
+		return portnum ? -EIO : -ENODEV;
+	ret = resolve(ca_name, &portnum, &q);
+	if (ret)
+		return ret;
+	/* rdma-core reads the port's sysfs directory: none is -EIO. */
+	p = ca_port(q, portnum);
+	ret = p ? port_get(port, p) : -EIO;
+	free(q);
+	return ret;
+}
+
+UMAD_EXPORT int umad_release_port(umad_port_t *port)
+{
+	if (!port)
+		return -ENODEV;
+	return release_port(port);
+}
+
+UMAD_EXPORT int umad_get_ca_portguids(const char *ca_name, __be64 *portguids,
+				      int max)
+{
+	struct ibemu_sess_ca *q;
+	unsigned i;
+	int n;
+
+	if (!is_our_ca(ca_name))
+		return -1; /* rdma-core: umad_get_ca() of a wrong name fails */
+	if (resolve(ca_name, NULL, &q))
+		return -ENODEV;
+	if (!portguids) {
+		free(q);
+		return 0;
+	}
+	n = (int)q->nports + 1;
+	if (n > max) {
+		free(q);
+		return -ENOMEM;
+	}
+	/* Index = port number; an HCA has no port 0. */
+	portguids[0] = 0;
+	for (i = 0; i < q->nports; i++)
+		portguids[i + 1] = htobe64(q->ports[i].port_guid);
+	free(q);
+	return n;
+}
+
+UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
+				   char path[], int max)
+{
+	struct ibemu_sess_ca *q;
+	char dir[256];
+	int ret, exists;
+
+	if (!is_our_ca(ca_name))
+		return portnum ? -EINVAL : -ENODEV;
+	ret = resolve(ca_name, &portnum, &q);
+	if (ret)
+		return ret;
+	exists = ca_port(q, portnum) != NULL;
+	free(q);
+	/* rdma-core finds no umad device for a port that does not exist. */
+	if (!exists || ibemu__umad_runtime_dir(dir, sizeof(dir)))
+		return -EINVAL;
+	snprintf(path, (size_t)max, "%s/issm", dir);
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside ibemu's libibumad.so.3: the session protocol client (umad_sess.c)
+ * that the public API (umad.c, umad_ca.c) is built on, the table of open
+ * ports, and warnings printed the way rdma-core's libibumad prints them.
+ */
+#ifndef IBEMU_UMAD_INT_H
+#define IBEMU_UMAD_INT_H
+
+#include <stdint.h>
+
+#include <infiniband/umad.h>
+
+#include "sess_proto.h"
+
+/* The library is built with -fvisibility=hidden; the API is exported. */
+#define UMAD_EXPORT __attribute__((visibility("default")))
+
+/* ib_umad's IB_MGMT_RMPP_HDR: a MAD write shorter than this is refused. */
+#define UMAD_MIN_MAD_LEN 36
+
+/* umad_debug()'s level. */
+int ibemu__umad_debug_level(void);
+
+/* "ibwarn: [PID] FUNC: message" on stderr, as rdma-core's IBWARN. */
+void ibemu__umad_warn(const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define UMAD_DEBUG(...)                                          \
+	do {                                                     \
+		if (ibemu__umad_debug_level())                   \
+			ibemu__umad_warn(__func__, __VA_ARGS__); \
+	} while (0)
+
+/*
+ * Whether this process runs under 'ibemu exec' ($IBEMU_SESSION_SOCKET
+ * set). The first time it is not, says on stderr how to attach.
+ */
+int ibemu__umad_attached(void);
+
+/*
+ * CA_QUERY: the HCA this process is bound to, in *out (free() it).
+ * Returns 0 or -errno; a failure to attach is explained on stderr once.
+ */
+int ibemu__umad_query(struct ibemu_sess_ca **out);
+
+/*
+ * OPEN: a port stream for port 'port' (1..) of this process's HCA.
+ * Returns the stream's fd (non-blocking, close-on-exec) or -errno.
+ */
+int ibemu__umad_open(unsigned port, struct ibemu_sess_opened *out);
+
+/* REGISTER (fills r->agent_id) and UNREGISTER: 0 or -errno. */
+int ibemu__umad_register(struct ibemu_sess_register *r);
+int ibemu__umad_unregister(uint64_t session, uint32_t agent_id);
+
+/* The directory of sess.sock, where the issm file lives; 0 or -errno. */
+int ibemu__umad_runtime_dir(char *dir, size_t len);
+
+/*
+ * Open ports, by fd: the session that names the stream in REGISTER and
+ * UNREGISTER, and which agent ids are registered on it.
+ */
+int ibemu__umad_port_add(int fd, uint64_t session);
+void ibemu__umad_port_del(int fd);
+/* 0 and the session, or -EBADF for an fd that is not an open port. */
+int ibemu__umad_port_session(int fd, uint64_t *session);
+void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered);
+int ibemu__umad_port_has_agent(int fd, uint32_t agent_id);
+
+#endif
