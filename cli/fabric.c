@@ -145,6 +145,17 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 						      "minhop, updown or none, "
 						      "not '%s'",
 						      argv[i]);
+		} else if (!strcmp(argv[i], "--sm") && i + 1 < argc) {
+			/* No built-in SM yet: 'none' leaves the fabric to an
+			 * external one, as --routes none does. */
+			if (strcmp(argv[++i], "none"))
+				return ibemu_cli_fail(2,
+						      "up: --sm takes 'none' "
+						      "(ibemu has no subnet "
+						      "manager of its own "
+						      "yet), not '%s'",
+						      argv[i]);
+			opts.routes = IBEMU_ROUTES_NONE;
 		} else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			name = argv[++i];
 		else if (argv[i][0] == '-')

@@ -301,6 +301,10 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	 serve_ports},
 	{"links", "", "list cables: ends, width, speed, length and latency", 1,
 	 serve_links},
+	{"route", "SRC DST",
+	 "follow the LFTs hop by hop from HCA port SRC to DST "
+	 "(NODE or NODE:PORT)",
+	 1, ibemu__serve_route},
 	{"counters", "[NODE[:PORT]] [--top N] [--reset]",
 	 "PMA counters and rates over the last interval of virtual time", 1,
 	 ibemu__serve_counters},

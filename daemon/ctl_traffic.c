@@ -74,6 +74,46 @@ static void job_destroy(struct ibemu_job *job)
 	free(tj);
 }
 
+/*
+ * A study needs what a subnet manager provides: a LID and an Active state
+ * on every cabled HCA port (test routes, or an SM such as OpenSM).
+ */
+static int check_configured(struct ibemu_ctl_call *call)
+{
+	const struct ibemu_daemon *d = call->d;
+	const struct ibemu_topo *t = d->topo;
+	uint32_t i;
+	unsigned p;
+
+	for (i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].type == IBEMU_NODE_SWITCH)
+			continue;
+		for (p = 1; p <= t->nodes[i].nports; p++) {
+			uint32_t pi = ibemu_engine_port_index(d->engine, i, p);
+
+			if (t->nodes[i].ports[p].link == IBEMU_NONE)
+				continue;
+			if (ibemu_engine_get_lid(d->engine, i, p) &&
+			    ibemu_engine_port_state(d->engine, pi) ==
+				    IBEMU_PORT_ACTIVE)
+				continue;
+			ibemu_buf_printf(
+				call->err,
+				"traffic: %s:%u is not configured "
+				"(LID %u, %s): run a subnet manager "
+				"first (the fabric was started with "
+				"routes '%s')",
+				t->nodes[i].name, p,
+				ibemu_engine_get_lid(d->engine, i, p),
+				ibemu_port_state_name(
+					ibemu_engine_port_state(d->engine, pi)),
+				ibemu_daemon_routes_name(d->routing));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Resolves NODE[:PORT] (port 1 by default) to a host number. */
 static int parse_host(struct ibemu_ctl_call *call, const char *text,
 		      uint32_t *host)
@@ -227,14 +267,9 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 					  "fabric; try again when it is done");
 		return 1;
 	}
-	if (d->routing == IBEMU_ROUTES_NONE) {
-		ibemu_buf_printf(call->err,
-				 "traffic: fabric '%s' has no routes (it was "
-				 "started with --routes none): an SM must "
-				 "assign LIDs and LFTs first",
-				 d->topo->name);
-		return 1;
-	}
+	ret = check_configured(call);
+	if (ret)
+		return ret;
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)
 		return -ENOMEM;

@@ -104,6 +104,22 @@ class ShippedFabricsTest(IbemuTestCase):
             with self.subTest(fabric=path):
                 self.check_fabric(path)
 
+    def test_route_follows_lfts(self):
+        self.up(os.path.join(SRC, "topologies", "two-switch.yaml"), "route")
+        hops = self.json_of("route", "hca1", "hca3:1")["route"]
+        self.assertEqual([h["node"] for h in hops], ["hca1", "sw1", "sw2", "hca3"])
+        self.assertEqual((hops[0]["in_port"], hops[0]["out_port"]), (None, 1))
+        self.assertEqual(hops[1]["in_port"], 1)
+        self.assertIn(hops[1]["out_port"], (7, 8))
+        self.assertEqual(hops[2]["in_port"], hops[1]["out_port"])
+        self.assertEqual((hops[2]["out_port"], hops[3]["in_port"]), (1, 1))
+        self.assertEqual([h["hop"] for h in hops], [0, 1, 2, 3])
+        p = self.ibemu("route", "hca1", "sw1", check=2)
+        self.assertIn("both ends must be HCA ports", p.stderr)
+        p = self.ibemu("route", "hca1", "nosuch:1", check=2)
+        self.assertIn("'nosuch:1' is not a port of fabric", p.stderr)
+        self.down("route")
+
     def test_without_routes(self):
         self.up(os.path.join(SRC, "topologies", "two-switch.yaml"), "noroutes",
                 "--routes", "none")
@@ -113,9 +129,14 @@ class ShippedFabricsTest(IbemuTestCase):
             self.assertEqual((p["phys_state"], p["state"]), expected)
             self.assertIsNone(p["lid"])
         p = self.ibemu("traffic", "shift", check=1)
-        self.assertIn("has no routes", p.stderr)
+        self.assertIn("hca1:1 is not configured (LID 0, Init): run a subnet manager first",
+                      p.stderr)
+        p = self.ibemu("route", "hca1", "hca3", check=1)
+        self.assertIn("route: hca3 has no LID", p.stderr)
         p = self.ibemu("up", "x.yaml", "--routes", "bogus", check=2)
         self.assertIn("--routes must be minhop, updown or none", p.stderr)
+        p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
+        self.assertIn("--sm takes 'none'", p.stderr)
         self.down("noroutes")
 
     def test_two_switch_details(self):

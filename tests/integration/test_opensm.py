@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: MIT
+"""The real Debian OpenSM brings ibemu fabrics up, and the real
+infiniband-diags see exactly the fabric that was declared: ibnetdiscover's
+nodes and links against the YAML, smpquery against 'ibemu nodes/ports',
+ibroute and ibtracert against 'ibemu route', perfquery against 'ibemu
+counters' after traffic. Every program runs unmodified under 'ibemu exec',
+through ibemu's libibumad.so.3."""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import yaml
+
+from harness import IbemuTestCase, main, topology
+
+SHIPPED = ["single-switch-8.yaml", "two-switch.yaml", "fat-tree-2l-36.yaml",
+           "torus-2d-4x4.yaml", "dragonfly-small.yaml", "fat-tree-3l-k8.yaml",
+           "fat-tree-2l-1152.yaml"]
+# OpenSM's min-hop routes on one VL deadlock on rings (its own docs say to
+# use updn or a torus engine there); our check here is that it comes up.
+
+LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    os.environ.get("IBEMU_BIN", "build/bin/ibemu")))), "lib", "libibumad.so.3")
+
+
+def sanitizer_runtime(lib):
+    """Our library built with IBEMU_SANITIZE needs the ASan runtime loaded
+    first in programs that are not instrumented (all of these are)."""
+    out = subprocess.run(["objdump", "-p", lib], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "NEEDED" and "libasan" in parts[1]:
+            return parts[1]
+    return None
+
+
+def parse_ibnetdiscover(text):
+    """Nodes {guid: (type, nports, desc)} and links {frozenset of (guid, port)}
+    from ibnetdiscover's topology output."""
+    nodes, links = {}, set()
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r'^(Switch|Ca)\s+(\d+)\s+"[SH]-([0-9a-f]+)"\s+# "([^"]*)"',
+                     line)
+        if m:
+            cur = int(m.group(3), 16)
+            nodes[cur] = (m.group(1), int(m.group(2)), m.group(4))
+            continue
+        m = re.match(r'^\[(\d+)\](?:\([0-9a-f]+\))?\s+"[SH]-([0-9a-f]+)"\[(\d+)\]',
+                     line)
+        if m and cur is not None:
+            links.add(frozenset([(cur, int(m.group(1))),
+                                 (int(m.group(2), 16), int(m.group(3)))]))
+    return nodes, links
+
+
+class OpenSMTest(IbemuTestCase):
+    def setUp(self):
+        super().setUp()
+        # OpenSM's files (log, cache, dumps) stay out of the runtime dir,
+        # which the teardown requires empty.
+        self.osm_root = tempfile.mkdtemp(prefix="ibemu-opensm-")
+        self.addCleanup(shutil.rmtree, self.osm_root, True)
+        self.tool_env = dict(self.env)
+        self.tool_env.pop("IBEMU_HOST", None)
+        runtime = sanitizer_runtime(LIB)
+        if runtime:
+            self.tool_env["LD_PRELOAD"] = runtime
+            self.tool_env["ASAN_OPTIONS"] = "detect_leaks=0"
+
+    def tearDown(self):
+        # A failed check must not leave its daemon to the leak check.
+        for name in self.started:
+            self.ibemu("down", "--fabric", name)
+        super().tearDown()
+
+    def tool(self, fabric, *cmd, host=None, check=0, timeout=120):
+        args = ["exec", "--fabric", fabric]
+        if host:
+            args += ["--host", host]
+        return self.ibemu(*args, "--", *cmd, check=check, env=self.tool_env,
+                          timeout=timeout)
+
+    def opensm(self, fabric, *extra):
+        """Runs OpenSM once on the fabric, everything it writes in a
+        private directory; returns its log."""
+        osm = os.path.join(self.osm_root, fabric)
+        os.makedirs(osm, exist_ok=True)
+        log = os.path.join(osm, "opensm.log")
+        env = dict(self.tool_env, OSM_CACHE_DIR=osm)
+        start = time.time()
+        p = self.ibemu("exec", "--fabric", fabric, "--", "opensm", "--once",
+                       "--config", "/dev/null", "--log_file", log,
+                       "--dump_files_dir", osm, *extra, env=env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(log) as f:
+            text = f.read()
+        self.assertIn("SUBNET UP", text,
+                      f"OpenSM did not bring {fabric} up in "
+                      f"{time.time() - start:.1f} s:\n{text[-3000:]}")
+        errors = [line for line in text.splitlines() if " ERR " in line]
+        self.assertEqual(errors[:5], [], f"OpenSM logged {len(errors)} errors "
+                         f"on {fabric}")
+        return text
+
+    def check_all_active(self, fabric):
+        ports = self.json_of("ports", "--fabric", fabric)["ports"]
+        lids = {}
+        for p in ports:
+            if p["peer_node"] is None:
+                self.assertEqual((p["phys_state"], p["state"]),
+                                 ("Polling", "Down"))
+                continue
+            self.assertEqual((p["phys_state"], p["state"]), ("LinkUp", "Active"),
+                             f"{p['node']}:{p['port']}")
+            self.assertTrue(p["lid"], f"{p['node']}:{p['port']} has no LID")
+            lids.setdefault(p["lid"], set()).add(p["node"])
+        # One LID per HCA port, one per switch (all its ports show it).
+        for lid, owners in lids.items():
+            self.assertEqual(len(owners), 1, f"LID {lid} on {owners}")
+        return ports
+
+    def test_subnet_up_on_every_shipped_fabric(self):
+        for name in SHIPPED:
+            with self.subTest(fabric=name):
+                fabric = name.split(".")[0]
+                self.up(topology(name), fabric, "--sm", "none")
+                self.opensm(fabric)
+                ports = self.check_all_active(fabric)
+                types = {n["name"]: n["type"] for n in
+                         self.json_of("nodes", "--fabric", fabric)["nodes"]}
+                hcas = [p for p in ports if types[p["node"]] == "hca"
+                        and p["peer_node"] is not None]
+                self.assertGreater(len(hcas), 1)
+                # A few routes, end to end through OpenSM's LFTs.
+                for a, b in ((0, -1), (1, len(hcas) // 2)):
+                    src, dst = hcas[a], hcas[b]
+                    self.ibemu("route", "--fabric", fabric,
+                               f"{src['node']}:{src['port']}",
+                               f"{dst['node']}:{dst['port']}", check=0)
+                self.down(fabric)
+
+    def test_routing_engines(self):
+        # updn finds its roots itself on fat trees; on a torus or a
+        # dragonfly every switch looks alike and it needs one (-a).
+        cases = [("fat-tree-2l-36.yaml", "updn", False),
+                 ("fat-tree-2l-36.yaml", "ftree", False),
+                 ("fat-tree-3l-k8.yaml", "ftree", False),
+                 ("torus-2d-4x4.yaml", "updn", True),
+                 ("dragonfly-small.yaml", "updn", True)]
+        for name, engine, root in cases:
+            with self.subTest(fabric=name, engine=engine):
+                fabric = f"{name.split('.')[0]}-{engine}"
+                self.up(topology(name), fabric, "--sm", "none")
+                extra = ["--routing_engine", engine]
+                if root:
+                    sw = next(n for n in self.json_of(
+                        "nodes", "--fabric", fabric)["nodes"]
+                        if n["type"] == "switch")
+                    path = os.path.join(self.osm_root, fabric + ".roots")
+                    with open(path, "w") as f:
+                        f.write(sw["guid"] + "\n")
+                    extra += ["--root_guid_file", path]
+                log = self.opensm(fabric, *extra)
+                # Not a fallback to min-hop: the engine itself configured.
+                self.assertIn(f"{engine} tables configured on all switches",
+                              log)
+                self.check_all_active(fabric)
+                # Deadlock-free engines carry all-to-all traffic to the end.
+                self.ibemu("traffic", "--fabric", fabric, "shift",
+                           "--duration", "20us", check=0, timeout=300)
+                self.down(fabric)
+
+    def test_diags_see_the_declared_fabric(self):
+        path = topology("fat-tree-2l-36.yaml")
+        self.up(path, "ft", "--sm", "none")
+        self.opensm("ft")
+        nodes = {n["name"]: n for n in self.json_of("nodes", "--fabric", "ft")["nodes"]}
+        ports = self.json_of("ports", "--fabric", "ft")["ports"]
+        links = self.json_of("links", "--fabric", "ft")["links"]
+        guid = {name: int(n["guid"], 16) for name, n in nodes.items()}
+
+        # ibnetdiscover: every node with its type, ports and description,
+        # every cable with both ends.
+        out = self.tool("ft", "ibnetdiscover", host="hca01").stdout
+        seen_nodes, seen_links = parse_ibnetdiscover(out)
+        expected_nodes = {guid[name]: ("Switch" if n["type"] == "switch" else "Ca",
+                                       n["ports"], n["description"])
+                          for name, n in nodes.items()}
+        self.assertEqual(seen_nodes, expected_nodes)
+        expected_links = {frozenset([(guid[l["a_node"]], l["a_port"]),
+                                     (guid[l["b_node"]], l["b_port"])])
+                          for l in links}
+        self.assertEqual(seen_links, expected_links)
+        with open(path) as f:
+            declared = yaml.safe_load(f)
+        self.assertEqual(len(seen_links), len(links))
+        self.assertEqual(declared.get("generate", {}).get("hosts"),
+                         sum(1 for v in seen_nodes.values() if v[0] == "Ca"))
+
+        # smpquery by LID: what the agents answer is what the model holds.
+        lid = {p["node"]: p["lid"] for p in ports if p["lid"]}
+        for name in ("hca07", "leaf01", "spine02"):
+            n = nodes[name]
+            out = self.tool("ft", "smpquery", "nodeinfo", str(lid[name])).stdout
+            self.assertRegex(out, rf"Guid:\.+0x{guid[name]:016x}")
+            self.assertRegex(out, rf"NumPorts:\.+{n['ports']}\b")
+            out = self.tool("ft", "smpquery", "nodedesc", str(lid[name])).stdout
+            self.assertIn(n["description"], out)
+            out = self.tool("ft", "smpquery", "portinfo", str(lid[name]),
+                            "1").stdout
+            self.assertRegex(out, r"LinkState:\.+Active")
+            self.assertRegex(out, r"PhysLinkState:\.+LinkUp")
+            if n["type"] == "switch":
+                out = self.tool("ft", "smpquery", "switchinfo",
+                                str(lid[name])).stdout
+                self.assertRegex(out, r"LinearFdbCap:\.+49152")
+                top = int(re.search(r"LinearFdbTop:\.+(\d+)", out).group(1))
+                self.assertGreaterEqual(top, max(lid.values()))
+            else:
+                out = self.tool("ft", "smpquery", "portinfo", str(lid[name]),
+                                "1").stdout
+                self.assertRegex(out, rf"Lid:\.+{lid[name]}\b")
+        self.down("ft")
+
+    def test_ibroute_and_ibtracert_follow_ibemu_route(self):
+        self.up(topology("fat-tree-2l-36.yaml"), "rt", "--sm", "none")
+        self.opensm("rt")
+        nodes = self.json_of("nodes", "--fabric", "rt")["nodes"]
+        ports = self.json_of("ports", "--fabric", "rt")["ports"]
+        lid = {p["node"]: p["lid"] for p in ports if p["lid"]}
+        switches = [n["name"] for n in nodes if n["type"] == "switch"]
+        hcas = [n["name"] for n in nodes if n["type"] == "hca"]
+
+        # ibroute: each switch's LFT as OpenSM programmed it.
+        lft = {}
+        for sw in switches:
+            out = self.tool("rt", "ibroute", str(lid[sw])).stdout
+            lft[sw] = {int(m.group(1), 16): int(m.group(2)) for m in
+                       re.finditer(r"^(0x[0-9a-f]+) (\d+) :", out, re.M)}
+            # Every HCA's LID has an entry.
+            for h in hcas:
+                self.assertIn(lid[h], lft[sw], f"{sw} has no entry for {h}")
+
+        for src, dst in ((hcas[0], hcas[-1]), (hcas[3], hcas[20]),
+                         (hcas[10], hcas[11])):
+            hops = self.json_of("route", "--fabric", "rt", src, dst)["route"]
+            for h in hops[1:-1]:
+                self.assertEqual(h["out_port"], lft[h["node"]][lid[dst]],
+                                 f"{src}->{dst} at {h['node']}")
+            # ibtracert walks the same switches.
+            out = self.tool("rt", "ibtracert", str(lid[src]),
+                            str(lid[dst])).stdout
+            walked = re.findall(r'"([^"]+)"', out)
+            names = [re.sub(r" HCA-\d+$", "", w) for w in walked]
+            self.assertEqual([n for n in names if n in switches],
+                             [h["node"] for h in hops[1:-1]], out)
+        self.down("rt")
+
+    def test_perfquery_reads_the_counters_traffic_left(self):
+        self.up(topology("two-switch.yaml"), "pq", "--sm", "none")
+        self.opensm("pq")
+        self.ibemu("traffic", "--fabric", "pq", "shift", "--duration", "50us",
+                   check=0)
+        cnt = {(c["node"], c["port"]): c for c in
+               self.json_of("counters", "--fabric", "pq")["counters"]}
+        lid = {p["node"]: p["lid"] for p in
+               self.json_of("ports", "--fabric", "pq")["ports"] if p["lid"]}
+        # From hca1, ask hca3's PMA. perfquery first asks ClassPortInfo
+        # (for the capability mask), then PortCountersExtended: by the time
+        # the PMA reads, hca3's port has received both requests and sent
+        # the first answer, each a MAD packet of 72 words (LRH..ICRC).
+        out = self.tool("pq", "perfquery", "-x", str(lid["hca3"]), "1",
+                        host="hca1").stdout
+        got = {k: int(v) for k, v in re.findall(r"^(\w+):\.+(\d+)$", out, re.M)}
+        c = cnt[("hca3", 1)]
+        self.assertGreater(c["xmit_data"], 0)
+        self.assertEqual(got["PortXmitData"], c["xmit_data"] + 72)
+        self.assertEqual(got["PortXmitPkts"], c["xmit_pkts"] + 1)
+        self.assertEqual(got["PortRcvData"], c["rcv_data"] + 2 * 72)
+        self.assertEqual(got["PortRcvPkts"], c["rcv_pkts"] + 2)
+        self.down("pq")
+
+
+if __name__ == "__main__":
+    main()
