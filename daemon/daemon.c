@@ -76,7 +76,15 @@ static void pump_cb(uv_idle_t *h)
 
 void ibemu_daemon_pump(struct ibemu_daemon *d)
 {
-	if (!d->stopping && !d->job && ibemu_engine_pending(d->engine))
+	if (d->stopping || d->job || !ibemu_engine_pending(d->engine))
+		return;
+	/*
+	 * At once: a MAD's round trip through the fabric is short, and the
+	 * process that sent it waits for the answer. What a batch leaves
+	 * runs in the loop's idle time.
+	 */
+	ibemu_engine_run(d->engine, UINT64_MAX, PUMP_BATCH);
+	if (ibemu_engine_pending(d->engine))
 		uv_idle_start(&d->pump_idle, pump_cb);
 }
 
