@@ -95,7 +95,11 @@ struct ibemu_sess_server {
 	int fd;
 	uv_poll_t poll;
 	char sock_path[IBEMU_PATH_MAX];
-	char issm_path[IBEMU_PATH_MAX];
+	/* issm/HOST.PORT files: held open, they set IsSM (sess_issm.c). */
+	char issm_dir[IBEMU_PATH_MAX];
+	int issm_fd; /* inotify on issm_dir, or -1 */
+	uv_poll_t issm_poll;
+	uint16_t *issm_opens; /* per global port index */
 	struct ibemu_sess_conn *conns;
 	struct ibemu_sess_binding *binds;
 	uint32_t nbinds, binds_cap;
@@ -104,7 +108,15 @@ struct ibemu_sess_server {
 	uint64_t unclaimed_logged_ms;
 };
 
+/* sess_issm.c */
+/* Creates issm/ and watches it; 0 or -errno (the fabric runs without). */
+int ibemu__sess_issm_start(struct ibemu_sess_server *s);
+/* Removes issm/ and closes its watch; then frees 's'. */
+void ibemu__sess_issm_stop(struct ibemu_sess_server *s);
+
 /* sess_server.c */
+/* Frees the server once its handles are closed. */
+void ibemu__sess_server_free(struct ibemu_sess_server *s);
 /* Closes a connection: frees its agents, requests and queued MADs. */
 void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why);
 /*

@@ -653,21 +653,6 @@ static int listen_on(struct ibemu_sess_server *s)
 	return 0;
 }
 
-/*
- * OpenSM claims the SM role by opening the path umad_get_issm_path()
- * gives (the kernel's issm device); an empty owner-only file stands in.
- */
-static int issm_create(struct ibemu_sess_server *s)
-{
-	int fd = open(s->issm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-		      0600);
-
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
 static int path_join(char *out, const char *dir, const char *file)
 {
 	int n = snprintf(out, IBEMU_PATH_MAX, "%s/%s", dir, file);
@@ -688,30 +673,30 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	s->d = d;
 	s->fd = -1;
 	s->next_hi_tid = 1;
+	s->issm_fd = -1;
 	ret = path_join(s->sock_path, d->paths.dir, IBEMU_SESS_SOCKET);
-	if (!ret)
-		ret = path_join(s->issm_path, d->paths.dir, "issm");
-	if (ret)
-		goto err_free;
-	ret = issm_create(s);
 	if (ret)
 		goto err_free;
 	ret = listen_on(s);
 	if (ret)
-		goto err_issm;
+		goto err_free;
 	ret = uv_poll_init(&d->loop, &s->poll, s->fd);
 	if (ret)
 		goto err_sock;
 	s->poll.data = s;
 	uv_poll_start(&s->poll, UV_READABLE, accept_cb);
 	d->sess = s;
+	ret = ibemu__sess_issm_start(s);
+	if (ret)
+		ibemu_daemon_log(d,
+				 "cannot watch %s/issm: %s; SMs will not set "
+				 "IsSM",
+				 d->paths.dir, strerror(-ret));
 	return 0;
 
 err_sock:
 	close(s->fd);
 	unlink(s->sock_path);
-err_issm:
-	unlink(s->issm_path);
 err_free:
 	free(s);
 err_log:
@@ -722,13 +707,21 @@ err_log:
 	return ret;
 }
 
+void ibemu__sess_server_free(struct ibemu_sess_server *s)
+{
+	ibemu__sess_bind_fini(s);
+	free(s);
+}
+
 static void server_close_cb(uv_handle_t *h)
 {
 	struct ibemu_sess_server *s = h->data;
 
 	close(s->fd);
-	ibemu__sess_bind_fini(s);
-	free(s);
+	if (s->issm_fd >= 0)
+		ibemu__sess_issm_stop(s); /* frees 's' when done */
+	else
+		ibemu__sess_server_free(s);
 }
 
 void ibemu__sess_server_stop(struct ibemu_daemon *d)
@@ -741,7 +734,6 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 	while (s->conns)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
 	unlink(s->sock_path);
-	unlink(s->issm_path);
 	uv_poll_stop(&s->poll);
 	uv_close((uv_handle_t *)&s->poll, server_close_cb);
 }

@@ -18,11 +18,11 @@
 
 #include "agent.h"
 #include "engine_int.h"
+#include "fuzz-fabric.h"
 #include "mad.h"
 #include "mad_sma.h"
 #include "route.h"
 #include "topo.h"
-#include "yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,41 +32,6 @@ static void fail(const char *what)
 {
 	fprintf(stderr, "fuzz-agent: %s\n", what);
 	abort();
-}
-
-static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
-{
-	(void)port;
-	/* Traps reach the HCAs: read them all. */
-	*(unsigned *)ctx += m->mad[3];
-}
-
-static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv_cb};
-
-static const char fabric_yaml[] = "name: fuzz\n"
-				  "switches:\n"
-				  "  - {name: sw1, ports: 4}\n"
-				  "  - {name: sw2, ports: 20}\n"
-				  "hcas:\n"
-				  "  - {name: h1}\n"
-				  "  - {name: h2}\n"
-				  "  - {name: h3, ports: 2}\n"
-				  "links:\n"
-				  "  - [sw1:1, h1:1]\n"
-				  "  - [sw1:2, h2:1]\n"
-				  "  - [sw2:1, h3:1]\n"
-				  "  - [sw2:17, h3:2]\n"
-				  "  - [sw1:4, sw2:4]\n";
-
-static struct ibemu_topo *topo(void)
-{
-	static struct ibemu_topo *t;
-	struct ibemu_diag diag;
-
-	if (!t && ibemu_yaml_load("fuzz.yaml", fabric_yaml,
-				  sizeof(fabric_yaml) - 1, &t, &diag))
-		abort();
-	return t;
 }
 
 /* IBA 13.4.7: what a response's Status may hold. */
@@ -130,10 +95,9 @@ static void check_ports(const struct ibemu_engine *e)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ibemu_topo *t = topo();
+	struct ibemu_topo *t = ibemu_fuzz_topo();
 	struct ibemu_engine *e = NULL;
 	struct ibemu_routes *r = NULL;
-	unsigned received = 0;
 	size_t off;
 
 	if (ibemu_engine_create(t, &e))
@@ -141,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Routed, so that the switches and HCAs have LIDs and traps go. */
 	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
 		abort();
-	ibemu_engine_set_ops(e, &ops, &received);
+	ibemu_engine_set_ops(e, &ibemu_fuzz_ops, NULL);
 	for (off = 0; off < size; off += RECORD) {
 		uint8_t rec[RECORD] = {0}, resp[IBEMU_MAD_LEN];
 		size_t n = size - off < RECORD ? size - off : RECORD;

@@ -15,57 +15,21 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fuzz-fabric.h"
 #include "route.h"
 #include "topo.h"
-#include "yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define RECORD	   (4 + IBEMU_MAD_MSG_LEN)
 #define MAX_EVENTS 200000
 
-static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
-{
-	(void)port;
-	/* What an attached process would get: read it all. */
-	*(unsigned *)ctx += m->mad[0] + m->slid;
-}
-
-static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv_cb};
-
-static const char fabric_yaml[] = "name: fuzz\n"
-				  "switches:\n"
-				  "  - {name: sw1, ports: 4}\n"
-				  "  - {name: sw2, ports: 4}\n"
-				  "hcas:\n"
-				  "  - {name: h1}\n"
-				  "  - {name: h2}\n"
-				  "  - {name: h3, ports: 2}\n"
-				  "links:\n"
-				  "  - [sw1:1, h1:1]\n"
-				  "  - [sw1:2, h2:1]\n"
-				  "  - [sw2:1, h3:1]\n"
-				  "  - [sw2:2, h3:2]\n"
-				  "  - [sw1:4, sw2:4]\n";
-
-static struct ibemu_topo *topo(void)
-{
-	static struct ibemu_topo *t;
-	struct ibemu_diag diag;
-
-	if (!t && ibemu_yaml_load("fuzz.yaml", fabric_yaml,
-				  sizeof(fabric_yaml) - 1, &t, &diag))
-		abort();
-	return t;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const hcas[] = {"h1", "h2", "h3"};
-	struct ibemu_topo *t = topo();
+	struct ibemu_topo *t = ibemu_fuzz_topo();
 	struct ibemu_engine *e = NULL;
 	struct ibemu_routes *r = NULL;
-	unsigned received = 0;
 	size_t off;
 
 	if (ibemu_engine_create(t, &e))
@@ -73,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Routed, so that LID-routed MADs and GMPs go somewhere too. */
 	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
 		abort();
-	ibemu_engine_set_ops(e, &ops, &received);
+	ibemu_engine_set_ops(e, &ibemu_fuzz_ops, NULL);
 	ibemu_engine_run(e, UINT64_MAX, MAX_EVENTS);
 	for (off = 0; off < size; off += RECORD) {
 		struct ibemu_mad_msg m = {0};

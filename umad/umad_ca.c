@@ -316,7 +316,7 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 {
 	struct ibemu_sess_ca *q;
 	char dir[256];
-	int ret, exists;
+	int ret, exists, n;
 
 	if (!is_our_ca(ca_name))
 		return portnum ? -EINVAL : -ENODEV;
@@ -324,10 +324,14 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 	if (ret)
 		return ret;
 	exists = ca_port(q, portnum) != NULL;
-	free(q);
 	/* rdma-core finds no umad device for a port that does not exist. */
-	if (!exists || ibemu__umad_runtime_dir(dir, sizeof(dir)))
+	if (!exists || ibemu__umad_runtime_dir(dir, sizeof(dir))) {
+		free(q);
 		return -EINVAL;
-	snprintf(path, (size_t)max, "%s/issm", dir);
-	return 0;
+	}
+	/* The port's issm device: the daemon sets IsSM on the port while a
+	 * process holds this file open (daemon/sess_issm.c). */
+	n = snprintf(path, (size_t)max, "%s/issm/%s.%d", dir, q->host, portnum);
+	free(q);
+	return n < 0 || n >= max ? -EINVAL : 0;
 }

@@ -17,6 +17,32 @@ import unittest
 
 IBEMU = os.environ.get("IBEMU_BIN", "build/bin/ibemu")
 SRC = os.environ.get("IBEMU_SOURCE_DIR", os.getcwd())
+# ibemu's libibumad.so.3, next to the binary's directory.
+UMAD_LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(IBEMU))),
+                        "lib", "libibumad.so.3")
+
+
+def sanitizer_preload(lib):
+    """An instrumented library (IBEMU_SANITIZE) needs the ASan runtime
+    loaded first in programs that are not instrumented, such as the
+    Debian tools: the runtime's name, or None."""
+    out = subprocess.run(["objdump", "-p", lib], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "NEEDED" and "libasan" in parts[1]:
+            return parts[1]
+    return None
+
+
+def tool_env(env):
+    """'env' for a real tool run under 'ibemu exec' (see sanitizer_preload)."""
+    env = dict(env)
+    preload = sanitizer_preload(UMAD_LIB)
+    if preload:
+        env["LD_PRELOAD"] = preload
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
 
 
 def pid_alive(pid):

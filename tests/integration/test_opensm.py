@@ -15,29 +15,13 @@ import time
 
 import yaml
 
-from harness import IbemuTestCase, main, topology
+from harness import IBEMU, IbemuTestCase, main, tool_env, topology
 
 SHIPPED = ["single-switch-8.yaml", "two-switch.yaml", "fat-tree-2l-36.yaml",
            "torus-2d-4x4.yaml", "dragonfly-small.yaml", "fat-tree-3l-k8.yaml",
            "fat-tree-2l-1152.yaml"]
 # OpenSM's min-hop routes on one VL deadlock on rings (its own docs say to
 # use updn or a torus engine there); our check here is that it comes up.
-
-LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-    os.environ.get("IBEMU_BIN", "build/bin/ibemu")))), "lib", "libibumad.so.3")
-
-
-def sanitizer_runtime(lib):
-    """Our library built with IBEMU_SANITIZE needs the ASan runtime loaded
-    first in programs that are not instrumented (all of these are)."""
-    out = subprocess.run(["objdump", "-p", lib], capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "NEEDED" and "libasan" in parts[1]:
-            return parts[1]
-    return None
-
 
 def parse_ibnetdiscover(text):
     """Nodes {guid: (type, nports, desc)} and links {frozenset of (guid, port)}
@@ -66,12 +50,8 @@ class OpenSMTest(IbemuTestCase):
         # which the teardown requires empty.
         self.osm_root = tempfile.mkdtemp(prefix="ibemu-opensm-")
         self.addCleanup(shutil.rmtree, self.osm_root, True)
-        self.tool_env = dict(self.env)
+        self.tool_env = tool_env(self.env)
         self.tool_env.pop("IBEMU_HOST", None)
-        runtime = sanitizer_runtime(LIB)
-        if runtime:
-            self.tool_env["LD_PRELOAD"] = runtime
-            self.tool_env["ASAN_OPTIONS"] = "detect_leaks=0"
 
     def tearDown(self):
         # A failed check must not leave its daemon to the leak check.
@@ -285,6 +265,45 @@ class OpenSMTest(IbemuTestCase):
         self.assertEqual(got["PortRcvData"], c["rcv_data"] + 2 * 72)
         self.assertEqual(got["PortRcvPkts"], c["rcv_pkts"] + 2)
         self.down("pq")
+
+    def test_running_sm_holds_issm_and_answers_sminfo(self):
+        """A resident OpenSM: IsSM on its port while it runs (it holds
+        the port's issm device open), SMInfo answered by OpenSM itself
+        through the library, IsSM cleared when it exits."""
+        self.up(topology("two-switch.yaml"), "sm", "--sm", "none")
+        osm = os.path.join(self.osm_root, "sm")
+        os.makedirs(osm)
+        log = os.path.join(osm, "opensm.log")
+        env = dict(self.tool_env, OSM_CACHE_DIR=osm)
+        sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "sm", "--host", "hca1", "--",
+             "opensm", "--config", "/dev/null", "--log_file", log,
+             "--dump_files_dir", osm, "-d", "2"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            end = time.time() + 60
+            while time.time() < end:
+                if os.path.exists(log) and "SUBNET UP" in open(log).read():
+                    break
+                time.sleep(0.05)
+            self.assertIn("SUBNET UP", open(log).read())
+            lid = {p["node"]: p["lid"] for p in
+                   self.json_of("ports", "--fabric", "sm")["ports"]}
+            cap = self.capmask("sm", lid["hca1"])
+            self.assertTrue(cap & 0x2, f"IsSM not set: {cap:#x}")
+            out = self.tool("sm", "sminfo", host="hca3").stdout
+            self.assertIn(f"sm lid {lid['hca1']} ", out)
+            self.assertIn("SMINFO_MASTER", out)
+        finally:
+            sm.terminate()
+            sm.wait(timeout=30)
+        self.assertFalse(self.capmask("sm", lid["hca1"]) & 0x2)
+        self.down("sm")
+
+    def capmask(self, fabric, lid):
+        out = self.tool(fabric, "smpquery", "portinfo", str(lid), "1",
+                        host="hca2").stdout
+        return int(re.search(r"CapMask:\.+(0x[0-9a-f]+)", out).group(1), 16)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,12 @@ import struct
 import subprocess
 import time
 
-from harness import IBEMU, IbemuTestCase, main, pid_alive, topology
+from harness import (IBEMU, UMAD_LIB, IbemuTestCase, main, pid_alive,
+                     tool_env, topology)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "umad-client")
-OURS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(IBEMU))),
-                    "lib", "libibumad.so.3")
+OURS = UMAD_LIB
 SYSTEM = "/usr/lib/x86_64-linux-gnu/libibumad.so.3"
 TWO = topology("two-switch.yaml")
 
@@ -49,18 +49,6 @@ def exported(lib):
                 parts[-2].startswith("IBUMAD_"):
             syms.add((parts[-2], parts[-1]))
     return syms
-
-
-def sanitizer_preload(lib):
-    """An instrumented library (IBEMU_SANITIZE) needs the ASan runtime
-    loaded first in programs that are not instrumented, such as ibstat."""
-    out = subprocess.run(["objdump", "-p", lib], capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "NEEDED" and "libasan" in parts[1]:
-            return parts[1]
-    return None
 
 
 def hdr(type_, length, version=1, magic=MAGIC, status=0):
@@ -104,11 +92,7 @@ class UmadTest(IbemuTestCase):
         # Tests attach their programs themselves.
         for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
             self.env.pop(key, None)
-        self.tool_env = dict(self.env)
-        preload = sanitizer_preload(OURS)
-        if preload:
-            self.tool_env["LD_PRELOAD"] = preload
-            self.tool_env["ASAN_OPTIONS"] = "detect_leaks=0"
+        self.tool_env = tool_env(self.env)
 
     def exec_(self, fabric, *cmd, host=None, check=0, env=None, timeout=60):
         args = ["exec", "--fabric", fabric]
