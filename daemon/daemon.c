@@ -53,6 +53,7 @@ void ibemu_daemon_stop(struct ibemu_daemon *d)
 	ibemu__sess_server_stop(d);
 	ibemu__ctl_jobs_fini(d);
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
+	uv_close((uv_handle_t *)&d->pace_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 }
@@ -60,17 +61,55 @@ void ibemu_daemon_stop(struct ibemu_daemon *d)
 /* Engine events per turn of the loop for MADs: requests stay quick. */
 #define PUMP_BATCH 100000
 
+/*
+ * While processes are attached, virtual time may not leap over a gap
+ * longer than this: an agent's timer (a trap repeated until the SM
+ * represses it, a link retraining) then waits the same time on the wall
+ * clock, so that processes, which live in wall time, can act first. A
+ * MAD's round trip stays far below it and is never slowed down.
+ */
+#define PUMP_LEAP_PS 100000000ull /* 100 us */
+
+static void pump_cb(uv_idle_t *h);
+
+static void pace_cb(uv_timer_t *t)
+{
+	struct ibemu_daemon *d = t->data;
+
+	/* The wall clock has caught up: run the event that waited. */
+	ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
+	ibemu_daemon_pump(d);
+}
+
+/* Runs a batch of events; returns 1 if the idle handler should go on. */
+static int pump_step(struct ibemu_daemon *d)
+{
+	struct ibemu_engine *e = d->engine;
+	uint64_t next = ibemu_engine_next_time(e), now = ibemu_engine_now(e);
+	uint64_t wait_ms;
+
+	if (next == UINT64_MAX)
+		return 0;
+	if (!ibemu__sess_attached(d)) {
+		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
+		return ibemu_engine_pending(e) != 0;
+	}
+	if (next > now + PUMP_LEAP_PS) {
+		wait_ms = (next - now + 999999999ull) / 1000000000ull;
+		d->pace_until = next;
+		uv_timer_start(&d->pace_timer, pace_cb, wait_ms, 0);
+		return 0;
+	}
+	ibemu_engine_run(e, now + PUMP_LEAP_PS, PUMP_BATCH);
+	return 1;
+}
+
 static void pump_cb(uv_idle_t *h)
 {
 	struct ibemu_daemon *d = h->data;
 
 	/* A traffic study runs the engine itself, MADs included. */
-	if (d->job || !ibemu_engine_pending(d->engine)) {
-		uv_idle_stop(h);
-		return;
-	}
-	ibemu_engine_run(d->engine, UINT64_MAX, PUMP_BATCH);
-	if (!ibemu_engine_pending(d->engine))
+	if (d->job || !pump_step(d))
 		uv_idle_stop(h);
 }
 
@@ -78,13 +117,13 @@ void ibemu_daemon_pump(struct ibemu_daemon *d)
 {
 	if (d->stopping || d->job || !ibemu_engine_pending(d->engine))
 		return;
+	uv_timer_stop(&d->pace_timer);
 	/*
 	 * At once: a MAD's round trip through the fabric is short, and the
 	 * process that sent it waits for the answer. What a batch leaves
 	 * runs in the loop's idle time.
 	 */
-	ibemu_engine_run(d->engine, UINT64_MAX, PUMP_BATCH);
-	if (ibemu_engine_pending(d->engine))
+	if (pump_step(d))
 		uv_idle_start(&d->pump_idle, pump_cb);
 }
 
@@ -180,6 +219,8 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	ibemu__ctl_jobs_init(d);
 	uv_idle_init(&d->loop, &d->pump_idle);
 	d->pump_idle.data = d;
+	uv_timer_init(&d->loop, &d->pace_timer);
+	d->pace_timer.data = d;
 	ibemu_engine_set_ops(d->engine, &daemon_ops, d);
 	ret = write_pid(&d->paths);
 	if (ret) {
@@ -201,6 +242,8 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 err_close:
 	ibemu__ctl_jobs_fini(d);
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
+	uv_close((uv_handle_t *)&d->pace_timer, NULL);
+	uv_close((uv_handle_t *)&d->pace_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	uv_run(&d->loop, UV_RUN_DEFAULT);

@@ -46,6 +46,8 @@ struct ibemu_daemon {
 	uint64_t snap_time;
 	uv_idle_t job_idle;  /* runs the job between requests */
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
+	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
+	uint64_t pace_until;   /* the event pace_timer waits for */
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 };
@@ -86,6 +88,8 @@ void ibemu_daemon_pump(struct ibemu_daemon *d);
 /* The session server (sess_server.c): attached processes, sess.sock. */
 int ibemu__sess_server_start(struct ibemu_daemon *d);
 void ibemu__sess_server_stop(struct ibemu_daemon *d);
+/* Whether any process has a port stream open. */
+int ibemu__sess_attached(const struct ibemu_daemon *d);
 /* The engine's mad_recv callback: a MAD for an attached process. */
 void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 			  const struct ibemu_mad_msg *m);

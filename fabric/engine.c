@@ -655,6 +655,14 @@ size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
 	return n;
 }
 
+uint64_t ibemu_engine_next_time(const struct ibemu_engine *e)
+{
+	if (e->arbs_head < e->arbs_len)
+		return e->now;
+	return ibemu_evq_empty(&e->evq) ? UINT64_MAX
+					: ibemu_evq_top(&e->evq)->time;
+}
+
 void ibemu_engine_counters(const struct ibemu_engine *e, uint32_t port,
 			   struct ibemu_port_counters *out)
 {

@@ -128,6 +128,8 @@ uint64_t ibemu_engine_now(const struct ibemu_engine *e);
  */
 size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
 			size_t max_events);
+/* Time of the next pending event, or UINT64_MAX when there is none. */
+uint64_t ibemu_engine_next_time(const struct ibemu_engine *e);
 /* Number of pending events. */
 size_t ibemu_engine_pending(const struct ibemu_engine *e);
 /* Events processed since creation. */

@@ -294,6 +294,25 @@ class OpenSMTest(IbemuTestCase):
             out = self.tool("sm", "sminfo", host="hca3").stdout
             self.assertIn(f"sm lid {lid['hca1']} ", out)
             self.assertIn("SMINFO_MASTER", out)
+
+            # A link reset on sw2 (ibportstate, a Set(PortInfo)): sw2
+            # raises Trap 128 to the SM, which represses it, sweeps again
+            # and brings the port back to Active.
+            self.tool("sm", "ibportstate", str(lid["sw2"]), "1", "reset",
+                      host="hca2")
+            end = time.time() + 60
+            while time.time() < end:
+                text = open(log).read()
+                if text.count("SUBNET UP") >= 2:
+                    break
+                time.sleep(0.05)
+            self.assertIn("num:128 (Link state change) Producer:2 (Switch) "
+                          f"from LID:{lid['sw2']}", text)
+            self.assertGreaterEqual(text.count("SUBNET UP"), 2, text[-2000:])
+            state = {(p["node"], p["port"]): p["state"] for p in
+                     self.json_of("ports", "--fabric", "sm")["ports"]}
+            self.assertEqual(state[("sw2", 1)], "Active")
+            self.assertEqual(state[("hca3", 1)], "Active")
         finally:
             sm.terminate()
             sm.wait(timeout=30)
