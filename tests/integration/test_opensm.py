@@ -23,6 +23,11 @@ SHIPPED = ["single-switch-8.yaml", "two-switch.yaml", "fat-tree-2l-36.yaml",
 # OpenSM's min-hop routes on one VL deadlock on rings (its own docs say to
 # use updn or a torus engine there); our check here is that it comes up.
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def parse_ibnetdiscover(text):
     """Nodes {guid: (type, nports, desc)} and links {frozenset of (guid, port)}
     from ibnetdiscover's topology output."""
@@ -240,6 +245,27 @@ class OpenSMTest(IbemuTestCase):
             names = [re.sub(r" HCA-\d+$", "", w) for w in walked]
             self.assertEqual([n for n in names if n in switches],
                              [h["node"] for h in hops[1:-1]], out)
+
+        # Traffic follows OpenSM's LFTs: one flow hca01 -> hca36 (incast
+        # with one source: the host after the hotspot) moves packets out
+        # of exactly the switch ports on that route, and no other.
+        hops = self.json_of("route", "--fabric", "rt", "hca01", "hca36")["route"]
+        on_route = {(h["node"], h["out_port"]) for h in hops[1:-1]}
+        self.assertEqual(len(on_route), 3)
+        self.ibemu("counters", "--fabric", "rt", "--reset", check=0)
+        self.ibemu("traffic", "--fabric", "rt", "incast", "--hotspot", "hca36",
+                   "--sources", "1", "--duration", "20us", check=0)
+        sent = {}
+        for c in self.json_of("counters", "--fabric", "rt")["counters"]:
+            if c["node"] not in switches:
+                continue
+            if (c["node"], c["port"]) in on_route:
+                sent[(c["node"], c["port"])] = c["xmit_pkts"]
+            else:
+                self.assertEqual(c["xmit_pkts"], 0, c)
+        # Every packet crossed every hop once.
+        self.assertEqual(len(set(sent.values())), 1, sent)
+        self.assertGreater(next(iter(sent.values())), 0)
         self.down("rt")
 
     def test_perfquery_reads_the_counters_traffic_left(self):
@@ -283,10 +309,10 @@ class OpenSMTest(IbemuTestCase):
         try:
             end = time.time() + 60
             while time.time() < end:
-                if os.path.exists(log) and "SUBNET UP" in open(log).read():
+                if os.path.exists(log) and "SUBNET UP" in read(log):
                     break
                 time.sleep(0.05)
-            self.assertIn("SUBNET UP", open(log).read())
+            self.assertIn("SUBNET UP", read(log))
             lid = {p["node"]: p["lid"] for p in
                    self.json_of("ports", "--fabric", "sm")["ports"]}
             cap = self.capmask("sm", lid["hca1"])
@@ -302,7 +328,7 @@ class OpenSMTest(IbemuTestCase):
                       host="hca2")
             end = time.time() + 60
             while time.time() < end:
-                text = open(log).read()
+                text = read(log)
                 if text.count("SUBNET UP") >= 2:
                     break
                 time.sleep(0.05)
