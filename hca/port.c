@@ -68,6 +68,13 @@ void ibemu__hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 {
 	struct ibemu_eport *p = &e->ports[pi];
 
+	if (p->state == IBEMU_PORT_DOWN) {
+		/* The link went down under it: lost, its credit given back. */
+		ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, e->now);
+		e->in_flight--;
+		ibemu_engine_pkt_free(e, pkt);
+		return;
+	}
 	p->cnt.rcv_pkts++;
 	p->cnt.unicast_rcv_pkts++;
 	p->cnt.rcv_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;

@@ -100,6 +100,13 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 	uint8_t out, in_vl;
 	int routed = 0;
 
+	if (in->state == IBEMU_PORT_DOWN) {
+		/* The link went down under it: lost, its credit given back. */
+		ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, pkt->t_tail);
+		e->in_flight--;
+		ibemu_engine_pkt_free(e, pkt);
+		return;
+	}
 	in->cnt.rcv_pkts++;
 	in->cnt.unicast_rcv_pkts++;
 	in->cnt.rcv_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "engine.h"
 #include "mad.h"
 #include "mad_pma.h"
@@ -422,6 +423,92 @@ static void test_gmp_needs_active(void)
 	teardown(&f);
 }
 
+/* Asks 'node''s SMA to take its port 'port' down (Get, then Set Down). */
+static void port_down(struct fixture *f, const char *node, unsigned port)
+{
+	struct ibemu_mad_smp smp = {
+		.hdr = {.base_version = 1,
+			.mgmt_class = IBEMU_MAD_CLASS_SUBN_LID,
+			.class_version = 1,
+			.method = IBEMU_MAD_METHOD_GET,
+			.attr_id = IBEMU_SMP_ATTR_PORT_INFO,
+			.attr_mod = port},
+	};
+	uint8_t req[IBEMU_MAD_LEN], resp[IBEMU_MAD_LEN];
+	struct ibemu_mad_port_info pi;
+	uint32_t n = ibemu_topo_find(f->t, node);
+
+	T_EQ_INT(ibemu_mad_smp_encode(&smp, req, sizeof(req)), 0);
+	T_EQ_INT(ibemu__agent_process(f->e, n, port, req, resp), 1);
+	T_EQ_INT(ibemu_mad_smp_decode(resp, sizeof(resp), &smp), 0);
+	T_EQ_INT(ibemu_mad_port_info_decode(smp.data, sizeof(smp.data), &pi),
+		 0);
+	pi.port_state = IBEMU_MAD_PORT_DOWN;
+	pi.port_phys_state = IBEMU_MAD_PHYS_NOP;
+	T_EQ_INT(ibemu_mad_port_info_encode(&pi, smp.data, sizeof(smp.data)),
+		 0);
+	smp.hdr.method = IBEMU_MAD_METHOD_SET;
+	T_EQ_INT(ibemu_mad_smp_encode(&smp, req, sizeof(req)), 0);
+	T_EQ_INT(ibemu__agent_process(f->e, n, port, req, resp), 1);
+	T_EQ_INT(ibemu_engine_port_state(f->e, port_of(f, node, port)),
+		 IBEMU_PORT_DOWN);
+}
+
+/*
+ * SMPs from hca1 and hca2 queue at sw1 for the one cable to sw2 (port 7);
+ * the SM takes that link down meanwhile. What waits for the Down port is
+ * discarded there (PortXmitDiscards) and nothing is stuck.
+ */
+static void test_down_port_discards_its_queue(void)
+{
+	const uint8_t p1[3] = {0, 1, 7}, p2[3] = {0, 1, 7};
+	struct ibemu_port_counters c, in;
+	struct fixture f;
+	struct ibemu_mad_msg m;
+	unsigned i, sent = 16;
+	uint64_t relay;
+	uint32_t out;
+
+	setup(&f, 1);
+	out = port_of(&f, "sw1", 7);
+	for (i = 0; i < sent / 2; i++) {
+		dr_get(&m, IBEMU_SMP_ATTR_NODE_INFO, p1, 2, i);
+		T_EQ_INT(ibemu_engine_mad_send(f.e, port_of(&f, "hca1", 1), &m),
+			 0);
+		dr_get(&m, IBEMU_SMP_ATTR_NODE_INFO, p2, 2, 100 + i);
+		m.mad[IBEMU_SMP_INITIAL_PATH_OFF + 1] = 1;
+		T_EQ_INT(ibemu_engine_mad_send(f.e, port_of(&f, "hca2", 1), &m),
+			 0);
+	}
+	/* Until some SMPs have left by sw1:7 and others wait for it. */
+	ibemu_engine_run(f.e, 300000, SIZE_MAX);
+	ibemu_engine_counters(f.e, out, &c);
+	T_TRUE(c.xmit_pkts > 0 && c.xmit_pkts < sent);
+	port_down(&f, "sw1", 7);
+	ibemu_engine_run(f.e, UINT64_MAX, SIZE_MAX);
+	ibemu_engine_counters(f.e, out, &c);
+	T_TRUE(c.xmit_discards > 0);
+	/*
+	 * Each SMP left before, was discarded while it waited for sw1:7, or
+	 * came after and found no usable output (PortRcvSwitchRelayErrors
+	 * at the input). None comes back: the way back was the same link,
+	 * and what was on the cable when it went down is lost.
+	 */
+	relay = 0;
+	for (i = 1; i <= 2; i++) {
+		ibemu_engine_counters(f.e, port_of(&f, "sw1", i), &in);
+		relay += in.rcv_switch_relay_errors;
+	}
+	T_EQ_U64(c.xmit_pkts + c.xmit_discards + relay, sent);
+	T_EQ_U64(f.in.n, 0);
+	T_EQ_U64(ibemu_engine_in_flight(f.e), 0);
+	/* The link retrained: both ends Init again, waiting for an SM. */
+	T_EQ_INT(ibemu_engine_port_state(f.e, out), IBEMU_PORT_INIT);
+	T_EQ_INT(ibemu_engine_port_state(f.e, port_of(&f, "sw2", 7)),
+		 IBEMU_PORT_INIT);
+	teardown(&f);
+}
+
 static const struct ibemu_test tests[] = {
 	{"dr_hop0", test_dr_hop0},
 	{"dr_one_switch_timing", test_dr_one_switch_timing},
@@ -432,6 +519,7 @@ static const struct ibemu_test tests[] = {
 	{"dr_mixed", test_dr_mixed},
 	{"gmp_pma", test_gmp_pma},
 	{"gmp_needs_active", test_gmp_needs_active},
+	{"down_port_discards_its_queue", test_down_port_discards_its_queue},
 	{NULL, NULL},
 };
 
