@@ -323,6 +323,33 @@ static void test_lid_routed_smp(void)
 	teardown(&f);
 }
 
+/* A LID no node has: the first switch has no LFT entry and drops it. */
+static void test_lid_to_missing_node(void)
+{
+	struct fixture f;
+	struct ibemu_mad_msg m;
+	struct ibemu_port_counters c;
+	struct ibemu_mad_smp smp = {
+		.hdr = {.base_version = 1,
+			.mgmt_class = IBEMU_MAD_CLASS_SUBN_LID,
+			.class_version = 1,
+			.method = IBEMU_MAD_METHOD_GET,
+			.attr_id = IBEMU_SMP_ATTR_NODE_INFO},
+	};
+
+	setup(&f, 1);
+	memset(&m, 0, sizeof(m));
+	T_EQ_INT(ibemu_mad_smp_encode(&smp, m.mad, sizeof(m.mad)), 0);
+	m.dlid = 999;
+	T_EQ_INT(ibemu_engine_mad_send(f.e, port_of(&f, "hca1", 1), &m), 0);
+	ibemu_engine_run(f.e, UINT64_MAX, SIZE_MAX);
+	T_EQ_INT(f.in.n, 0);
+	ibemu_engine_counters(f.e, port_of(&f, "sw1", 1), &c);
+	T_EQ_U64(c.rcv_switch_relay_errors, 1);
+	T_EQ_U64(ibemu_engine_in_flight(f.e), 0);
+	teardown(&f);
+}
+
 /*
  * A mixed route: LID-routed to sw2 (DrSLID = hca1's LID), then directed
  * from sw2 out of port 2 to hca4; the answer comes back the same way.
@@ -517,6 +544,7 @@ static const struct ibemu_test tests[] = {
 	{"dr_63_hops", test_dr_63_hops},
 	{"lid_routed_smp", test_lid_routed_smp},
 	{"dr_mixed", test_dr_mixed},
+	{"lid_to_missing_node", test_lid_to_missing_node},
 	{"gmp_pma", test_gmp_pma},
 	{"gmp_needs_active", test_gmp_needs_active},
 	{"down_port_discards_its_queue", test_down_port_discards_its_queue},
