@@ -17,8 +17,10 @@
 
 /* ib_umad's IB_UMAD_MAX_AGENTS, libibumad's UMAD_CA_MAX_AGENTS. */
 #define IBEMU_SESS_MAX_AGENTS 32u
-/* RECV messages a stream may hold while its process does not read. */
-#define IBEMU_SESS_QUEUE_MAX 1024u
+/* RECV messages a stream may hold while its process does not read, and
+ * their bytes (reassembled RMPP transfers are up to 256 KiB each). */
+#define IBEMU_SESS_QUEUE_MAX   1024u
+#define IBEMU_SESS_QUEUE_BYTES (16u << 20)
 /* IBA 13.4.2: ClassVersion indexes the kernel's tables below 8. */
 #define IBEMU_SESS_MAX_CLASS_VERSION 8u
 
@@ -54,6 +56,8 @@ struct ibemu_sess_agent {
 	uint8_t class_version;
 	uint8_t rmpp_version;
 	struct ibemu_sess_send *sends; /* outstanding requests, owned */
+	struct ibemu_sess_rmpp *rmpps; /* reassemblies in progress, owned */
+	uint32_t nrmpps;
 };
 
 /* A RECV message the stream's socket had no room for yet. */
@@ -86,6 +90,7 @@ struct ibemu_sess_conn {
 	struct ibemu_sess_agent *agents[IBEMU_SESS_MAX_AGENTS];
 	struct ibemu_sess_out *out_head, *out_tail;
 	uint32_t out_len;
+	size_t out_bytes;
 	uint64_t out_dropped;
 	uint64_t out_dropped_logged_ms;
 };
@@ -106,6 +111,9 @@ struct ibemu_sess_server {
 	uint32_t next_hi_tid;
 	uint64_t unclaimed; /* MADs for this fabric's ports nobody took */
 	uint64_t unclaimed_logged_ms;
+	uint64_t rmpp_dropped; /* RMPP segments and transfers dropped */
+	uint64_t rmpp_dropped_logged_ms;
+	uint8_t *rbuf; /* IBEMU_SESS_STREAM_MAX_MSG bytes: one message read */
 };
 
 /* sess_issm.c */
@@ -171,5 +179,37 @@ void ibemu__sess_agents_free(struct ibemu_sess_conn *c);
 /* A SEND on stream 'c' ('m' and its 'm->len' MAD bytes, checked). */
 void ibemu__sess_send(struct ibemu_sess_conn *c,
 		      const struct ibemu_sess_mad *m);
+
+/* sess_rmpp.c */
+/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
+int ibemu__sess_rmpp_class(uint8_t mgmt_class);
+/*
+ * ib_mad_kernel_rmpp_agent(): the daemon segments and reassembles for
+ * agent 'a' (registered with an RMPP version, without user RMPP).
+ */
+int ibemu__sess_rmpp_agent(const struct ibemu_sess_agent *a);
+/* 'mad' (36 bytes at least) is RMPP-active, of a class that uses RMPP. */
+int ibemu__sess_rmpp_active(const uint8_t *mad);
+/*
+ * Sends MAD 'mad' ('len' bytes) from global port 'port' as the RMPP DATA
+ * segments ib_mad would send for a write() of it: each a 256-byte MAD
+ * addressed as 'tmpl', with the class headers of 'tmpl->mad' (TID as it
+ * leaves) and the next part of the data of 'mad'. Returns 0 or the -errno
+ * of the engine.
+ */
+int ibemu__sess_rmpp_send(struct ibemu_engine *e, uint32_t port,
+			  const struct ibemu_mad_msg *tmpl, const uint8_t *mad,
+			  uint32_t len);
+/*
+ * Takes RMPP-active segment 'm' for agent 'a' (which reassembles). Returns
+ * 1 when it completes a transfer: the whole MAD in *out (malloc'd, the
+ * caller frees it) and its length in *len; 0 when the segment is kept for
+ * later or dropped (logged, at most once a second).
+ */
+int ibemu__sess_rmpp_recv(struct ibemu_sess_agent *a,
+			  const struct ibemu_mad_msg *m, uint8_t **out,
+			  uint32_t *len);
+/* Frees the reassemblies of agent 'a' (ib_cancel_rmpp_recvs). */
+void ibemu__sess_rmpp_cancel(struct ibemu_sess_agent *a);
 
 #endif

@@ -25,18 +25,12 @@
 #define RMPP_VERSION   1
 #define REG_FLAGS_CAP  0x1u
 #define MAD_OUI_OFF    37 /* vendor MADs: after the RMPP header, a pad */
+#define RMPP_HDR_LEN   12 /* IBA 13.6.2.1, after the MAD header */
 #define MAD_ATTRMOD_LO 23
 
 static int is_vendor2(uint8_t mgmt_class)
 {
 	return mgmt_class >= VENDOR2_FIRST && mgmt_class <= VENDOR2_LAST;
-}
-
-/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
-static int class_has_rmpp(uint8_t mgmt_class)
-{
-	return mgmt_class == 0x03 || mgmt_class == 0x06 || mgmt_class == 0x10 ||
-	       mgmt_class == 0x12 || is_vendor2(mgmt_class);
 }
 
 static int is_smp(uint8_t mgmt_class)
@@ -169,9 +163,10 @@ static void agent_free(struct ibemu_sess_conn *c, uint32_t id)
 	struct ibemu_sess_agent *a = c->agents[id];
 
 	/* ib_unregister_mad_agent cancels the agent's sends: they are not
-	 * reported (the kernel flushes them). */
+	 * reported (the kernel flushes them); and its reassemblies. */
 	while (a->sends)
 		send_free(a->sends);
+	ibemu__sess_rmpp_cancel(a);
 	c->agents[id] = NULL;
 	free(a);
 }
@@ -286,7 +281,7 @@ static int register_check(struct ibemu_sess_conn *c,
 			 r->mgmt_class);
 		return -EINVAL;
 	}
-	if (r->rmpp_version && !class_has_rmpp(r->mgmt_class)) {
+	if (r->rmpp_version && !ibemu__sess_rmpp_class(r->mgmt_class)) {
 		snprintf(why, whylen, "class 0x%02x does not use RMPP",
 			 r->mgmt_class);
 		return -EINVAL;
@@ -367,7 +362,7 @@ int ibemu__sess_unregister(struct ibemu_sess_conn *c, uint32_t id, char *why,
 
 static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 		      const struct ibemu_sess_mad *m,
-		      const struct ibemu_mad_msg *msg, uint64_t tid)
+		      const struct ibemu_mad_msg *msg, uint64_t tid, int rmpp)
 {
 	struct ibemu_sess_send *send;
 
@@ -382,12 +377,61 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	send->agent = a;
 	send->tid = tid;
 	send->timeout_ms = m->timeout_ms;
-	send->retries = m->retries;
+	/*
+	 * ib_retry_rmpp(): an RMPP transfer whose segments were all
+	 * acknowledged is not sent again; its request times out.
+	 */
+	send->retries = rmpp ? 0 : m->retries;
 	send->addr = m->addr;
 	send->msg = *msg;
 	send->next = a->sends;
 	a->sends = send;
 	uv_timer_start(&send->timer, send_timeout_cb, m->timeout_ms, 0);
+	return 0;
+}
+
+/*
+ * ib_umad_write and ib_create_send_mad: a MAD is RMPP-active when its
+ * agent reassembles, its class uses RMPP and its Active flag is set; only
+ * such a MAD may be longer than 256 bytes. Returns 1 (RMPP-active), 0, or
+ * -EINVAL.
+ */
+static int send_kind(const struct ibemu_sess_agent *a,
+		     const struct ibemu_sess_mad *m)
+{
+	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(m->mad))
+		return 1;
+	return m->len > IBEMU_MAD_MSG_LEN ? -EINVAL : 0;
+}
+
+/*
+ * The MAD of SEND 'm' (its first 256 bytes) addressed as the port's QP0
+ * or QP1 sends it; 0, or -EINVAL for a P_Key index that names no P_Key.
+ */
+static int send_msg_fill(struct ibemu_sess_conn *c,
+			 const struct ibemu_sess_agent *a,
+			 const struct ibemu_sess_mad *m,
+			 struct ibemu_mad_msg *msg)
+{
+	memset(msg, 0, sizeof(*msg));
+	memcpy(msg->mad, m->mad,
+	       m->len < IBEMU_MAD_MSG_LEN ? m->len : IBEMU_MAD_MSG_LEN);
+	/*
+	 * ib_umad_write copies the MAD header and, for an agent that
+	 * reassembles, what follows the RMPP header: the kernel writes that
+	 * header itself (zeros unless the MAD is RMPP-active).
+	 */
+	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_class(msg->mad[1]))
+		memset(msg->mad + IBEMU_MAD_HDR_LEN, 0, RMPP_HDR_LEN);
+	msg->slid = 0; /* the port's LID */
+	msg->dlid = m->addr.lid;
+	msg->sl = m->addr.sl & 0xf;
+	msg->dst_qp = m->addr.qpn;
+	msg->src_qp = is_smp(msg->mad[1]) ? 0 : 1;
+	msg->qkey = m->addr.qkey;
+	msg->pkey = ibemu__sess_pkey(c->s, c->port_index, m->addr.pkey_index);
+	if (!msg->pkey && !is_smp(msg->mad[1]))
+		return -EINVAL;
 	return 0;
 }
 
@@ -397,7 +441,7 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 	struct ibemu_sess_agent *a = c->agents[m->agent_id];
 	struct ibemu_mad_msg msg;
 	uint64_t tid;
-	int ret;
+	int ret, rmpp;
 
 	if (!a) {
 		/* Not a protocol error: an UNREGISTER (on another connection)
@@ -408,23 +452,17 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 				 (long)c->pid, m->agent_id);
 		return;
 	}
-	if (m->len > IBEMU_MAD_MSG_LEN) {
+	rmpp = send_kind(a, m);
+	if (rmpp < 0) {
 		ibemu_daemon_log(d,
-				 "process %ld sent a MAD of %u bytes; RMPP "
-				 "segmentation is not emulated yet, dropped",
-				 (long)c->pid, m->len);
+				 "process %ld sent a MAD of %u bytes (class "
+				 "0x%02x) as agent %u, which is not an "
+				 "RMPP-active MAD of an agent with RMPP; the "
+				 "kernel refuses it (EINVAL), dropped",
+				 (long)c->pid, m->len, m->mad[1], a->id);
 		return;
 	}
-	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.mad, m->mad, m->len);
-	msg.slid = 0; /* the port's LID */
-	msg.dlid = m->addr.lid;
-	msg.sl = m->addr.sl & 0xf;
-	msg.dst_qp = m->addr.qpn;
-	msg.src_qp = is_smp(msg.mad[1]) ? 0 : 1;
-	msg.qkey = m->addr.qkey;
-	msg.pkey = ibemu__sess_pkey(c->s, c->port_index, m->addr.pkey_index);
-	if (!msg.pkey && !is_smp(msg.mad[1])) {
+	if (send_msg_fill(c, a, m, &msg)) {
 		/* The kernel fails such a send: the index names no P_Key. */
 		ibemu_daemon_log(d,
 				 "process %ld sent a MAD with P_Key index "
@@ -441,7 +479,7 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 		      (mad_tid(msg.mad) & 0xffffffff);
 		mad_set_tid(msg.mad, tid);
 		if (m->timeout_ms) {
-			ret = send_track(c, a, m, &msg, tid);
+			ret = send_track(c, a, m, &msg, tid, rmpp);
 			if (ret) {
 				ibemu_daemon_log(
 					d,
@@ -452,7 +490,11 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 			}
 		}
 	}
-	ret = ibemu_engine_mad_send(d->engine, c->port_index, &msg);
+	if (rmpp)
+		ret = ibemu__sess_rmpp_send(d->engine, c->port_index, &msg,
+					    m->mad, m->len);
+	else
+		ret = ibemu_engine_mad_send(d->engine, c->port_index, &msg);
 	if (ret)
 		ibemu_daemon_log(d, "cannot send a MAD from %s port %u: %s",
 				 d->topo->nodes[c->node].name, c->port,
@@ -499,17 +541,63 @@ static struct ibemu_sess_agent *response_agent(struct ibemu_sess_server *s,
 	return NULL;
 }
 
+/*
+ * ib_mad_complete_recv: a response completes its request; one that
+ * matches none (late, or sent without a timeout) is dropped, but for an
+ * agent that does RMPP itself (or not at all), which gets every segment of
+ * an RMPP-active response. Returns whether agent 'a' takes 'mad'.
+ */
+static int response_taken(struct ibemu_sess_server *s, uint32_t port,
+			  struct ibemu_sess_agent *a, const uint8_t *mad)
+{
+	struct ibemu_sess_send *send = send_find(a, mad_tid(mad), mad[1]);
+
+	if (send) {
+		uv_timer_stop(&send->timer);
+		send_free(send);
+		return 1;
+	}
+	if (!ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(mad))
+		return 1;
+	unclaimed(s, port, mad, "a response to no outstanding request");
+	return 0;
+}
+
 void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 			  const struct ibemu_mad_msg *m)
 {
 	struct ibemu_sess_server *s = d->sess;
 	struct ibemu_sess_agent *a;
-	struct ibemu_sess_send *send;
 	struct ibemu_sess_addr addr;
-	uint64_t tid = mad_tid(m->mad);
+	const uint8_t *mad = m->mad;
+	uint32_t len = IBEMU_MAD_MSG_LEN;
+	uint8_t *whole = NULL;
+	int response;
 
 	if (!s)
 		return;
+	response = is_response(mad);
+	if (response)
+		a = response_agent(s, port, (uint32_t)(mad_tid(mad) >> 32));
+	else
+		a = request_agent(s, port, mad);
+	if (!a) {
+		unclaimed(s, port, mad,
+			  response ? "a response for no agent"
+				   : "no agent registered for it");
+		return;
+	}
+	/*
+	 * ib_mad_complete_recv: the segments of an RMPP transfer become one
+	 * MAD (IBA 13.6) before it may complete a request.
+	 */
+	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(mad)) {
+		if (!ibemu__sess_rmpp_recv(a, m, &whole, &len))
+			return;
+		mad = whole;
+	}
+	if (response && !response_taken(s, port, a, mad))
+		goto out;
 	/* The sender, as ib_umad's recv_handler reports it. */
 	memset(&addr, 0, sizeof(addr));
 	addr.qpn = m->src_qp;
@@ -517,33 +605,7 @@ void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 	addr.lid = m->slid;
 	addr.sl = m->sl;
 	addr.pkey_index = ibemu__sess_pkey_index(s, port, m->pkey);
-	if (is_response(m->mad)) {
-		a = response_agent(s, port, (uint32_t)(tid >> 32));
-		if (!a) {
-			unclaimed(s, port, m->mad, "a response for no agent");
-			return;
-		}
-		/*
-		 * ib_mad_complete_recv: a response completes its request; one
-		 * that matches none (late, or sent without a timeout) is
-		 * dropped.
-		 */
-		send = send_find(a, tid, m->mad[1]);
-		if (!send) {
-			unclaimed(s, port, m->mad,
-				  "a response to no outstanding request");
-			return;
-		}
-		uv_timer_stop(&send->timer);
-		send_free(send);
-	} else {
-		a = request_agent(s, port, m->mad);
-		if (!a) {
-			unclaimed(s, port, m->mad,
-				  "no agent registered for it");
-			return;
-		}
-	}
-	ibemu__sess_deliver(a->stream, a->id, 0, &addr, m->mad,
-			    IBEMU_MAD_MSG_LEN);
+	ibemu__sess_deliver(a->stream, a->id, 0, &addr, mad, len);
+out:
+	free(whole);
 }

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define IBEMU_SESS_MAGIC   0x49425353u /* "IBSS" */
-#define IBEMU_SESS_VERSION 1u
+#define IBEMU_SESS_VERSION 2u /* 2: MADs of RMPP transfers, up to 256 KiB */
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -56,10 +56,22 @@ _Static_assert(sizeof(struct ibemu_sess_hdr) == 16, "sess header is 16 bytes");
 /* umad_ca_t holds ports 1-9 (UMAD_CA_MAX_PORTS - 1). */
 #define IBEMU_SESS_MAX_PORTS 9
 #define IBEMU_SESS_PKEYS     32
-/* MAD bytes in one message: 256 for every class served today, more once
- * RMPP is emulated. */
-#define IBEMU_SESS_MAD_MAX 2048
-#define IBEMU_SESS_MAX_MSG 4096 /* header + payload */
+/* A call's request or reply, header included. */
+#define IBEMU_SESS_MAX_MSG 4096
+/*
+ * MAD bytes in one SEND or RECV: a MAD of 256 bytes, or the whole message
+ * of an RMPP transfer (IBA 13.6), which the daemon segments and reassembles
+ * as the kernel's ib_mad does for agents registered with an RMPP version.
+ * The kernel has no such bound; 256 KiB holds the NodeRecords of 2,300
+ * nodes (OpenSM answers 'saquery NR' on fat-tree-2l-1152 with 137 KB).
+ */
+#define IBEMU_SESS_MAD_MAX (256u * 1024)
+/*
+ * The largest message on a port stream. A Unix socket refuses a message
+ * larger than its send buffer (EMSGSIZE), so both ends set SO_SNDBUF to
+ * this (the kernel doubles it; net.core.wmem_default is 208 KiB).
+ */
+#define IBEMU_SESS_STREAM_MAX_MSG (16u + 64u + IBEMU_SESS_MAD_MAX)
 
 /*
  * Which HCA a process wants: 'host' by name, or empty for the one this
@@ -166,9 +178,13 @@ _Static_assert(sizeof(struct ibemu_sess_addr) == 40, "addr is 40 bytes");
  * 'timeout_ms' or comes back with status ETIMEDOUT after 'retries' more
  * tries) and RECV (from 'addr', for 'agent_id'; 'status' 0 or an errno
  * such as ETIMEDOUT, with the header of the MAD that was sent, as ib_umad
- * returns it). 'len' MAD bytes follow. A stream has no replies: a SEND
- * that breaks the protocol closes it, one the daemon cannot carry (an
- * agent just unregistered, a duplicate TID) is dropped and logged.
+ * returns it). 'len' MAD bytes follow: 256, or for an agent registered
+ * with an RMPP version and an RMPP-active MAD of a class that uses RMPP,
+ * the whole message of the transfer (up to IBEMU_SESS_MAD_MAX), which the
+ * daemon carries as segments, as ib_umad's write() and read() do. A
+ * stream has no replies: a SEND that breaks the protocol closes it, one
+ * the daemon cannot carry (an agent just unregistered, a duplicate TID) is
+ * dropped and logged.
  */
 struct ibemu_sess_mad {
 	uint32_t agent_id;
@@ -182,8 +198,13 @@ struct ibemu_sess_mad {
 };
 _Static_assert(sizeof(struct ibemu_sess_mad) == 64, "mad header is 64 bytes");
 _Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) +
-			       IBEMU_SESS_MAD_MAX <=
+			       IBEMU_SESS_MAD_MAX ==
+		       IBEMU_SESS_STREAM_MAX_MSG,
+	       "a stream message is a RECV or SEND of the largest MAD");
+_Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_ca) +
+			       IBEMU_SESS_MAX_PORTS *
+				       sizeof(struct ibemu_sess_port) <=
 		       IBEMU_SESS_MAX_MSG,
-	       "a MAD message fits the largest message");
+	       "a CA_QUERY reply fits a call's message");
 
 #endif

@@ -158,6 +158,7 @@ static int out_flush(struct ibemu_sess_conn *c)
 		if (!c->out_head)
 			c->out_tail = NULL;
 		c->out_len--;
+		c->out_bytes -= o->len;
 		free(o);
 	}
 	return 1;
@@ -216,7 +217,8 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 		if (n >= 0 || (errno != EAGAIN && errno != ENOBUFS))
 			return; /* sent, or the process is gone */
 	}
-	if (c->out_len >= IBEMU_SESS_QUEUE_MAX) {
+	if (c->out_len >= IBEMU_SESS_QUEUE_MAX ||
+	    c->out_bytes + total > IBEMU_SESS_QUEUE_BYTES) {
 		out_dropped(c);
 		return;
 	}
@@ -235,6 +237,7 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 		c->out_head = o;
 	c->out_tail = o;
 	c->out_len++;
+	c->out_bytes += total;
 	conn_watch(c, UV_READABLE | UV_WRITABLE);
 }
 
@@ -525,15 +528,21 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 
 static void conn_read(struct ibemu_sess_conn *c)
 {
-	/* Aligned for the payload structs, which begin 16 bytes in. */
-	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	/* The server's buffer, malloc'd: aligned for the payload structs,
+	 * which begin 16 bytes in. */
+	uint8_t *buf = c->s->rbuf;
+	size_t max;
 	ssize_t n;
 	int i;
 
 	for (i = 0; i < READS_PER_EVENT && !c->closing; i++) {
+		/* Only a port stream carries MADs of RMPP transfers. */
+		max = c->kind == IBEMU_SESS_CONN_STREAM
+			      ? IBEMU_SESS_STREAM_MAX_MSG
+			      : IBEMU_SESS_MAX_MSG;
 		/* MSG_TRUNC: the length of the whole message, even one
 		 * larger than the buffer. */
-		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		n = recv(c->fd, buf, max, MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
@@ -546,10 +555,10 @@ static void conn_read(struct ibemu_sess_conn *c)
 			ibemu__sess_conn_close(c, NULL); /* EOF */
 			return;
 		}
-		if ((size_t)n > sizeof(buf)) {
+		if ((size_t)n > max) {
 			proto_error(c, -EMSGSIZE,
-				    "message of %zd bytes; at most %u", n,
-				    IBEMU_SESS_MAX_MSG);
+				    "message of %zd bytes; at most %zu", n,
+				    max);
 			return;
 		}
 		handle(c, buf, (size_t)n);
@@ -583,6 +592,7 @@ static void conn_cb(uv_poll_t *h, int status, int events)
 
 static void conn_accept(struct ibemu_sess_server *s, int fd)
 {
+	int sndbuf = IBEMU_SESS_STREAM_MAX_MSG;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct ibemu_sess_conn *c;
@@ -600,6 +610,8 @@ static void conn_accept(struct ibemu_sess_server *s, int fd)
 		close(fd);
 		return;
 	}
+	/* A RECV of the largest MAD must fit the send buffer (sess_proto.h). */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	c->s = s;
 	c->fd = fd;
 	c->pid = cred.pid;
@@ -674,6 +686,11 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	s->fd = -1;
 	s->next_hi_tid = 1;
 	s->issm_fd = -1;
+	s->rbuf = malloc(IBEMU_SESS_STREAM_MAX_MSG);
+	if (!s->rbuf) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	ret = path_join(s->sock_path, d->paths.dir, IBEMU_SESS_SOCKET);
 	if (ret)
 		goto err_free;
@@ -698,6 +715,7 @@ err_sock:
 	close(s->fd);
 	unlink(s->sock_path);
 err_free:
+	free(s->rbuf);
 	free(s);
 err_log:
 	ibemu_daemon_log(d,
@@ -720,6 +738,7 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
 	ibemu__sess_bind_fini(s);
+	free(s->rbuf);
 	free(s);
 }
 

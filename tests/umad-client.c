@@ -10,6 +10,7 @@
  *   umad-client smp [P1,P2,...]    DR SMP Get(NodeInfo) along a path
  *   umad-client hold SECONDS [P..] open, register, (send a request), wait
  *   umad-client short              a receive into a too short buffer
+ *   umad-client rmpp               an RMPP transfer to its own port
  *   umad-client errors             return conventions of failing calls
  *   umad-client strings            umad_str.h names and a device list sort
  */
@@ -30,6 +31,14 @@
 #define ATTR_NODE_INFO 0x0011
 #define TIMEOUT_MS     1000
 
+/* SA (IBA 15.2.1.1): MAD, RMPP and SA headers, then the records. */
+#define CLASS_SA     0x03
+#define SA_VERSION   2
+#define SA_HDR_LEN   56
+#define SA_GET_TABLE 0x12
+#define RMPP_LEN     5096 /* 45 NodeRecords */
+#define QP1_QKEY     0x80010000
+
 static uint64_t get_be64(const uint8_t *p)
 {
 	uint64_t v = 0;
@@ -38,6 +47,12 @@ static uint64_t get_be64(const uint8_t *p)
 	for (i = 0; i < 8; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
 }
 
 static int cmd_ca(void)
@@ -243,6 +258,81 @@ static int cmd_short(void)
 	return 0;
 }
 
+/* An RMPP-active GetTable of RMPP_LEN bytes (IBA 13.6.2.1 header). */
+static void sa_build(void *umad, uint16_t lid)
+{
+	uint8_t *mad = umad_get_mad(umad);
+	int i;
+
+	memset(mad, 0, RMPP_LEN);
+	mad[0] = 1; /* BaseVersion */
+	mad[1] = CLASS_SA;
+	mad[2] = SA_VERSION;
+	mad[3] = SA_GET_TABLE;
+	mad[15] = 0x42; /* TID */
+	mad[17] = 0x11; /* NodeRecord */
+	mad[24] = 1;	/* RMPPVersion */
+	mad[25] = 1;	/* RMPPType: DATA */
+	mad[26] = 1;	/* RMPPFlags: Active */
+	for (i = SA_HDR_LEN; i < RMPP_LEN; i++)
+		mad[i] = (uint8_t)(i * 7);
+	umad_set_addr(umad, lid, 1, 0, QP1_QKEY);
+}
+
+static int cmd_rmpp(void)
+{
+	size_t size = umad_size() + RMPP_LEN;
+	void *out = calloc(1, size), *in = calloc(1, size);
+	long mask[16 / sizeof(long)] = {0};
+	int fd, taker, sender, plain, len, ret;
+	const uint8_t *a;
+	uint8_t *b;
+	umad_port_t port;
+
+	if (!out || !in || umad_init() < 0)
+		return 1;
+	fd = umad_open_port(NULL, 0);
+	if (fd < 0 || umad_get_port(NULL, 0, &port))
+		return 1;
+	mask[0] = 1L << SA_GET_TABLE;
+	taker = umad_register(fd, CLASS_SA, SA_VERSION, 1, mask);
+	sender = umad_register(fd, CLASS_SA, SA_VERSION, 1, NULL);
+	plain = umad_register(fd, CLASS_SA, SA_VERSION, 0, NULL);
+	printf("taker=%d sender=%d plain=%d\n", taker, sender, plain);
+	/* To its own LID: the transfer comes back to the taker. */
+	sa_build(out, (uint16_t)port.base_lid);
+	printf("send=%d\n", umad_send(fd, sender, out, RMPP_LEN, 0, 0));
+	umad_poll(fd, 10 * TIMEOUT_MS);
+	len = MAD_LEN;
+	errno = 0;
+	ret = umad_recv(fd, in, &len, 0);
+	printf("short_recv=%d short_errno=%d need=%d\n", ret, errno, len);
+	ret = umad_recv(fd, in, &len, 0);
+	a = umad_get_mad(in);
+	b = umad_get_mad(out);
+	printf("full_recv=%d len=%d status=%d same=%d\n", ret, len,
+	       umad_status(in),
+	       len == RMPP_LEN && !memcmp(a + 36, b + 36, RMPP_LEN - 36));
+	printf("rmpp_flags=0x%02x segment=%u paylen=%u\n", a[26],
+	       get_be32(a + 28), get_be32(a + 32));
+	/* Longer than a MAD and not RMPP-active, or by an agent without
+	 * RMPP: the kernel's ib_create_send_mad() refuses both. */
+	errno = 0;
+	b[26] = 0;
+	ret = umad_send(fd, sender, out, 300, 0, 0);
+	printf("send_not_active=%d not_active_errno=%d\n", ret, errno);
+	errno = 0;
+	b[26] = 1;
+	ret = umad_send(fd, plain, out, 300, 0, 0);
+	printf("send_no_rmpp=%d no_rmpp_errno=%d\n", ret, errno);
+	printf("poll_after=%d\n", umad_poll(fd, 200));
+	umad_release_port(&port);
+	umad_close_port(fd);
+	free(in);
+	free(out);
+	return 0;
+}
+
 /* Everything umad_str.h names, and a sort: compared with rdma-core's. */
 static int cmd_strings(void)
 {
@@ -364,12 +454,14 @@ int main(int argc, char **argv)
 		ret = cmd_hold(atoi(argv[2]), argc > 3 ? argv[3] : NULL);
 	else if (argc >= 2 && !strcmp(argv[1], "short"))
 		ret = cmd_short();
+	else if (argc >= 2 && !strcmp(argv[1], "rmpp"))
+		ret = cmd_rmpp();
 	else if (argc >= 2 && !strcmp(argv[1], "errors"))
 		ret = cmd_errors();
 	else if (argc >= 2 && !strcmp(argv[1], "strings"))
 		ret = cmd_strings();
 	else
 		fprintf(stderr, "usage: umad-client ca|smp [PATH]|hold SECONDS "
-				"[PATH]|short|errors|strings\n");
+				"[PATH]|short|rmpp|errors|strings\n");
 	return ret;
 }

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -108,11 +109,13 @@ UMAD_EXPORT int umad_get_fd(int fd)
 static int do_register(int fd, struct ibemu_sess_register *r)
 {
 	int ret = ibemu__umad_port_session(fd, &r->session);
+	/* ib_mad_kernel_rmpp_agent(): RMPP done for it, not by it. */
+	int rmpp = r->rmpp_version && !(r->flags & UMAD_USER_RMPP);
 
 	if (!ret)
 		ret = ibemu__umad_register(r);
 	if (!ret)
-		ibemu__umad_port_set_agent(fd, r->agent_id, 1);
+		ibemu__umad_port_set_agent(fd, r->agent_id, 1, rmpp);
 	return ret;
 }
 
@@ -216,7 +219,7 @@ UMAD_EXPORT int umad_unregister(int fd, int agentid)
 		errno = -ret;
 		return -1;
 	}
-	ibemu__umad_port_set_agent(fd, (uint32_t)agentid, 0);
+	ibemu__umad_port_set_agent(fd, (uint32_t)agentid, 0, 0);
 	return 0;
 }
 
@@ -294,12 +297,19 @@ UMAD_EXPORT int umad_set_addr_net(void *umad, __be16 dlid, __be32 dqp, int sl,
 	return 0;
 }
 
+/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
+static int class_has_rmpp(uint8_t mgmt_class)
+{
+	return mgmt_class == 0x03 || mgmt_class == 0x06 || mgmt_class == 0x10 ||
+	       mgmt_class == 0x12 || (mgmt_class >= 0x30 && mgmt_class <= 0x4f);
+}
+
 /* The checks ib_umad_write() makes before a MAD leaves: -errno or 0. */
-static int send_check(int fd, int agentid, int length)
+static int send_check(int fd, int agentid, const uint8_t *mad, int length)
 {
 	uint64_t session;
 
-	if (length < UMAD_MIN_MAD_LEN || length > IBEMU_SESS_MAD_MAX)
+	if (length < UMAD_MIN_MAD_LEN || length > (int)IBEMU_SESS_MAD_MAX)
 		return -EINVAL;
 	if (agentid < 0 || agentid >= UMAD_CA_MAX_AGENTS)
 		return -EINVAL;
@@ -307,6 +317,15 @@ static int send_check(int fd, int agentid, int length)
 		return -EBADF;
 	if (!ibemu__umad_port_has_agent(fd, (uint32_t)agentid))
 		return -EIO;
+	/*
+	 * ib_create_send_mad(): only an RMPP-active MAD (an agent the kernel
+	 * does RMPP for, a class with RMPP, the Active flag of the RMPP
+	 * header, IBA 13.6.2.1) may be longer than one MAD.
+	 */
+	if (length > UMAD_MAD_LEN &&
+	    !(ibemu__umad_port_agent_rmpp(fd, (uint32_t)agentid) &&
+	      class_has_rmpp(mad[1]) && (mad[UMAD_RMPP_FLAGS_OFF] & 1)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -323,6 +342,22 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return n == 0 ? -ETIMEDOUT : -EIO;
 }
 
+/* Sends one message whole; 0, or -1 and errno. */
+static int send_all(int fd, const void *msg, size_t len)
+{
+	ssize_t n;
+
+	/* The kernel always takes a MAD; a full socket only waits. */
+	for (;;) {
+		n = send(fd, msg, len, MSG_NOSIGNAL);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			break;
+		if (errno == EAGAIN && wait_fd(fd, POLLOUT, -1))
+			break;
+	}
+	return n == (ssize_t)len ? 0 : -1;
+}
+
 UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 			  int timeout_ms, int retries)
 {
@@ -331,9 +366,9 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 		struct ibemu_sess_hdr h;
 		struct ibemu_sess_mad m;
 	} head;
-	uint8_t msg[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	uint8_t small[sizeof(head) + UMAD_MAD_LEN] __attribute__((aligned(8)));
+	uint8_t *msg = small;
 	size_t total;
-	ssize_t n;
 	int ret;
 
 	errno = 0;
@@ -342,7 +377,7 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 	mad->agent_id = (uint32_t)agentid;
 	if (ibemu__umad_debug_level() > 1)
 		umad_dump(mad);
-	ret = send_check(fd, agentid, length);
+	ret = send_check(fd, agentid, mad->data, length);
 	if (ret) {
 		/* rdma-core: the write's errno, and -EIO. */
 		errno = -ret;
@@ -372,20 +407,29 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 	/*
 	 * One copy first: callers such as OpenSM free the MAD as soon as its
 	 * answer comes back, which may be before this call returns; nothing
-	 * here may read their buffer once it is on its way.
+	 * here may read their buffer once it is on its way (ASan's sendmsg
+	 * checks the buffer after the call). RMPP transfers, up to 256 KiB,
+	 * are copied to the heap.
 	 */
 	total = sizeof(head) + (size_t)length;
+	if (total > sizeof(small)) {
+		msg = malloc(total);
+		if (!msg) {
+			errno = ENOMEM;
+			return -EIO;
+		}
+	}
 	memcpy(msg, &head, sizeof(head));
 	memcpy(msg + sizeof(head), mad->data, (size_t)length);
-	/* The kernel always takes a MAD; a full socket only waits. */
-	for (;;) {
-		n = send(fd, msg, total, MSG_NOSIGNAL);
-		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
-			break;
-		if (errno == EAGAIN && wait_fd(fd, POLLOUT, -1))
-			break;
+	ret = send_all(fd, msg, total);
+	if (msg != small) {
+		/* free() must not clobber the send's errno. */
+		int err = errno;
+
+		free(msg);
+		errno = err;
 	}
-	if (n == (ssize_t)total)
+	if (!ret)
 		return 0;
 	UMAD_DEBUG("send on fd %d failed: %m", fd);
 	if (!errno)
@@ -415,18 +459,14 @@ static void addr_to_umad(ib_mad_addr_t *a, const struct ibemu_sess_addr *s)
 	a->pkey_index = s->pkey_index;
 }
 
-/* Whether 'buf' (n bytes) is a well-formed RECV; its MAD header out. */
-static int recv_valid(const uint8_t *buf, size_t n, struct ibemu_sess_mad *m)
+/* Whether a RECV of 'n' bytes starting with 'h' and 'm' is well formed. */
+static int recv_valid(const struct ibemu_sess_hdr *h,
+		      const struct ibemu_sess_mad *m, size_t n)
 {
-	struct ibemu_sess_hdr h;
-
-	if (n < sizeof(h) + sizeof(*m))
-		return 0;
-	memcpy(&h, buf, sizeof(h));
-	memcpy(m, buf + sizeof(h), sizeof(*m));
-	return h.magic == IBEMU_SESS_MAGIC && h.version == IBEMU_SESS_VERSION &&
-	       h.type == IBEMU_SESS_RECV && h.len == n - sizeof(h) &&
-	       m->len == h.len - sizeof(*m) && m->len <= IBEMU_SESS_MAD_MAX;
+	return n >= sizeof(*h) + sizeof(*m) && n <= IBEMU_SESS_STREAM_MAX_MSG &&
+	       h->magic == IBEMU_SESS_MAGIC &&
+	       h->version == IBEMU_SESS_VERSION && h->type == IBEMU_SESS_RECV &&
+	       h->len == n - sizeof(*h) && m->len == h->len - sizeof(*m);
 }
 
 /*
@@ -438,44 +478,57 @@ static pthread_mutex_t recv_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Reads one RECV into 'mad'; -errno, or the agent id. */
 static int recv_one(int fd, struct ib_user_mad *mad, int *length)
 {
-	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
 	size_t room = *length > 0 ? (size_t)*length : 0;
-	struct ibemu_sess_mad m;
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_mad m;
+	} head;
+	struct iovec iov[2] = {
+		{.iov_base = &head, .iov_len = sizeof(head)},
+		{.iov_base = mad->data, .iov_len = room},
+	};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
 	ssize_t n;
 
+	/*
+	 * A look first, with as much of the MAD as fits: MSG_TRUNC says the
+	 * length of the whole message. ib_umad too copies the first part of
+	 * a MAD too long for the buffer.
+	 */
+	memset(&head, 0, sizeof(head));
 	do
-		n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_TRUNC);
+		n = recvmsg(fd, &mh, MSG_PEEK | MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -EIO; /* the daemon has gone: the port is dead */
-	if ((size_t)n > sizeof(buf) || !recv_valid(buf, (size_t)n, &m)) {
+	if (!recv_valid(&head.h, &head.m, (size_t)n)) {
 		/* Not from a daemon of ours: drop it, report an I/O error. */
-		recv(fd, buf, sizeof(buf), 0);
+		recv(fd, &head, sizeof(head), 0);
 		return -EIO;
 	}
-	mad->agent_id = m.agent_id;
-	mad->status = m.status;
-	mad->timeout_ms = m.timeout_ms;
-	mad->retries = m.retries;
-	mad->length = (uint32_t)(umad_size() + m.len);
-	addr_to_umad(&mad->addr, &m.addr);
-	if (m.len > room) {
+	mad->agent_id = head.m.agent_id;
+	mad->status = head.m.status;
+	mad->timeout_ms = head.m.timeout_ms;
+	mad->retries = head.m.retries;
+	mad->length = (uint32_t)(umad_size() + head.m.len);
+	addr_to_umad(&mad->addr, &head.m.addr);
+	if (head.m.len > room) {
 		/*
 		 * ib_umad: a buffer too short keeps the MAD queued and reports
 		 * ENOSPC with the length it needs in the header.
 		 */
-		*length = (int)m.len;
+		*length = (int)head.m.len;
 		return -ENOSPC;
 	}
-	n = recv(fd, buf, sizeof(buf), 0);
+	do
+		n = recvmsg(fd, &mh, 0);
+	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	memcpy(mad->data, buf + sizeof(struct ibemu_sess_hdr) + sizeof(m),
-	       m.len);
-	*length = (int)m.len;
-	return (int)m.agent_id;
+	*length = (int)head.m.len;
+	return (int)head.m.agent_id;
 }
 
 UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)

@@ -18,6 +18,10 @@
 
 /* ib_umad's IB_MGMT_RMPP_HDR: a MAD write shorter than this is refused. */
 #define UMAD_MIN_MAD_LEN 36
+/* IBA 13.4.1: one MAD; longer ones are RMPP transfers (IBA 13.6). */
+#define UMAD_MAD_LEN 256
+/* IBA 13.6.2.1: RRespTime and RMPPFlags (Active is bit 0). */
+#define UMAD_RMPP_FLAGS_OFF 26
 
 /* umad_debug()'s level. */
 int ibemu__umad_debug_level(void);
@@ -58,13 +62,16 @@ int ibemu__umad_runtime_dir(char *dir, size_t len);
 
 /*
  * Open ports, by fd: the session that names the stream in REGISTER and
- * UNREGISTER, and which agent ids are registered on it.
+ * UNREGISTER, which agent ids are registered on it, and for which of them
+ * the kernel would do RMPP (an RMPP version, no UMAD_USER_RMPP flag).
  */
 int ibemu__umad_port_add(int fd, uint64_t session);
 void ibemu__umad_port_del(int fd);
 /* 0 and the session, or -EBADF for an fd that is not an open port. */
 int ibemu__umad_port_session(int fd, uint64_t *session);
-void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered);
+void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered,
+				int rmpp);
 int ibemu__umad_port_has_agent(int fd, uint32_t agent_id);
+int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id);
 
 #endif

@@ -238,7 +238,7 @@ int ibemu__umad_open(unsigned port, struct ibemu_sess_opened *out)
 	struct ibemu_sess_bind b;
 	char why[256];
 	size_t got;
-	int fd, ret;
+	int fd, ret, sndbuf;
 
 	ret = bind_fill(&b, port);
 	if (ret)
@@ -261,7 +261,10 @@ int ibemu__umad_open(unsigned port, struct ibemu_sess_opened *out)
 		return ret;
 	}
 	/* rdma-core opens the umad device O_NONBLOCK; the stream behaves
-	 * alike, and a receive waits in poll() only. */
+	 * alike, and a receive waits in poll() only. A SEND of the largest
+	 * MAD must fit the socket's send buffer (see sess_proto.h). */
+	sndbuf = IBEMU_SESS_STREAM_MAX_MSG;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
 		ret = -errno;
 		close(fd);
@@ -313,6 +316,7 @@ int ibemu__umad_unregister(uint64_t session, uint32_t agent_id)
 struct port_slot {
 	uint64_t session;
 	uint32_t agents; /* bit i: agent id i is registered */
+	uint32_t rmpp;	 /* bit i: ... and the kernel does RMPP for it */
 	int open;
 };
 
@@ -339,6 +343,7 @@ int ibemu__umad_port_add(int fd, uint64_t session)
 	}
 	ports[fd].session = session;
 	ports[fd].agents = 0;
+	ports[fd].rmpp = 0;
 	ports[fd].open = 1;
 	pthread_mutex_unlock(&ports_lock);
 	return 0;
@@ -365,27 +370,41 @@ int ibemu__umad_port_session(int fd, uint64_t *session)
 	return ret;
 }
 
-void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered)
+void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered,
+				int rmpp)
 {
+	uint32_t bit;
+
 	pthread_mutex_lock(&ports_lock);
 	if (fd >= 0 && (size_t)fd < nports && ports[fd].open &&
 	    agent_id < UMAD_CA_MAX_AGENTS) {
-		if (registered)
-			ports[fd].agents |= 1u << agent_id;
-		else
-			ports[fd].agents &= ~(1u << agent_id);
+		bit = 1u << agent_id;
+		ports[fd].agents = registered ? ports[fd].agents | bit
+					      : ports[fd].agents & ~bit;
+		ports[fd].rmpp = registered && rmpp ? ports[fd].rmpp | bit
+						    : ports[fd].rmpp & ~bit;
 	}
 	pthread_mutex_unlock(&ports_lock);
 }
 
-int ibemu__umad_port_has_agent(int fd, uint32_t agent_id)
+/* Bit 'agent_id' of the agents (or, with 'rmpp', RMPP) word of port 'fd'. */
+static int port_agent_bit(int fd, uint32_t agent_id, int rmpp)
 {
-	int ret = 0;
+	uint32_t word = 0;
 
 	pthread_mutex_lock(&ports_lock);
-	if (fd >= 0 && (size_t)fd < nports && ports[fd].open &&
-	    agent_id < UMAD_CA_MAX_AGENTS)
-		ret = (ports[fd].agents >> agent_id) & 1;
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].open)
+		word = rmpp ? ports[fd].rmpp : ports[fd].agents;
 	pthread_mutex_unlock(&ports_lock);
-	return ret;
+	return agent_id < UMAD_CA_MAX_AGENTS && (word >> agent_id) & 1;
+}
+
+int ibemu__umad_port_has_agent(int fd, uint32_t agent_id)
+{
+	return port_agent_bit(fd, agent_id, 0);
+}
+
+int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id)
+{
+	return port_agent_bit(fd, agent_id, 1);
 }
