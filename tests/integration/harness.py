@@ -131,6 +131,63 @@ class IbemuTestCase(unittest.TestCase):
         self.assertFalse(pid_alive(pid), f"pid {pid} did not exit")
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class OpenSMRunner:
+    """For IbemuTestCase subclasses that run the real OpenSM under 'ibemu
+    exec': its files (log, cache, dumps) go to a private directory outside
+    the runtime directory (which the teardown wants empty), and fabrics a
+    failed check left running are stopped before the leak check."""
+
+    def setUp(self):
+        super().setUp()
+        self.osm_root = tempfile.mkdtemp(prefix="ibemu-opensm-")
+        self.addCleanup(shutil.rmtree, self.osm_root, True)
+        self.tool_env = tool_env(self.env)
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            self.env.pop(key, None)
+            self.tool_env.pop(key, None)
+
+    def tearDown(self):
+        for name in self.started:
+            self.ibemu("down", "--fabric", name)
+        super().tearDown()
+
+    def opensm_args(self, fabric, host, *extra):
+        """(argv, env, log) of an OpenSM on 'host' of 'fabric'."""
+        osm = os.path.join(self.osm_root, fabric)
+        os.makedirs(osm, exist_ok=True)
+        log = os.path.join(osm, "opensm.log")
+        argv = [IBEMU, "exec", "--fabric", fabric]
+        if host:
+            argv += ["--host", host]
+        argv += ["--", "opensm", "--config", "/dev/null", "--log_file", log,
+                 "--dump_files_dir", osm, *extra]
+        return argv, dict(self.tool_env, OSM_CACHE_DIR=osm), log
+
+    def resident_opensm(self, fabric, host, *extra):
+        """Starts an OpenSM that stays (stopped at cleanup) and waits for
+        its first SUBNET UP; returns (process, log path)."""
+        argv, env, log = self.opensm_args(fabric, host, "-d", "2", *extra)
+        sm = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        self.addCleanup(sm.wait, 30)
+        self.addCleanup(sm.terminate)
+        self.wait_log(log, "SUBNET UP")
+        return sm, log
+
+    def wait_log(self, log, text, count=1, seconds=60):
+        end = time.time() + seconds
+        while time.time() < end:
+            if os.path.exists(log) and read(log).count(text) >= count:
+                return read(log)
+            time.sleep(0.05)
+        self.fail(f"{text!r} did not appear {count} times in {log}")
+
+
 def topology(name):
     return os.path.join(SRC, "topologies", name)
 

@@ -8,25 +8,18 @@ through ibemu's libibumad.so.3."""
 
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 
 import yaml
 
-from harness import IBEMU, IbemuTestCase, main, tool_env, topology
+from harness import IbemuTestCase, OpenSMRunner, main, read, topology
 
 SHIPPED = ["single-switch-8.yaml", "two-switch.yaml", "fat-tree-2l-36.yaml",
            "torus-2d-4x4.yaml", "dragonfly-small.yaml", "fat-tree-3l-k8.yaml",
            "fat-tree-2l-1152.yaml"]
 # OpenSM's min-hop routes on one VL deadlock on rings (its own docs say to
 # use updn or a torus engine there); our check here is that it comes up.
-
-def read(path):
-    with open(path) as f:
-        return f.read()
-
 
 def parse_ibnetdiscover(text):
     """Nodes {guid: (type, nports, desc)} and links {frozenset of (guid, port)}
@@ -48,22 +41,7 @@ def parse_ibnetdiscover(text):
     return nodes, links
 
 
-class OpenSMTest(IbemuTestCase):
-    def setUp(self):
-        super().setUp()
-        # OpenSM's files (log, cache, dumps) stay out of the runtime dir,
-        # which the teardown requires empty.
-        self.osm_root = tempfile.mkdtemp(prefix="ibemu-opensm-")
-        self.addCleanup(shutil.rmtree, self.osm_root, True)
-        self.tool_env = tool_env(self.env)
-        self.tool_env.pop("IBEMU_HOST", None)
-
-    def tearDown(self):
-        # A failed check must not leave its daemon to the leak check.
-        for name in self.started:
-            self.ibemu("down", "--fabric", name)
-        super().tearDown()
-
+class OpenSMTest(OpenSMRunner, IbemuTestCase):
     def tool(self, fabric, *cmd, host=None, check=0, timeout=120):
         args = ["exec", "--fabric", fabric]
         if host:
@@ -72,19 +50,13 @@ class OpenSMTest(IbemuTestCase):
                           timeout=timeout)
 
     def opensm(self, fabric, *extra):
-        """Runs OpenSM once on the fabric, everything it writes in a
-        private directory; returns its log."""
-        osm = os.path.join(self.osm_root, fabric)
-        os.makedirs(osm, exist_ok=True)
-        log = os.path.join(osm, "opensm.log")
-        env = dict(self.tool_env, OSM_CACHE_DIR=osm)
+        """Runs OpenSM once on the fabric; returns its log."""
+        argv, env, log = self.opensm_args(fabric, None, "--once", *extra)
         start = time.time()
-        p = self.ibemu("exec", "--fabric", fabric, "--", "opensm", "--once",
-                       "--config", "/dev/null", "--log_file", log,
-                       "--dump_files_dir", osm, *extra, env=env, timeout=600)
+        p = subprocess.run(argv, env=env, capture_output=True, text=True,
+                           timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(log) as f:
-            text = f.read()
+        text = read(log)
         self.assertIn("SUBNET UP", text,
                       f"OpenSM did not bring {fabric} up in "
                       f"{time.time() - start:.1f} s:\n{text[-3000:]}")
@@ -297,22 +269,8 @@ class OpenSMTest(IbemuTestCase):
         the port's issm device open), SMInfo answered by OpenSM itself
         through the library, IsSM cleared when it exits."""
         self.up(topology("two-switch.yaml"), "sm", "--sm", "none")
-        osm = os.path.join(self.osm_root, "sm")
-        os.makedirs(osm)
-        log = os.path.join(osm, "opensm.log")
-        env = dict(self.tool_env, OSM_CACHE_DIR=osm)
-        sm = subprocess.Popen(
-            [IBEMU, "exec", "--fabric", "sm", "--host", "hca1", "--",
-             "opensm", "--config", "/dev/null", "--log_file", log,
-             "--dump_files_dir", osm, "-d", "2"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sm, log = self.resident_opensm("sm", "hca1")
         try:
-            end = time.time() + 60
-            while time.time() < end:
-                if os.path.exists(log) and "SUBNET UP" in read(log):
-                    break
-                time.sleep(0.05)
-            self.assertIn("SUBNET UP", read(log))
             lid = {p["node"]: p["lid"] for p in
                    self.json_of("ports", "--fabric", "sm")["ports"]}
             cap = self.capmask("sm", lid["hca1"])
@@ -326,12 +284,7 @@ class OpenSMTest(IbemuTestCase):
             # and brings the port back to Active.
             self.tool("sm", "ibportstate", str(lid["sw2"]), "1", "reset",
                       host="hca2")
-            end = time.time() + 60
-            while time.time() < end:
-                text = read(log)
-                if text.count("SUBNET UP") >= 2:
-                    break
-                time.sleep(0.05)
+            text = self.wait_log(log, "SUBNET UP", count=2)
             self.assertIn("num:128 (Link state change) Producer:2 (Switch) "
                           f"from LID:{lid['sw2']}", text)
             self.assertGreaterEqual(text.count("SUBNET UP"), 2, text[-2000:])

@@ -7,18 +7,13 @@ segments; crafted transfers check the segments on the wire byte by byte
 
 import os
 import re
-import shutil
-import socket
 import struct
-import subprocess
-import tempfile
 import time
 import traceback
 
-from harness import IBEMU, IbemuTestCase, main, tool_env, topology
+from harness import IbemuTestCase, OpenSMRunner, main, read, topology
+from sessproto import OPEN, RECV, REGISTER, SEND, SessionClient, bind, hdr
 
-MAGIC, VERSION = 0x49425353, 2  # daemon/sess_proto.h
-REGISTER, OPEN, SEND, RECV = 3, 5, 6, 7
 
 SA_CLASS, SA_VERSION = 0x03, 2
 GET_TABLE, GET_MULTI, GET_TABLE_RESP = 0x12, 0x14, 0x92
@@ -29,14 +24,6 @@ ACTIVE, FIRST, LAST = 1, 2, 4
 QP1_QKEY = 0x80010000
 # IBA 15.2.5.2: a NodeRecord is 108 bytes; AttributeOffset pads it to 112.
 NODE_RECORD = 112
-
-
-def hdr(type_, length):
-    return struct.pack("=IHHIi", MAGIC, VERSION, type_, length, 0)
-
-
-def bind(host):
-    return struct.pack("=64sII", host.encode(), 0, 0)
 
 
 def register(session, rmpp, methods=()):
@@ -71,47 +58,12 @@ def segment(tid, num, flags, paylen, data=b"", version=1, type_=1, status=0):
     return mad
 
 
-def read(path):
-    with open(path) as f:
-        return f.read()
-
-
 def pattern(n, seed=0):
     return bytes((i * 7 + seed) & 0xff for i in range(n))
 
 
-class SaTest(IbemuTestCase):
-    def setUp(self):
-        super().setUp()
-        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
-            self.env.pop(key, None)
-        self.tool_env = tool_env(self.env)
-        # OpenSM's files stay out of the runtime dir (the teardown checks).
-        self.osm_root = tempfile.mkdtemp(prefix="ibemu-sa-")
-        self.addCleanup(shutil.rmtree, self.osm_root, True)
-
-    def tearDown(self):
-        for name in self.started:
-            self.ibemu("down", "--fabric", name)
-        super().tearDown()
-
+class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
     # --- raw session clients ------------------------------------------
-
-    def sess(self, fabric):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(10)
-        s.connect(os.path.join(self.paths(fabric)["dir"], "sess.sock"))
-        return s
-
-    def reply(self, s):
-        data = s.recv(1 << 19)
-        if not data:
-            return None
-        magic, version, type_, length, status = struct.unpack(
-            "=IHHIi", data[:16])
-        self.assertEqual((magic, version, length),
-                         (MAGIC, VERSION, len(data) - 16))
-        return type_, status, data[16:]
 
     def stream(self, fabric, host):
         """A port stream of this process on 'host'; (socket, session)."""
@@ -358,22 +310,9 @@ class SaTest(IbemuTestCase):
         128 KB), and records of one segment."""
         fabric = "ssa"
         self.up(topology("fat-tree-2l-36.yaml"), fabric, "--sm", "none")
-        osm = os.path.join(self.osm_root, fabric)
-        os.makedirs(osm)
-        log = os.path.join(osm, "opensm.log")
-        env = dict(self.tool_env, OSM_CACHE_DIR=osm)
         # No sweeps after the first: the counters below see saquery only.
-        # (-d 2 flushes the log at each line.)
-        sm = subprocess.Popen(
-            [IBEMU, "exec", "--fabric", fabric, "--host", "hca01", "--",
-             "opensm", "--config", "/dev/null", "--log_file", log,
-             "--dump_files_dir", osm, "--sweep", "0", "-d", "2"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            self.saquery_checks(fabric, log)
-        finally:
-            sm.terminate()
-            sm.wait(timeout=30)
+        self.resident_opensm(fabric, "hca01", "--sweep", "0")
+        self.saquery_checks(fabric)
         self.down(fabric)
 
     def saquery(self, fabric, *args):
@@ -382,13 +321,7 @@ class SaTest(IbemuTestCase):
                        timeout=60)
         return p.stdout
 
-    def saquery_checks(self, fabric, log):
-        end = time.time() + 60
-        while time.time() < end:
-            if os.path.exists(log) and "SUBNET UP" in read(log):
-                break
-            time.sleep(0.05)
-        self.assertIn("SUBNET UP", read(log))
+    def saquery_checks(self, fabric):
         nodes = self.json_of("nodes", "--fabric", fabric)["nodes"]
         lid = self.lids(fabric)
 

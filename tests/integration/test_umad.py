@@ -15,6 +15,8 @@ import time
 
 from harness import (IBEMU, UMAD_LIB, IbemuTestCase, main, pid_alive,
                      tool_env, topology)
+from sessproto import (CA_QUERY, ERROR, MAGIC, OPEN, RECV, REGISTER, SEND,
+                       UNREGISTER, VERSION, SessionClient, bind, hdr)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "umad-client")
@@ -22,9 +24,6 @@ OURS = UMAD_LIB
 SYSTEM = "/usr/lib/x86_64-linux-gnu/libibumad.so.3"
 TWO = topology("two-switch.yaml")
 
-MAGIC = 0x49425353
-VERSION = 2  # daemon/sess_proto.h IBEMU_SESS_VERSION
-ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV = range(1, 8)
 ETIMEDOUT, ENOSPC, EINVAL = 110, 28, 22
 
 
@@ -50,14 +49,6 @@ def exported(lib):
                 parts[-2].startswith("IBUMAD_"):
             syms.add((parts[-2], parts[-1]))
     return syms
-
-
-def hdr(type_, length, version=VERSION, magic=MAGIC, status=0):
-    return struct.pack("=IHHIi", magic, version, type_, length, status)
-
-
-def bind(host=b"", port=0):
-    return struct.pack("=64sII", host, port, 0)
 
 
 def register(session, mgmt_class=0x81, version=1, mask=(0, 0)):
@@ -87,7 +78,7 @@ def dr_nodeinfo(tid):
     return bytes(mad)
 
 
-class UmadTest(IbemuTestCase):
+class UmadTest(SessionClient, IbemuTestCase):
     def setUp(self):
         super().setUp()
         # Tests attach their programs themselves.
@@ -134,25 +125,6 @@ class UmadTest(IbemuTestCase):
         proc.kill()
         proc.wait()
         proc.stdout.close()
-
-    def sess_path(self, fabric):
-        return os.path.join(self.paths(fabric)["dir"], "sess.sock")
-
-    def sess(self, fabric):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(10)
-        s.connect(self.sess_path(fabric))
-        return s
-
-    def reply(self, s):
-        data = s.recv(8192)
-        if not data:
-            return None
-        magic, version, type_, length, status = struct.unpack(
-            "=IHHIi", data[:16])
-        self.assertEqual((magic, version, length),
-                         (MAGIC, VERSION, len(data) - 16))
-        return type_, status, data[16:]
 
     def call(self, fabric, message):
         s = self.sess(fabric)

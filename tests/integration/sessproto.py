@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: MIT
+"""The session protocol (daemon/sess_proto.h) as the integration tests
+speak it raw on sess.sock, to check what the daemon does with well-formed
+and malformed clients: constants, message builders, and a mixin that
+connects and reads replies."""
+
+import os
+import socket
+import struct
+
+MAGIC = 0x49425353
+VERSION = 2  # IBEMU_SESS_VERSION
+ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV = range(1, 8)
+
+
+def hdr(type_, length, version=VERSION, magic=MAGIC, status=0):
+    return struct.pack("=IHHIi", magic, version, type_, length, status)
+
+
+def bind(host=b"", port=0):
+    if isinstance(host, str):
+        host = host.encode()
+    return struct.pack("=64sII", host, port, 0)
+
+
+class SessionClient:
+    """For IbemuTestCase subclasses: raw connections to a fabric's
+    sess.sock and replies checked for magic, version and length."""
+
+    def sess_path(self, fabric):
+        return os.path.join(self.paths(fabric)["dir"], "sess.sock")
+
+    def sess(self, fabric):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(10)
+        s.connect(self.sess_path(fabric))
+        return s
+
+    def reply(self, s, size=1 << 19):
+        """(type, status, body) of the next message, or None at EOF."""
+        data = s.recv(size)
+        if not data:
+            return None
+        magic, version, type_, length, status = struct.unpack(
+            "=IHHIi", data[:16])
+        self.assertEqual((magic, version, length),
+                         (MAGIC, VERSION, len(data) - 16))
+        return type_, status, data[16:]
