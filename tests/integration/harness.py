@@ -144,6 +144,7 @@ class OpenSMRunner:
 
     def setUp(self):
         super().setUp()
+        self.residents = []  # OpenSMs left running (resident_opensm)
         self.osm_root = tempfile.mkdtemp(prefix="ibemu-opensm-")
         self.addCleanup(shutil.rmtree, self.osm_root, True)
         self.tool_env = tool_env(self.env)
@@ -152,6 +153,15 @@ class OpenSMRunner:
             self.tool_env.pop(key, None)
 
     def tearDown(self):
+        # OpenSMs first: an OpenSM whose fabric went away would hang.
+        for sm in self.residents:
+            if sm.poll() is None:
+                sm.terminate()
+                try:
+                    sm.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    sm.kill()
+                    sm.wait()
         for name in self.started:
             self.ibemu("down", "--fabric", name)
         super().tearDown()
@@ -169,15 +179,21 @@ class OpenSMRunner:
         return argv, dict(self.tool_env, OSM_CACHE_DIR=osm), log
 
     def resident_opensm(self, fabric, host, *extra):
-        """Starts an OpenSM that stays (stopped at cleanup) and waits for
-        its first SUBNET UP; returns (process, log path)."""
+        """Starts an OpenSM that stays and waits for its first SUBNET UP;
+        returns (process, log path). Stop it (stop_opensm) before taking
+        its fabric down: an OpenSM whose port vanished spins on receive
+        errors and then hangs in its own exit path (a lock its cancelled
+        receiver thread held), as it would if a real HCA went away."""
         argv, env, log = self.opensm_args(fabric, host, "-d", "2", *extra)
         sm = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-        self.addCleanup(sm.wait, 30)
-        self.addCleanup(sm.terminate)
+        self.residents.append(sm)
         self.wait_log(log, "SUBNET UP")
         return sm, log
+
+    def stop_opensm(self, sm):
+        sm.terminate()
+        sm.wait(timeout=30)
 
     def wait_log(self, log, text, count=1, seconds=60):
         end = time.time() + seconds

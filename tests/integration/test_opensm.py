@@ -293,8 +293,7 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
             self.assertEqual(state[("sw2", 1)], "Active")
             self.assertEqual(state[("hca3", 1)], "Active")
         finally:
-            sm.terminate()
-            sm.wait(timeout=30)
+            self.stop_opensm(sm)
         self.assertFalse(self.capmask("sm", lid["hca1"]) & 0x2)
         self.down("sm")
 

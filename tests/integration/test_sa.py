@@ -311,8 +311,11 @@ class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         fabric = "ssa"
         self.up(topology("fat-tree-2l-36.yaml"), fabric, "--sm", "none")
         # No sweeps after the first: the counters below see saquery only.
-        self.resident_opensm(fabric, "hca01", "--sweep", "0")
-        self.saquery_checks(fabric)
+        sm, _ = self.resident_opensm(fabric, "hca01", "--sweep", "0")
+        try:
+            self.saquery_checks(fabric)
+        finally:
+            self.stop_opensm(sm)
         self.down(fabric)
 
     def saquery(self, fabric, *args):
