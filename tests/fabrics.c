@@ -6,7 +6,9 @@
  */
 #include <stdio.h>
 
+#include "engine.h"
 #include "gen.h"
+#include "route.h"
 #include "unit.h"
 #include "yaml.h"
 
@@ -44,4 +46,44 @@ struct ibemu_topo *ibemu_test_load(const char *name)
 	T_EQ_INT(ibemu_yaml_load_file(path, &t, &d), 0);
 	ibemu_diag_fini(&d);
 	return t;
+}
+
+void ibemu_test_engine_up(const char *name, int routes,
+			  const struct ibemu_engine_ops *ops, void *ctx,
+			  struct ibemu_topo **t, struct ibemu_engine **e,
+			  struct ibemu_routes **r)
+{
+	*t = ibemu_test_load(name);
+	*e = NULL;
+	*r = NULL;
+	T_TRUE(*t != NULL);
+	T_EQ_INT(ibemu_engine_create(*t, e), 0);
+	ibemu_engine_set_ops(*e, ops, ctx);
+	if (routes) {
+		T_EQ_INT(ibemu_routes_minhop(*t, r), 0);
+		T_EQ_INT(ibemu_engine_apply_routes(*e, *r), 0);
+	}
+}
+
+void ibemu_test_engine_down(struct ibemu_topo *t, struct ibemu_engine *e,
+			    struct ibemu_routes *r)
+{
+	ibemu_engine_destroy(e);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+}
+
+uint32_t ibemu_test_node(const struct ibemu_topo *t, const char *name)
+{
+	uint32_t n = ibemu_topo_find(t, name);
+
+	T_TRUE(n != IBEMU_NONE);
+	return n;
+}
+
+uint32_t ibemu_test_port(const struct ibemu_topo *t,
+			 const struct ibemu_engine *e, const char *node,
+			 unsigned port)
+{
+	return ibemu_engine_port_index(e, ibemu_test_node(t, node), port);
 }

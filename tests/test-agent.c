@@ -43,34 +43,24 @@ static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv};
 static void setup(struct fx *f, int routes)
 {
 	memset(f, 0, sizeof(*f));
-	f->t = ibemu_test_load("two-switch");
-	T_EQ_INT(ibemu_engine_create(f->t, &f->e), 0);
+	ibemu_test_engine_up("two-switch", routes, &ops, f, &f->t, &f->e,
+			     &f->r);
 	T_TRUE(f->e->agents != NULL);
-	ibemu_engine_set_ops(f->e, &ops, f);
-	if (routes) {
-		T_EQ_INT(ibemu_routes_minhop(f->t, &f->r), 0);
-		T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
-	}
 }
 
 static void teardown(struct fx *f)
 {
-	ibemu_engine_destroy(f->e);
-	ibemu_routes_destroy(f->r);
-	ibemu_topo_destroy(f->t);
+	ibemu_test_engine_down(f->t, f->e, f->r);
 }
 
 static uint32_t node_of(struct fx *f, const char *name)
 {
-	uint32_t n = ibemu_topo_find(f->t, name);
-
-	T_TRUE(n != IBEMU_NONE);
-	return n;
+	return ibemu_test_node(f->t, name);
 }
 
 static uint32_t port_of(struct fx *f, const char *name, unsigned port)
 {
-	return ibemu_engine_port_index(f->e, node_of(f, name), port);
+	return ibemu_test_port(f->t, f->e, name, port);
 }
 
 /*

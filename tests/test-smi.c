@@ -55,30 +55,19 @@ struct fixture {
 static void setup(struct fixture *f, int with_routes)
 {
 	memset(f, 0, sizeof(*f));
-	f->t = ibemu_test_load("two-switch");
-	T_TRUE(f->t != NULL);
-	T_EQ_INT(ibemu_engine_create(f->t, &f->e), 0);
+	ibemu_test_engine_up("two-switch", with_routes, &ops, &f->in, &f->t,
+			     &f->e, &f->r);
 	f->in.e = f->e;
-	ibemu_engine_set_ops(f->e, &ops, &f->in);
-	if (with_routes) {
-		T_EQ_INT(ibemu_routes_minhop(f->t, &f->r), 0);
-		T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
-	}
 }
 
 static void teardown(struct fixture *f)
 {
-	ibemu_routes_destroy(f->r);
-	ibemu_engine_destroy(f->e);
-	ibemu_topo_destroy(f->t);
+	ibemu_test_engine_down(f->t, f->e, f->r);
 }
 
 static uint32_t port_of(struct fixture *f, const char *node, unsigned port)
 {
-	uint32_t n = ibemu_topo_find(f->t, node);
-
-	T_TRUE(n != IBEMU_NONE);
-	return ibemu_engine_port_index(f->e, n, port);
+	return ibemu_test_port(f->t, f->e, node, port);
 }
 
 /* A DR SMP Get(NodeInfo) along 'path' (path[0] unused, hops path[1..]). */

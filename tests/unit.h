@@ -64,6 +64,27 @@ struct ibemu_topo *ibemu_test_gen(const char *kind, const char *const *kv);
 /* Loads topologies/NAME.yaml of the source tree. */
 struct ibemu_topo *ibemu_test_load(const char *name);
 
+/*
+ * An engine on topologies/NAME.yaml, with 'ops' and 'ctx', and min-hop
+ * test routes applied when 'routes' (LIDs, LFTs, Active ports). Sets *t,
+ * *e and *r (NULL without routes); ibemu_test_engine_down() frees them.
+ */
+struct ibemu_engine;
+struct ibemu_engine_ops;
+struct ibemu_routes;
+void ibemu_test_engine_up(const char *name, int routes,
+			  const struct ibemu_engine_ops *ops, void *ctx,
+			  struct ibemu_topo **t, struct ibemu_engine **e,
+			  struct ibemu_routes **r);
+void ibemu_test_engine_down(struct ibemu_topo *t, struct ibemu_engine *e,
+			    struct ibemu_routes *r);
+/* The node named 'name' (asserted to exist), and the global index of its
+ * port 'port' in 'e'. */
+uint32_t ibemu_test_node(const struct ibemu_topo *t, const char *name);
+uint32_t ibemu_test_port(const struct ibemu_topo *t,
+			 const struct ibemu_engine *e, const char *node,
+			 unsigned port);
+
 #define IBEMU_TEST_SRCDIR   IBEMU_SOURCE_DIR
 #define IBEMU_TEST_BUILDDIR IBEMU_BUILD_DIR
 
