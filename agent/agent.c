@@ -4,7 +4,8 @@
  * that reaches a node here; the common header checks of IBA 13.4 (version,
  * method, attribute; the Status codes of 13.4.7) are made once, then the
  * class's table of attributes (sma.c, pma.c, cc.c) takes over. Also the
- * agents' power-on state, their delayed work, and the read-only views the
+ * agents' power-on state, their delayed work, the management ops they
+ * register with the engine (ibemu_agent_ops), and the read-only views the
  * daemon and the CLI use.
  */
 #include <errno.h>
@@ -13,57 +14,69 @@
 
 #include "agent_int.h"
 
-int ibemu__agents_init(struct ibemu_engine *e)
+static void agents_fini(struct ibemu_engine *e, void *state)
 {
-	struct ibemu_agents *a;
-	uint32_t i, n = e->topo->nnodes;
-	int ret;
-
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	e->agents = a;
-	a->nodes = calloc(n ? n : 1, sizeof(*a->nodes));
-	a->ports = calloc(e->nports ? e->nports : 1, sizeof(*a->ports));
-	if (!a->nodes || !a->ports) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	/* TIDs of traps: any value works; keep them apart from SM TIDs. */
-	a->next_tid = 0x1b3a000000000000ull;
-	for (i = 0; i < e->nports; i++) {
-		ret = ibemu__sma_port_init(e, i);
-		if (ret)
-			goto err;
-	}
-	return 0;
-
-err:
-	ibemu__agents_fini(e);
-	return ret;
-}
-
-void ibemu__agents_fini(struct ibemu_engine *e)
-{
-	struct ibemu_agents *a = e->agents;
+	struct ibemu_agents *a = state;
 	uint32_t i;
 
+	(void)e;
 	if (!a)
 		return;
-	ibemu__cc_fini(e);
 	if (a->ports) {
-		for (i = 0; i < e->nports; i++) {
+		for (i = 0; i < a->nports; i++) {
 			free(a->ports[i].guids);
 			free(a->ports[i].pkeys);
 		}
 	}
 	if (a->nodes)
-		for (i = 0; i < e->topo->nnodes; i++)
+		for (i = 0; i < a->nnodes; i++)
 			free(a->nodes[i].mft);
 	free(a->ports);
 	free(a->nodes);
 	free(a);
-	e->agents = NULL;
+}
+
+/*
+ * The management init op: the agents' state of every node and port, with
+ * the power-on values of IBA 14.2.5 (sma_port.c). The engine keeps it and
+ * hands it back through ibemu_engine_mgmt().
+ */
+static int agents_init(struct ibemu_engine *e, void **state)
+{
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+	struct ibemu_agents *a;
+	uint32_t i;
+	int ret = -ENOMEM;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->nnodes = t->nnodes;
+	a->nports = ibemu_engine_nports(e);
+	a->nodes = calloc(a->nnodes ? a->nnodes : 1, sizeof(*a->nodes));
+	a->ports = calloc(a->nports ? a->nports : 1, sizeof(*a->ports));
+	if (!a->nodes || !a->ports)
+		goto err;
+	for (i = 0; i < a->nnodes; i++) {
+		struct ibemu_agent_node *an = &a->nodes[i];
+
+		an->first_port = ibemu_engine_port_index(e, i, 0);
+		an->nports = t->nodes[i].nports;
+		an->is_switch = t->nodes[i].type == IBEMU_NODE_SWITCH;
+	}
+	/* TIDs of traps: any value works; keep them apart from SM TIDs. */
+	a->next_tid = 0x1b3a000000000000ull;
+	for (i = 0; i < a->nports; i++) {
+		ret = ibemu__sma_port_init(e, a, i);
+		if (ret)
+			goto err;
+	}
+	*state = a;
+	return 0;
+
+err:
+	agents_fini(e, a);
+	return ret;
 }
 
 /* IBA 13.4.5: methods that never get a response, whatever went wrong. */
@@ -86,15 +99,15 @@ static void set_status(struct ibemu_agent_req *r, uint16_t status)
 int ibemu__agent_process(struct ibemu_engine *e, uint32_t node, unsigned port,
 			 const uint8_t *req, uint8_t *resp)
 {
+	const struct ibemu_agents *a = ibemu__agents(e);
 	uint8_t copy[IBEMU_MAD_LEN];
 	struct ibemu_agent_req r;
 	struct ibemu_mad_hdr h;
 	int status;
 
 	/* A switch's own MADs come in through port 0; an HCA has none. */
-	if (!e->agents || node >= e->topo->nnodes ||
-	    port > e->nodes[node].nports ||
-	    (!port && !ibemu__agent_is_switch(e, node)))
+	if (!a || node >= a->nnodes || port > a->nodes[node].nports ||
+	    (!port && !a->nodes[node].is_switch))
 		return 0;
 	/* The caller may answer in place: read from a copy. */
 	memcpy(copy, req, IBEMU_MAD_LEN);
@@ -195,30 +208,47 @@ void ibemu__agent_later(struct ibemu_engine *e, uint64_t delay_ps,
 		(uintptr_t)kind | (uintptr_t)(gen & 0x0fffffffu)
 					  << IBEMU_AGENT_WORK_KIND_BITS;
 
-	ibemu__engine_agent_at(e, e->now + delay_ps, target, (void *)work);
+	ibemu_engine_mgmt_at(e, ibemu_engine_now(e) + delay_ps, target,
+			     (void *)work);
 }
 
-void ibemu__agent_event(struct ibemu_engine *e, uint32_t target, void *ptr)
+/* The management event op: delayed work asked for with agent_later(). */
+static void agent_event(struct ibemu_engine *e, uint32_t target, void *ptr)
 {
+	const struct ibemu_agents *a = ibemu__agents(e);
 	uintptr_t work = (uintptr_t)ptr;
 	uint32_t gen = (uint32_t)(work >> IBEMU_AGENT_WORK_KIND_BITS);
 
-	if (!e->agents)
+	if (!a)
 		return;
 	switch (work & ((1u << IBEMU_AGENT_WORK_KIND_BITS) - 1)) {
-	case IBEMU_AGENT_WORK_LINK_TRAIN:
-		if (target < e->nports)
-			ibemu__sma_link_train(e, target, gen);
-		break;
 	case IBEMU_AGENT_WORK_TRAP:
-		if (target < e->topo->nnodes)
+		if (target < a->nnodes)
 			ibemu__sma_trap_event(e, target, gen);
 		break;
 	case IBEMU_AGENT_WORK_MKEY_LEASE:
-		if (target < e->nports)
+		if (target < a->nports)
 			ibemu__sma_mkey_lease(e, target, gen);
 		break;
 	}
+}
+
+/*
+ * The management port_change op: port 'pi' went down or came up by the
+ * link state machine (the far end of an SM's Down, a link that trained).
+ * IBA 14.2.5.4: on a switch that sets PortStateChange and raises Trap 128;
+ * a CA port has nothing to tell.
+ */
+static void agent_port_change(struct ibemu_engine *e, uint32_t pi)
+{
+	const struct ibemu_agents *a = ibemu__agents(e);
+	const struct ibemu_agent_port *ap;
+
+	if (!a || pi >= a->nports)
+		return;
+	ap = &a->ports[pi];
+	if (a->nodes[ap->node].is_switch)
+		ibemu__sma_port_state_change(e, ap->node);
 }
 
 int ibemu__agent_takes(const uint8_t *mad)
@@ -244,21 +274,24 @@ int ibemu__agent_takes(const uint8_t *mad)
 int ibemu_agent_port_info(const struct ibemu_engine *e, uint32_t port,
 			  struct ibemu_mad_port_info *out)
 {
-	if (!e->agents || port >= e->nports)
+	const struct ibemu_agents *a = ibemu__agents(e);
+
+	if (!a || port >= a->nports)
 		return -EINVAL;
-	ibemu__sma_port_info_fill(e, port, e->ports[port].num, out);
+	ibemu__sma_port_info_fill(e, port, a->ports[port].num, out);
 	return 0;
 }
 
 unsigned ibemu_agent_pkeys(const struct ibemu_engine *e, uint32_t port,
 			   uint16_t *pkeys, unsigned max)
 {
+	const struct ibemu_agents *a = ibemu__agents(e);
 	const struct ibemu_agent_port *ap;
 	unsigned i;
 
-	if (!e->agents || port >= e->nports)
+	if (!a || port >= a->nports)
 		return 0;
-	ap = &e->agents->ports[port];
+	ap = &a->ports[port];
 	for (i = 0; i < ap->npkeys && i < max; i++)
 		pkeys[i] = ap->pkeys[i];
 	return ap->npkeys;
@@ -267,11 +300,21 @@ unsigned ibemu_agent_pkeys(const struct ibemu_engine *e, uint32_t port,
 int ibemu_agent_set_port_cap(struct ibemu_engine *e, uint32_t port,
 			     uint32_t set, uint32_t clear)
 {
+	struct ibemu_agents *a = ibemu__agents(e);
 	struct ibemu_agent_port *ap;
 
-	if (!e->agents || port >= e->nports)
+	if (!a || port >= a->nports)
 		return -EINVAL;
-	ap = &e->agents->ports[port];
+	ap = &a->ports[port];
 	ap->cap_mask = (ap->cap_mask & ~clear) | set;
 	return 0;
 }
+
+const struct ibemu_mgmt_ops ibemu_agent_ops = {
+	.init = agents_init,
+	.fini = agents_fini,
+	.process = ibemu__agent_process,
+	.takes = ibemu__agent_takes,
+	.event = agent_event,
+	.port_change = agent_port_change,
+};

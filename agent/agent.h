@@ -3,9 +3,11 @@
  * The management agents every node runs (IBA 14.2 SMA, 16.1 PMA, Annex
  * A10 CC agent): they answer the MADs that reach a node, read and change
  * the engine's model (port states, LIDs, LFTs, SL2VL, VL arbitration,
- * counters) and raise traps. The engine calls them: the subnet management
- * interface (fabric/smi.c) hands them the MADs addressed to a node, after
- * the directed-route hop processing and before the return path.
+ * counters) and the node models' settings through their public interfaces,
+ * and raise traps. They register with the engine as its management ops
+ * (ibemu_agent_ops): the subnet management interface (fabric/smi.c) hands
+ * them the MADs addressed to a node, after the directed-route hop
+ * processing and before the return path.
  */
 #ifndef IBEMU_AGENT_H
 #define IBEMU_AGENT_H
@@ -31,11 +33,16 @@ unsigned ibemu_agent_pkeys(const struct ibemu_engine *e, uint32_t port,
 int ibemu_agent_set_port_cap(struct ibemu_engine *e, uint32_t port,
 			     uint32_t set, uint32_t clear);
 
-/* Engine-internal from here on. */
+/*
+ * The agents as the engine's management (struct ibemu_mgmt_ops): init
+ * allocates their state with its power-on values, process and takes are
+ * the two functions below, event runs their delayed work (trap repeats,
+ * M_Key leases), port_change turns a switch port's change by the link
+ * state machine into PortStateChange and Trap 128. For model/ to register.
+ */
+extern const struct ibemu_mgmt_ops ibemu_agent_ops;
 
-/* Allocates and sets to their power-on values the agents' state. */
-int ibemu__agents_init(struct ibemu_engine *e);
-void ibemu__agents_fini(struct ibemu_engine *e);
+/* Internal from here on (the ops above; the unit tests call them). */
 
 /*
  * Request 'req' (IBEMU_MAD_LEN bytes) reached the agents of node 'node'
@@ -55,8 +62,5 @@ int ibemu__agent_process(struct ibemu_engine *e, uint32_t node, unsigned port,
  * than for an attached process (responses, SMInfo, Traps, SA, others).
  */
 int ibemu__agent_takes(const uint8_t *mad);
-
-/* A delayed piece of agent work scheduled with ibemu__engine_agent_at(). */
-void ibemu__agent_event(struct ibemu_engine *e, uint32_t target, void *ptr);
 
 #endif

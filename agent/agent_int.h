@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Agent internals shared by the files of agent/: the state a node's SMA,
- * PMA and CC agent keep beyond what the engine already has (the engine
- * keeps port states, LIDs, LFTs, SL2VL, VL arbitration and counters; the
- * agents read and write those in place), the request context handlers
- * work on, and the attribute tables.
+ * PMA and CC agent keep beyond what the engine and the node models already
+ * have (the engine keeps port states, LIDs, LFTs, SL2VL, VL arbitration and
+ * counters, the models their congestion control settings; the agents reach
+ * those only through engine.h, switch.h and hca.h), the request context
+ * handlers work on, and the attribute tables.
  */
 #ifndef IBEMU_AGENT_INT_H
 #define IBEMU_AGENT_INT_H
@@ -12,11 +13,13 @@
 #include <stdint.h>
 
 #include "agent.h"
-#include "engine_int.h"
+#include "engine.h"
 #include "mad.h"
 #include "mad_cc.h"
 #include "mad_pma.h"
 #include "mad_sma.h"
+#include "topo.h"
+#include "util.h"
 
 /* What ibemu's devices report (IBA 14.2.5.3 NodeInfo, 14.2.5.4). */
 #define IBEMU_AGENT_REVISION	      0x00000001u
@@ -28,49 +31,19 @@
 #define IBEMU_AGENT_VLARB_CAP	      64   /* VLArbitrationHigh/LowCap */
 #define IBEMU_AGENT_RESP_TIME	      8	   /* RespTimeValue: 4.096 us << 8 */
 #define IBEMU_AGENT_GID_PREFIX	      0xfe80000000000000ull
-#define IBEMU_AGENT_CCT_CAP	      16 /* ControlTableCap: 64-entry blocks */
+#define IBEMU_AGENT_LFT_CAP	      49152u /* LinearFDBCap: LIDs 0..0xBFFF */
 #define IBEMU_AGENT_UNICAST_LID_MAX   0xbfffu
 #define IBEMU_AGENT_LINK_DOWN_POLLING 2 /* LinkDownDefaultState */
 #define IBEMU_AGENT_LINK_DOWN_SLEEP   1
 
-/*
- * Virtual time a link takes to train once both ends poll (the physical
- * layer's training, IBA vol 2; real links take milliseconds to seconds).
- */
-#define IBEMU_AGENT_LINK_TRAIN_PS 1000000000ull /* 1 ms */
-
 /* Trap 128 goes out once and is repeated up to this many sends in all. */
 #define IBEMU_AGENT_TRAP_SENDS 5
 
-/* Kinds of delayed work (ibemu__engine_agent_at); the rest is a generation. */
+/* Kinds of delayed work (ibemu_engine_mgmt_at); the rest is a generation. */
 enum ibemu_agent_work {
-	IBEMU_AGENT_WORK_LINK_TRAIN = 1, /* target: global port index */
-	IBEMU_AGENT_WORK_TRAP = 2,	 /* target: node index */
-	IBEMU_AGENT_WORK_MKEY_LEASE = 3, /* target: global port index */
+	IBEMU_AGENT_WORK_TRAP = 1,	 /* target: node index */
+	IBEMU_AGENT_WORK_MKEY_LEASE = 2, /* target: global port index */
 	IBEMU_AGENT_WORK_KIND_BITS = 4,
-};
-
-/* CC agent state of a CA port (Annex A10.4.3.8, A10.4.3.9). */
-struct ibemu_agent_cc_ca {
-	struct ibemu_mad_ca_congestion_setting setting;
-	uint16_t ccti_limit;
-	struct {
-		uint8_t shift;
-		uint16_t multiplier;
-	} cct[IBEMU_AGENT_CCT_CAP * IBEMU_CC_TABLE_BLOCK];
-};
-
-/* CC agent state of a switch (A10.4.3.6, A10.4.3.7). */
-struct ibemu_agent_cc_switch {
-	struct ibemu_mad_switch_congestion_setting setting;
-	/* Indexed by port number 0..NumPorts. */
-	struct {
-		uint8_t valid;
-		uint8_t control_type;
-		uint8_t threshold;
-		uint8_t packet_size;
-		uint16_t cong_parm;
-	} * port;
 };
 
 /*
@@ -80,6 +53,8 @@ struct ibemu_agent_cc_switch {
  * holds the switch's M_Key); external ports ignore them.
  */
 struct ibemu_agent_port {
+	uint32_t node; /* where the port is, as the engine numbers it */
+	uint8_t num;
 	uint64_t m_key;
 	uint64_t gid_prefix;
 	uint64_t *guids; /* GUIDCap entries ([0]: the port GUID), or NULL */
@@ -113,17 +88,21 @@ struct ibemu_agent_port {
 	uint8_t sl2vl[16]; /* as the SM wrote it (see sma_tables.c) */
 	uint8_t lease_running;
 	uint32_t lease_gen; /* M_Key lease timer generation */
-	uint32_t train_gen; /* link training generation (port pairs) */
 	/* CC_Key (Annex A10.4.1): per CA port, and switch port 0. */
 	uint64_t cc_key;
 	uint16_t cc_key_lease_period;
 	uint16_t cc_key_violations;
 	uint8_t cc_key_protect;
-	struct ibemu_agent_cc_ca *cc_ca; /* allocated on first Set */
 };
 
-/* Per node: SwitchInfo state, the MFT and the pending Trap 128. */
+/*
+ * Per node: its shape (copied from the topology and the engine at init),
+ * SwitchInfo state, the MFT and the pending Trap 128.
+ */
 struct ibemu_agent_node {
+	uint32_t first_port; /* global index of its port 0 */
+	uint8_t nports;
+	uint8_t is_switch;
 	uint16_t linear_fdb_top;
 	uint8_t fdb_top_set; /* an SM wrote LinearFDBTop */
 	uint8_t default_port;
@@ -138,12 +117,14 @@ struct ibemu_agent_node {
 	uint64_t trap_tid;
 	/* [position][MLID - 0xC000], allocated on first Set(MFT). */
 	uint16_t *mft;
-	struct ibemu_agent_cc_switch *cc_sw; /* allocated on first Set */
 };
 
+/* The management state the engine keeps for agent/ (ibemu_engine_mgmt()). */
 struct ibemu_agents {
 	struct ibemu_agent_node *nodes; /* one per topology node */
 	struct ibemu_agent_port *ports; /* one per engine port */
+	uint32_t nnodes;
+	uint32_t nports;
 	uint64_t next_tid; /* TransactionIDs of the agents' traps */
 };
 
@@ -184,22 +165,28 @@ struct ibemu_agent_attr {
 	int (*handler)(struct ibemu_agent_req *r);
 };
 
-static inline struct ibemu_agent_port *ibemu__agent_port(struct ibemu_engine *e,
-							 uint32_t pi)
+/* The agents' state of engine 'e' (NULL before init, after fini). */
+static inline struct ibemu_agents *ibemu__agents(const struct ibemu_engine *e)
 {
-	return &e->agents->ports[pi];
+	return ibemu_engine_mgmt(e);
 }
 
-static inline struct ibemu_agent_node *ibemu__agent_node(struct ibemu_engine *e,
-							 uint32_t node)
+static inline struct ibemu_agent_port *
+ibemu__agent_port(const struct ibemu_engine *e, uint32_t pi)
 {
-	return &e->agents->nodes[node];
+	return &ibemu__agents(e)->ports[pi];
+}
+
+static inline struct ibemu_agent_node *
+ibemu__agent_node(const struct ibemu_engine *e, uint32_t node)
+{
+	return &ibemu__agents(e)->nodes[node];
 }
 
 static inline int ibemu__agent_is_switch(const struct ibemu_engine *e,
 					 uint32_t node)
 {
-	return e->nodes[node].type == IBEMU_NODE_SWITCH;
+	return ibemu__agent_node(e, node)->is_switch;
 }
 
 /*
@@ -209,9 +196,9 @@ static inline int ibemu__agent_is_switch(const struct ibemu_engine *e,
 static inline uint32_t ibemu__agent_mgmt_port(const struct ibemu_engine *e,
 					      uint32_t node, unsigned port)
 {
-	const struct ibemu_enode *n = &e->nodes[node];
+	const struct ibemu_agent_node *n = ibemu__agent_node(e, node);
 
-	return n->first_port + (n->type == IBEMU_NODE_SWITCH ? 0u : port);
+	return n->first_port + (n->is_switch ? 0u : port);
 }
 
 /* agent.c */
@@ -221,7 +208,7 @@ static inline uint32_t ibemu__agent_mgmt_port(const struct ibemu_engine *e,
  */
 int ibemu__agent_dispatch(struct ibemu_agent_req *r,
 			  const struct ibemu_agent_attr *tab, size_t n);
-/* Asks for ibemu__agent_event() at now + 'delay_ps'. */
+/* Asks for the agents' event op at now + 'delay_ps'. */
 void ibemu__agent_later(struct ibemu_engine *e, uint64_t delay_ps,
 			enum ibemu_agent_work kind, uint32_t target,
 			uint32_t gen);
@@ -234,9 +221,12 @@ int ibemu__sma_port_info(struct ibemu_agent_req *r);
 void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 			       unsigned local_port,
 			       struct ibemu_mad_port_info *out);
-/* Sets the agent's power-on values of port 'pi' from the topology. */
-int ibemu__sma_port_init(struct ibemu_engine *e, uint32_t pi);
-void ibemu__sma_link_train(struct ibemu_engine *e, uint32_t pi, uint32_t gen);
+/*
+ * Sets the agents' power-on values of port 'pi' in 'a' (not yet the
+ * engine's management state) from the topology and the engine.
+ */
+int ibemu__sma_port_init(struct ibemu_engine *e, struct ibemu_agents *a,
+			 uint32_t pi);
 void ibemu__sma_mkey_lease(struct ibemu_engine *e, uint32_t pi, uint32_t gen);
 /*
  * IBA 14.2.4: the M_Key check of an SMP; returns 1 if it may proceed, 0 to
@@ -250,7 +240,8 @@ int ibemu__sma_lft(struct ibemu_agent_req *r);
 int ibemu__sma_mft(struct ibemu_agent_req *r);
 /*
  * A port of switch 'node' changed link state by the link state machine
- * (IBA 14.2.5.4 PortStateChange): sets the bit, raises Trap 128.
+ * (IBA 14.2.5.4 PortStateChange): sets the bit, raises Trap 128. The
+ * engine tells of it through the management's port_change op.
  */
 void ibemu__sma_port_state_change(struct ibemu_engine *e, uint32_t node);
 void ibemu__sma_trap_event(struct ibemu_engine *e, uint32_t node, uint32_t gen);
@@ -267,6 +258,5 @@ int ibemu__pma_process(struct ibemu_agent_req *r);
 
 /* cc.c */
 int ibemu__cc_process(struct ibemu_agent_req *r);
-void ibemu__cc_fini(struct ibemu_engine *e);
 
 #endif

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * The congestion control agent (IBA Annex A10, class 0x21 version 2): it
- * keeps what a CC manager sets (switch and switch port congestion
- * settings, each CA port's congestion setting and Congestion Control
- * Table, the CC_Key) and answers with it, after the checks of A10.4.
- * Nothing here marks FECN or throttles a flow yet: the congestion model
- * comes later and will read these settings; until then CongestionLog is
- * empty.
+ * decodes what a CC manager sets into the node models' own settings
+ * (switch and switch port congestion settings in switch/, each CA port's
+ * congestion setting and Congestion Control Table in hca/), keeps the
+ * CC_Key, and answers with them, after the checks of A10.4. Nothing marks
+ * FECN or throttles a flow yet: the congestion model comes later and will
+ * read these settings; until then CongestionLog is empty.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "agent_int.h"
+#include "hca.h"
+#include "switch.h"
+
+_Static_assert(IBEMU_CC_PORT_MASK_LEN == IBEMU_SWITCH_CC_MASK_BYTES,
+	       "a SwitchCongestionSetting port mask is the switch's");
+_Static_assert(IBEMU_CC_CA_SETTING_ENTRIES == IBEMU_HCA_CC_SLS,
+	       "a CACongestionSetting entry per SL the HCA keeps");
+_Static_assert(IBEMU_CC_TABLE_BLOCK == IBEMU_HCA_CCT_BLOCK,
+	       "a CongestionControlTable block is the HCA's");
 
 /* CC_Key state serves the whole switch (port 0) or one CA port. */
 static struct ibemu_agent_port *key_port(struct ibemu_agent_req *r)
@@ -30,7 +38,7 @@ static uint8_t *payload(struct ibemu_agent_req *r)
 /* The CC TimeStamp clock: 1.024 us units, wrapping (A10.4.3.10). */
 static uint32_t timestamp(const struct ibemu_engine *e)
 {
-	return (uint32_t)(e->now / 1024000u);
+	return (uint32_t)(ibemu_engine_now(e) / 1024000u);
 }
 
 static int class_port_info(struct ibemu_agent_req *r)
@@ -53,7 +61,7 @@ static int congestion_info(struct ibemu_agent_req *r)
 		.congestion_info = 0,
 		.control_table_cap = ibemu__agent_is_switch(r->e, r->node)
 					     ? 0
-					     : IBEMU_AGENT_CCT_CAP,
+					     : IBEMU_HCA_CCT_BLOCKS,
 	};
 
 	IBEMU_BUG_ON(ibemu_mad_congestion_info_encode(&ci, payload(r),
@@ -109,25 +117,6 @@ static int congestion_log(struct ibemu_agent_req *r)
 	return IBEMU_MAD_STATUS_OK;
 }
 
-static struct ibemu_agent_cc_switch *cc_switch(struct ibemu_agent_req *r)
-{
-	struct ibemu_agent_node *an = ibemu__agent_node(r->e, r->node);
-	struct ibemu_agent_cc_switch *s = an->cc_sw;
-
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->port = calloc(r->e->nodes[r->node].nports + 1u, sizeof(*s->port));
-	if (!s->port) {
-		free(s);
-		return NULL;
-	}
-	an->cc_sw = s;
-	return s;
-}
-
 /*
  * A10.4.3.6: a Set changes only what Control_Map names: bit 0 Victim_Mask,
  * bit 1 Credit_Mask, bit 2 Threshold and Packet_Size, bit 3 CS_Threshold
@@ -135,15 +124,13 @@ static struct ibemu_agent_cc_switch *cc_switch(struct ibemu_agent_req *r)
  */
 static int switch_congestion_setting(struct ibemu_agent_req *r)
 {
-	struct ibemu_agent_node *an = ibemu__agent_node(r->e, r->node);
-	struct ibemu_mad_switch_congestion_setting in, *cur;
-	struct ibemu_agent_cc_switch *s;
+	struct ibemu_switch_cc *cur = ibemu_switch_cc(r->e, r->node);
+	struct ibemu_mad_switch_congestion_setting in;
 
+	/* The table lets only switches here; each has its settings. */
+	if (!cur)
+		return IBEMU_MAD_STATUS_BUSY;
 	if (r->method == IBEMU_MAD_METHOD_SET) {
-		s = cc_switch(r);
-		if (!s)
-			return IBEMU_MAD_STATUS_BUSY;
-		cur = &s->setting;
 		ibemu_mad_switch_congestion_setting_decode(
 			r->req + IBEMU_CC_DATA_OFF, IBEMU_CC_DATA_LEN, &in);
 		cur->control_map = in.control_map;
@@ -164,10 +151,15 @@ static int switch_congestion_setting(struct ibemu_agent_req *r)
 		if (in.control_map & (1u << 4))
 			cur->marking_rate = in.marking_rate;
 	}
-	if (an->cc_sw)
-		in = an->cc_sw->setting;
-	else
-		memset(&in, 0, sizeof(in));
+	memset(&in, 0, sizeof(in));
+	in.control_map = cur->control_map;
+	memcpy(in.victim_mask, cur->victim_mask, sizeof(in.victim_mask));
+	memcpy(in.credit_mask, cur->credit_mask, sizeof(in.credit_mask));
+	in.threshold = cur->threshold;
+	in.packet_size = cur->packet_size;
+	in.cs_threshold = cur->cs_threshold;
+	in.cs_return_delay = cur->cs_return_delay;
+	in.marking_rate = cur->marking_rate;
 	IBEMU_BUG_ON(ibemu_mad_switch_congestion_setting_encode(
 		&in, payload(r), IBEMU_CC_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;
@@ -176,80 +168,93 @@ static int switch_congestion_setting(struct ibemu_agent_req *r)
 /* A10.4.3.7: the modifier picks a block of 32 ports (port 0 included). */
 static int switch_port_congestion_setting(struct ibemu_agent_req *r)
 {
-	struct ibemu_agent_node *an = ibemu__agent_node(r->e, r->node);
-	unsigned nports = r->e->nodes[r->node].nports, i, port;
+	unsigned nports = ibemu__agent_node(r->e, r->node)->nports, i, port;
 	struct ibemu_mad_switch_port_congestion_setting t;
-	struct ibemu_agent_cc_switch *s;
+	struct ibemu_switch_port_cc *pc;
 	uint32_t block = r->attr_mod;
 
 	if (block > nports / IBEMU_CC_SWITCH_PORT_BLOCK)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
 	if (r->method == IBEMU_MAD_METHOD_SET) {
-		s = cc_switch(r);
-		if (!s)
-			return IBEMU_MAD_STATUS_BUSY;
 		ibemu_mad_switch_port_congestion_setting_decode(
 			r->req + IBEMU_CC_DATA_OFF, IBEMU_CC_DATA_LEN, &t);
 		for (i = 0; i < IBEMU_CC_SWITCH_PORT_BLOCK; i++) {
 			port = block * IBEMU_CC_SWITCH_PORT_BLOCK + i;
-			if (port > nports)
-				break;
-			s->port[port].valid = t.block[i].valid;
-			s->port[port].control_type = t.block[i].control_type;
-			s->port[port].threshold = t.block[i].threshold;
-			s->port[port].packet_size = t.block[i].packet_size;
-			s->port[port].cong_parm = t.block[i].cong_parm;
+			pc = ibemu_switch_port_cc(r->e, r->node, port);
+			if (!pc)
+				break; /* past NumPorts */
+			pc->valid = t.block[i].valid;
+			pc->control_type = t.block[i].control_type;
+			pc->threshold = t.block[i].threshold;
+			pc->packet_size = t.block[i].packet_size;
+			pc->cong_parm = t.block[i].cong_parm;
 		}
 	}
 	memset(&t, 0, sizeof(t));
-	for (i = 0; an->cc_sw && i < IBEMU_CC_SWITCH_PORT_BLOCK; i++) {
+	for (i = 0; i < IBEMU_CC_SWITCH_PORT_BLOCK; i++) {
 		port = block * IBEMU_CC_SWITCH_PORT_BLOCK + i;
-		if (port > nports)
+		pc = ibemu_switch_port_cc(r->e, r->node, port);
+		if (!pc)
 			break;
-		t.block[i].valid = an->cc_sw->port[port].valid;
-		t.block[i].control_type = an->cc_sw->port[port].control_type;
-		t.block[i].threshold = an->cc_sw->port[port].threshold;
-		t.block[i].packet_size = an->cc_sw->port[port].packet_size;
-		t.block[i].cong_parm = an->cc_sw->port[port].cong_parm;
+		t.block[i].valid = pc->valid;
+		t.block[i].control_type = pc->control_type;
+		t.block[i].threshold = pc->threshold;
+		t.block[i].packet_size = pc->packet_size;
+		t.block[i].cong_parm = pc->cong_parm;
 	}
 	IBEMU_BUG_ON(ibemu_mad_switch_port_congestion_setting_encode(
 		&t, payload(r), IBEMU_CC_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;
 }
 
-static struct ibemu_agent_cc_ca *cc_ca(struct ibemu_agent_req *r)
+/*
+ * The CC settings of the CA port the MAD came in through: NULL until a Set
+ * creates them (they read as zeros), or when memory runs out then.
+ */
+static struct ibemu_hca_cc *ca_cc(struct ibemu_agent_req *r, int create)
 {
-	struct ibemu_agent_port *ap = key_port(r);
-
-	if (!ap->cc_ca)
-		ap->cc_ca = calloc(1, sizeof(*ap->cc_ca));
-	return ap->cc_ca;
+	return ibemu_hca_cc(
+		r->e, ibemu__agent_mgmt_port(r->e, r->node, r->port), create);
 }
 
 /* A10.4.3.8: Control_Map bit n: the Set updates SL n's entry. */
 static int ca_congestion_setting(struct ibemu_agent_req *r)
 {
-	struct ibemu_agent_port *ap = key_port(r);
 	struct ibemu_mad_ca_congestion_setting in;
-	struct ibemu_agent_cc_ca *ca;
+	struct ibemu_hca_cc *cc;
 	unsigned sl;
 
 	if (r->method == IBEMU_MAD_METHOD_SET) {
-		ca = cc_ca(r);
-		if (!ca)
+		cc = ca_cc(r, 1);
+		if (!cc)
 			return IBEMU_MAD_STATUS_BUSY;
 		ibemu_mad_ca_congestion_setting_decode(
 			r->req + IBEMU_CC_DATA_OFF, IBEMU_CC_DATA_LEN, &in);
-		ca->setting.port_control = in.port_control;
-		ca->setting.control_map = in.control_map;
-		for (sl = 0; sl < IBEMU_CC_CA_SETTING_ENTRIES; sl++)
-			if (in.control_map & (1u << sl))
-				ca->setting.entry[sl] = in.entry[sl];
+		cc->port_control = in.port_control;
+		cc->control_map = in.control_map;
+		for (sl = 0; sl < IBEMU_HCA_CC_SLS; sl++) {
+			if (!(in.control_map & (1u << sl)))
+				continue;
+			cc->sl[sl].ccti_timer = in.entry[sl].ccti_timer;
+			cc->sl[sl].ccti_increase = in.entry[sl].ccti_increase;
+			cc->sl[sl].trigger_threshold =
+				in.entry[sl].trigger_threshold;
+			cc->sl[sl].ccti_min = in.entry[sl].ccti_min;
+		}
 	}
-	if (ap->cc_ca)
-		in = ap->cc_ca->setting;
-	else
-		memset(&in, 0, sizeof(in));
+	memset(&in, 0, sizeof(in));
+	cc = ca_cc(r, 0);
+	if (cc) {
+		in.port_control = cc->port_control;
+		in.control_map = cc->control_map;
+		for (sl = 0; sl < IBEMU_HCA_CC_SLS; sl++) {
+			in.entry[sl].ccti_timer = cc->sl[sl].ccti_timer;
+			in.entry[sl].ccti_increase = cc->sl[sl].ccti_increase;
+			in.entry[sl].trigger_threshold =
+				cc->sl[sl].trigger_threshold;
+			in.entry[sl].ccti_min = cc->sl[sl].ccti_min;
+		}
+	}
 	IBEMU_BUG_ON(ibemu_mad_ca_congestion_setting_encode(&in, payload(r),
 							    IBEMU_CC_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;
@@ -261,36 +266,36 @@ static int ca_congestion_setting(struct ibemu_agent_req *r)
  */
 static int cc_table(struct ibemu_agent_req *r)
 {
-	struct ibemu_agent_port *ap = key_port(r);
 	struct ibemu_mad_cc_table t;
-	struct ibemu_agent_cc_ca *ca;
+	struct ibemu_hca_cc *cc;
 	uint32_t block = r->attr_mod;
 	unsigned i, idx;
 
-	if (block >= IBEMU_AGENT_CCT_CAP)
+	if (block >= IBEMU_HCA_CCT_BLOCKS)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_cc_table_decode(r->req + IBEMU_CC_DATA_OFF,
 					  IBEMU_CC_DATA_LEN, &t);
-		if (t.ccti_limit >= IBEMU_AGENT_CCT_CAP * IBEMU_CC_TABLE_BLOCK)
+		if (t.ccti_limit >= IBEMU_HCA_CCT_LEN)
 			return IBEMU_MAD_STATUS_INVALID_FIELD;
-		ca = cc_ca(r);
-		if (!ca)
+		cc = ca_cc(r, 1);
+		if (!cc)
 			return IBEMU_MAD_STATUS_BUSY;
-		ca->ccti_limit = t.ccti_limit;
-		for (i = 0; i < IBEMU_CC_TABLE_BLOCK; i++) {
-			idx = block * IBEMU_CC_TABLE_BLOCK + i;
-			ca->cct[idx].shift = t.entry[i].shift;
-			ca->cct[idx].multiplier = t.entry[i].multiplier;
+		cc->ccti_limit = t.ccti_limit;
+		for (i = 0; i < IBEMU_HCA_CCT_BLOCK; i++) {
+			idx = block * IBEMU_HCA_CCT_BLOCK + i;
+			cc->cct[idx].shift = t.entry[i].shift;
+			cc->cct[idx].multiplier = t.entry[i].multiplier;
 		}
 	}
 	memset(&t, 0, sizeof(t));
-	if (ap->cc_ca) {
-		t.ccti_limit = ap->cc_ca->ccti_limit;
-		for (i = 0; i < IBEMU_CC_TABLE_BLOCK; i++) {
-			idx = block * IBEMU_CC_TABLE_BLOCK + i;
-			t.entry[i].shift = ap->cc_ca->cct[idx].shift;
-			t.entry[i].multiplier = ap->cc_ca->cct[idx].multiplier;
+	cc = ca_cc(r, 0);
+	if (cc) {
+		t.ccti_limit = cc->ccti_limit;
+		for (i = 0; i < IBEMU_HCA_CCT_BLOCK; i++) {
+			idx = block * IBEMU_HCA_CCT_BLOCK + i;
+			t.entry[i].shift = cc->cct[idx].shift;
+			t.entry[i].multiplier = cc->cct[idx].multiplier;
 		}
 	}
 	IBEMU_BUG_ON(
@@ -361,18 +366,4 @@ int ibemu__cc_process(struct ibemu_agent_req *r)
 		return IBEMU_AGENT_DROP;
 	memset(r->resp + IBEMU_CC_LOG_DATA_OFF, 0, IBEMU_CC_LOG_DATA_LEN);
 	return ibemu__agent_dispatch(r, cc_attrs, IBEMU_ARRAY_SIZE(cc_attrs));
-}
-
-void ibemu__cc_fini(struct ibemu_engine *e)
-{
-	struct ibemu_agents *a = e->agents;
-	uint32_t i;
-
-	for (i = 0; a->ports && i < e->nports; i++)
-		free(a->ports[i].cc_ca);
-	for (i = 0; a->nodes && i < e->topo->nnodes; i++) {
-		if (a->nodes[i].cc_sw)
-			free(a->nodes[i].cc_sw->port);
-		free(a->nodes[i].cc_sw);
-	}
 }

@@ -2,14 +2,14 @@
 /*
  * The performance management agent (IBA 16.1): ClassPortInfo says what it
  * supports, PortCounters and PortCountersExtended read the engine's
- * counters through the views of fabric/pma.c, and a Set clears the
+ * counters through the views of pma_view.c, and a Set clears the
  * counters its CounterSelect names. There is one set of counters per
  * port: clearing PortXmitData through either attribute clears both views.
  */
 #include <string.h>
 
 #include "agent_int.h"
-#include "pma.h"
+#include "pma_view.h"
 
 /*
  * IBA 16.1.2 / 13.4.8.1: AllPortSelect, the extended counters with their
@@ -46,8 +46,8 @@ static int class_port_info(struct ibemu_agent_req *r)
 static int port_range(const struct ibemu_agent_req *r, unsigned sel,
 		      uint32_t *first, uint32_t *last)
 {
-	const struct ibemu_enode *n = &r->e->nodes[r->node];
-	unsigned lo = n->type == IBEMU_NODE_SWITCH ? 0 : 1;
+	const struct ibemu_agent_node *n = ibemu__agent_node(r->e, r->node);
+	unsigned lo = n->is_switch ? 0 : 1;
 
 	if (sel == IBEMU_PMA_ALL_PORTS) {
 		*first = n->first_port + lo;
@@ -94,62 +94,18 @@ static void counters_sum(const struct ibemu_engine *e, uint32_t first,
 	}
 }
 
-/* Counters a Set clears, whichever attribute named them. */
-enum {
-	CLR_XMIT_DATA = 1u << 0,
-	CLR_RCV_DATA = 1u << 1,
-	CLR_XMIT_PKTS = 1u << 2,
-	CLR_RCV_PKTS = 1u << 3,
-	CLR_UNI_XMIT = 1u << 4,
-	CLR_UNI_RCV = 1u << 5,
-	CLR_RCV_ERRORS = 1u << 6,
-	CLR_RELAY = 1u << 7,
-	CLR_DISCARDS = 1u << 8,
-	CLR_VL15 = 1u << 9,
-	CLR_XMIT_WAIT = 1u << 10,
-};
-
 /*
- * Zeroes the selected counters of ports [first, last] in the engine. The
- * counters no port model increments yet (symbol errors, link downed...)
- * are always 0 and need nothing.
+ * Zeroes the selected counters (IBEMU_CNT_* bits) of ports [first, last]
+ * in the engine. The counters no port model increments yet (symbol errors,
+ * link downed...) are always 0 and need nothing.
  */
 static void counters_clear(struct ibemu_engine *e, uint32_t first,
 			   uint32_t last, unsigned what)
 {
 	uint32_t pi;
 
-	for (pi = first; pi <= last; pi++) {
-		struct ibemu_eport *p = &e->ports[pi];
-		struct ibemu_port_counters *c = &p->cnt;
-
-		if (what & CLR_XMIT_DATA)
-			c->xmit_data = 0;
-		if (what & CLR_RCV_DATA)
-			c->rcv_data = 0;
-		if (what & CLR_XMIT_PKTS)
-			c->xmit_pkts = 0;
-		if (what & CLR_RCV_PKTS)
-			c->rcv_pkts = 0;
-		if (what & CLR_UNI_XMIT)
-			c->unicast_xmit_pkts = 0;
-		if (what & CLR_UNI_RCV)
-			c->unicast_rcv_pkts = 0;
-		if (what & CLR_RCV_ERRORS)
-			c->rcv_errors = 0;
-		if (what & CLR_RELAY)
-			c->rcv_switch_relay_errors = 0;
-		if (what & CLR_DISCARDS)
-			c->xmit_discards = 0;
-		if (what & CLR_VL15)
-			c->vl15_dropped = 0;
-		if (what & CLR_XMIT_WAIT) {
-			c->xmit_wait = 0;
-			/* A wait in progress counts again from now. */
-			if (p->wait_since != UINT64_MAX)
-				p->wait_since = e->now;
-		}
-	}
+	for (pi = first; pi <= last; pi++)
+		ibemu_engine_counters_clear(e, pi, what);
 }
 
 /* IBA 16.1.3.5: CounterSelect and CounterSelect2 of PortCounters. */
@@ -158,23 +114,23 @@ static unsigned pc_clear_mask(const struct ibemu_mad_port_counters *in)
 	unsigned cs = in->counter_select, what = 0;
 
 	if (cs & IBEMU_PMA_CS_RCV_ERRORS)
-		what |= CLR_RCV_ERRORS;
+		what |= IBEMU_CNT_RCV_ERRORS;
 	if (cs & IBEMU_PMA_CS_RCV_SWITCH_RELAY)
-		what |= CLR_RELAY;
+		what |= IBEMU_CNT_RELAY_ERRORS;
 	if (cs & IBEMU_PMA_CS_XMIT_DISCARDS)
-		what |= CLR_DISCARDS;
+		what |= IBEMU_CNT_XMIT_DISCARDS;
 	if (cs & IBEMU_PMA_CS_VL15_DROPPED)
-		what |= CLR_VL15;
+		what |= IBEMU_CNT_VL15_DROPPED;
 	if (cs & IBEMU_PMA_CS_XMIT_DATA)
-		what |= CLR_XMIT_DATA;
+		what |= IBEMU_CNT_XMIT_DATA;
 	if (cs & IBEMU_PMA_CS_RCV_DATA)
-		what |= CLR_RCV_DATA;
+		what |= IBEMU_CNT_RCV_DATA;
 	if (cs & IBEMU_PMA_CS_XMIT_PKTS)
-		what |= CLR_XMIT_PKTS;
+		what |= IBEMU_CNT_XMIT_PKTS;
 	if (cs & IBEMU_PMA_CS_RCV_PKTS)
-		what |= CLR_RCV_PKTS;
+		what |= IBEMU_CNT_RCV_PKTS;
 	if (in->counter_select2 & IBEMU_PMA_CS2_XMIT_WAIT)
-		what |= CLR_XMIT_WAIT;
+		what |= IBEMU_CNT_XMIT_WAIT;
 	return what;
 }
 
@@ -212,14 +168,17 @@ static unsigned ext_clear_mask(const struct ibemu_mad_port_counters_ext *in)
 	static const struct {
 		uint32_t bit;
 		unsigned what;
-	} sel[] = {{1u << 0, CLR_XMIT_DATA}, {1u << 1, CLR_RCV_DATA},
-		   {1u << 2, CLR_XMIT_PKTS}, {1u << 3, CLR_RCV_PKTS},
-		   {1u << 4, CLR_UNI_XMIT},  {1u << 5, CLR_UNI_RCV}},
-	  sel2[] = {{1u << 3, CLR_RCV_ERRORS},
-		    {1u << 5, CLR_RELAY},
-		    {1u << 6, CLR_DISCARDS},
-		    {1u << 11, CLR_VL15},
-		    {1u << 12, CLR_XMIT_WAIT}};
+	} sel[] = {{1u << 0, IBEMU_CNT_XMIT_DATA},
+		   {1u << 1, IBEMU_CNT_RCV_DATA},
+		   {1u << 2, IBEMU_CNT_XMIT_PKTS},
+		   {1u << 3, IBEMU_CNT_RCV_PKTS},
+		   {1u << 4, IBEMU_CNT_UNICAST_XMIT},
+		   {1u << 5, IBEMU_CNT_UNICAST_RCV}},
+	  sel2[] = {{1u << 3, IBEMU_CNT_RCV_ERRORS},
+		    {1u << 5, IBEMU_CNT_RELAY_ERRORS},
+		    {1u << 6, IBEMU_CNT_XMIT_DISCARDS},
+		    {1u << 11, IBEMU_CNT_VL15_DROPPED},
+		    {1u << 12, IBEMU_CNT_XMIT_WAIT}};
 	unsigned what = 0, i;
 
 	for (i = 0; i < IBEMU_ARRAY_SIZE(sel); i++)

@@ -14,7 +14,8 @@
 /* IBA 14.2.5.2: the node's description, NUL-padded. */
 static int node_desc(struct ibemu_agent_req *r)
 {
-	const struct ibemu_topo_node *tn = &r->e->topo->nodes[r->node];
+	const struct ibemu_topo_node *tn =
+		&ibemu_engine_topo(r->e)->nodes[r->node];
 	struct ibemu_mad_node_desc nd;
 	const char *s = tn->desc ? tn->desc : tn->name;
 	size_t len = strlen(s);
@@ -32,7 +33,8 @@ static int node_desc(struct ibemu_agent_req *r)
  */
 static int node_info(struct ibemu_agent_req *r)
 {
-	const struct ibemu_topo_node *tn = &r->e->topo->nodes[r->node];
+	const struct ibemu_topo_node *tn =
+		&ibemu_engine_topo(r->e)->nodes[r->node];
 	int sw = tn->type == IBEMU_NODE_SWITCH;
 	struct ibemu_mad_node_info ni = {
 		.base_version = IBEMU_MAD_BASE_VERSION,

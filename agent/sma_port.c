@@ -5,8 +5,9 @@
  * a link down, disables or re-enables it; a link that goes down retrains
  * after a delay in virtual time, both ends together), LIDs, and the M_Key
  * protection of IBA 14.2.4. The engine keeps the states, LIDs, VL
- * arbitration and SL2VL; the settable components it does not need live in
- * struct ibemu_agent_port.
+ * arbitration and SL2VL, and runs the link state machine (fabric/link.c)
+ * that a Set of PortState or PortPhysicalState drives; the settable
+ * components it does not need live in struct ibemu_agent_port.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,18 +44,29 @@ static uint8_t vls_enc(unsigned vls)
  * The link a port trains to: its cable's width and speed, or the fabric's
  * defaults for a port without one (and a switch's port 0).
  */
-static void port_link(const struct ibemu_engine *e, uint32_t pi,
-		      unsigned *lanes, enum ibemu_speed *speed)
+static void port_link(const struct ibemu_engine *e,
+		      const struct ibemu_port_link *l, unsigned *lanes,
+		      enum ibemu_speed *speed)
 {
-	const struct ibemu_eport *p = &e->ports[pi];
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
 
-	if (p->peer != IBEMU_NONE) {
-		*lanes = p->lanes;
-		*speed = (enum ibemu_speed)p->speed;
+	if (l->peer != IBEMU_NONE) {
+		*lanes = l->lanes;
+		*speed = (enum ibemu_speed)l->speed;
 	} else {
-		*lanes = e->topo->defaults.width;
-		*speed = e->topo->defaults.speed;
+		*lanes = t->defaults.width;
+		*speed = t->defaults.speed;
 	}
+}
+
+/* The engine's view of port 'pi', which the agents only ask for valid
+ * indices. */
+static struct ibemu_port_link link_of(const struct ibemu_engine *e, uint32_t pi)
+{
+	struct ibemu_port_link l;
+
+	IBEMU_BUG_ON(ibemu_engine_port_link(e, pi, &l));
+	return l;
 }
 
 /*
@@ -120,19 +132,23 @@ static uint8_t width_caps(unsigned lanes, enum ibemu_speed s)
 	return w;
 }
 
-int ibemu__sma_port_init(struct ibemu_engine *e, uint32_t pi)
+int ibemu__sma_port_init(struct ibemu_engine *e, struct ibemu_agents *a,
+			 uint32_t pi)
 {
-	struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
-	const struct ibemu_eport *p = &e->ports[pi];
-	const struct ibemu_topo_node *tn = &e->topo->nodes[p->node];
+	struct ibemu_agent_port *ap = &a->ports[pi];
+	const struct ibemu_port_link l = link_of(e, pi);
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+	const struct ibemu_topo_node *tn = &t->nodes[l.node];
 	int sw = tn->type == IBEMU_NODE_SWITCH;
 	enum ibemu_speed speed;
 	unsigned lanes, i;
 
+	ap->node = l.node;
+	ap->num = l.num;
 	/* An HCA has no port 0: its slot stays empty. */
-	if (!sw && p->num == 0)
+	if (!sw && l.num == 0)
 		return 0;
-	port_link(e, pi, &lanes, &speed);
+	port_link(e, &l, &lanes, &speed);
 	ap->gid_prefix = IBEMU_AGENT_GID_PREFIX;
 	ap->link_down_default = IBEMU_AGENT_LINK_DOWN_POLLING;
 	ap->width_supported = width_caps(lanes, speed);
@@ -140,16 +156,16 @@ int ibemu__sma_port_init(struct ibemu_engine *e, uint32_t pi)
 	speed_caps(speed, &ap->speed_supported, &ap->speed_ext_supported);
 	ap->speed_enabled = ap->speed_supported;
 	ap->speed_ext_enabled = ap->speed_ext_supported;
-	ap->mtu_cap = mtu_enc(e->topo->defaults.mtu);
+	ap->mtu_cap = mtu_enc(t->defaults.mtu);
 	ap->neighbor_mtu = ap->mtu_cap;
 	ap->vl_cap = vls_enc(tn->vls);
 	/* The engine brings cabled links up with the VLs both ends have. */
-	ap->op_vls = vls_enc(p->data_vls);
+	ap->op_vls = vls_enc(l.data_vls);
 	ap->hoq_life = 19;
 	ap->vl_stall_count = 7;
 	ap->local_phy_errors = 8;
 	ap->overrun_errors = 8;
-	memcpy(ap->sl2vl, p->sl2vl, sizeof(ap->sl2vl));
+	IBEMU_BUG_ON(ibemu_engine_get_sl2vl(e, pi, ap->sl2vl));
 
 	ap->cap_mask =
 		IBEMU_MAD_CAP_SL_MAPPING | IBEMU_MAD_CAP_SYSTEM_IMAGE_GUID |
@@ -167,21 +183,21 @@ int ibemu__sma_port_init(struct ibemu_engine *e, uint32_t pi)
 		ap->cap_mask2 |= 1u << 10;
 
 	/* IBA 14.2.5.5: CA ports and switch port 0 have GUIDs. */
-	if (!sw || p->num == 0) {
+	if (!sw || l.num == 0) {
 		ap->guid_cap = sw ? 1 : IBEMU_AGENT_CA_GUIDS;
 		ap->guids = calloc(ap->guid_cap, sizeof(*ap->guids));
 		if (!ap->guids)
 			return -ENOMEM;
-		ap->guids[0] = tn->ports[p->num].guid;
+		ap->guids[0] = tn->ports[l.num].guid;
 	}
 	/*
 	 * IBA 14.2.5.7: NodeInfo PartitionCap entries for CA ports and
 	 * switch port 0, SwitchInfo PartitionEnforcementCap for external
 	 * ports; the default partition in entry 0.
 	 */
-	ap->npkeys = !sw	   ? IBEMU_AGENT_CA_PKEYS
-		     : p->num == 0 ? IBEMU_AGENT_SWITCH_PKEYS
-				   : IBEMU_AGENT_SWITCH_ENF_PKEYS;
+	ap->npkeys = !sw	  ? IBEMU_AGENT_CA_PKEYS
+		     : l.num == 0 ? IBEMU_AGENT_SWITCH_PKEYS
+				  : IBEMU_AGENT_SWITCH_ENF_PKEYS;
 	ap->pkeys = calloc(ap->npkeys, sizeof(*ap->pkeys));
 	if (!ap->pkeys)
 		return -ENOMEM;
@@ -194,32 +210,32 @@ int ibemu__sma_port_init(struct ibemu_engine *e, uint32_t pi)
 /* Whether port 'pi' is a switch's management port 0 (base, no link). */
 static int is_sp0(const struct ibemu_engine *e, uint32_t pi)
 {
-	const struct ibemu_eport *p = &e->ports[pi];
+	const struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
 
-	return p->num == 0 && ibemu__agent_is_switch(e, p->node);
+	return ap->num == 0 && ibemu__agent_is_switch(e, ap->node);
 }
 
 void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 			       unsigned local_port,
 			       struct ibemu_mad_port_info *out)
 {
-	const struct ibemu_eport *p = &e->ports[pi];
-	const struct ibemu_agent_port *ap = &e->agents->ports[pi];
-	uint32_t mi = ibemu__agent_mgmt_port(e, p->node, p->num);
-	const struct ibemu_agent_port *mp = &e->agents->ports[mi];
+	const struct ibemu_port_link l = link_of(e, pi);
+	const struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
+	uint32_t mi = ibemu__agent_mgmt_port(e, l.node, l.num);
+	const struct ibemu_agent_port *mp = ibemu__agent_port(e, mi);
 	int own = mi == pi; /* a CA port or switch port 0 */
 	enum ibemu_speed speed;
 	unsigned lanes;
 
 	memset(out, 0, sizeof(*out));
-	port_link(e, pi, &lanes, &speed);
+	port_link(e, &l, &lanes, &speed);
 	/*
 	 * IBA 14.2.5.6: on a switch the LID, LMC, M_Key and SM components
 	 * belong to port 0; external ports report the switch's.
 	 */
 	out->m_key = own ? ap->m_key : 0;
 	out->gid_prefix = mp->gid_prefix;
-	out->lid = ibemu_engine_get_lid(e, p->node, p->num);
+	out->lid = ibemu_engine_get_lid(e, l.node, l.num);
 	out->master_sm_lid = mp->master_sm_lid;
 	out->capability_mask = ap->cap_mask;
 	out->m_key_lease_period = own ? ap->m_key_lease_period : 0;
@@ -233,8 +249,8 @@ void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 		out->port_state = IBEMU_MAD_PORT_ACTIVE;
 		out->port_phys_state = IBEMU_MAD_PHYS_LINKUP;
 	} else {
-		out->port_state = p->state;
-		out->port_phys_state = p->phys_state;
+		out->port_state = l.state;
+		out->port_phys_state = l.phys_state;
 	}
 	out->link_down_default_state = ap->link_down_default;
 	out->m_key_protect_bits = own ? ap->m_key_protect : 0;
@@ -245,7 +261,7 @@ void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 	out->neighbor_mtu = ap->neighbor_mtu;
 	out->master_sm_sl = mp->master_sm_sl;
 	out->vl_cap = ap->vl_cap;
-	out->vl_high_limit = p->vlarb.high_limit;
+	out->vl_high_limit = ibemu_engine_get_vl_high_limit(e, pi);
 	out->vl_arb_high_cap = IBEMU_AGENT_VLARB_CAP;
 	out->vl_arb_low_cap = IBEMU_AGENT_VLARB_CAP;
 	out->init_type_reply = ap->init_type_reply;
@@ -269,74 +285,6 @@ void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 	out->capability_mask2 = ap->cap_mask2;
 	out->link_speed_ext_supported = ap->speed_ext_supported;
 	out->link_speed_ext_enabled = ap->speed_ext_enabled;
-}
-
-/* Restarts training of the link of port 'pi' (both ends polling). */
-static void train_later(struct ibemu_engine *e, uint32_t pi)
-{
-	uint32_t peer = e->ports[pi].peer;
-	uint32_t first = peer < pi ? peer : pi;
-	struct ibemu_agent_port *ap = ibemu__agent_port(e, first);
-
-	/* One generation per cable, kept on its lower port, cancels older. */
-	ap->train_gen = (ap->train_gen + 1) & 0x0fffffffu;
-	if (e->ports[pi].phys_state == IBEMU_PHYS_POLLING &&
-	    e->ports[peer].phys_state == IBEMU_PHYS_POLLING)
-		ibemu__agent_later(e, IBEMU_AGENT_LINK_TRAIN_PS,
-				   IBEMU_AGENT_WORK_LINK_TRAIN, first,
-				   ap->train_gen);
-}
-
-/*
- * An SM took port 'pi' down (Set(PortInfo) PortState Down, or a
- * PortPhysicalState), its physical side going to 'phys'. IBA 7.2: the
- * logical link goes down at both ends. IBA 14.2.5.4: the SubnSet() does
- * not set this switch's PortStateChange, but the peer's port goes down by
- * its link state machine, which sets the peer switch's.
- */
-static void link_down(struct ibemu_engine *e, uint32_t pi, uint8_t phys)
-{
-	struct ibemu_eport *p = &e->ports[pi], *q;
-
-	p->state = IBEMU_PORT_DOWN;
-	p->phys_state = phys;
-	if (p->peer == IBEMU_NONE)
-		return;
-	q = &e->ports[p->peer];
-	if (q->state != IBEMU_PORT_DOWN || q->phys_state == IBEMU_PHYS_LINKUP) {
-		q->state = IBEMU_PORT_DOWN;
-		if (q->phys_state == IBEMU_PHYS_LINKUP)
-			q->phys_state = IBEMU_PHYS_POLLING;
-		if (ibemu__agent_is_switch(e, q->node))
-			ibemu__sma_port_state_change(e, q->node);
-	}
-	/* What waits for these outputs is discarded now (switch/relay.c). */
-	ibemu__engine_arb_at(e, pi, e->now);
-	ibemu__engine_arb_at(e, p->peer, e->now);
-	train_later(e, pi);
-}
-
-void ibemu__sma_link_train(struct ibemu_engine *e, uint32_t pi, uint32_t gen)
-{
-	struct ibemu_eport *p = &e->ports[pi], *q;
-
-	if (gen != ibemu__agent_port(e, pi)->train_gen || p->peer == IBEMU_NONE)
-		return;
-	q = &e->ports[p->peer];
-	if (p->phys_state != IBEMU_PHYS_POLLING ||
-	    q->phys_state != IBEMU_PHYS_POLLING)
-		return;
-	/* IBA 7.2: the link is up; both logical ports enter Init. */
-	p->phys_state = q->phys_state = IBEMU_PHYS_LINKUP;
-	p->state = q->state = IBEMU_PORT_INIT;
-	/* HCAs kept their management packets while the link was down. */
-	ibemu__engine_arb_at(e, pi, e->now);
-	ibemu__engine_arb_at(e, p->peer, e->now);
-	/* IBA 14.2.5.4: Down -> Init sets PortStateChange. */
-	if (ibemu__agent_is_switch(e, p->node))
-		ibemu__sma_port_state_change(e, p->node);
-	if (ibemu__agent_is_switch(e, q->node))
-		ibemu__sma_port_state_change(e, q->node);
 }
 
 void ibemu__sma_mkey_lease(struct ibemu_engine *e, uint32_t pi, uint32_t gen)
@@ -402,13 +350,13 @@ static int lid_ok(uint16_t lid)
 static int port_info_check(struct ibemu_engine *e, uint32_t pi,
 			   const struct ibemu_mad_port_info *in)
 {
-	const struct ibemu_eport *p = &e->ports[pi];
 	const struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
-	int own = ibemu__agent_mgmt_port(e, p->node, p->num) == pi;
+	int own = ibemu__agent_mgmt_port(e, ap->node, ap->num) == pi;
 	uint8_t st = in->port_state, ph = in->port_phys_state;
+	enum ibemu_port_state cur;
 
 	/* A LID or SM LID that changes must be unicast (IBA 4.1.3). */
-	if (own && in->lid != ibemu_engine_get_lid(e, p->node, p->num) &&
+	if (own && in->lid != ibemu_engine_get_lid(e, ap->node, ap->num) &&
 	    !lid_ok(in->lid))
 		return -EINVAL;
 	if (own && in->master_sm_lid != ap->master_sm_lid &&
@@ -447,11 +395,12 @@ static int port_info_check(struct ibemu_engine *e, uint32_t pi,
 	if (is_sp0(e, pi))
 		return 0;
 	/* IBA 7.2: Armed only from Init, Active only from Armed. */
-	if (st == IBEMU_MAD_PORT_ARMED && p->state != IBEMU_PORT_INIT &&
-	    p->state != IBEMU_PORT_ARMED)
+	cur = ibemu_engine_port_state(e, pi);
+	if (st == IBEMU_MAD_PORT_ARMED && cur != IBEMU_PORT_INIT &&
+	    cur != IBEMU_PORT_ARMED)
 		return -EINVAL;
-	if (st == IBEMU_MAD_PORT_ACTIVE && p->state != IBEMU_PORT_ARMED &&
-	    p->state != IBEMU_PORT_ACTIVE)
+	if (st == IBEMU_MAD_PORT_ACTIVE && cur != IBEMU_PORT_ARMED &&
+	    cur != IBEMU_PORT_ACTIVE)
 		return -EINVAL;
 	return 0;
 }
@@ -463,39 +412,33 @@ static uint16_t counter_write(uint16_t cur, uint16_t in)
 	return in ? cur : 0;
 }
 
-/* Applies the logical and physical state parts of a checked Set. */
+/*
+ * Applies the logical and physical state parts of a checked Set. The link
+ * state machine (fabric/link.c) takes a port that leaves LinkUp down at
+ * both ends and retrains the link once both poll. IBA 14.2.5.4: the
+ * SubnSet() does not set this switch's PortStateChange; the peer's port
+ * goes down by its link state machine, and the engine tells the peer's
+ * agents (the port_change op).
+ */
 static void port_state_set(struct ibemu_engine *e, uint32_t pi, uint8_t st,
 			   uint8_t ph)
 {
-	struct ibemu_eport *p = &e->ports[pi];
 	const struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
 
 	if (ph == IBEMU_MAD_PHYS_DISABLED || ph == IBEMU_MAD_PHYS_SLEEP) {
-		/* IBA 7.2: the port leaves the link and stays out. */
-		if (p->phys_state == IBEMU_PHYS_LINKUP) {
-			link_down(e, pi, ph);
-		} else {
-			p->state = IBEMU_PORT_DOWN;
-			p->phys_state = ph;
-			if (p->peer != IBEMU_NONE)
-				train_later(e, pi); /* cancels training */
-		}
+		/* IBA 7.2: the port leaves the link and stays out (a
+		 * training under way is cancelled). */
+		ibemu_engine_set_phys_state(e, pi, (enum ibemu_phys_state)ph);
 		return;
 	}
 	if (ph == IBEMU_MAD_PHYS_POLLING || st == IBEMU_MAD_PORT_DOWN) {
-		uint8_t to = IBEMU_PHYS_POLLING;
+		enum ibemu_phys_state to = IBEMU_PHYS_POLLING;
 
-		/* Down without a physical state: LinkDownDefaultState. */
+		/* Down without a physical state: LinkDownDefaultState. A
+		 * port down already polls again, re-enabled. */
 		if (!ph && ap->link_down_default == IBEMU_AGENT_LINK_DOWN_SLEEP)
 			to = IBEMU_PHYS_SLEEP;
-		if (p->phys_state == IBEMU_PHYS_LINKUP) {
-			link_down(e, pi, to);
-		} else {
-			/* Down already: re-enabling makes it poll again. */
-			p->phys_state = to;
-			if (p->peer != IBEMU_NONE)
-				train_later(e, pi);
-		}
+		ibemu_engine_set_phys_state(e, pi, to);
 		return;
 	}
 	if (st == IBEMU_MAD_PORT_ARMED || st == IBEMU_MAD_PORT_ACTIVE)
@@ -505,15 +448,14 @@ static void port_state_set(struct ibemu_engine *e, uint32_t pi, uint8_t st,
 static void port_info_apply(struct ibemu_engine *e, uint32_t pi,
 			    const struct ibemu_mad_port_info *in)
 {
-	struct ibemu_eport *p = &e->ports[pi];
 	struct ibemu_agent_port *ap = ibemu__agent_port(e, pi);
-	int own = ibemu__agent_mgmt_port(e, p->node, p->num) == pi;
+	int own = ibemu__agent_mgmt_port(e, ap->node, ap->num) == pi;
 
 	if (own) {
 		ap->m_key = in->m_key;
 		ap->gid_prefix = in->gid_prefix;
-		if (in->lid != ibemu_engine_get_lid(e, p->node, p->num))
-			ibemu_engine_set_lid(e, p->node, p->num, in->lid);
+		if (in->lid != ibemu_engine_get_lid(e, ap->node, ap->num))
+			ibemu_engine_set_lid(e, ap->node, ap->num, in->lid);
 		ap->master_sm_lid = in->master_sm_lid;
 		ap->m_key_lease_period = in->m_key_lease_period;
 		ap->m_key_protect = in->m_key_protect_bits;
@@ -543,7 +485,7 @@ static void port_info_apply(struct ibemu_engine *e, uint32_t pi,
 	if (in->link_down_default_state)
 		ap->link_down_default = in->link_down_default_state;
 	/* IBA 7.6.9: LimitOfHighPriority is PortInfo's VLHighLimit. */
-	p->vlarb.high_limit = in->vl_high_limit;
+	ibemu_engine_set_vl_high_limit(e, pi, in->vl_high_limit);
 	ap->init_type_reply = in->init_type_reply;
 	ap->vl_stall_count = in->vl_stall_count;
 	ap->hoq_life = in->hoq_life;
@@ -565,7 +507,7 @@ static void port_info_apply(struct ibemu_engine *e, uint32_t pi,
 int ibemu__sma_port_info(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
-	const struct ibemu_enode *n = &e->nodes[r->node];
+	const struct ibemu_agent_node *n = ibemu__agent_node(e, r->node);
 	uint8_t *data = r->resp + IBEMU_SMP_DATA_OFF;
 	struct ibemu_mad_port_info pi_out, in;
 	unsigned num;
@@ -581,9 +523,9 @@ int ibemu__sma_port_info(struct ibemu_agent_req *r)
 	num = r->attr_mod & 0xffu;
 	if (num > n->nports)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
-	if (!num && n->type != IBEMU_NODE_SWITCH)
+	if (!num && !n->is_switch)
 		num = r->port;
-	if (!num && n->type != IBEMU_NODE_SWITCH)
+	if (!num && !n->is_switch)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
 	pi = n->first_port + num;
 	if (r->method == IBEMU_MAD_METHOD_SET) {

@@ -15,7 +15,7 @@
 /* MFT port-mask positions of a switch: 16 ports (0..15, 16..31, ...) each. */
 static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
 {
-	return e->nodes[node].nports / 16u + 1u;
+	return ibemu__agent_node(e, node)->nports / 16u + 1u;
 }
 
 /*
@@ -25,26 +25,26 @@ static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
  */
 static uint16_t fdb_top(const struct ibemu_engine *e, uint32_t node)
 {
-	const struct ibemu_agent_node *an = &e->agents->nodes[node];
-	const uint8_t *lft = e->nodes[node].lft;
-	uint32_t lid;
+	const struct ibemu_agent_node *an = ibemu__agent_node(e, node);
+	uint16_t lid;
+	uint8_t port;
 
 	if (an->fdb_top_set)
 		return an->linear_fdb_top;
 	for (lid = IBEMU_AGENT_UNICAST_LID_MAX; lid > 0; lid--)
-		if (lft[lid] != 0xff)
+		if (!ibemu_engine_get_lft(e, node, lid, &port) && port != 0xff)
 			break;
-	return (uint16_t)lid;
+	return lid;
 }
 
 static void switch_info_fill(const struct ibemu_engine *e, uint32_t node,
 			     uint8_t *data)
 {
-	const struct ibemu_agent_node *an = &e->agents->nodes[node];
+	const struct ibemu_agent_node *an = ibemu__agent_node(e, node);
 	struct ibemu_mad_switch_info si;
 
 	memset(&si, 0, sizeof(si));
-	si.linear_fdb_cap = IBEMU_LID_COUNT;
+	si.linear_fdb_cap = IBEMU_AGENT_LFT_CAP;
 	si.multicast_fdb_cap = IBEMU_AGENT_MFT_CAP;
 	si.linear_fdb_top = fdb_top(e, node);
 	si.default_port = an->default_port;
@@ -69,7 +69,7 @@ int ibemu__sma_switch_info(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
 	struct ibemu_agent_node *an = ibemu__agent_node(e, r->node);
-	unsigned nports = e->nodes[r->node].nports;
+	unsigned nports = an->nports;
 	struct ibemu_mad_switch_info in;
 	int status = IBEMU_MAD_STATUS_OK;
 
@@ -108,7 +108,7 @@ int ibemu__sma_lft(struct ibemu_agent_req *r)
 	unsigned i;
 
 	/* IBA 14.2.5.10: blocks of 64 LIDs up to LinearFDBCap. */
-	if (block >= IBEMU_LID_COUNT / IBEMU_MAD_LFT_BLOCK)
+	if (block >= IBEMU_AGENT_LFT_CAP / IBEMU_MAD_LFT_BLOCK)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_lft_decode(r->req + IBEMU_SMP_DATA_OFF,
@@ -132,7 +132,7 @@ int ibemu__sma_mft(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
 	struct ibemu_agent_node *an = ibemu__agent_node(e, r->node);
-	unsigned nports = e->nodes[r->node].nports;
+	unsigned nports = an->nports;
 	/* IBA 14.2.5.12: bits 31-28 the position, bits 8-0 the block. */
 	unsigned pos = r->attr_mod >> 28, block = r->attr_mod & 0x1ffu;
 	unsigned npos = mft_positions(e, r->node), i;
@@ -179,9 +179,8 @@ int ibemu__sma_mft(struct ibemu_agent_req *r)
 static int trap_send(struct ibemu_engine *e, uint32_t node)
 {
 	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
-	uint32_t p0 = e->nodes[node].first_port;
-	struct ibemu_agent_port *ap = ibemu__agent_port(e, p0);
-	uint16_t lid = e->nodes[node].lid;
+	struct ibemu_agent_port *ap = ibemu__agent_port(e, an->first_port);
+	uint16_t lid = ibemu_engine_get_lid(e, node, 0);
 	struct ibemu_mad_trap_lid details = {.lid = lid};
 	struct ibemu_mad_notice n;
 	struct ibemu_mad_smp smp;
@@ -213,7 +212,7 @@ static int trap_send(struct ibemu_engine *e, uint32_t node)
 	msg.dlid = ap->master_sm_lid;
 	msg.sl = ap->master_sm_sl;
 	msg.pkey = 0xffff;
-	ibemu__mad_emit(e, node, 0, &msg);
+	ibemu_engine_mgmt_emit(e, node, 0, &msg);
 	an->trap_sends++;
 	/*
 	 * Repeat after the subnet's timeout (IBA 14.2.5.6 SubnetTimeout:
@@ -235,7 +234,7 @@ void ibemu__sma_port_state_change(struct ibemu_engine *e, uint32_t node)
 	an->trap_pending = 1;
 	an->trap_sends = 0;
 	an->trap_toggle ^= 1;
-	an->trap_tid = e->agents->next_tid++;
+	an->trap_tid = ibemu__agents(e)->next_tid++;
 	an->trap_gen = (an->trap_gen + 1) & 0x0fffffffu;
 	if (trap_send(e, node))
 		an->trap_pending = 0;

@@ -3,12 +3,15 @@
  * The SMA's per-port tables, each read and written a block at a time:
  * GUIDInfo (IBA 14.2.5.5), P_KeyTable (14.2.5.7), SLtoVLMappingTable
  * (14.2.5.8) and VLArbitrationTable (14.2.5.9). The last two are the
- * engine's own (eport->sl2vl, eport->vlarb), so a Set changes how packets
- * are forwarded from the next arbitration on.
+ * engine's own (ibemu_engine_set_sl2vl, ibemu_engine_set_vlarb), so a Set
+ * changes how packets are forwarded from the next arbitration on.
  */
 #include <string.h>
 
 #include "agent_int.h"
+
+_Static_assert(2 * IBEMU_MAD_VLARB_BLOCK == IBEMU_VLARB_ENTRIES,
+	       "two VLArbitrationTable blocks make an engine table");
 
 int ibemu__sma_guid_info(struct ibemu_agent_req *r)
 {
@@ -50,11 +53,11 @@ int ibemu__sma_guid_info(struct ibemu_agent_req *r)
  */
 static uint32_t table_port(const struct ibemu_agent_req *r, uint32_t num)
 {
-	const struct ibemu_enode *n = &r->e->nodes[r->node];
+	const struct ibemu_agent_node *n = ibemu__agent_node(r->e, r->node);
 
-	if (n->type != IBEMU_NODE_SWITCH)
+	if (!n->is_switch)
 		num = r->port;
-	if (num > n->nports || (n->type != IBEMU_NODE_SWITCH && !num))
+	if (num > n->nports || (!n->is_switch && !num))
 		return IBEMU_NONE;
 	return n->first_port + num;
 }
@@ -97,55 +100,38 @@ int ibemu__sma_pkey_table(struct ibemu_agent_req *r)
  * by bits 15-8 and 7-0 of the modifier. The engine keeps one table per
  * output port, so every input port shares its output's table: a Set for
  * any input port writes it, a Get for any input port reads it. Bits 31-16
- * (optimized programming) are refused: SwitchInfo does not offer it.
+ * (optimized programming) are refused: SwitchInfo does not offer it. A Get
+ * reads what the SM wrote: the engine keeps an SL's previous VL where the
+ * SM maps it to VL15 or to a VL the port does not run (IBA 7.6.6 drops
+ * such SLs; the engine cannot drop by SL yet).
  */
 int ibemu__sma_sl2vl(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
-	const struct ibemu_enode *n = &e->nodes[r->node];
+	const struct ibemu_agent_node *n = ibemu__agent_node(e, r->node);
 	struct ibemu_mad_sl2vl_table t;
 	struct ibemu_agent_port *ap;
-	struct ibemu_eport *p;
 	unsigned sl;
 	uint32_t pi;
 
-	if (n->type == IBEMU_NODE_SWITCH &&
+	if (n->is_switch &&
 	    (r->attr_mod >> 16 || ((r->attr_mod >> 8) & 0xffu) > n->nports))
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
 	pi = table_port(r, r->attr_mod & 0xffu);
 	if (pi == IBEMU_NONE)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
-	p = &e->ports[pi];
 	ap = ibemu__agent_port(e, pi);
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_sl2vl_table_decode(r->req + IBEMU_SMP_DATA_OFF,
 					     IBEMU_SMP_DATA_LEN, &t);
-		for (sl = 0; sl < 16; sl++) {
-			ap->sl2vl[sl] = t.vl[sl];
-			/*
-			 * IBA 7.6.6: an SL mapped to VL15 or to a VL the port
-			 * does not operate is dropped. The engine cannot drop
-			 * by SL yet: such an SL keeps its previous VL.
-			 */
-			if (t.vl[sl] < p->data_vls)
-				p->sl2vl[sl] = t.vl[sl];
-		}
+		memcpy(ap->sl2vl, t.vl, sizeof(ap->sl2vl));
+		IBEMU_BUG_ON(ibemu_engine_set_sl2vl(e, pi, ap->sl2vl));
 	}
 	for (sl = 0; sl < 16; sl++)
 		t.vl[sl] = ap->sl2vl[sl];
 	IBEMU_BUG_ON(ibemu_mad_sl2vl_table_encode(
 		&t, r->resp + IBEMU_SMP_DATA_OFF, IBEMU_SMP_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;
-}
-
-/* Entries of a VL arbitration table up to its last non-zero weight. */
-static uint8_t table_len(const struct ibemu_vlarb_entry *t)
-{
-	unsigned n = IBEMU_VLARB_ENTRIES;
-
-	while (n && !t[n - 1].weight)
-		n--;
-	return (uint8_t)n;
 }
 
 /*
@@ -156,20 +142,17 @@ int ibemu__sma_vlarb(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
 	uint32_t pi = table_port(r, r->attr_mod & 0xffffu);
-	unsigned blk = r->attr_mod >> 16, i;
+	unsigned blk = r->attr_mod >> 16, first, n, i;
+	struct ibemu_vlarb_entry tab[IBEMU_VLARB_ENTRIES];
 	struct ibemu_mad_vlarb_table t;
-	struct ibemu_vlarb_entry *tab;
-	struct ibemu_vlarb *a;
 	int high;
 
 	if (pi == IBEMU_NONE || blk < IBEMU_MAD_VLARB_LOW_0_31 ||
 	    blk > IBEMU_MAD_VLARB_HIGH_32_63)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
-	a = &e->ports[pi].vlarb;
 	high = blk == IBEMU_MAD_VLARB_HIGH_0_31 ||
 	       blk == IBEMU_MAD_VLARB_HIGH_32_63;
-	tab = (high ? a->high : a->low) +
-	      (blk >= IBEMU_MAD_VLARB_LOW_32_63 ? IBEMU_MAD_VLARB_BLOCK : 0);
+	first = blk >= IBEMU_MAD_VLARB_LOW_32_63 ? IBEMU_MAD_VLARB_BLOCK : 0;
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_vlarb_table_decode(r->req + IBEMU_SMP_DATA_OFF,
 					     IBEMU_SMP_DATA_LEN, &t);
@@ -177,16 +160,14 @@ int ibemu__sma_vlarb(struct ibemu_agent_req *r)
 			tab[i].vl = t.entry[i].vl;
 			tab[i].weight = t.entry[i].weight;
 		}
-		/* A new table starts its round from its first entry. */
-		a->nhigh = table_len(a->high);
-		a->nlow = table_len(a->low);
-		a->high_idx = a->low_idx = 0;
-		a->high_left = a->high[0].weight * 64;
-		a->low_left = a->low[0].weight * 64;
+		/* The engine restarts both tables' rounds. */
+		IBEMU_BUG_ON(ibemu_engine_set_vlarb(e, pi, high, first, tab,
+						    IBEMU_MAD_VLARB_BLOCK));
 	}
+	IBEMU_BUG_ON(ibemu_engine_get_vlarb(e, pi, high, tab, &n));
 	for (i = 0; i < IBEMU_MAD_VLARB_BLOCK; i++) {
-		t.entry[i].vl = tab[i].vl;
-		t.entry[i].weight = tab[i].weight;
+		t.entry[i].vl = first + i < n ? tab[first + i].vl : 0;
+		t.entry[i].weight = first + i < n ? tab[first + i].weight : 0;
 	}
 	IBEMU_BUG_ON(ibemu_mad_vlarb_table_encode(
 		&t, r->resp + IBEMU_SMP_DATA_OFF, IBEMU_SMP_DATA_LEN));

@@ -18,8 +18,9 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "model.h"
 /* Internals only for sizeof() of the per-port state and the LFT size. */
-#include "engine_int.h"
+#include "node.h"
 #include "evq.h"
 #include "gen.h"
 #include "route.h"
@@ -377,9 +378,9 @@ static void a2a_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(a->e, p);
 }
 
-static const struct ibemu_engine_ops a2a_ops = {
-	.hca_pull = a2a_pull,
-	.hca_deliver = a2a_deliver,
+static const struct ibemu_port_ops a2a_ops = {
+	.pull = a2a_pull,
+	.deliver = a2a_deliver,
 };
 
 /* One host per cabled HCA port, in node order. */
@@ -493,7 +494,7 @@ static int run_all_to_all(const struct ibemu_topo *t, uint32_t rounds,
 	heap0 = mallinfo2();
 	rss0 = rss_bytes();
 	t0 = wall_s();
-	ret = ibemu_engine_create(t, &e);
+	ret = ibemu_model_create(t, &e);
 	if (ret) {
 		fprintf(stderr, "bench-engine: engine: %s\n", strerror(-ret));
 		goto err_routes;
@@ -517,7 +518,15 @@ static int run_all_to_all(const struct ibemu_topo *t, uint32_t rounds,
 	r->rounds = a.rounds;
 	r->pkts_per_msg = a.pkts_per_msg;
 	r->line_ps = line_time_ps(t, &a);
-	ibemu_engine_set_ops(e, &a2a_ops, &a);
+	for (i = 0; i < a.nhosts; i++) {
+		ret = ibemu_engine_port_attach(e, a.hosts[i].port, &a2a_ops,
+					       &a);
+		if (ret) {
+			fprintf(stderr, "bench-engine: attach: %s\n",
+				strerror(-ret));
+			goto err_a2a;
+		}
+	}
 	for (i = 0; i < a.nhosts; i++)
 		ibemu_engine_kick(e, a.hosts[i].port);
 

@@ -12,7 +12,7 @@
 
 #include "ctl_commands.h"
 #include "daemon.h"
-#include "pma.h"
+#include "pma_view.h"
 #include "table.h"
 
 struct counters_args {

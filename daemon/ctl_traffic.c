@@ -12,6 +12,7 @@
 
 #include "ctl_commands.h"
 #include "daemon.h"
+#include "sess.h"
 #include "traffic.h"
 #include "units.h"
 
@@ -133,11 +134,12 @@ static int parse_host(struct ibemu_ctl_call *call, const char *text,
 	node = ibemu_topo_find(t, name);
 	*host = node == IBEMU_NONE
 			? IBEMU_NONE
-			: ibemu_traffic_host_number(t, node, (unsigned)port);
+			: ibemu_traffic_host_number(call->d->engine, node,
+						    (unsigned)port);
 	if (*host == IBEMU_NONE) {
 		ibemu_buf_printf(call->err,
 				 "traffic: '%s' is not a cabled HCA port of "
-				 "fabric '%s'",
+				 "fabric '%s' free of attached processes",
 				 text, t->name);
 		return 2;
 	}
@@ -270,6 +272,9 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	ret = check_configured(call);
 	if (ret)
 		return ret;
+	/* HCAs of processes that have exited are hosts again. */
+	if (d->sess)
+		ibemu__sess_bind_prune(d->sess);
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)
 		return -ENOMEM;

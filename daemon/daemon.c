@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "model.h"
 
 void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 {
@@ -127,16 +128,6 @@ void ibemu_daemon_pump(struct ibemu_daemon *d)
 		uv_idle_start(&d->pump_idle, pump_cb);
 }
 
-static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
-{
-	ibemu__sess_mad_recv(ctx, port, m);
-}
-
-/* What the engine calls back while no traffic study has it. */
-static const struct ibemu_engine_ops daemon_ops = {
-	.mad_recv = mad_recv_cb,
-};
-
 static int write_pid(const struct ibemu_runtime_paths *p)
 {
 	FILE *f = fopen(p->pid, "w");
@@ -194,7 +185,7 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 {
 	int ret;
 
-	ret = ibemu_engine_create(d->topo, &d->engine);
+	ret = ibemu_model_create(d->topo, &d->engine);
 	if (!ret)
 		ret = apply_routes(d);
 	if (ret) {
@@ -221,7 +212,6 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	d->pump_idle.data = d;
 	uv_timer_init(&d->loop, &d->pace_timer);
 	d->pace_timer.data = d;
-	ibemu_engine_set_ops(d->engine, &daemon_ops, d);
 	ret = write_pid(&d->paths);
 	if (ret) {
 		snprintf(why, whylen, "cannot write %s: %s", d->paths.pid,

@@ -149,6 +149,9 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 /* A port stream of 'pid' opened (+1) or closed (-1). */
 void ibemu__sess_bind_streams(struct ibemu_sess_server *s, pid_t pid,
 			      int delta);
+/* Forgets the bindings of processes that are gone and hold no stream,
+ * giving their HCAs' ports back. */
+void ibemu__sess_bind_prune(struct ibemu_sess_server *s);
 void ibemu__sess_bind_fini(struct ibemu_sess_server *s);
 
 /* sess_ca.c */

@@ -5,6 +5,9 @@
  * process holds, so that N programs started under 'ibemu exec' act as N
  * hosts. A binding lasts while its process lives; a pid that died (or was
  * reused by another process, which /proc's start time tells) frees it.
+ * While bound, the HCA's ports are the session server's in the engine
+ * (struct ibemu_port_ops): MADs that reach them come here, and a traffic
+ * study leaves them alone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,14 +70,91 @@ static struct ibemu_sess_binding *binding_find(struct ibemu_sess_server *s,
 	return NULL;
 }
 
+static int node_taken(struct ibemu_sess_server *s, uint32_t node)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nbinds; i++)
+		if (s->binds[i].node == node)
+			return 1;
+	return 0;
+}
+
+static void port_mad_recv_cb(void *ctx, uint32_t port,
+			     const struct ibemu_mad_msg *m)
+{
+	struct ibemu_sess_server *s = ctx;
+
+	ibemu__sess_mad_recv(s->d, port, m);
+}
+
+/* What the engine calls on the ports of a bound HCA. */
+static const struct ibemu_port_ops sess_port_ops = {
+	.mad_recv = port_mad_recv_cb,
+};
+
+static void release_ports(struct ibemu_sess_server *s, uint32_t node)
+{
+	struct ibemu_engine *e = s->d->engine;
+	unsigned p, nports = s->d->topo->nodes[node].nports;
+
+	for (p = 1; p <= nports; p++)
+		if (ibemu_engine_port_owner(
+			    e, ibemu_engine_port_index(e, node, p)) == s)
+			ibemu_engine_port_detach(
+				e, ibemu_engine_port_index(e, node, p));
+}
+
+/* Takes the ports of HCA 'node'; -EBUSY if another owner holds one. */
+static int hold_ports(struct ibemu_sess_server *s, uint32_t node)
+{
+	struct ibemu_engine *e = s->d->engine;
+	unsigned p, nports = s->d->topo->nodes[node].nports;
+	int ret;
+
+	for (p = 1; p <= nports; p++) {
+		uint32_t pi = ibemu_engine_port_index(e, node, p);
+
+		/* Processes named to one HCA share its ports. */
+		if (ibemu_engine_port_owner(e, pi) == s)
+			continue;
+		ret = ibemu_engine_port_attach(e, pi, &sess_port_ops, s);
+		if (ret) {
+			release_ports(s, node);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Whether another owner (a traffic study) holds a port of 'node'. */
+static int ports_busy(struct ibemu_sess_server *s, uint32_t node)
+{
+	struct ibemu_engine *e = s->d->engine;
+	unsigned p, nports = s->d->topo->nodes[node].nports;
+	void *owner;
+
+	for (p = 1; p <= nports; p++) {
+		owner = ibemu_engine_port_owner(
+			e, ibemu_engine_port_index(e, node, p));
+		if (owner && owner != s)
+			return 1;
+	}
+	return 0;
+}
+
 static void binding_remove(struct ibemu_sess_server *s,
 			   struct ibemu_sess_binding *b)
 {
+	uint32_t node = b->node;
+
 	*b = s->binds[--s->nbinds];
+	if (!node_taken(s, node))
+		release_ports(s, node);
 }
 
 /* Forgets the bindings of processes that are gone and hold no stream. */
-static void bindings_prune(struct ibemu_sess_server *s)
+void ibemu__sess_bind_prune(struct ibemu_sess_server *s)
 {
 	uint32_t i = 0;
 
@@ -84,16 +164,6 @@ static void bindings_prune(struct ibemu_sess_server *s)
 		else
 			i++;
 	}
-}
-
-static int node_taken(struct ibemu_sess_server *s, uint32_t node)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->nbinds; i++)
-		if (s->binds[i].node == node)
-			return 1;
-	return 0;
 }
 
 /* The HCA 'host' names, or IBEMU_NONE with 'why' filled. */
@@ -120,12 +190,13 @@ static uint32_t hca_free(struct ibemu_sess_server *s, char *why, size_t whylen)
 		if (t->nodes[node].type != IBEMU_NODE_HCA)
 			continue;
 		hcas++;
-		if (!node_taken(s, node))
+		if (!node_taken(s, node) && !ports_busy(s, node))
 			return node;
 	}
 	snprintf(why, whylen,
-		 "all %u HCAs of fabric %s are held by running processes; "
-		 "name one with IBEMU_HOST (ibemu exec --host)",
+		 "all %u HCAs of fabric %s are held by running processes "
+		 "or a traffic study; name one with IBEMU_HOST (ibemu exec "
+		 "--host)",
 		 hcas, t->name);
 	return IBEMU_NONE;
 }
@@ -138,7 +209,7 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 	uint64_t start;
 	uint32_t want;
 
-	bindings_prune(s);
+	ibemu__sess_bind_prune(s);
 	if (!proc_start_time(pid, &start)) {
 		snprintf(why, whylen, "process %ld is gone", (long)pid);
 		return -ESRCH;
@@ -169,7 +240,8 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 					 host);
 				return -EBUSY;
 			}
-			b->node = want;
+			binding_remove(s, b);
+			b = NULL;
 		}
 	} else if (b) {
 		want = b->node;
@@ -183,6 +255,13 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 				     s->nbinds + 1, sizeof(*s->binds))) {
 			snprintf(why, whylen, "out of memory");
 			return -ENOMEM;
+		}
+		if (hold_ports(s, want)) {
+			snprintf(why, whylen,
+				 "%s is in use by a traffic study; wait for "
+				 "it to end or name another HCA",
+				 t->nodes[want].name);
+			return -EBUSY;
 		}
 		b = &s->binds[s->nbinds++];
 		b->pid = pid;
@@ -209,6 +288,8 @@ void ibemu__sess_bind_streams(struct ibemu_sess_server *s, pid_t pid, int delta)
 
 void ibemu__sess_bind_fini(struct ibemu_sess_server *s)
 {
+	while (s->nbinds)
+		binding_remove(s, &s->binds[s->nbinds - 1]);
 	free(s->binds);
 	s->binds = NULL;
 	s->nbinds = s->binds_cap = 0;

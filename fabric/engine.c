@@ -4,7 +4,8 @@
  * takes credits from the receiver's input buffer (IBA 7.9: a sender needs
  * credit for the whole packet), occupies the link for the packet's wire
  * time, and the buffer space comes back as credits one cable delay after
- * the receiver frees it. Switch and HCA behaviour lives in switch/ and hca/.
+ * the receiver frees it. Switch and HCA behaviour lives in switch/ and hca/,
+ * reached only through the node classes given at creation (fabric/node.h).
  *
  * Two shortcuts keep the event count near two per packet and hop, without
  * changing any result: returning credits are queued on their transmitter
@@ -17,8 +18,201 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "engine_int.h"
+#include "node.h"
+
+/* Stubs for the ops a class, a management or a port owner leaves out. */
+
+static int stub_node_init(struct ibemu_engine *e, uint32_t node)
+{
+	(void)e;
+	(void)node;
+	return 0;
+}
+
+static void stub_node_fini(struct ibemu_engine *e, uint32_t node)
+{
+	(void)e;
+	(void)node;
+}
+
+static void stub_node_pkt(struct ibemu_engine *e, uint32_t pi,
+			  struct ibemu_pkt *pkt)
+{
+	(void)pi;
+	/* A class that cannot receive loses what reaches it. */
+	e->in_flight--;
+	ibemu_engine_pkt_free(e, pkt);
+}
+
+static void stub_node_arbitrate(struct ibemu_engine *e, uint32_t pi)
+{
+	(void)e;
+	(void)pi;
+}
+
+static void stub_node_inject(struct ibemu_engine *e, uint32_t node,
+			     struct ibemu_pkt *pkt)
+{
+	(void)node;
+	ibemu_engine_pkt_free(e, pkt);
+}
+
+static void stub_node_settle(struct ibemu_engine *e, uint32_t node)
+{
+	(void)e;
+	(void)node;
+}
+
+static void fill_node_ops(struct ibemu_node_ops *out,
+			  const struct ibemu_node_ops *in)
+{
+	static const struct ibemu_node_ops none;
+
+	*out = in ? *in : none;
+	if (!out->init)
+		out->init = stub_node_init;
+	if (!out->fini)
+		out->fini = stub_node_fini;
+	if (!out->head)
+		out->head = stub_node_pkt;
+	if (!out->tail)
+		out->tail = stub_node_pkt;
+	if (!out->arbitrate)
+		out->arbitrate = stub_node_arbitrate;
+	if (!out->inject)
+		out->inject = stub_node_inject;
+	if (!out->settle)
+		out->settle = stub_node_settle;
+}
+
+static int stub_mgmt_init(struct ibemu_engine *e, void **state)
+{
+	(void)e;
+	*state = NULL;
+	return 0;
+}
+
+static void stub_mgmt_fini(struct ibemu_engine *e, void *state)
+{
+	(void)e;
+	(void)state;
+}
+
+static int stub_mgmt_process(struct ibemu_engine *e, uint32_t node,
+			     unsigned port, const uint8_t *req, uint8_t *resp)
+{
+	(void)e;
+	(void)node;
+	(void)port;
+	(void)req;
+	(void)resp;
+	return 0; /* nobody answers */
+}
+
+static int stub_mgmt_takes(const uint8_t *mad)
+{
+	(void)mad;
+	return 0;
+}
+
+static void stub_mgmt_event(struct ibemu_engine *e, uint32_t target, void *ptr)
+{
+	(void)e;
+	(void)target;
+	(void)ptr;
+}
+
+static void stub_mgmt_port_change(struct ibemu_engine *e, uint32_t pi)
+{
+	(void)e;
+	(void)pi;
+}
+
+static void fill_mgmt_ops(struct ibemu_mgmt_ops *out,
+			  const struct ibemu_mgmt_ops *in)
+{
+	static const struct ibemu_mgmt_ops none;
+
+	*out = in ? *in : none;
+	if (!out->init)
+		out->init = stub_mgmt_init;
+	if (!out->fini)
+		out->fini = stub_mgmt_fini;
+	if (!out->process)
+		out->process = stub_mgmt_process;
+	if (!out->takes)
+		out->takes = stub_mgmt_takes;
+	if (!out->event)
+		out->event = stub_mgmt_event;
+	if (!out->port_change)
+		out->port_change = stub_mgmt_port_change;
+}
+
+static struct ibemu_pkt *stub_pull(void *ctx, uint32_t port,
+				   const uint16_t *credits, int *blocked)
+{
+	(void)ctx;
+	(void)port;
+	(void)credits;
+	(void)blocked;
+	return NULL;
+}
+
+static void stub_mad_recv(void *ctx, uint32_t port,
+			  const struct ibemu_mad_msg *m)
+{
+	(void)ctx;
+	(void)port;
+	(void)m;
+}
+
+static void stub_timer(void *ctx, uint32_t port, uint64_t cookie)
+{
+	(void)ctx;
+	(void)port;
+	(void)cookie;
+}
+
+static void stub_state_change(void *ctx, uint32_t port,
+			      enum ibemu_port_state state,
+			      enum ibemu_phys_state phys)
+{
+	(void)ctx;
+	(void)port;
+	(void)state;
+	(void)phys;
+}
+
+/* An owner that takes no data: what reaches it is freed. */
+static void stub_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
+{
+	(void)ctx;
+	(void)port;
+	/* Packets are allocated one by one (ibemu_engine_pkt_alloc). */
+	free(pkt->mad);
+	free(pkt);
+}
+
+static const struct ibemu_port_ops no_owner;
+
+static void port_bind(struct ibemu_port_binding *b,
+		      const struct ibemu_port_ops *ops, void *ctx)
+{
+	b->ops = *ops;
+	if (!b->ops.pull)
+		b->ops.pull = stub_pull;
+	if (!b->ops.deliver)
+		b->ops.deliver = stub_deliver;
+	if (!b->ops.mad_recv)
+		b->ops.mad_recv = stub_mad_recv;
+	if (!b->ops.timer)
+		b->ops.timer = stub_timer;
+	if (!b->ops.state_change)
+		b->ops.state_change = stub_state_change;
+	b->ctx = ctx;
+	/* Timers carry the generation in 24 bits (ev_kind()). */
+	b->gen = (b->gen + 1) & 0xffffffu;
+}
 
 static void port_init(struct ibemu_engine *e, struct ibemu_eport *p,
 		      uint32_t node, unsigned num)
@@ -75,7 +269,47 @@ static void cable_ports(struct ibemu_engine *e)
 	}
 }
 
-int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
+/* Allocates each HCA port's binding, unattached. */
+static int bind_ports(struct ibemu_engine *e)
+{
+	uint32_t i;
+
+	e->owner = calloc(e->nports ? e->nports : 1, sizeof(*e->owner));
+	if (!e->owner)
+		return -ENOMEM;
+	for (i = 0; i < e->nports; i++) {
+		const struct ibemu_eport *p = &e->ports[i];
+
+		if (p->num == 0 || e->nodes[p->node].type != IBEMU_NODE_HCA)
+			continue;
+		e->owner[i] = calloc(1, sizeof(*e->owner[i]));
+		if (!e->owner[i])
+			return -ENOMEM;
+		port_bind(e->owner[i], &no_owner, NULL);
+	}
+	return 0;
+}
+
+/* The routing latency of a switch whose file does not say: its ASIC's,
+ * the generation of its fastest port. */
+static uint64_t default_routing_latency(const struct ibemu_engine *e,
+					const struct ibemu_enode *n)
+{
+	enum ibemu_speed fastest = e->topo->defaults.speed;
+	unsigned p;
+
+	for (p = 1; p <= n->nports; p++) {
+		const struct ibemu_eport *ep = &e->ports[n->first_port + p];
+
+		if (ep->peer != IBEMU_NONE && ep->speed > fastest)
+			fastest = (enum ibemu_speed)ep->speed;
+	}
+	return ibemu_routing_latency_default_ps(fastest);
+}
+
+int ibemu_engine_create(const struct ibemu_topo *t,
+			const struct ibemu_engine_classes *cls,
+			struct ibemu_engine **out)
 {
 	struct ibemu_engine *e = calloc(1, sizeof(*e));
 	uint32_t i, total = 0;
@@ -85,6 +319,9 @@ int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
 	if (!e)
 		return -ENOMEM;
 	e->topo = t;
+	fill_node_ops(&e->hca_ops, cls ? cls->hca : NULL);
+	fill_node_ops(&e->sw_ops, cls ? cls->sw : NULL);
+	fill_mgmt_ops(&e->mgmt_ops, cls ? cls->mgmt : NULL);
 	ibemu_evq_init(&e->evq);
 	e->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->nodes));
 	if (!e->nodes)
@@ -97,6 +334,8 @@ int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
 		n->nports = tn->nports;
 		n->first_port = total;
 		n->routing_latency_ps = tn->routing_latency_ps;
+		n->ops = tn->type == IBEMU_NODE_SWITCH ? &e->sw_ops
+						       : &e->hca_ops;
 		total += tn->nports + 1u;
 	}
 	e->nports = total;
@@ -108,32 +347,29 @@ int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out)
 			port_init(e, &e->ports[e->nodes[i].first_port + p], i,
 				  p);
 	cable_ports(e);
+	ret = bind_ports(e);
+	if (ret)
+		goto err;
 	for (i = 0; i < t->nnodes; i++) {
 		struct ibemu_enode *n = &e->nodes[i];
 
-		if (n->type != IBEMU_NODE_SWITCH)
-			continue;
-		/* A switch's latency is its ASIC's: the generation of its
-		 * fastest port when the file does not say. */
-		if (!n->routing_latency_ps) {
-			enum ibemu_speed fastest = t->defaults.speed;
-
-			for (p = 1; p <= n->nports; p++) {
-				struct ibemu_eport *ep =
-					&e->ports[n->first_port + p];
-
-				if (ep->peer != IBEMU_NONE &&
-				    ep->speed > fastest)
-					fastest = (enum ibemu_speed)ep->speed;
+		if (n->type == IBEMU_NODE_SWITCH) {
+			if (!n->routing_latency_ps)
+				n->routing_latency_ps =
+					default_routing_latency(e, n);
+			n->lft = malloc(IBEMU_LID_COUNT);
+			if (!n->lft) {
+				ret = -ENOMEM;
+				goto err;
 			}
-			n->routing_latency_ps =
-				ibemu_routing_latency_default_ps(fastest);
+			/* IBA 14.2.5.10: no route until an SM sets one. */
+			memset(n->lft, 0xff, IBEMU_LID_COUNT);
 		}
-		ret = ibemu__switch_init(e, i);
+		ret = n->ops->init(e, i);
 		if (ret)
 			goto err;
 	}
-	ret = ibemu__agents_init(e);
+	ret = e->mgmt_ops.init(e, &e->mgmt);
 	if (ret)
 		goto err;
 	*out = e;
@@ -149,7 +385,6 @@ static void free_queued(struct ibemu_engine *e)
 	struct ibemu_event ev;
 	struct ibemu_pkt *p;
 	uint32_t i;
-	unsigned vl;
 
 	/* Packets live in exactly one place: an event or a queue. */
 	while (!ibemu_evq_empty(&e->evq)) {
@@ -160,9 +395,6 @@ static void free_queued(struct ibemu_engine *e)
 			ibemu_engine_pkt_free(e, ev.ptr);
 	}
 	for (i = 0; i < e->nports; i++) {
-		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
-			while ((p = ibemu_pktq_pop(&e->ports[i].inq[vl])))
-				ibemu_engine_pkt_free(e, p);
 		while ((p = ibemu_pktq_pop(&e->ports[i].vl15_out)))
 			ibemu_engine_pkt_free(e, p);
 		while ((p = ibemu_pktq_pop(&e->ports[i].mad_out)))
@@ -179,37 +411,72 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 		return;
 	if (e->ports)
 		free_queued(e);
-	if (e->agents)
-		ibemu__agents_fini(e);
+	e->mgmt_ops.fini(e, e->mgmt);
+	e->mgmt = NULL;
+	/* The classes free what their nodes hold (packets in buffers). */
 	if (e->nodes && e->ports)
 		for (i = 0; i < e->topo->nnodes; i++)
-			if (e->nodes[i].type == IBEMU_NODE_SWITCH)
-				ibemu__switch_fini(e, i);
+			e->nodes[i].ops->fini(e, i);
 	while ((p = e->free_pkts)) {
 		e->free_pkts = p->next;
 		free(p);
 	}
 	ibemu_evq_fini(&e->evq);
 	free(e->arbs);
-	for (i = 0; e->ports && i < e->nports; i++)
+	for (i = 0; e->ports && i < e->nports; i++) {
 		free(e->ports[i].cret);
+		if (e->owner)
+			free(e->owner[i]);
+	}
+	for (i = 0; e->nodes && i < e->topo->nnodes; i++)
+		free(e->nodes[i].lft);
+	free(e->owner);
 	free(e->ports);
 	free(e->nodes);
 	free(e);
 }
 
-void ibemu_engine_set_ops(struct ibemu_engine *e,
-			  const struct ibemu_engine_ops *ops, void *ctx)
+int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
+			     const struct ibemu_port_ops *ops, void *ctx)
 {
-	e->ops = ops;
-	e->ctx = ctx;
+	struct ibemu_port_binding *b;
+
+	if (port >= e->nports || !e->owner[port] || !ops || !ctx)
+		return -EINVAL;
+	b = e->owner[port];
+	if (b->attached)
+		return -EBUSY;
+	port_bind(b, ops, ctx);
+	b->attached = 1;
+	return 0;
 }
 
-const struct ibemu_engine_ops *
-ibemu_engine_get_ops(const struct ibemu_engine *e, void **ctx)
+void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port)
 {
-	*ctx = e->ctx;
-	return e->ops;
+	struct ibemu_port_binding *b;
+
+	if (port >= e->nports || !e->owner[port])
+		return;
+	b = e->owner[port];
+	port_bind(b, &no_owner, NULL);
+	b->attached = 0;
+}
+
+void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port)
+{
+	if (port >= e->nports || !e->owner[port] || !e->owner[port]->attached)
+		return NULL;
+	return e->owner[port]->ctx;
+}
+
+const struct ibemu_topo *ibemu_engine_topo(const struct ibemu_engine *e)
+{
+	return e->topo;
+}
+
+void *ibemu_engine_mgmt(const struct ibemu_engine *e)
+{
+	return e->mgmt;
 }
 
 uint64_t ibemu_engine_now(const struct ibemu_engine *e)
@@ -320,10 +587,13 @@ int ibemu_engine_set_port_state(struct ibemu_engine *e, uint32_t port,
 	p = &e->ports[port];
 	if (p->peer == IBEMU_NONE)
 		return -EINVAL;
+	if (p->state == state)
+		return 0;
 	p->state = (uint8_t)state;
 	/* A port that may now send data looks at what waits for it. */
 	if (state == IBEMU_PORT_ACTIVE)
 		ibemu__engine_arb_at(e, port, p->busy_until);
+	ibemu__link_changed(e, port);
 	return 0;
 }
 
@@ -454,17 +724,37 @@ void ibemu_engine_kick(struct ibemu_engine *e, uint32_t pi)
 	ibemu__engine_arb_at(e, pi, e->ports[pi].busy_until);
 }
 
-void ibemu__engine_agent_at(struct ibemu_engine *e, uint64_t when,
-			    uint32_t target, void *ptr)
+void ibemu_engine_mgmt_at(struct ibemu_engine *e, uint64_t when,
+			  uint32_t target, void *ptr)
 {
 	ibemu__engine_push(e, when < e->now ? e->now : when, IBEMU_PHASE_UPDATE,
-			   IBEMU_EV_AGENT, target, ptr);
+			   IBEMU_EV_MGMT, target, ptr);
 }
 
-void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie)
+/*
+ * A timer's event kind carries its port's owner generation above the low
+ * byte, so that a timer outliving its owner reaches nobody.
+ */
+#define EV_KIND(kind) ((kind)&0xffu)
+
+void ibemu_engine_timer(struct ibemu_engine *e, uint32_t port, uint64_t when,
+			uint64_t cookie)
 {
+	struct ibemu_port_binding *b;
+
+	IBEMU_BUG_ON(port >= e->nports || !e->owner[port]);
+	b = e->owner[port];
 	ibemu__engine_push(e, when < e->now ? e->now : when, IBEMU_PHASE_UPDATE,
-			   IBEMU_EV_TIMER, 0, (void *)(uintptr_t)cookie);
+			   (enum ibemu_ev_kind)(IBEMU_EV_TIMER | b->gen << 8),
+			   port, (void *)(uintptr_t)cookie);
+}
+
+static void timer_fire(struct ibemu_engine *e, const struct ibemu_event *ev)
+{
+	struct ibemu_port_binding *b = e->owner[ev->target];
+
+	if (b->gen == ev->kind >> 8)
+		b->ops.timer(b->ctx, ev->target, (uint64_t)(uintptr_t)ev->ptr);
 }
 
 void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p)
@@ -536,7 +826,7 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 	p->cnt.unicast_xmit_pkts++;
 	p->cnt.xmit_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	pkt->t_tail = end + p->prop_ps;
-	if (e->nodes[peer->node].type == IBEMU_NODE_SWITCH) {
+	if (e->nodes[peer->node].ops->cut_through) {
 		/* The header event fires once the switch has routed it. */
 		head = e->now + p->prop_ps +
 		       ibemu_link_serialize_ps(p->lanes,
@@ -581,34 +871,32 @@ void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
 
 static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 {
-	switch (ev->kind) {
+	struct ibemu_eport *p = &e->ports[ev->target];
+
+	switch (EV_KIND(ev->kind)) {
 	case IBEMU_EV_HEAD:
-		ibemu__switch_head(e, ev->target, ev->ptr);
+		e->nodes[p->node].ops->head(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_TAIL:
-		ibemu__hca_tail(e, ev->target, ev->ptr);
+		e->nodes[p->node].ops->tail(e, ev->target, ev->ptr);
 		break;
-	case IBEMU_EV_ARB: {
-		struct ibemu_eport *p = &e->ports[ev->target];
-
+	case IBEMU_EV_ARB:
 		if (p->arb_at != ev->time)
 			break; /* superseded by an earlier one */
 		p->arb_at = UINT64_MAX;
-		if (e->nodes[p->node].type == IBEMU_NODE_SWITCH)
-			ibemu__switch_arbitrate(e, ev->target);
-		else
-			ibemu__hca_arbitrate(e, ev->target);
+		e->nodes[p->node].ops->arbitrate(e, ev->target);
 		break;
-	}
 	case IBEMU_EV_TIMER:
-		if (e->ops && e->ops->timer)
-			e->ops->timer(e->ctx, (uint64_t)(uintptr_t)ev->ptr);
+		timer_fire(e, ev);
 		break;
-	case IBEMU_EV_AGENT:
-		ibemu__agent_event(e, ev->target, ev->ptr);
+	case IBEMU_EV_MGMT:
+		e->mgmt_ops.event(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_MAD:
 		ibemu__smi_hca_receive(e, ev->target, ev->ptr);
+		break;
+	case IBEMU_EV_LINK:
+		ibemu__link_train(e, ev->target, (uint32_t)(uintptr_t)ev->ptr);
 		break;
 	}
 }
@@ -681,4 +969,77 @@ void ibemu_engine_counters_reset(struct ibemu_engine *e, uint32_t port)
 	memset(&p->cnt, 0, sizeof(p->cnt));
 	if (p->wait_since != UINT64_MAX)
 		p->wait_since = e->now;
+}
+
+void ibemu_engine_counters_clear(struct ibemu_engine *e, uint32_t port,
+				 unsigned what)
+{
+	struct ibemu_eport *p;
+	struct ibemu_port_counters *c;
+
+	if (port >= e->nports)
+		return;
+	p = &e->ports[port];
+	c = &p->cnt;
+	if (what & IBEMU_CNT_XMIT_DATA)
+		c->xmit_data = 0;
+	if (what & IBEMU_CNT_RCV_DATA)
+		c->rcv_data = 0;
+	if (what & IBEMU_CNT_XMIT_PKTS)
+		c->xmit_pkts = 0;
+	if (what & IBEMU_CNT_RCV_PKTS)
+		c->rcv_pkts = 0;
+	if (what & IBEMU_CNT_UNICAST_XMIT)
+		c->unicast_xmit_pkts = 0;
+	if (what & IBEMU_CNT_UNICAST_RCV)
+		c->unicast_rcv_pkts = 0;
+	if (what & IBEMU_CNT_RCV_ERRORS)
+		c->rcv_errors = 0;
+	if (what & IBEMU_CNT_RELAY_ERRORS)
+		c->rcv_switch_relay_errors = 0;
+	if (what & IBEMU_CNT_XMIT_DISCARDS)
+		c->xmit_discards = 0;
+	if (what & IBEMU_CNT_VL15_DROPPED)
+		c->vl15_dropped = 0;
+	if (what & IBEMU_CNT_XMIT_WAIT) {
+		c->xmit_wait = 0;
+		/* A wait in progress counts again from now. */
+		if (p->wait_since != UINT64_MAX)
+			p->wait_since = e->now;
+	}
+}
+
+int ibemu_engine_settle(struct ibemu_engine *e)
+{
+	uint64_t rest = e->now;
+	uint32_t i, k;
+
+	for (i = 0; i < e->nports; i++) {
+		const struct ibemu_eport *p = &e->ports[i];
+
+		if (p->busy_until > rest)
+			rest = p->busy_until;
+		for (k = 0; k < p->ncret; k++)
+			if (p->cret[k].time > rest)
+				rest = p->cret[k].time;
+	}
+	ibemu_engine_run(e, rest, SIZE_MAX);
+	/* Nothing is due before 'rest' any more: time may jump there. */
+	if (e->now < rest)
+		e->now = rest;
+	for (i = 0; i < e->nports; i++) {
+		struct ibemu_vlarb *a = &e->ports[i].vlarb;
+
+		if (e->ports[i].peer != IBEMU_NONE)
+			ibemu__engine_credit_sync(e, &e->ports[i]);
+		/* IBA 7.6.9: each table starts over at its first entry. */
+		a->high_idx = a->low_idx = 0;
+		a->high_left = a->high[0].weight * 64;
+		a->low_left = a->low[0].weight * 64;
+		a->high_sent = 0;
+		a->picked_high = 0;
+	}
+	for (i = 0; i < e->topo->nnodes; i++)
+		e->nodes[i].ops->settle(e, i);
+	return e->in_flight ? -EBUSY : 0;
 }

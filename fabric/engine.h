@@ -81,41 +81,106 @@ struct ibemu_port_counters {
 /* PortXmitWait counts ticks of 1 ns (the tick is implementation-defined). */
 #define IBEMU_XMIT_WAIT_TICK_PS 1000u
 
-struct ibemu_engine_ops {
+/*
+ * What whoever attaches an HCA port provides: a traffic study, a session of
+ * an attached process, later a QP transport. Each HCA port has one owner at
+ * a time; an op the owner leaves NULL is filled with a stub, so the engine
+ * never tests for NULL. Every op runs on the engine's thread.
+ */
+struct ibemu_port_ops {
 	/*
-	 * HCA port 'port' (global port index) may start a packet now: return
-	 * one whose VL has at least credits[vl] blocks free at the peer, or
-	 * NULL. Set *blocked when something is ready but lacks credits (it
-	 * counts as PortXmitWait). The engine takes the packet's ownership
-	 * and sets its VL from its SL. Called only while the port is Active.
+	 * The port may start a packet now: return one whose SL's VL has at
+	 * least credits[sl] blocks free at the peer, or NULL. Set *blocked
+	 * when something is ready but lacks credits (it counts as
+	 * PortXmitWait). The engine takes the packet's ownership and sets its
+	 * VL from its SL. Called only while the port is Active, after a
+	 * ibemu_engine_kick() of the port. Stub: nothing to send.
 	 */
-	struct ibemu_pkt *(*hca_pull)(void *ctx, uint32_t port,
-				      const uint16_t *credits, int *blocked);
-	/* The tail of 'pkt' reached HCA port 'port'; the callee owns it. */
-	void (*hca_deliver)(void *ctx, uint32_t port, struct ibemu_pkt *pkt);
-	/* A timer set with ibemu_engine_timer() fired. */
-	void (*timer)(void *ctx, uint64_t cookie);
+	struct ibemu_pkt *(*pull)(void *ctx, uint32_t port,
+				  const uint16_t *credits, int *blocked);
+	/* The tail of data packet 'pkt' reached the port; the callee owns
+	 * it. Stub: the packet is freed. */
+	void (*deliver)(void *ctx, uint32_t port, struct ibemu_pkt *pkt);
 	/*
-	 * A MAD reached HCA port 'port' and none of the node's own agents
-	 * (SMA, PMA, CC agent) takes it: a response to a request the port
-	 * sent, or a request for an agent of an attached process (the SM's
-	 * SMInfo and traps, SA queries). 'm' is valid during the call only.
+	 * A MAD reached the port and none of the node's own agents (SMA, PMA,
+	 * CC agent) takes it: a response to a request the port sent, or a
+	 * request for an agent of the owner (an SM's SMInfo and traps, SA
+	 * queries). 'm' is valid during the call only. Stub: dropped.
 	 */
 	void (*mad_recv)(void *ctx, uint32_t port,
 			 const struct ibemu_mad_msg *m);
+	/* A timer set with ibemu_engine_timer() on this port fired. */
+	void (*timer)(void *ctx, uint32_t port, uint64_t cookie);
+	/*
+	 * The port's logical or physical state changed (an SM's Set, the
+	 * link going down or training): what a transport turns into async
+	 * events (IBV_EVENT_PORT_ACTIVE, _ERR).
+	 */
+	void (*state_change)(void *ctx, uint32_t port,
+			     enum ibemu_port_state state,
+			     enum ibemu_phys_state phys);
 };
 
 /*
- * Builds the running state of topology 't' (borrowed; it must outlive the
- * engine), with all ports logically Down and no routes. Returns 0 or -errno.
+ * Binds HCA port 'port' (global index) to 'ops' and 'ctx' (both borrowed
+ * until ibemu_engine_port_detach(); 'ctx' names the owner and must not be
+ * NULL). Returns 0, -EINVAL if it is not a port of an HCA, or -EBUSY if
+ * another owner holds it. Timers the port's
+ * previous owner left still queued are cancelled.
  */
-int ibemu_engine_create(const struct ibemu_topo *t, struct ibemu_engine **out);
+int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
+			     const struct ibemu_port_ops *ops, void *ctx);
+/* Puts the port back to the stubs (MADs to it are dropped). */
+void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port);
+/* The owner's context of an HCA port, or NULL while it has none. */
+void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port);
+
+/*
+ * The nodes' management (agent/'s, registered by model/): what the SMI
+ * hands MADs to, and what the link state machine tells of port changes.
+ * Missing ops are stubs. Every op runs on the engine's thread.
+ */
+struct ibemu_mgmt_ops {
+	/* Creates the agents' state; 0 or -errno. fini takes NULL too. */
+	int (*init)(struct ibemu_engine *e, void **state);
+	void (*fini)(struct ibemu_engine *e, void *state);
+	/*
+	 * Request 'req' (IBEMU_MAD_MSG_LEN bytes) reached the agents of node
+	 * 'node' through its port 'port'. Writes the response into 'resp'
+	 * (may be 'req'); returns 1 to send it, 0 to drop the MAD silently.
+	 */
+	int (*process)(struct ibemu_engine *e, uint32_t node, unsigned port,
+		       const uint8_t *req, uint8_t *resp);
+	/* Whether a MAD that reached an HCA port is for the node's agents
+	 * rather than for the port's owner. */
+	int (*takes)(const uint8_t *mad);
+	/* Delayed work asked for with ibemu_engine_mgmt_at(). */
+	void (*event)(struct ibemu_engine *e, uint32_t target, void *ptr);
+	/* Port 'pi' changed state by the link state machine (not by the
+	 * Set that asked for it): a switch's PortStateChange, Trap 128. */
+	void (*port_change)(struct ibemu_engine *e, uint32_t pi);
+};
+
+/*
+ * The node classes and the management the engine dispatches to, given by
+ * a composition layer (model/) so that the engine includes nothing of the
+ * node models: fabric/node.h declares them.
+ */
+struct ibemu_engine_classes;
+
+/*
+ * Builds the running state of topology 't' (borrowed; it must outlive the
+ * engine) with the node classes of 'cls' (borrowed, static), all ports
+ * logically Down and no routes. Returns 0 or -errno.
+ */
+int ibemu_engine_create(const struct ibemu_topo *t,
+			const struct ibemu_engine_classes *cls,
+			struct ibemu_engine **out);
 void ibemu_engine_destroy(struct ibemu_engine *e);
-void ibemu_engine_set_ops(struct ibemu_engine *e,
-			  const struct ibemu_engine_ops *ops, void *ctx);
-/* The ops and context set last, so that a user can put them back. */
-const struct ibemu_engine_ops *
-ibemu_engine_get_ops(const struct ibemu_engine *e, void **ctx);
+/* The topology the engine was built from. */
+const struct ibemu_topo *ibemu_engine_topo(const struct ibemu_engine *e);
+/* The management state created by the classes' mgmt init (agent/'s). */
+void *ibemu_engine_mgmt(const struct ibemu_engine *e);
 
 /* Current virtual time in picoseconds. */
 uint64_t ibemu_engine_now(const struct ibemu_engine *e);
@@ -199,8 +264,13 @@ int ibemu_engine_mad_send(struct ibemu_engine *e, uint32_t port,
 
 /* HCA port 'port' has something new to send: arbitrate it soon. */
 void ibemu_engine_kick(struct ibemu_engine *e, uint32_t port);
-/* Calls ops->timer(ctx, cookie) at virtual time 'when' (>= now). */
-void ibemu_engine_timer(struct ibemu_engine *e, uint64_t when, uint64_t cookie);
+/*
+ * Calls the ops->timer(ctx, port, cookie) of HCA port 'port''s owner at
+ * virtual time 'when' (>= now). A timer whose port changed owners in the
+ * meantime is dropped.
+ */
+void ibemu_engine_timer(struct ibemu_engine *e, uint32_t port, uint64_t when,
+			uint64_t cookie);
 
 struct ibemu_pkt *ibemu_engine_pkt_alloc(struct ibemu_engine *e);
 void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p);
@@ -209,6 +279,113 @@ void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p);
 void ibemu_engine_counters(const struct ibemu_engine *e, uint32_t port,
 			   struct ibemu_port_counters *out);
 void ibemu_engine_counters_reset(struct ibemu_engine *e, uint32_t port);
+
+/* Counters ibemu_engine_counters_clear() can zero, as bits. */
+enum ibemu_counter_bits {
+	IBEMU_CNT_XMIT_DATA = 1u << 0,
+	IBEMU_CNT_RCV_DATA = 1u << 1,
+	IBEMU_CNT_XMIT_PKTS = 1u << 2,
+	IBEMU_CNT_RCV_PKTS = 1u << 3,
+	IBEMU_CNT_UNICAST_XMIT = 1u << 4,
+	IBEMU_CNT_UNICAST_RCV = 1u << 5,
+	IBEMU_CNT_RCV_ERRORS = 1u << 6,
+	IBEMU_CNT_RELAY_ERRORS = 1u << 7,
+	IBEMU_CNT_XMIT_DISCARDS = 1u << 8,
+	IBEMU_CNT_VL15_DROPPED = 1u << 9,
+	IBEMU_CNT_XMIT_WAIT = 1u << 10,
+};
+/* Zeroes the counters of port 'port' selected by 'what' (the bits above);
+ * a wait in progress counts again from now. */
+void ibemu_engine_counters_clear(struct ibemu_engine *e, uint32_t port,
+				 unsigned what);
+
+/* What the engine knows of a port's link, for agents and the CLI. */
+struct ibemu_port_link {
+	uint32_t node;
+	uint32_t peer;	    /* global index of the cabled port, or IBEMU_NONE */
+	uint8_t num;	    /* port number on its node */
+	uint8_t lanes;	    /* active width: 1, 2, 4, 8 or 12; 0 uncabled */
+	uint8_t speed;	    /* enum ibemu_speed; 0 uncabled */
+	uint8_t data_vls;   /* data VLs of the link */
+	uint8_t state;	    /* enum ibemu_port_state */
+	uint8_t phys_state; /* enum ibemu_phys_state */
+	uint16_t buf_blocks; /* input buffer per VL, in 64-byte blocks */
+};
+/* Fills 'out' for port 'port' (global index); -EINVAL if out of range. */
+int ibemu_engine_port_link(const struct ibemu_engine *e, uint32_t port,
+			   struct ibemu_port_link *out);
+
+/* SL to VL table of output port 'port' (IBA 7.6.6): 16 entries. */
+int ibemu_engine_get_sl2vl(const struct ibemu_engine *e, uint32_t port,
+			   uint8_t sl2vl[16]);
+int ibemu_engine_set_sl2vl(struct ibemu_engine *e, uint32_t port,
+			   const uint8_t sl2vl[16]);
+
+/* IBA 14.2.5.9 VLArbitrationTable entry: weight in 64-byte units. */
+struct ibemu_vlarb_entry {
+	uint8_t vl;
+	uint8_t weight;
+};
+
+#define IBEMU_VLARB_ENTRIES 64
+
+/*
+ * The VL arbitration tables of port 'port' (IBA 7.6.9): 'high' selects the
+ * high-priority table; 'n' entries from 'entries' (at most
+ * IBEMU_VLARB_ENTRIES) replace the first n. Get copies all of them.
+ */
+int ibemu_engine_get_vlarb(const struct ibemu_engine *e, uint32_t port,
+			   int high, struct ibemu_vlarb_entry *entries,
+			   unsigned *n);
+int ibemu_engine_set_vlarb(struct ibemu_engine *e, uint32_t port, int high,
+			   unsigned first, const struct ibemu_vlarb_entry *ent,
+			   unsigned n);
+/* LimitOfHighPriority of port 'port' (PortInfo VLHighLimit). */
+uint8_t ibemu_engine_get_vl_high_limit(const struct ibemu_engine *e,
+				       uint32_t port);
+int ibemu_engine_set_vl_high_limit(struct ibemu_engine *e, uint32_t port,
+				   uint8_t limit);
+
+/* The link state machine (fabric/link.c). */
+
+/*
+ * Virtual time a link takes to train once both ends poll (the physical
+ * layer's training, IBA vol 2; real links take milliseconds to seconds).
+ */
+#define IBEMU_LINK_TRAIN_PS 1000000000ull /* 1 ms */
+
+/*
+ * Puts port 'port' (global index) in PortPhysicalState 'phys': Polling,
+ * Sleep or Disabled. IBA 7.2: a port that leaves LinkUp takes the logical
+ * link down at both ends (the peer polls again); once both ends poll, the
+ * link trains after IBEMU_LINK_TRAIN_PS and both ports come up in Init.
+ * Returns 0, or -EINVAL for a bad port or state.
+ */
+int ibemu_engine_set_phys_state(struct ibemu_engine *e, uint32_t port,
+				enum ibemu_phys_state phys);
+
+/* Management (fabric/smi.c) as the node's agents use it. */
+
+/* Calls the management's event op with (target, ptr) at 'when' (>= now). */
+void ibemu_engine_mgmt_at(struct ibemu_engine *e, uint64_t when,
+			  uint32_t target, void *ptr);
+/*
+ * Sends 'm' from the agents of node 'node': a switch's leave from port 0
+ * (LID-routed through its LFT, directed routes by their path), an HCA's
+ * from its port 'port'. Used for traps and for responses.
+ */
+void ibemu_engine_mgmt_emit(struct ibemu_engine *e, uint32_t node,
+			    unsigned port, const struct ibemu_mad_msg *m);
+
+/*
+ * Brings the fabric to rest, so that what runs next does not depend on
+ * what ran before (two identical traffic studies in a row give identical
+ * reports): virtual time moves on (processing the events due meanwhile)
+ * until every link is idle and every credit is back at its transmitter,
+ * and the arbiters return to their power-on position. Returns 0, or -EBUSY
+ * if packets are still in the fabric (then it is not at rest).
+ */
+int ibemu_engine_settle(struct ibemu_engine *e);
 
 /* Packets inside the fabric (in buffers or on links). */
 uint64_t ibemu_engine_in_flight(const struct ibemu_engine *e);

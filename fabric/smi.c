@@ -4,16 +4,16 @@
  * packets (SMPs on VL15, GMPs on data VLs), and at each node they reach
  * this file decides, by the rules of IBA 14.2.2 for directed routes and by
  * LID otherwise, whether to pass them on, hand them to the node's agents
- * (agent/), or hand them up to the process attached to an HCA port. The
- * agents' responses and traps leave through here too.
+ * (the management ops the engine was created with), or hand them up to the
+ * owner of an HCA port. The agents' responses and traps leave through here
+ * too.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "engine_int.h"
 #include "mad.h"
+#include "node.h"
 
 #define PERMISSIVE_LID 0xffffu
 
@@ -225,7 +225,7 @@ static void switch_transmit(struct ibemu_engine *e, uint32_t node,
 	pkt->vl = is_smp(pkt->mad->mad)
 			  ? IBEMU_VL15
 			  : e->ports[n->first_port + out].sl2vl[pkt->sl];
-	ibemu__switch_inject(e, node, pkt);
+	e->nodes[node].ops->inject(e, node, pkt);
 }
 
 /* Sends 'pkt' by LID from switch 'node''s management port. */
@@ -331,7 +331,7 @@ static void answer(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 	uint32_t qp;
 	uint16_t req_slid = pkt->slid;
 
-	if (!ibemu__agent_process(e, p->node, p->num, m->mad, resp)) {
+	if (!e->mgmt_ops.process(e, p->node, p->num, m->mad, resp)) {
 		ibemu_engine_pkt_free(e, pkt);
 		return;
 	}
@@ -373,15 +373,14 @@ static void mgmt_receive(struct ibemu_engine *e, uint32_t pi,
 			answer(e, pi, pkt);
 		return;
 	}
-	if (!response && ibemu__agent_takes(mad)) {
+	if (!response && e->mgmt_ops.takes(mad)) {
 		answer(e, pi, pkt);
 		return;
 	}
 	pkt->mad->slid = pkt->slid;
 	pkt->mad->dlid = pkt->dlid;
 	pkt->mad->sl = pkt->sl;
-	if (e->ops && e->ops->mad_recv)
-		e->ops->mad_recv(e->ctx, pi, pkt->mad);
+	e->owner[pi]->ops.mad_recv(e->owner[pi]->ctx, pi, pkt->mad);
 	ibemu_engine_pkt_free(e, pkt);
 }
 
@@ -466,8 +465,8 @@ int ibemu_engine_mad_send(struct ibemu_engine *e, uint32_t pi,
 	return 0;
 }
 
-void ibemu__mad_emit(struct ibemu_engine *e, uint32_t node, unsigned port,
-		     const struct ibemu_mad_msg *m)
+void ibemu_engine_mgmt_emit(struct ibemu_engine *e, uint32_t node,
+			    unsigned port, const struct ibemu_mad_msg *m)
 {
 	struct ibemu_pkt *pkt = mad_pkt(e, m);
 

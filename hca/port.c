@@ -1,13 +1,67 @@
 // SPDX-License-Identifier: MIT
 /*
  * HCA ports in the engine: when the link is free the port pulls the next
- * packet from the upper layer (which arbitrates among its flows), and a
- * packet whose tail arrives is handed up at once, its buffer space credited
- * back to the sender.
+ * packet from its owner (a traffic study, a session, a QP transport: each
+ * arbitrates among its own flows), and a packet whose tail arrives is
+ * handed to the owner at once, its buffer space credited back to the
+ * sender. The HCA also keeps each port's congestion control settings.
  */
-#include "engine_int.h"
+#include <errno.h>
+#include <stdlib.h>
 
-void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
+#include "hca.h"
+#include "node.h"
+
+/* An HCA: the node model's state (ibemu_node_model()). */
+struct ibemu_hca {
+	unsigned nports;
+	struct ibemu_hca_cc *cc[]; /* 1..nports; [0] unused */
+};
+
+static int hca_init(struct ibemu_engine *e, uint32_t node)
+{
+	unsigned nports = e->nodes[node].nports;
+	struct ibemu_hca *h;
+
+	h = calloc(1, sizeof(*h) + (nports + 1u) * sizeof(h->cc[0]));
+	if (!h)
+		return -ENOMEM;
+	h->nports = nports;
+	ibemu_node_set_model(e, node, h);
+	return 0;
+}
+
+static void hca_fini(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_hca *h = ibemu_node_model(e, node);
+	unsigned p;
+
+	if (!h)
+		return;
+	for (p = 0; p <= h->nports; p++)
+		free(h->cc[p]);
+	free(h);
+	ibemu_node_set_model(e, node, NULL);
+}
+
+struct ibemu_hca_cc *ibemu_hca_cc(struct ibemu_engine *e, uint32_t pi,
+				  int create)
+{
+	const struct ibemu_eport *p;
+	struct ibemu_hca *h;
+
+	if (pi >= e->nports)
+		return NULL;
+	p = &e->ports[pi];
+	if (e->nodes[p->node].type != IBEMU_NODE_HCA || p->num == 0)
+		return NULL;
+	h = ibemu_node_model(e, p->node);
+	if (!h->cc[p->num] && create)
+		h->cc[p->num] = calloc(1, sizeof(*h->cc[p->num]));
+	return h->cc[p->num];
+}
+
+static void hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *p = &e->ports[pi];
 	uint16_t by_sl[16];
@@ -38,14 +92,13 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		pkt->vl = vl;
 	}
 	if (!pkt) {
-		if (p->state != IBEMU_PORT_ACTIVE || !e->ops ||
-		    !e->ops->hca_pull)
+		if (p->state != IBEMU_PORT_ACTIVE)
 			return;
 		ibemu__engine_credit_sync(e, p);
 		/* The upper layer thinks in SLs; credits are per VL. */
 		for (sl = 0; sl < 16; sl++)
 			by_sl[sl] = p->credits[p->sl2vl[sl]];
-		pkt = e->ops->hca_pull(e->ctx, pi, by_sl, &blocked);
+		pkt = ibemu__engine_pull(e, pi, by_sl, &blocked);
 		if (!pkt) {
 			/* Waiting counts only while something is ready. */
 			if (blocked)
@@ -64,7 +117,7 @@ void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	ibemu__engine_arb_at(e, pi, end);
 }
 
-void ibemu__hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
+static void hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 {
 	struct ibemu_eport *p = &e->ports[pi];
 
@@ -83,8 +136,13 @@ void ibemu__hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 	e->in_flight--;
 	if (pkt->mad)
 		ibemu__smi_hca_receive(e, pi, pkt);
-	else if (e->ops && e->ops->hca_deliver)
-		e->ops->hca_deliver(e->ctx, pi, pkt);
 	else
-		ibemu_engine_pkt_free(e, pkt);
+		ibemu__engine_deliver(e, pi, pkt);
 }
+
+const struct ibemu_node_ops ibemu_hca_ops = {
+	.init = hca_init,
+	.fini = hca_fini,
+	.tail = hca_tail,
+	.arbitrate = hca_arbitrate,
+};

@@ -13,48 +13,78 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "switch_int.h"
 
-int ibemu__switch_init(struct ibemu_engine *e, uint32_t node)
+static int switch_init(struct ibemu_engine *e, uint32_t node)
 {
 	struct ibemu_enode *n = &e->nodes[node];
 	unsigned p, vl, max_vls = 1;
+	struct ibemu_switch *sw;
 
-	n->lft = malloc(IBEMU_LID_COUNT);
-	if (!n->lft)
+	sw = calloc(1, sizeof(*sw) + (n->nports + 1u) * sizeof(sw->port[0]));
+	if (!sw)
 		return -ENOMEM;
-	memset(n->lft, 0xff, IBEMU_LID_COUNT);
+	ibemu_node_set_model(e, node, sw);
 	for (p = 1; p <= n->nports; p++)
 		if (e->ports[n->first_port + p].data_vls > max_vls)
 			max_vls = e->ports[n->first_port + p].data_vls;
 	/* Any input (port, VL) may ask for an output VL, whatever SL2VL does. */
-	n->max_reqs = (uint16_t)((n->nports + 1u) * (max_vls + 1u));
+	sw->max_reqs = (uint16_t)((n->nports + 1u) * (max_vls + 1u));
 	for (p = 1; p <= n->nports; p++) {
-		struct ibemu_eport *ep = &e->ports[n->first_port + p];
+		const struct ibemu_eport *ep = &e->ports[n->first_port + p];
 
 		/* Requests per output VL: at most one per input (port, VL). */
 		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
 			if (vl >= ep->data_vls && vl != IBEMU_VL15)
 				continue;
-			ep->reqs[vl] =
-				calloc(n->max_reqs, sizeof(struct ibemu_req));
-			if (!ep->reqs[vl])
+			sw->port[p].reqs[vl] =
+				calloc(sw->max_reqs, sizeof(struct ibemu_req));
+			if (!sw->port[p].reqs[vl])
 				return -ENOMEM;
 		}
 	}
 	return 0;
 }
 
-void ibemu__switch_fini(struct ibemu_engine *e, uint32_t node)
+static void switch_fini(struct ibemu_engine *e, uint32_t node)
 {
-	struct ibemu_enode *n = &e->nodes[node];
+	struct ibemu_switch *sw = ibemu_node_model(e, node);
+	struct ibemu_pkt *pkt;
 	unsigned p, vl;
 
-	for (p = 1; p <= n->nports; p++)
-		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
-			free(e->ports[n->first_port + p].reqs[vl]);
-	free(n->lft);
-	n->lft = NULL;
+	if (!sw)
+		return;
+	for (p = 0; p <= e->nodes[node].nports; p++) {
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
+			free(sw->port[p].reqs[vl]);
+			while ((pkt = ibemu_pktq_pop(&sw->port[p].inq[vl])))
+				ibemu_engine_pkt_free(e, pkt);
+		}
+	}
+	free(sw);
+	ibemu_node_set_model(e, node, NULL);
+}
+
+struct ibemu_switch_cc *ibemu_switch_cc(struct ibemu_engine *e, uint32_t node)
+{
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+	struct ibemu_switch *sw;
+
+	if (node >= t->nnodes || e->nodes[node].type != IBEMU_NODE_SWITCH)
+		return NULL;
+	sw = ibemu_node_model(e, node);
+	return &sw->cc;
+}
+
+struct ibemu_switch_port_cc *ibemu_switch_port_cc(struct ibemu_engine *e,
+						  uint32_t node, unsigned port)
+{
+	struct ibemu_switch *sw;
+
+	if (!ibemu_switch_cc(e, node) || port > e->nodes[node].nports)
+		return NULL;
+	sw = ibemu_node_model(e, node);
+	return &sw->port[port].cc;
 }
 
 static uint8_t out_vl_of(const struct ibemu_eport *out,
@@ -67,12 +97,14 @@ static uint8_t out_vl_of(const struct ibemu_eport *out,
 static void request(struct ibemu_engine *e, struct ibemu_enode *n,
 		    struct ibemu_pkt *pkt)
 {
+	struct ibemu_switch *sw = n->model;
 	uint32_t out_pi = n->first_port + pkt->out_port;
 	struct ibemu_eport *out = &e->ports[out_pi];
+	struct ibemu_swport *so = &sw->port[pkt->out_port];
 	uint8_t vl = out_vl_of(out, pkt);
-	struct ibemu_req *r = &out->reqs[vl][out->nreqs[vl]++];
+	struct ibemu_req *r = &so->reqs[vl][so->nreqs[vl]++];
 
-	IBEMU_BUG_ON(out->nreqs[vl] > n->max_reqs);
+	IBEMU_BUG_ON(so->nreqs[vl] > sw->max_reqs);
 	r->in_port = pkt->in_port;
 	r->in_vl = pkt->in_vl;
 	ibemu__engine_arb_at(e, out_pi, out->busy_until);
@@ -89,12 +121,13 @@ static void discard(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 	ibemu_engine_pkt_free(e, pkt);
 }
 
-void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
+static void switch_head(struct ibemu_engine *e, uint32_t pi,
 			struct ibemu_pkt *pkt)
 {
 	struct ibemu_eport *in = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[in->node];
-	struct ibemu_pktq *q = &in->inq[pkt->vl];
+	struct ibemu_switch *sw = n->model;
+	struct ibemu_pktq *q = &sw->port[in->num].inq[pkt->vl];
 	uint64_t pkt_tail;
 	uint16_t blocks;
 	uint8_t out, in_vl;
@@ -165,10 +198,11 @@ void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
 		request(e, n, pkt);
 }
 
-void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
+static void switch_inject(struct ibemu_engine *e, uint32_t node,
 			  struct ibemu_pkt *pkt)
 {
 	struct ibemu_enode *n = &e->nodes[node];
+	struct ibemu_switch *sw = n->model;
 	struct ibemu_eport *mgmt = &e->ports[n->first_port];
 	struct ibemu_eport *out;
 	struct ibemu_pktq *q;
@@ -190,7 +224,7 @@ void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
 	pkt->in_port = 0;
 	pkt->in_vl = pkt->vl;
 	pkt->t_tail = e->now;
-	q = &mgmt->inq[pkt->vl];
+	q = &sw->port[0].inq[pkt->vl];
 	mgmt->in_used[pkt->vl] += pkt->blocks;
 	e->in_flight++;
 	ibemu_pktq_push(q, pkt);
@@ -199,20 +233,21 @@ void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
 }
 
 /* Finds, on output VL 'vl', the request to serve: round robin by input. */
-static int pick_request(struct ibemu_engine *e, struct ibemu_enode *n,
-			struct ibemu_eport *out, unsigned vl)
+static int pick_request(struct ibemu_enode *n, struct ibemu_eport *out,
+			struct ibemu_swport *so, unsigned vl)
 {
+	struct ibemu_switch *sw = n->model;
 	unsigned i, best = ~0u, best_dist = ~0u, span = n->nports + 1u;
 
-	for (i = 0; i < out->nreqs[vl]; i++) {
-		const struct ibemu_req *r = &out->reqs[vl][i];
+	for (i = 0; i < so->nreqs[vl]; i++) {
+		const struct ibemu_req *r = &so->reqs[vl][i];
 		const struct ibemu_pkt *pkt =
-			e->ports[n->first_port + r->in_port].inq[r->in_vl].head;
+			sw->port[r->in_port].inq[r->in_vl].head;
 		unsigned dist;
 
 		if (vl != IBEMU_VL15 && out->credits[vl] < pkt->blocks)
 			continue;
-		dist = (r->in_port + span - out->rr[vl] - 1u) % span * 16u +
+		dist = (r->in_port + span - so->rr[vl] - 1u) % span * 16u +
 		       r->in_vl;
 		if (dist < best_dist) {
 			best_dist = dist;
@@ -231,13 +266,16 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[out->node];
+	struct ibemu_switch *sw = n->model;
+	struct ibemu_swport *so = &sw->port[out->num];
 	unsigned v;
 
 	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		while (out->nreqs[v]) {
-			struct ibemu_req req = out->reqs[v][--out->nreqs[v]];
+		while (so->nreqs[v]) {
+			struct ibemu_req req = so->reqs[v][--so->nreqs[v]];
 			uint32_t in_pi = n->first_port + req.in_port;
-			struct ibemu_pktq *q = &e->ports[in_pi].inq[req.in_vl];
+			struct ibemu_pktq *q =
+				&sw->port[req.in_port].inq[req.in_vl];
 
 			out->cnt.xmit_discards++;
 			discard(e, in_pi, ibemu_pktq_pop(q));
@@ -248,10 +286,12 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 	ibemu__engine_wait_stop(e, out);
 }
 
-void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
+static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[out->node];
+	struct ibemu_switch *sw = n->model;
+	struct ibemu_swport *so = &sw->port[out->num];
 	uint32_t eligible = 0, in_pi;
 	int blocked = 0, vl, idx;
 	unsigned v, i;
@@ -270,12 +310,10 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	ibemu__engine_credit_sync(e, out);
 	/* Evaluate: which output VLs have a request that can go now. */
 	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		for (i = 0; i < out->nreqs[v]; i++) {
-			const struct ibemu_req *r = &out->reqs[v][i];
+		for (i = 0; i < so->nreqs[v]; i++) {
+			const struct ibemu_req *r = &so->reqs[v][i];
 
-			pkt = e->ports[n->first_port + r->in_port]
-				      .inq[r->in_vl]
-				      .head;
+			pkt = sw->port[r->in_port].inq[r->in_vl].head;
 			if (v == IBEMU_VL15 || out->credits[v] >= pkt->blocks)
 				eligible |= 1u << v;
 			else
@@ -293,13 +331,13 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	}
 
 	/* Commit: take the packet out of its input buffer and send it. */
-	idx = pick_request(e, n, out, (unsigned)vl);
+	idx = pick_request(n, out, so, (unsigned)vl);
 	IBEMU_BUG_ON(idx < 0);
-	req = out->reqs[vl][idx];
-	out->reqs[vl][idx] = out->reqs[vl][--out->nreqs[vl]];
-	out->rr[vl] = req.in_port;
+	req = so->reqs[vl][idx];
+	so->reqs[vl][idx] = so->reqs[vl][--so->nreqs[vl]];
+	so->rr[vl] = req.in_port;
 	in_pi = n->first_port + req.in_port;
-	pkt = ibemu_pktq_pop(&e->ports[in_pi].inq[req.in_vl]);
+	pkt = ibemu_pktq_pop(&sw->port[req.in_port].inq[req.in_vl]);
 	pkt->vl = (uint8_t)vl;
 	if (vl != IBEMU_VL15)
 		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
@@ -308,13 +346,33 @@ void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	end = ibemu__engine_transmit(e, pi, pkt, pkt->t_tail);
 	/* The input's space is free once the tail has left. */
 	ibemu__engine_release(e, in_pi, req.in_vl, pkt->blocks, end);
-	pkt = e->ports[in_pi].inq[req.in_vl].head;
+	pkt = sw->port[req.in_port].inq[req.in_vl].head;
 	if (pkt)
 		request(e, n, pkt);
 	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		if (out->nreqs[v]) {
+		if (so->nreqs[v]) {
 			ibemu__engine_arb_at(e, pi, end);
 			break;
 		}
 	}
 }
+
+/* Round robin starts over: as after power-on, from the first input. */
+static void switch_settle(struct ibemu_engine *e, uint32_t node)
+{
+	struct ibemu_switch *sw = ibemu_node_model(e, node);
+	unsigned p;
+
+	for (p = 0; p <= e->nodes[node].nports; p++)
+		memset(sw->port[p].rr, 0, sizeof(sw->port[p].rr));
+}
+
+const struct ibemu_node_ops ibemu_switch_ops = {
+	.init = switch_init,
+	.fini = switch_fini,
+	.head = switch_head,
+	.arbitrate = switch_arbitrate,
+	.inject = switch_inject,
+	.settle = switch_settle,
+	.cut_through = 1,
+};

@@ -8,22 +8,7 @@
  */
 #include <string.h>
 
-#include "engine_int.h"
-
-void ibemu_vlarb_init_default(struct ibemu_vlarb *a, unsigned data_vls)
-{
-	unsigned vl;
-
-	/* Before an SM programs it: every data VL, equal weight, low table. */
-	memset(a, 0, sizeof(*a));
-	for (vl = 0; vl < data_vls && vl < 15; vl++) {
-		a->low[vl].vl = (uint8_t)vl;
-		a->low[vl].weight = 64;
-	}
-	a->nlow = (uint8_t)vl;
-	a->high_limit = 0;
-	a->low_left = a->nlow ? a->low[0].weight * 64 : 0;
-}
+#include "switch_int.h"
 
 static int table_has(const struct ibemu_vlarb_entry *t, unsigned n,
 		     uint32_t eligible)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "model.h"
 #include "gen.h"
 #include "route.h"
 #include "unit.h"
@@ -48,8 +49,26 @@ struct ibemu_topo *ibemu_test_load(const char *name)
 	return t;
 }
 
+void ibemu_test_attach_all(struct ibemu_engine *e,
+			   const struct ibemu_port_ops *ops, void *ctx)
+{
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+	uint32_t i;
+	unsigned p;
+
+	for (i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].type == IBEMU_NODE_HCA)
+			for (p = 1; p <= t->nodes[i].nports; p++)
+				T_EQ_INT(ibemu_engine_port_attach(
+						 e,
+						 ibemu_engine_port_index(e, i,
+									 p),
+						 ops, ctx),
+					 0);
+}
+
 void ibemu_test_engine_up(const char *name, int routes,
-			  const struct ibemu_engine_ops *ops, void *ctx,
+			  const struct ibemu_port_ops *ops, void *ctx,
 			  struct ibemu_topo **t, struct ibemu_engine **e,
 			  struct ibemu_routes **r)
 {
@@ -57,8 +76,9 @@ void ibemu_test_engine_up(const char *name, int routes,
 	*e = NULL;
 	*r = NULL;
 	T_TRUE(*t != NULL);
-	T_EQ_INT(ibemu_engine_create(*t, e), 0);
-	ibemu_engine_set_ops(*e, ops, ctx);
+	T_EQ_INT(ibemu_model_create(*t, e), 0);
+	if (ops)
+		ibemu_test_attach_all(*e, ops, ctx);
 	if (routes) {
 		T_EQ_INT(ibemu_routes_minhop(*t, r), 0);
 		T_EQ_INT(ibemu_engine_apply_routes(*e, *r), 0);
@@ -68,6 +88,9 @@ void ibemu_test_engine_up(const char *name, int routes,
 void ibemu_test_engine_down(struct ibemu_topo *t, struct ibemu_engine *e,
 			    struct ibemu_routes *r)
 {
+	/* A test that leaves packets in the fabric did not look at them. */
+	if (e)
+		T_EQ_U64(ibemu_engine_in_flight(e), 0);
 	ibemu_engine_destroy(e);
 	ibemu_routes_destroy(r);
 	ibemu_topo_destroy(t);

@@ -17,10 +17,11 @@
 #include <string.h>
 
 #include "agent.h"
-#include "engine_int.h"
+#include "engine.h"
 #include "fuzz-fabric.h"
 #include "mad.h"
 #include "mad_sma.h"
+#include "model.h"
 #include "route.h"
 #include "topo.h"
 
@@ -75,20 +76,23 @@ static void check_ports(const struct ibemu_engine *e)
 	uint32_t i;
 
 	for (i = 0; i < ibemu_engine_nports(e); i++) {
-		const struct ibemu_eport *p = &e->ports[i];
+		struct ibemu_port_link p;
 
+		if (ibemu_engine_port_link(e, i, &p))
+			fail("port index");
 		if (ibemu_agent_port_info(e, i, &pi) ||
 		    ibemu_mad_port_info_encode(&pi, buf, sizeof(buf)))
 			fail("PortInfo does not encode");
 		ibemu_agent_pkeys(e, i, pkeys, 4);
-		if (p->state < IBEMU_PORT_DOWN || p->state > IBEMU_PORT_ACTIVE)
+		if (p.state < IBEMU_PORT_DOWN || p.state > IBEMU_PORT_ACTIVE)
 			fail("port state");
-		if (p->state != IBEMU_PORT_DOWN &&
-		    p->phys_state != IBEMU_PHYS_LINKUP)
+		if (p.state != IBEMU_PORT_DOWN &&
+		    p.phys_state != IBEMU_PHYS_LINKUP)
 			fail("logical state up on a link that is down");
-		if (p->peer != IBEMU_NONE &&
-		    (p->phys_state == IBEMU_PHYS_LINKUP) !=
-			    (e->ports[p->peer].phys_state == IBEMU_PHYS_LINKUP))
+		if (p.peer != IBEMU_NONE &&
+		    (p.phys_state == IBEMU_PHYS_LINKUP) !=
+			    (ibemu_engine_phys_state(e, p.peer) ==
+			     IBEMU_PHYS_LINKUP))
 			fail("the ends of a cable disagree");
 	}
 }
@@ -100,12 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibemu_routes *r = NULL;
 	size_t off;
 
-	if (ibemu_engine_create(t, &e))
+	if (ibemu_model_create(t, &e))
 		abort();
 	/* Routed, so that the switches and HCAs have LIDs and traps go. */
 	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
 		abort();
-	ibemu_engine_set_ops(e, &ibemu_fuzz_ops, NULL);
+	ibemu_fuzz_attach(e);
 	for (off = 0; off < size; off += RECORD) {
 		uint8_t rec[RECORD] = {0}, resp[IBEMU_MAD_LEN];
 		size_t n = size - off < RECORD ? size - off : RECORD;

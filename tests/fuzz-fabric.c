@@ -48,4 +48,20 @@ static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
 		abort(); /* keeps the reads from being optimized away */
 }
 
-const struct ibemu_engine_ops ibemu_fuzz_ops = {.mad_recv = mad_recv_cb};
+static const struct ibemu_port_ops fuzz_ops = {.mad_recv = mad_recv_cb};
+
+void ibemu_fuzz_attach(struct ibemu_engine *e)
+{
+	static int owner; /* any non-NULL context names the owner */
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+	uint32_t i;
+	unsigned p;
+
+	for (i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].type == IBEMU_NODE_HCA)
+			for (p = 1; p <= t->nodes[i].nports; p++)
+				if (ibemu_engine_port_attach(
+					    e, ibemu_engine_port_index(e, i, p),
+					    &fuzz_ops, &owner))
+					abort();
+}

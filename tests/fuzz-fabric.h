@@ -13,7 +13,8 @@
 /* Loaded once and kept: fuzz inputs must not pay for it. */
 struct ibemu_topo *ibemu_fuzz_topo(void);
 
-/* An engine's mad_recv for fuzzing: reads every byte handed up. */
-extern const struct ibemu_engine_ops ibemu_fuzz_ops;
+/* Attaches every HCA port of 'e' to an owner whose mad_recv reads every
+ * byte handed up. */
+void ibemu_fuzz_attach(struct ibemu_engine *e);
 
 #endif

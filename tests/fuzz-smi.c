@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "model.h"
 #include "fuzz-fabric.h"
 #include "route.h"
 #include "topo.h"
@@ -32,12 +33,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibemu_routes *r = NULL;
 	size_t off;
 
-	if (ibemu_engine_create(t, &e))
+	if (ibemu_model_create(t, &e))
 		abort();
 	/* Routed, so that LID-routed MADs and GMPs go somewhere too. */
 	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
 		abort();
-	ibemu_engine_set_ops(e, &ibemu_fuzz_ops, NULL);
+	ibemu_fuzz_attach(e);
 	ibemu_engine_run(e, UINT64_MAX, MAX_EVENTS);
 	for (off = 0; off < size; off += RECORD) {
 		struct ibemu_mad_msg m = {0};

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "engine_int.h"
+#include "engine.h"
 #include "mad.h"
 #include "mad_sma.h"
 #include "route.h"
@@ -36,7 +36,7 @@ static void mad_recv(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
 	f->mad = *m;
 }
 
-static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv};
+static const struct ibemu_port_ops ops = {.mad_recv = mad_recv};
 
 /* two-switch.yaml: sw1(1)-hca1, sw1(2)-hca2, sw2(1)-hca3, sw2(2)-hca4,
  * sw1(7)-sw2(7), sw1(8)-sw2(8); 4x HDR; LIDs sw1 1, sw2 2, hca1..4 3..6. */
@@ -45,7 +45,7 @@ static void setup(struct fx *f, int routes)
 	memset(f, 0, sizeof(*f));
 	ibemu_test_engine_up("two-switch", routes, &ops, f, &f->t, &f->e,
 			     &f->r);
-	T_TRUE(f->e->agents != NULL);
+	T_TRUE(ibemu_engine_mgmt(f->e) != NULL);
 }
 
 static void teardown(struct fx *f)
@@ -72,7 +72,7 @@ static void run_for(struct fx *f, uint64_t ps)
 {
 	uint64_t until = ibemu_engine_now(f->e) + ps;
 
-	ibemu_engine_timer(f->e, until, 0);
+	ibemu_engine_timer(f->e, port_of(f, "hca1", 1), until, 0);
 	ibemu_engine_run(f->e, until, SIZE_MAX);
 	T_EQ_U64(ibemu_engine_now(f->e), until);
 }
@@ -731,7 +731,8 @@ static void test_lids(void)
 	T_EQ_INT(pi.link_speed_enabled, IBEMU_MAD_SPEED_SDR);
 	T_EQ_INT(pi.link_speed_ext_enabled, 0);
 	T_EQ_INT(pi.operational_vls, IBEMU_MAD_VLS_2);
-	T_EQ_INT(f.e->ports[port_of(&f, "hca3", 1)].vlarb.high_limit, 7);
+	T_EQ_INT(ibemu_engine_get_vl_high_limit(f.e, port_of(&f, "hca3", 1)),
+		 7);
 	pi.port_state = pi.port_phys_state = 0;
 	pi.link_width_enabled = 255;
 	pi.link_speed_enabled = 15;
@@ -853,7 +854,7 @@ static void test_sl2vl(void)
 {
 	struct ibemu_mad_sl2vl_table t;
 	uint8_t d[IBEMU_SMP_DATA_LEN] = {0};
-	const struct ibemu_eport *p;
+	uint8_t vl[16];
 	unsigned sl;
 	struct fx f;
 
@@ -872,10 +873,10 @@ static void test_sl2vl(void)
 	T_EQ_INT(ibemu_mad_sl2vl_table_encode(&t, d, sizeof(d)), 0);
 	T_EQ_INT(set(&f, "sw1", 1, IBEMU_SMP_ATTR_SL2VL_TABLE, 1u << 8 | 7, d),
 		 0);
-	p = &f.e->ports[port_of(&f, "sw1", 7)];
+	T_EQ_INT(ibemu_engine_get_sl2vl(f.e, port_of(&f, "sw1", 7), vl), 0);
 	for (sl = 0; sl < 15; sl++)
-		T_EQ_INT(p->sl2vl[sl], 3 - sl % 4);
-	T_EQ_INT(p->sl2vl[15], 15 % 4);
+		T_EQ_INT(vl[sl], 3 - sl % 4);
+	T_EQ_INT(vl[15], 15 % 4);
 	T_EQ_INT(get(&f, "sw1", 1, IBEMU_SMP_ATTR_SL2VL_TABLE, 2u << 8 | 7, d),
 		 0);
 	T_EQ_INT(ibemu_mad_sl2vl_table_decode(d, sizeof(d), &t), 0);
@@ -885,7 +886,8 @@ static void test_sl2vl(void)
 	t.vl[0] = 2;
 	T_EQ_INT(ibemu_mad_sl2vl_table_encode(&t, d, sizeof(d)), 0);
 	T_EQ_INT(set(&f, "hca2", 1, IBEMU_SMP_ATTR_SL2VL_TABLE, 0x0505, d), 0);
-	T_EQ_INT(f.e->ports[port_of(&f, "hca2", 1)].sl2vl[0], 2);
+	T_EQ_INT(ibemu_engine_get_sl2vl(f.e, port_of(&f, "hca2", 1), vl), 0);
+	T_EQ_INT(vl[0], 2);
 	T_EQ_INT(get(&f, "sw1", 1, IBEMU_SMP_ATTR_SL2VL_TABLE, 9, d),
 		 IBEMU_MAD_STATUS_INVALID_FIELD);
 	T_EQ_INT(get(&f, "sw1", 1, IBEMU_SMP_ATTR_SL2VL_TABLE, 1u << 16, d),
@@ -893,16 +895,31 @@ static void test_sl2vl(void)
 	teardown(&f);
 }
 
+/* The engine's VL arbitration table of 'port' ('high' or low) in 'ent';
+ * returns its length up to the last non-zero weight. */
+static unsigned vlarb_of(struct fx *f, uint32_t port, int high,
+			 struct ibemu_vlarb_entry *ent)
+{
+	unsigned n;
+
+	T_EQ_INT(ibemu_engine_get_vlarb(f->e, port, high, ent, &n), 0);
+	T_EQ_INT(n, IBEMU_VLARB_ENTRIES);
+	while (n && !ent[n - 1].weight)
+		n--;
+	return n;
+}
+
 static void test_vlarb(void)
 {
+	struct ibemu_vlarb_entry ent[IBEMU_VLARB_ENTRIES];
 	struct ibemu_mad_vlarb_table t;
 	uint8_t d[IBEMU_SMP_DATA_LEN] = {0};
-	const struct ibemu_vlarb *a;
+	uint32_t sw2p7;
 	unsigned i;
 	struct fx f;
 
 	setup(&f, 0);
-	a = &f.e->ports[port_of(&f, "sw2", 7)].vlarb;
+	sw2p7 = port_of(&f, "sw2", 7);
 	/* The engine's default low table: each data VL, weight 64. */
 	T_EQ_INT(get(&f, "sw2", 1, IBEMU_SMP_ATTR_VLARB_TABLE, 1u << 16 | 7, d),
 		 0);
@@ -921,10 +938,10 @@ static void test_vlarb(void)
 	T_EQ_INT(ibemu_mad_vlarb_table_encode(&t, d, sizeof(d)), 0);
 	T_EQ_INT(set(&f, "sw2", 1, IBEMU_SMP_ATTR_VLARB_TABLE, 4u << 16 | 7, d),
 		 0);
-	T_EQ_INT(a->nhigh, 38);
-	T_EQ_INT(a->high[37].vl, 2);
-	T_EQ_INT(a->high[37].weight, 20);
-	T_EQ_INT(a->nlow, 4);
+	T_EQ_INT(vlarb_of(&f, sw2p7, 1, ent), 38);
+	T_EQ_INT(ent[37].vl, 2);
+	T_EQ_INT(ent[37].weight, 20);
+	T_EQ_INT(vlarb_of(&f, sw2p7, 0, ent), 4);
 	T_EQ_INT(get(&f, "sw2", 1, IBEMU_SMP_ATTR_VLARB_TABLE, 4u << 16 | 7, d),
 		 0);
 	T_EQ_INT(ibemu_mad_vlarb_table_decode(d, sizeof(d), &t), 0);
@@ -936,9 +953,9 @@ static void test_vlarb(void)
 	T_EQ_INT(ibemu_mad_vlarb_table_encode(&t, d, sizeof(d)), 0);
 	T_EQ_INT(set(&f, "sw2", 1, IBEMU_SMP_ATTR_VLARB_TABLE, 1u << 16 | 7, d),
 		 0);
-	T_EQ_INT(a->nlow, 1);
-	T_EQ_INT(a->low[0].vl, 3);
-	T_EQ_INT(a->low_left, 64);
+	T_EQ_INT(vlarb_of(&f, sw2p7, 0, ent), 1);
+	T_EQ_INT(ent[0].vl, 3);
+	T_EQ_INT(ent[0].weight, 1);
 	teardown(&f);
 }
 

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "agent.h"
-#include "engine_int.h"
+#include "engine.h"
 #include "mad.h"
 #include "mad_cc.h"
 #include "mad_pma.h"
-#include "pma.h"
+#include "pma_view.h"
 #include "route.h"
 #include "unit.h"
 
@@ -21,9 +21,11 @@ struct fx {
 	struct ibemu_topo *t;
 	struct ibemu_engine *e;
 	struct ibemu_routes *r;
-	uint32_t src;
+	/* Up to two HCA ports sending 'left' packets each to 'dlid'. */
+	uint32_t src[2];
+	unsigned left[2];
 	uint16_t dlid;
-	unsigned left, got;
+	unsigned got;
 };
 
 static struct ibemu_pkt *pull(void *ctx, uint32_t port, const uint16_t *credits,
@@ -31,8 +33,9 @@ static struct ibemu_pkt *pull(void *ctx, uint32_t port, const uint16_t *credits,
 {
 	struct fx *f = ctx;
 	struct ibemu_pkt *p;
+	unsigned i = port == f->src[0] ? 0 : 1;
 
-	if (port != f->src || !f->left)
+	if (port != f->src[i] || !f->left[i])
 		return NULL;
 	p = ibemu_engine_pkt_alloc(f->e);
 	ibemu_pkt_set_size(p, 20, 2048);
@@ -42,7 +45,7 @@ static struct ibemu_pkt *pull(void *ctx, uint32_t port, const uint16_t *credits,
 		return NULL;
 	}
 	p->dlid = f->dlid;
-	f->left--;
+	f->left[i]--;
 	return p;
 }
 
@@ -55,8 +58,7 @@ static void deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(f->e, p);
 }
 
-static const struct ibemu_engine_ops ops = {.hca_pull = pull,
-					    .hca_deliver = deliver};
+static const struct ibemu_port_ops ops = {.pull = pull, .deliver = deliver};
 
 /* two-switch.yaml with min-hop routes: hca1 is LID 3, hca4 LID 6. */
 static void setup(struct fx *f)
@@ -80,15 +82,30 @@ static uint32_t port_of(struct fx *f, const char *name, unsigned port)
 	return ibemu_test_port(f->t, f->e, name, port);
 }
 
+/*
+ * 'n' packets of 2 KiB from hca1 to 'dlid' and, with 'hca2', as many from
+ * hca2 at once, run to the end; returns how many were delivered.
+ */
+static unsigned send_to(struct fx *f, uint16_t dlid, unsigned n, int hca2)
+{
+	f->src[0] = port_of(f, "hca1", 1);
+	f->src[1] = port_of(f, "hca2", 1);
+	f->left[0] = n;
+	f->left[1] = hca2 ? n : 0;
+	f->dlid = dlid;
+	f->got = 0;
+	ibemu_engine_kick(f->e, f->src[0]);
+	ibemu_engine_kick(f->e, f->src[1]);
+	ibemu_engine_run(f->e, UINT64_MAX, SIZE_MAX);
+	return f->got;
+}
+
 /* 'n' packets of 2 KiB from hca1 to hca4, run to the end. */
 static void traffic(struct fx *f, unsigned n)
 {
-	f->src = port_of(f, "hca1", 1);
-	f->dlid = ibemu_routes_lid(f->r, node_of(f, "hca4"), 1);
-	f->left = n;
-	ibemu_engine_kick(f->e, f->src);
-	ibemu_engine_run(f->e, UINT64_MAX, SIZE_MAX);
-	T_EQ_INT(f->got, n);
+	T_EQ_INT(
+		send_to(f, ibemu_routes_lid(f->r, node_of(f, "hca4"), 1), n, 0),
+		n);
 }
 
 /* A PMA request with 'data' (192 bytes, or NULL); returns the Status and
@@ -115,6 +132,27 @@ static int pma(struct fx *f, const char *node, unsigned port, uint8_t method,
 	if (data)
 		memcpy(data, m.data, sizeof(m.data));
 	return m.hdr.status;
+}
+
+/* Sends a Get(PortCounters) GMP from HCA port 'port' to 'dlid'. */
+static void gmp_send(struct fx *f, uint32_t port, uint16_t dlid)
+{
+	struct ibemu_mad_pma m = {
+		.hdr = {.base_version = 1,
+			.mgmt_class = IBEMU_MAD_CLASS_PERF,
+			.class_version = 1,
+			.method = IBEMU_MAD_METHOD_GET,
+			.tid = 98,
+			.attr_id = IBEMU_PMA_ATTR_PORT_COUNTERS}};
+	struct ibemu_mad_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	T_EQ_INT(ibemu_mad_pma_encode(&m, msg.mad, sizeof(msg.mad)), 0);
+	msg.src_qp = msg.dst_qp = 1;
+	msg.qkey = 0x80010000u;
+	msg.pkey = 0xffff;
+	msg.dlid = dlid;
+	T_EQ_INT(ibemu_engine_mad_send(f->e, port, &msg), 0);
 }
 
 static int pc_do(struct fx *f, const char *node, uint8_t method,
@@ -265,11 +303,22 @@ static void test_counters_clear(void)
 	struct fx f;
 
 	setup(&f);
-	traffic(&f, 10);
 	hca1 = port_of(&f, "hca1", 1);
 	sw1p1 = port_of(&f, "sw1", 1);
-	f.e->ports[hca1].cnt.xmit_wait = 77;
-	f.e->ports[hca1].cnt.xmit_discards = 5;
+	/* hca1 and hca2 share sw1's link to sw2: with more than the 16 KiB
+	 * buffers hold, both wait for credits. */
+	T_EQ_INT(send_to(&f, ibemu_routes_lid(f.r, node_of(&f, "hca4"), 1), 40,
+			 1),
+		 80);
+	/* A GMP from a port that is not Active is discarded there. */
+	T_EQ_INT(ibemu_engine_set_port_state(f.e, hca1, IBEMU_PORT_ARMED), 0);
+	for (p = 0; p < 5; p++)
+		gmp_send(&f, hca1,
+			 ibemu_routes_lid(f.r, node_of(&f, "hca4"), 1));
+	T_EQ_INT(ibemu_engine_set_port_state(f.e, hca1, IBEMU_PORT_ACTIVE), 0);
+	ibemu_engine_counters(f.e, hca1, &c);
+	T_TRUE(c.xmit_wait > 0);
+	T_EQ_U64(c.xmit_discards, 5);
 	/* Clear PortXmitData and PortXmitWait only (perfquery -R 0x1000,
 	 * with CounterSelect2 bit 0). */
 	memset(&pc, 0, sizeof(pc));
@@ -279,13 +328,13 @@ static void test_counters_clear(void)
 	T_EQ_INT(pc_do(&f, "hca1", IBEMU_MAD_METHOD_SET, &pc), 0);
 	T_EQ_U64(pc.port_xmit_data, 0);
 	T_EQ_U64(pc.port_xmit_wait, 0);
-	T_EQ_U64(pc.port_xmit_pkts, 10);
+	T_EQ_U64(pc.port_xmit_pkts, 40);
 	T_EQ_U64(pc.port_xmit_discards, 5);
 	ibemu_engine_counters(f.e, hca1, &c);
 	T_EQ_U64(c.xmit_data, 0);
 	T_EQ_U64(c.xmit_wait, 0);
-	T_EQ_U64(c.xmit_pkts, 10);
-	T_EQ_U64(c.unicast_xmit_pkts, 10);
+	T_EQ_U64(c.xmit_pkts, 40);
+	T_EQ_U64(c.unicast_xmit_pkts, 40);
 	/* Every counter of PortCounters. */
 	pc.counter_select = 0xffff;
 	pc.counter_select2 = 0xff;
@@ -294,7 +343,7 @@ static void test_counters_clear(void)
 	T_EQ_U64(c.xmit_pkts, 0);
 	T_EQ_U64(c.xmit_discards, 0);
 	/* The unicast counters are PortCountersExtended's only. */
-	T_EQ_U64(c.unicast_xmit_pkts, 10);
+	T_EQ_U64(c.unicast_xmit_pkts, 40);
 	memset(&ext, 0, sizeof(ext));
 	ext.port_select = 1;
 	ext.counter_select = 1u << 4; /* PortUnicastXmitPkts */
@@ -303,8 +352,11 @@ static void test_counters_clear(void)
 	ibemu_engine_counters(f.e, hca1, &c);
 	T_EQ_U64(c.unicast_xmit_pkts, 0);
 	/* Extended, all ports of sw1, error counters through CounterSelect2
-	 * (PortRcvSwitchRelayErrors is bit 5) and the traffic ones. */
-	f.e->ports[sw1p1].cnt.rcv_switch_relay_errors = 3;
+	 * (PortRcvSwitchRelayErrors is bit 5) and the traffic ones. A LID
+	 * no switch routes is a relay error at sw1's input. */
+	T_EQ_INT(send_to(&f, 0x40, 3, 0), 0);
+	ibemu_engine_counters(f.e, sw1p1, &c);
+	T_EQ_U64(c.rcv_switch_relay_errors, 3);
 	memset(&ext, 0, sizeof(ext));
 	ext.port_select = 0xff;
 	ext.counter_select2 = 1u << 5;
@@ -322,7 +374,7 @@ static void test_counters_clear(void)
 	}
 	/* sw2 kept its counters. */
 	ibemu_engine_counters(f.e, port_of(&f, "sw2", 2), &c);
-	T_EQ_U64(c.xmit_pkts, 10);
+	T_EQ_U64(c.xmit_pkts, 80);
 	teardown(&f);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "model.h"
 #include "route.h"
 #include "traffic.h"
 #include "yaml.h"
@@ -48,7 +49,7 @@ static void run(const struct ibemu_traffic_opts *opts, size_t batch,
 				      &t, &d),
 		 0);
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	T_EQ_INT(ibemu_traffic_create(e, t, opts, &tr, &d), 0);
 	while (!ret && !done)

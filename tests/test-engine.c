@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "model.h"
 #include "route.h"
 #include "unit.h"
 
@@ -50,9 +51,9 @@ static void deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(f->e, p);
 }
 
-static const struct ibemu_engine_ops flow_ops = {
-	.hca_pull = pull,
-	.hca_deliver = deliver,
+static const struct ibemu_port_ops flow_ops = {
+	.pull = pull,
+	.deliver = deliver,
 };
 
 /* A chain: hca-a - sw1 - ... - swN - hca-b, 2 m cables. */
@@ -96,14 +97,14 @@ static uint64_t one_packet_ps(unsigned nsw, enum ibemu_speed speed,
 	struct flow f = {0};
 
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;
 	f.src_port = ibemu_engine_port_index(e, 0, 1);
 	f.dlid = ibemu_routes_lid(r, 1, 1);
 	f.payload = payload;
 	f.left = 1;
-	ibemu_engine_set_ops(e, &flow_ops, &f);
+	ibemu_test_attach_all(e, &flow_ops, &f);
 	ibemu_engine_kick(e, f.src_port);
 	ibemu_engine_run(e, UINT64_MAX, 1000000);
 	T_EQ_INT(f.got, 1);
@@ -166,17 +167,18 @@ static struct ibemu_pkt *wait_pull(void *ctx, uint32_t port,
 	return NULL;
 }
 
-static void wait_timer(void *ctx, uint64_t cookie)
+static void wait_timer(void *ctx, uint32_t port, uint64_t cookie)
 {
 	struct wait_ul *u = ctx;
 
+	(void)port;
 	(void)cookie;
 	u->ready = 0; /* withdrawn (QP flushed, CC throttled, ...) */
 	ibemu_engine_kick(u->e, u->port);
 }
 
-static const struct ibemu_engine_ops wait_ops = {
-	.hca_pull = wait_pull,
+static const struct ibemu_port_ops wait_ops = {
+	.pull = wait_pull,
 	.timer = wait_timer,
 };
 
@@ -187,16 +189,16 @@ static void test_wait_stops_when_idle(void)
 	struct ibemu_engine *e;
 	struct wait_ul u;
 
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	u.e = e;
 	u.port = ibemu_engine_port_index(e, 0, 1);
 	u.ready = 1;
 	/* Data leaves Active ports only. */
 	T_EQ_INT(ibemu_engine_set_port_state(e, u.port, IBEMU_PORT_ACTIVE), 0);
-	ibemu_engine_set_ops(e, &wait_ops, &u);
-	ibemu_engine_kick(e, u.port);	     /* blocked from t = 0 */
-	ibemu_engine_timer(e, 1000000, 0);   /* nothing to send from 1 us */
-	ibemu_engine_run(e, 10000000, 1000); /* look at 10 us */
+	ibemu_test_attach_all(e, &wait_ops, &u);
+	ibemu_engine_kick(e, u.port);		   /* blocked from t = 0 */
+	ibemu_engine_timer(e, u.port, 1000000, 0); /* nothing from 1 us */
+	ibemu_engine_run(e, 10000000, 1000);	   /* look at 10 us */
 	ibemu_engine_counters(e, u.port, &c);
 	T_EQ_U64(c.xmit_wait, 1000); /* 1 us of 1 ns ticks */
 	ibemu_engine_destroy(e);
@@ -224,8 +226,8 @@ static void vl15_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(u->e, p);
 }
 
-static const struct ibemu_engine_ops vl15_ops = {
-	.hca_deliver = vl15_deliver,
+static const struct ibemu_port_ops vl15_ops = {
+	.deliver = vl15_deliver,
 };
 
 static void test_vl15_drops_when_full(void)
@@ -250,13 +252,13 @@ static void test_vl15_drops_when_full(void)
 		ibemu_topo_connect(t, sw, i + 1, h[i], 1, NULL);
 	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	/* Management works before an SM activates anything: back to Init. */
 	for (i = 0; i < ibemu_engine_nports(e); i++)
 		ibemu_engine_set_port_state(e, i, IBEMU_PORT_INIT);
 	u.e = e;
-	ibemu_engine_set_ops(e, &vl15_ops, &u);
+	ibemu_test_attach_all(e, &vl15_ops, &u);
 	for (i = 0; i < 2000; i++) {
 		struct ibemu_pkt *p = ibemu_engine_pkt_alloc(e);
 
@@ -300,14 +302,14 @@ static void test_no_route_discards(void)
 	uint32_t sw_in;
 
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;
 	f.src_port = ibemu_engine_port_index(e, 0, 1);
 	f.dlid = (uint16_t)(r->max_lid + 7); /* assigned to nobody */
 	f.payload = 1024;
 	f.left = 300; /* more than the switch's buffer holds at once */
-	ibemu_engine_set_ops(e, &flow_ops, &f);
+	ibemu_test_attach_all(e, &flow_ops, &f);
 	ibemu_engine_kick(e, f.src_port);
 	ibemu_engine_run(e, UINT64_MAX, 1000000);
 	T_EQ_INT(f.got, 0);
@@ -337,14 +339,14 @@ static void test_data_needs_active_ports(void)
 	uint32_t sw_out;
 
 	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;
 	f.src_port = ibemu_engine_port_index(e, 0, 1);
 	f.dlid = ibemu_routes_lid(r, 1, 1);
 	f.payload = 1024;
 	f.left = 10;
-	ibemu_engine_set_ops(e, &flow_ops, &f);
+	ibemu_test_attach_all(e, &flow_ops, &f);
 
 	T_EQ_INT(ibemu_engine_port_state(e, f.src_port), IBEMU_PORT_ACTIVE);
 	T_EQ_INT(ibemu_engine_phys_state(e, f.src_port), IBEMU_PHYS_LINKUP);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "model.h"
 #include "route.h"
 #include "traffic.h"
 #include "yaml.h"
@@ -32,7 +33,7 @@ static void run_study(struct run *x, struct ibemu_topo *t,
 	x->tr = NULL;
 	ibemu_diag_init(&d);
 	T_EQ_INT(ibemu_routes_minhop(t, &x->r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &x->e), 0);
+	T_EQ_INT(ibemu_model_create(t, &x->e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(x->e, x->r), 0);
 	T_EQ_INT(ibemu_traffic_create(x->e, t, o, &x->tr, &d), 0);
 	T_EQ_STR(d.error ? d.error : "", "");

@@ -6,7 +6,7 @@
  */
 #include <infiniband/mad.h>
 
-#include "pma.h"
+#include "pma_view.h"
 #include "unit.h"
 
 static void test_saturation(void)

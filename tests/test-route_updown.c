@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "model.h"
 #include "gen.h"
 #include "route.h"
 #include "topo.h"
@@ -779,7 +780,7 @@ study(const char *topo, enum ibemu_traffic_pattern pattern, uint32_t shift,
 
 	ibemu_diag_init(&d);
 	T_EQ_INT(routes(t, &r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	ibemu_traffic_opts_init(&o);
 	o.pattern = pattern;

@@ -41,7 +41,7 @@ static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
 	in->msg = *m;
 }
 
-static const struct ibemu_engine_ops ops = {.mad_recv = mad_recv_cb};
+static const struct ibemu_port_ops ops = {.mad_recv = mad_recv_cb};
 
 struct fixture {
 	struct ibemu_topo *t;

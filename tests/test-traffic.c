@@ -9,6 +9,9 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "mad.h"
+#include "mad_sma.h"
+#include "model.h"
 #include "route.h"
 #include "traffic.h"
 #include "yaml.h"
@@ -28,7 +31,7 @@ static void fab_init(struct fab *f, struct ibemu_topo *t)
 	f->t = t;
 	ibemu_diag_init(&f->d);
 	T_EQ_INT(ibemu_routes_minhop(t, &f->r), 0);
-	T_EQ_INT(ibemu_engine_create(t, &f->e), 0);
+	T_EQ_INT(ibemu_model_create(t, &f->e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
 }
 
@@ -158,7 +161,7 @@ static void test_needs_lids(void)
 	/* An engine without routes: hosts have no LID yet. */
 	ibemu_diag_init(&d);
 	opts(&o, IBEMU_TRAFFIC_UNIFORM, 1000000);
-	T_EQ_INT(ibemu_engine_create(t, &e), 0);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_traffic_create(e, t, &o, &tr, &d), -EINVAL);
 	T_EQ_STR(d.error, "error: hca1:1 has no LID: apply routes first");
 	ibemu_engine_destroy(e);
@@ -640,6 +643,153 @@ static void test_hosts(void)
 	fab_fini(&f);
 }
 
+/* An owner of one HCA port besides a study: records what reaches it. */
+struct bystander {
+	struct ibemu_engine *e;
+	unsigned mads, pkts;
+	struct ibemu_mad_msg last;
+};
+
+static void bystander_mad(void *ctx, uint32_t port,
+			  const struct ibemu_mad_msg *m)
+{
+	struct bystander *b = ctx;
+
+	(void)port;
+	b->mads++;
+	b->last = *m;
+}
+
+static void bystander_deliver(void *ctx, uint32_t port, struct ibemu_pkt *p)
+{
+	struct bystander *b = ctx;
+
+	(void)port;
+	b->pkts++;
+	ibemu_engine_pkt_free(b->e, p);
+}
+
+static const struct ibemu_port_ops bystander_ops = {
+	.mad_recv = bystander_mad,
+	.deliver = bystander_deliver,
+};
+
+/*
+ * A study and another owner share one fabric: the study takes the hosts
+ * nobody holds, and the other owner's MADs cross the fabric and come back
+ * to it while the study runs.
+ */
+static void test_shares_fabric(void)
+{
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	struct bystander b = {0};
+	struct ibemu_mad_msg m;
+	uint32_t hca1, pi;
+	int done = 0, sent = 0;
+	struct fab f;
+
+	fab_init(&f, ibemu_test_load("single-switch-8"));
+	b.e = f.e;
+	hca1 = ibemu_test_node(f.t, "hca1");
+	pi = ibemu_engine_port_index(f.e, hca1, 1);
+	T_EQ_INT(ibemu_engine_port_attach(f.e, pi, &bystander_ops, &b), 0);
+	/* hca1 is no host of a study any more. */
+	T_EQ_U64(ibemu_traffic_host_number(f.e, hca1, 1), IBEMU_NONE);
+	T_EQ_U64(
+		ibemu_traffic_host_number(f.e, ibemu_test_node(f.t, "hca2"), 1),
+		0);
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	T_EQ_U64(ibemu_traffic_nhosts(f.tr), 7);
+	/* A port the study holds cannot be taken; hca1's is not its. */
+	T_EQ_INT(ibemu_engine_port_attach(
+			 f.e,
+			 ibemu_engine_port_index(
+				 f.e, ibemu_test_node(f.t, "hca2"), 1),
+			 &bystander_ops, &b),
+		 -EBUSY);
+	T_TRUE(ibemu_engine_port_owner(f.e, pi) == &b);
+	while (!done) {
+		T_EQ_INT(ibemu_traffic_step(f.tr, 1000, &done), 0);
+		if (!sent && ibemu_engine_now(f.e) > 5000000) {
+			/* Mid-study: a NodeInfo SMP to the switch, hop 1. */
+			struct ibemu_mad_smp smp = {
+				.hdr = {.base_version = 1,
+					.mgmt_class = IBEMU_MAD_CLASS_SUBN_DR,
+					.class_version = 1,
+					.method = IBEMU_MAD_METHOD_GET,
+					.tid = 42,
+					.attr_id = IBEMU_SMP_ATTR_NODE_INFO},
+				.hop_cnt = 1,
+				.initial_path = {0, 1},
+				.dr_slid = 0xffff,
+				.dr_dlid = 0xffff,
+			};
+
+			memset(&m, 0, sizeof(m));
+			T_EQ_INT(ibemu_mad_smp_encode(&smp, m.mad,
+						      sizeof(m.mad)),
+				 0);
+			m.dlid = 0xffff;
+			T_EQ_INT(ibemu_engine_mad_send(f.e, pi, &m), 0);
+			sent = 1;
+		}
+	}
+	T_TRUE(sent);
+	T_EQ_INT(b.mads, 1);
+	T_EQ_INT(b.last.mad[3], IBEMU_MAD_METHOD_GET_RESP);
+	T_EQ_INT(b.pkts, 0); /* no study data reached hca1 */
+	ibemu_traffic_summary(f.tr, &s);
+	T_EQ_U64(s.hosts, 7);
+	T_TRUE(s.msgs > 0);
+	ibemu_traffic_destroy(f.tr);
+	f.tr = NULL;
+	/* The study gave its ports back: they can be taken again. */
+	T_TRUE(ibemu_engine_port_owner(
+		       f.e, ibemu_engine_port_index(
+				    f.e, ibemu_test_node(f.t, "hca2"), 1)) ==
+	       NULL);
+	fab_fini(&f);
+}
+
+/* Runs 'o' on engine 'f', renders the JSON report. */
+static char *study_json(struct fab *f, const struct ibemu_traffic_opts *o)
+{
+	struct ibemu_buf b;
+
+	T_EQ_INT(ibemu_traffic_create(f->e, f->t, o, &f->tr, &f->d), 0);
+	T_EQ_INT(ibemu_traffic_run(f->tr), 0);
+	ibemu_buf_init(&b);
+	ibemu_traffic_render(f->tr, 1, 0, &b);
+	ibemu_traffic_destroy(f->tr);
+	f->tr = NULL;
+	return ibemu_buf_steal(&b);
+}
+
+/*
+ * Nothing of a study leaks into the next on the same engine: credits still
+ * on their way back, arbiters' positions. Two identical studies in a row
+ * report the same bytes, events included.
+ */
+static void test_back_to_back(void)
+{
+	struct ibemu_traffic_opts o;
+	char *first, *second;
+	struct fab f;
+
+	fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
+	o.load = 0.9;
+	first = study_json(&f, &o);
+	second = study_json(&f, &o);
+	T_EQ_STR(second, first);
+	T_TRUE(strstr(first, "\"events\"") != NULL);
+	free(first);
+	free(second);
+	fab_fini(&f);
+}
+
 static void test_alltoall_1152(void)
 {
 	struct ibemu_traffic_summary s;
@@ -676,6 +826,8 @@ void ibemu_test_register_traffic(void)
 		{"lost_packets", test_lost_packets},
 		{"deadlock", test_deadlock},
 		{"hosts", test_hosts},
+		{"shares_fabric", test_shares_fabric},
+		{"back_to_back", test_back_to_back},
 		{"alltoall_1152", test_alltoall_1152},
 		{NULL, NULL},
 	};

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "engine_int.h"
+#include "switch_int.h"
 #include "unit.h"
 
 /* Sends 'n' packets of 'bytes' with every VL in 'eligible' always ready;

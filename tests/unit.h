@@ -65,19 +65,25 @@ struct ibemu_topo *ibemu_test_gen(const char *kind, const char *const *kv);
 struct ibemu_topo *ibemu_test_load(const char *name);
 
 /*
- * An engine on topologies/NAME.yaml, with 'ops' and 'ctx', and min-hop
- * test routes applied when 'routes' (LIDs, LFTs, Active ports). Sets *t,
- * *e and *r (NULL without routes); ibemu_test_engine_down() frees them.
+ * An engine on topologies/NAME.yaml (switches, HCAs and agents: model/),
+ * with every HCA port attached to 'ops' and 'ctx' unless 'ops' is NULL,
+ * and min-hop test routes applied when 'routes' (LIDs, LFTs, Active
+ * ports). Sets *t, *e and *r (NULL without routes);
+ * ibemu_test_engine_down() asserts that no packet is left in the fabric,
+ * then frees them.
  */
 struct ibemu_engine;
-struct ibemu_engine_ops;
+struct ibemu_port_ops;
 struct ibemu_routes;
 void ibemu_test_engine_up(const char *name, int routes,
-			  const struct ibemu_engine_ops *ops, void *ctx,
+			  const struct ibemu_port_ops *ops, void *ctx,
 			  struct ibemu_topo **t, struct ibemu_engine **e,
 			  struct ibemu_routes **r);
 void ibemu_test_engine_down(struct ibemu_topo *t, struct ibemu_engine *e,
 			    struct ibemu_routes *r);
+/* Attaches every HCA port of 'e' to 'ops' and 'ctx' (asserted). */
+void ibemu_test_attach_all(struct ibemu_engine *e,
+			   const struct ibemu_port_ops *ops, void *ctx);
 /* The node named 'name' (asserted to exist), and the global index of its
  * port 'port' in 'e'. */
 uint32_t ibemu_test_node(const struct ibemu_topo *t, const char *name);

@@ -4,7 +4,7 @@
  * ones rather than wrap, so a reader can tell "at least this many". The
  * engine keeps 64-bit counters; these views are what a PMA reports.
  */
-#include "pma.h"
+#include "pma_view.h"
 
 static uint16_t sat16(uint64_t v)
 {

@@ -168,10 +168,7 @@ struct ibemu_traffic {
 	uint64_t last_ps;      /* last delivery, absolute */
 	int err;
 	int done;
-	int attached; /* the engine's ops are ours */
-	/* The ops the engine had before: MADs still go there. */
-	const struct ibemu_engine_ops *prev_ops;
-	void *prev_ctx;
+	uint32_t attached; /* hosts[0..attached) hold their ports */
 
 	/* Results, once done. */
 	struct ibemu_port_counters *cnt0; /* counters when the study began */

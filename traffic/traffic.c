@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Traffic studies in the engine: streams create messages at slot times,
- * each message waits in its flow's queue, and each source HCA port pulls
- * packets from its flows in round robin. Deliveries are checked (sequence
+ * Traffic studies over the engine: the study attaches the HCA ports of its
+ * hosts (those no one else holds) like any other port owner; streams create
+ * messages at slot times, each message waits in its flow's queue, and each
+ * source HCA port pulls packets from its flows in round robin. Deliveries are checked (sequence
  * per flow) and timed. Every step of the packet path is O(1): flows are
  * found by hash, sources keep a ring of the flows that have data.
  */
@@ -211,7 +212,7 @@ static void stream_schedule(struct ibemu_traffic *tr, uint32_t si, int first)
 		    ibemu__rng_next(&s->rng) < tr->load_threshold)
 			break;
 	}
-	ibemu_engine_timer(tr->e, s->next_ps, si);
+	ibemu_engine_timer(tr->e, tr->hosts[s->src].pi, s->next_ps, si);
 }
 
 static void create_message(struct ibemu_traffic *tr, uint32_t si)
@@ -247,9 +248,11 @@ static void create_message(struct ibemu_traffic *tr, uint32_t si)
 	}
 }
 
-static void timer_cb(void *ctx, uint64_t cookie)
+static void timer_cb(void *ctx, uint32_t port, uint64_t cookie)
 {
 	struct ibemu_traffic *tr = ctx;
+
+	(void)port;
 	uint32_t si = (uint32_t)cookie;
 
 	IBEMU_BUG_ON(cookie >= tr->nstreams);
@@ -371,20 +374,11 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	ibemu_engine_pkt_free(tr->e, p);
 }
 
-/* MADs are not the study's: they go where they went before it. */
-static void mad_recv_cb(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
-{
-	struct ibemu_traffic *tr = ctx;
-
-	if (tr->prev_ops && tr->prev_ops->mad_recv)
-		tr->prev_ops->mad_recv(tr->prev_ctx, port, m);
-}
-
-static const struct ibemu_engine_ops traffic_ops = {
-	.hca_pull = pull_cb,
-	.hca_deliver = deliver_cb,
+/* A study has no management agent: MADs to its ports find no taker. */
+static const struct ibemu_port_ops traffic_ops = {
+	.pull = pull_cb,
+	.deliver = deliver_cb,
 	.timer = timer_cb,
-	.mad_recv = mad_recv_cb,
 };
 
 /* Setting up. */
@@ -424,6 +418,19 @@ static int check_opts(const struct ibemu_traffic_opts *o, uint16_t mtu,
 	return 0;
 }
 
+/* Whether (node, port) is a host a study may use: a cabled HCA port that
+ * nobody else holds. */
+static int host_usable(const struct ibemu_engine *e, uint32_t node,
+		       unsigned port)
+{
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
+
+	return t->nodes[node].type == IBEMU_NODE_HCA &&
+	       t->nodes[node].ports[port].link != IBEMU_NONE &&
+	       !ibemu_engine_port_owner(e,
+					ibemu_engine_port_index(e, node, port));
+}
+
 static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
 {
 	const struct ibemu_topo *t = tr->topo;
@@ -441,9 +448,8 @@ static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
 		return -ENOMEM;
 	memset(tr->host_of_port, 0xff, nports * sizeof(*tr->host_of_port));
 	for (i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].type == IBEMU_NODE_HCA)
-			for (p = 1; p <= t->nodes[i].nports; p++)
-				n += t->nodes[i].ports[p].link != IBEMU_NONE;
+		for (p = 1; p <= t->nodes[i].nports; p++)
+			n += host_usable(tr->e, i, p);
 	tr->hosts = calloc(n ? n : 1, sizeof(*tr->hosts));
 	if (!tr->hosts)
 		return -ENOMEM;
@@ -457,7 +463,8 @@ static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
 			const struct ibemu_topo_link *l;
 			struct ibemu_traffic_host *h;
 
-			if (tp->link == IBEMU_NONE)
+			/* A port someone else holds is not the study's. */
+			if (!host_usable(tr->e, i, p))
 				continue;
 			l = &t->links[tp->link];
 			h = &tr->hosts[tr->nhosts];
@@ -548,6 +555,9 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	tr->load_threshold =
 		o->load >= 1.0 ? UINT64_MAX
 			       : (uint64_t)(o->load * 18446744073709551616.0);
+	/* A study starts on a fabric at rest, so that it reports the same
+	 * whether it runs first or after another. */
+	ibemu_engine_settle(e);
 	tr->t0 = ibemu_engine_now(e);
 	tr->events0 = ibemu_engine_events(e);
 
@@ -571,9 +581,13 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	for (i = 0; i < nports; i++)
 		ibemu_engine_counters(e, i, &tr->cnt0[i]);
 
-	tr->prev_ops = ibemu_engine_get_ops(e, &tr->prev_ctx);
-	ibemu_engine_set_ops(e, &traffic_ops, tr);
-	tr->attached = 1;
+	for (i = 0; i < tr->nhosts; i++) {
+		ret = ibemu_engine_port_attach(e, tr->hosts[i].pi, &traffic_ops,
+					       tr);
+		/* find_hosts() took only ports nobody held. */
+		IBEMU_BUG_ON(ret);
+		tr->attached++;
+	}
 	start_streams(tr);
 	*out = tr;
 	return 0;
@@ -587,9 +601,9 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 {
 	if (!tr)
 		return;
-	/* Timers still queued must not reach a freed study. */
-	if (tr->attached)
-		ibemu_engine_set_ops(tr->e, tr->prev_ops, tr->prev_ctx);
+	/* Its ports go back to nobody: timers still queued reach no one. */
+	while (tr->attached)
+		ibemu_engine_port_detach(tr->e, tr->hosts[--tr->attached].pi);
 	free(tr->fstats);
 	free(tr->order);
 	free(tr->cnt0);
@@ -698,23 +712,21 @@ void ibemu_traffic_progress_line(const struct ibemu_traffic *tr,
 		(unsigned long long)(p.msgs_created - p.msgs_delivered));
 }
 
-uint32_t ibemu_traffic_host_number(const struct ibemu_topo *t, uint32_t node,
+uint32_t ibemu_traffic_host_number(const struct ibemu_engine *e, uint32_t node,
 				   unsigned port)
 {
+	const struct ibemu_topo *t = ibemu_engine_topo(e);
 	uint32_t i, n = 0;
 	unsigned p;
 
-	if (node >= t->nnodes || t->nodes[node].type != IBEMU_NODE_HCA ||
-	    port < 1 || port > t->nodes[node].nports ||
-	    t->nodes[node].ports[port].link == IBEMU_NONE)
+	if (node >= t->nnodes || port < 1 || port > t->nodes[node].nports ||
+	    !host_usable(e, node, port))
 		return IBEMU_NONE;
 	for (i = 0; i <= node; i++) {
-		if (t->nodes[i].type != IBEMU_NODE_HCA)
-			continue;
 		for (p = 1; p <= t->nodes[i].nports; p++) {
 			if (i == node && p == port)
 				return n;
-			n += t->nodes[i].ports[p].link != IBEMU_NONE;
+			n += host_usable(e, i, p);
 		}
 	}
 	return IBEMU_NONE;

@@ -1,22 +1,63 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Engine internals shared by the engine (fabric/), the switch model
- * (switch/) and the HCA port model (hca/). Not for other users.
+ * The engine as its node classes see it: the interface between the engine
+ * core (fabric/: event queue, links and credits, SMI, link state machine)
+ * and the node models that register with it (switch/, hca/), and through
+ * which the composition layer (model/) registers them. The engine core
+ * calls a class only through struct ibemu_node_ops; a class calls the
+ * engine through the functions below. Agents and upper layers use
+ * engine.h, never this file.
  */
-#ifndef IBEMU_ENGINE_INT_H
-#define IBEMU_ENGINE_INT_H
+#ifndef IBEMU_NODE_H
+#define IBEMU_NODE_H
 
 #include "engine.h"
 #include "evq.h"
 #include "util.h"
 
+/*
+ * What a node class does for the engine. Missing ops are stubs. 'pi' is a
+ * global port index of a node of the class.
+ */
+struct ibemu_node_ops {
+	/* Allocates the class's state of node 'node' (model state goes to
+	 * ibemu_node_set_model()); 0 or -errno. fini frees it, even after a
+	 * failed init. */
+	int (*init)(struct ibemu_engine *e, uint32_t node);
+	void (*fini)(struct ibemu_engine *e, uint32_t node);
+	/* Receivers that relay cut-through get the header, once routed
+	 * after the node's routing latency; the others get the tail. */
+	void (*head)(struct ibemu_engine *e, uint32_t pi,
+		     struct ibemu_pkt *pkt);
+	void (*tail)(struct ibemu_engine *e, uint32_t pi,
+		     struct ibemu_pkt *pkt);
+	/* Output port 'pi' may start a packet now (IBEMU_EV_ARB). */
+	void (*arbitrate)(struct ibemu_engine *e, uint32_t pi);
+	/* Management packet 'pkt' (out_port, vl and sl set) starts at the
+	 * node's port 0, as if it had arrived there; consumed. */
+	void (*inject)(struct ibemu_engine *e, uint32_t node,
+		       struct ibemu_pkt *pkt);
+	/* The fabric is at rest (ibemu_engine_settle()): arbiters go back
+	 * to their power-on position. */
+	void (*settle)(struct ibemu_engine *e, uint32_t node);
+	/* Whether head() (1) or tail() (0) receives packets. */
+	int cut_through;
+};
+
+struct ibemu_engine_classes {
+	const struct ibemu_node_ops *hca;
+	const struct ibemu_node_ops *sw;
+	const struct ibemu_mgmt_ops *mgmt;
+};
+
 enum ibemu_ev_kind {
-	IBEMU_EV_HEAD,	/* a packet's header reached a switch and was routed */
-	IBEMU_EV_TAIL,	/* a packet's tail reached an HCA port */
+	IBEMU_EV_HEAD,	/* a packet's header reached a cut-through node */
+	IBEMU_EV_TAIL,	/* a packet's tail reached a port */
 	IBEMU_EV_ARB,	/* an output port may start a packet */
-	IBEMU_EV_TIMER, /* upper layer's timer */
-	IBEMU_EV_AGENT, /* delayed work of a node's agents (agent/) */
+	IBEMU_EV_TIMER, /* a port owner's timer; ptr: the cookie */
+	IBEMU_EV_MGMT,	/* delayed work of the nodes' management */
 	IBEMU_EV_MAD,	/* a MAD reaches a node's management, off the wire */
+	IBEMU_EV_LINK,	/* a link trains; ptr: the generation */
 };
 
 /* Phases of one instant: state updates first, then decisions. */
@@ -49,20 +90,6 @@ static inline struct ibemu_pkt *ibemu_pktq_pop(struct ibemu_pktq *q)
 	}
 	return p;
 }
-
-/* One input (port, VL) whose head packet asks for an output VL. */
-struct ibemu_req {
-	uint8_t in_port;
-	uint8_t in_vl;
-};
-
-/* IBA 14.2.5.9 VLArbitrationTable entry: weight in 64-byte units. */
-struct ibemu_vlarb_entry {
-	uint8_t vl;
-	uint8_t weight;
-};
-
-#define IBEMU_VLARB_ENTRIES 64
 
 struct ibemu_vlarb {
 	struct ibemu_vlarb_entry high[IBEMU_VLARB_ENTRIES];
@@ -101,17 +128,13 @@ struct ibemu_eport {
 	uint16_t credits[IBEMU_NUM_VLS]; /* free blocks at the peer, per VL */
 	uint8_t sl2vl[16];		 /* output VL of each SL */
 	struct ibemu_vlarb vlarb;
-	/* Switch outputs: who asks for this port, per output VL. */
-	struct ibemu_req *reqs[IBEMU_NUM_VLS];
-	uint16_t nreqs[IBEMU_NUM_VLS];
-	uint8_t rr[IBEMU_NUM_VLS]; /* input after which round-robin starts */
+	uint32_t train_gen; /* link training generation (link.c) */
 
 	/* Receiver. */
 	uint16_t buf_blocks;		 /* input buffer per VL, in blocks */
 	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
-	struct ibemu_pktq inq[IBEMU_NUM_VLS]; /* switch input buffers */
-	struct ibemu_pktq vl15_out;	      /* HCA: management to send */
-	struct ibemu_pktq mad_out; /* HCA: GMPs to send, on data VLs */
+	struct ibemu_pktq vl15_out;	 /* HCA: management to send */
+	struct ibemu_pktq mad_out;	 /* HCA: GMPs to send, on data VLs */
 
 	struct ibemu_port_counters cnt;
 	/* Credits on their way back to this transmitter, in no order. */
@@ -122,11 +145,20 @@ struct ibemu_eport {
 struct ibemu_enode {
 	enum ibemu_node_type type;
 	uint8_t nports;
-	uint16_t lid;	     /* switch LID (port 0) */
-	uint16_t max_reqs;   /* capacity of each output's request list */
-	uint32_t first_port; /* global index of its port 0 */
+	uint16_t lid;		     /* switch LID (port 0) */
+	uint32_t first_port;	     /* global index of its port 0 */
 	uint64_t routing_latency_ps; /* switches */
 	uint8_t *lft;		     /* switches: [49152] output port per LID */
+	const struct ibemu_node_ops *ops; /* its class, stubs filled */
+	void *model;			  /* the class's state of the node */
+};
+
+/* An HCA port's owner (engine.h, struct ibemu_port_ops). */
+struct ibemu_port_binding {
+	struct ibemu_port_ops ops; /* stubs filled */
+	void *ctx;
+	uint32_t gen; /* changes at every attach: stale timers are dropped */
+	int attached; /* 0: the stubs, nobody's */
 };
 
 struct ibemu_arb_now {
@@ -145,8 +177,11 @@ struct ibemu_engine {
 	uint32_t nports;
 	struct ibemu_pkt *free_pkts;
 	uint64_t in_flight;
-	const struct ibemu_engine_ops *ops;
-	void *ctx;
+	/* Per port, NULL for switch ports: who attached it. */
+	struct ibemu_port_binding **owner;
+	struct ibemu_node_ops hca_ops, sw_ops; /* the classes, stubs filled */
+	struct ibemu_mgmt_ops mgmt_ops;
+	void *mgmt; /* the management's state */
 	/*
 	 * ARBs due at 'now', in the order they were asked for: kept out of
 	 * the queue, they run after the queue's events of this instant that
@@ -154,7 +189,6 @@ struct ibemu_engine {
 	 */
 	struct ibemu_arb_now *arbs;
 	size_t arbs_head, arbs_len, arbs_cap;
-	struct ibemu_agents *agents; /* agent/: SMA, PMA and CC state */
 };
 
 #define IBEMU_LID_COUNT 49152u /* unicast LIDs 1..0xBFFF, and 0 */
@@ -180,18 +214,38 @@ void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p);
  * reading p->credits. */
 void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p);
 
-/* Calls ibemu__agent_event(e, target, ptr) at 'when' (>= now). */
-void ibemu__engine_agent_at(struct ibemu_engine *e, uint64_t when,
-			    uint32_t target, void *ptr);
+/* The class's state of node 'node'. */
+static inline void *ibemu_node_model(const struct ibemu_engine *e,
+				     uint32_t node)
+{
+	return e->nodes[node].model;
+}
 
-/* fabric/smi.c */
-/*
- * Sends 'm' from the agents of node 'node': a switch's leave from port 0
- * (LID-routed through its LFT, directed routes by their path), an HCA's
- * from its port 'port'. Used for traps and for responses.
- */
-void ibemu__mad_emit(struct ibemu_engine *e, uint32_t node, unsigned port,
-		     const struct ibemu_mad_msg *m);
+static inline void ibemu_node_set_model(struct ibemu_engine *e, uint32_t node,
+					void *model)
+{
+	e->nodes[node].model = model;
+}
+
+/* Hands 'pkt' that reached HCA port 'pi' to the port's owner. */
+static inline void ibemu__engine_deliver(struct ibemu_engine *e, uint32_t pi,
+					 struct ibemu_pkt *pkt)
+{
+	struct ibemu_port_binding *b = e->owner[pi];
+
+	b->ops.deliver(b->ctx, pi, pkt);
+}
+
+/* Asks the owner of HCA port 'pi' for a packet (struct ibemu_port_ops). */
+static inline struct ibemu_pkt *ibemu__engine_pull(struct ibemu_engine *e,
+						   uint32_t pi,
+						   const uint16_t *credits,
+						   int *blocked)
+{
+	struct ibemu_port_binding *b = e->owner[pi];
+
+	return b->ops.pull(b->ctx, pi, credits, blocked);
+}
 
 /* What a switch does with a management packet whose header arrived. */
 enum ibemu_smi_route {
@@ -206,30 +260,12 @@ enum ibemu_smi_route ibemu__smi_switch_head(struct ibemu_engine *e, uint32_t pi,
 void ibemu__smi_hca_receive(struct ibemu_engine *e, uint32_t pi,
 			    struct ibemu_pkt *pkt);
 
-/* switch/relay.c */
-/* Queues 'pkt' (out_port, vl and sl set) at switch 'node''s port 0, the
- * management port, as if it had arrived there. */
-void ibemu__switch_inject(struct ibemu_engine *e, uint32_t node,
-			  struct ibemu_pkt *pkt);
-int ibemu__switch_init(struct ibemu_engine *e, uint32_t node);
-void ibemu__switch_fini(struct ibemu_engine *e, uint32_t node);
-void ibemu__switch_head(struct ibemu_engine *e, uint32_t pi,
-			struct ibemu_pkt *pkt);
-void ibemu__switch_arbitrate(struct ibemu_engine *e, uint32_t pi);
+/* fabric/link.c: a link training event; an owner to tell of a change. */
+void ibemu__link_train(struct ibemu_engine *e, uint32_t pi, uint32_t gen);
+void ibemu__link_changed(struct ibemu_engine *e, uint32_t pi);
 
-/* switch/vlarb.c */
+/* fabric/port.c: before an SM programs it, every data VL in the low
+ * table with equal weights. */
 void ibemu_vlarb_init_default(struct ibemu_vlarb *a, unsigned data_vls);
-/*
- * Picks the VL to serve among those set in 'eligible' (bit per VL) by the
- * IBA 7.6.9 VL arbitration tables; -1 if none. Commit the choice with
- * ibemu_vlarb_charge() once the packet is sent.
- */
-int ibemu_vlarb_pick(struct ibemu_vlarb *a, uint32_t eligible);
-void ibemu_vlarb_charge(struct ibemu_vlarb *a, uint32_t bytes);
-
-/* hca/port.c */
-void ibemu__hca_arbitrate(struct ibemu_engine *e, uint32_t pi);
-void ibemu__hca_tail(struct ibemu_engine *e, uint32_t pi,
-		     struct ibemu_pkt *pkt);
 
 #endif

@@ -5,8 +5,8 @@
  * from the engine's full-width counters: PortCounters fields stop at their
  * maximum instead of wrapping; the extended ones are 64 bits.
  */
-#ifndef IBEMU_PMA_H
-#define IBEMU_PMA_H
+#ifndef IBEMU_PMA_VIEW_H
+#define IBEMU_PMA_VIEW_H
 
 #include "engine.h"
 #include "mad_pma.h"

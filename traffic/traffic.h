@@ -104,15 +104,17 @@ struct ibemu_traffic;
 /*
  * Prepares a study on engine 'e' built from topology 't' (both borrowed;
  * they must outlive the study; every host must have a LID and the switches
- * their LFTs, see ibemu_engine_apply_routes()). The study sets
- * the engine's ops to its own and schedules the first messages from the
- * engine's current time; it expects to be the engine's only user until
- * destroyed. Bad options are reported in 'd' and give -EINVAL; -ENOMEM.
+ * their LFTs, see ibemu_engine_apply_routes()). The study attaches the
+ * HCA ports of its hosts (every cabled HCA port no other owner holds: see
+ * ibemu_engine_port_attach()) and schedules the first messages from the
+ * engine's current time; it runs the engine (ibemu_traffic_step()), so
+ * other owners' ports keep working meanwhile. Bad options are reported in
+ * 'd' and give -EINVAL; -ENOMEM.
  */
 int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 			 const struct ibemu_traffic_opts *o,
 			 struct ibemu_traffic **out, struct ibemu_diag *d);
-/* Detaches from the engine (packets still in it stay the engine's). */
+/* Detaches its ports (packets still in the fabric stay the engine's). */
 void ibemu_traffic_destroy(struct ibemu_traffic *tr);
 
 /*
@@ -144,11 +146,12 @@ void ibemu_traffic_progress_line(const struct ibemu_traffic *tr,
 
 /* Number of hosts, and where host 'h' is. */
 /*
- * Host number of HCA port (node, port) of 't' before any study exists (to
- * fill ibemu_traffic_opts): hosts are the cabled HCA ports in node order.
- * IBEMU_NONE if it is not a host.
+ * Host number of HCA port (node, port) of the fabric of 'e' before a study
+ * is created (to fill ibemu_traffic_opts): hosts are the cabled HCA ports
+ * that no other owner holds (an attached process, say), in node order.
+ * IBEMU_NONE if it is not such a port.
  */
-uint32_t ibemu_traffic_host_number(const struct ibemu_topo *t, uint32_t node,
+uint32_t ibemu_traffic_host_number(const struct ibemu_engine *e, uint32_t node,
 				   unsigned port);
 
 uint32_t ibemu_traffic_nhosts(const struct ibemu_traffic *tr);
