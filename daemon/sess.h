@@ -184,15 +184,11 @@ void ibemu__sess_send(struct ibemu_sess_conn *c,
 		      const struct ibemu_sess_mad *m);
 
 /* sess_rmpp.c */
-/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
-int ibemu__sess_rmpp_class(uint8_t mgmt_class);
 /*
  * ib_mad_kernel_rmpp_agent(): the daemon segments and reassembles for
  * agent 'a' (registered with an RMPP version, without user RMPP).
  */
 int ibemu__sess_rmpp_agent(const struct ibemu_sess_agent *a);
-/* 'mad' (36 bytes at least) is RMPP-active, of a class that uses RMPP. */
-int ibemu__sess_rmpp_active(const uint8_t *mad);
 /*
  * Sends MAD 'mad' ('len' bytes) from global port 'port' as the RMPP DATA
  * segments ib_mad would send for a write() of it: each a 256-byte MAD

@@ -8,7 +8,6 @@
  * status ETIMEDOUT. The engine carries the MADs (ibemu_engine_mad_send and
  * its mad_recv callback); timeouts run on the wall clock, as the kernel's.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,22 +15,10 @@
 #include "mad.h"
 #include "sess.h"
 
-/* IBA 13.4.4: the vendor classes with an OUI (ib_mad's "range 2"). */
-#define VENDOR2_FIRST 0x30
-#define VENDOR2_LAST  0x4f
 /* ib_mad's MAX_MGMT_CLASS: classes above are refused, but DR SMPs. */
 #define CLASS_LIMIT 0x50
-/* IBA 13.6.2.1 RMPP version 1; ib_user_mad IB_USER_MAD_USER_RMPP. */
-#define RMPP_VERSION   1
-#define REG_FLAGS_CAP  0x1u
-#define MAD_OUI_OFF    37 /* vendor MADs: after the RMPP header, a pad */
-#define RMPP_HDR_LEN   12 /* IBA 13.6.2.1, after the MAD header */
-#define MAD_ATTRMOD_LO 23
-
-static int is_vendor2(uint8_t mgmt_class)
-{
-	return mgmt_class >= VENDOR2_FIRST && mgmt_class <= VENDOR2_LAST;
-}
+/* ib_user_mad IB_USER_MAD_USER_RMPP. */
+#define REG_FLAGS_CAP 0x1u
 
 static int is_smp(uint8_t mgmt_class)
 {
@@ -45,30 +32,10 @@ static int is_smp(uint8_t mgmt_class)
  */
 static int is_response(const uint8_t *mad)
 {
-	return (mad[3] & IBEMU_MAD_METHOD_RESP) ||
-	       mad[3] == IBEMU_MAD_METHOD_TRAP_REPRESS ||
-	       (mad[1] == 0x05 && (mad[MAD_ATTRMOD_LO] & 1));
-}
-
-static uint64_t mad_tid(const uint8_t *mad)
-{
-	uint64_t be;
-
-	memcpy(&be, mad + 8, sizeof(be));
-	return be64toh(be);
-}
-
-static void mad_set_tid(uint8_t *mad, uint64_t tid)
-{
-	uint64_t be = htobe64(tid);
-
-	memcpy(mad + 8, &be, sizeof(be));
-}
-
-static uint32_t mad_oui(const uint8_t *mad)
-{
-	return (uint32_t)mad[MAD_OUI_OFF] << 16 |
-	       (uint32_t)mad[MAD_OUI_OFF + 1] << 8 | mad[MAD_OUI_OFF + 2];
+	return ibemu_mad_get_r(mad) ||
+	       ibemu_mad_get_method(mad) == IBEMU_MAD_METHOD_TRAP_REPRESS ||
+	       (ibemu_mad_get_mgmt_class(mad) == IBEMU_MAD_CLASS_BM &&
+		(ibemu_mad_get_attr_mod(mad) & 1));
 }
 
 static int method_taken(const struct ibemu_sess_agent *a, uint8_t method)
@@ -92,11 +59,11 @@ static void unclaimed(struct ibemu_sess_server *s, uint32_t port,
 	ibemu_engine_port_where(s->d->engine, port, &node, &p);
 	ibemu_daemon_log(s->d,
 			 "dropped a MAD at %s port %u (class 0x%02x method "
-			 "0x%02x attribute 0x%02x%02x): %s; %llu dropped so "
-			 "far",
-			 s->d->topo->nodes[node].name, p, mad[1], mad[3],
-			 mad[16], mad[17], why,
-			 (unsigned long long)s->unclaimed);
+			 "0x%02x attribute 0x%04x): %s; %llu dropped so far",
+			 s->d->topo->nodes[node].name, p,
+			 ibemu_mad_get_mgmt_class(mad),
+			 ibemu_mad_get_method(mad), ibemu_mad_get_attr_id(mad),
+			 why, (unsigned long long)s->unclaimed);
 }
 
 /* --- outstanding requests ------------------------------------------- */
@@ -151,7 +118,8 @@ static struct ibemu_sess_send *send_find(struct ibemu_sess_agent *a,
 	struct ibemu_sess_send *send;
 
 	for (send = a->sends; send; send = send->next)
-		if (send->tid == tid && send->msg.mad[1] == mgmt_class)
+		if (send->tid == tid &&
+		    ibemu_mad_get_mgmt_class(send->msg.mad) == mgmt_class)
 			return send;
 	return NULL;
 }
@@ -231,7 +199,8 @@ method_conflict(struct ibemu_sess_conn *c, const struct ibemu_sess_register *r)
 		if (a->mgmt_class != r->mgmt_class ||
 		    a->class_version != r->class_version)
 			continue;
-		if (is_vendor2(r->mgmt_class) && a->oui != r->oui)
+		if (ibemu_mad_class_is_vendor2(r->mgmt_class) &&
+		    a->oui != r->oui)
 			continue;
 		if ((a->method_mask[0] & r->method_mask[0]) ||
 		    (a->method_mask[1] & r->method_mask[1]))
@@ -252,7 +221,7 @@ static int register_check(struct ibemu_sess_conn *c,
 			 r->oui);
 		return -EINVAL;
 	}
-	if (r->rmpp_version && r->rmpp_version != RMPP_VERSION) {
+	if (r->rmpp_version && r->rmpp_version != IBEMU_RMPP_VERSION) {
 		snprintf(why, whylen, "RMPP version %u; only 1 exists",
 			 r->rmpp_version);
 		return -EINVAL;
@@ -276,12 +245,12 @@ static int register_check(struct ibemu_sess_conn *c,
 			 r->mgmt_class);
 		return -EINVAL;
 	}
-	if (is_vendor2(r->mgmt_class) && !r->oui) {
+	if (ibemu_mad_class_is_vendor2(r->mgmt_class) && !r->oui) {
 		snprintf(why, whylen, "vendor class 0x%02x needs an OUI",
 			 r->mgmt_class);
 		return -EINVAL;
 	}
-	if (r->rmpp_version && !ibemu__sess_rmpp_class(r->mgmt_class)) {
+	if (r->rmpp_version && !ibemu_mad_class_has_rmpp(r->mgmt_class)) {
 		snprintf(why, whylen, "class 0x%02x does not use RMPP",
 			 r->mgmt_class);
 		return -EINVAL;
@@ -367,7 +336,7 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	struct ibemu_sess_send *send;
 
 	/* ib_umad's is_duplicate(): one request per TID and class. */
-	if (send_find(a, tid, msg->mad[1]))
+	if (send_find(a, tid, ibemu_mad_get_mgmt_class(msg->mad)))
 		return -EINVAL;
 	send = calloc(1, sizeof(*send));
 	if (!send)
@@ -399,7 +368,7 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 static int send_kind(const struct ibemu_sess_agent *a,
 		     const struct ibemu_sess_mad *m)
 {
-	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(m->mad))
+	if (ibemu__sess_rmpp_agent(a) && ibemu_rmpp_is_active(m->mad))
 		return 1;
 	return m->len > IBEMU_MAD_MSG_LEN ? -EINVAL : 0;
 }
@@ -421,16 +390,17 @@ static int send_msg_fill(struct ibemu_sess_conn *c,
 	 * reassembles, what follows the RMPP header: the kernel writes that
 	 * header itself (zeros unless the MAD is RMPP-active).
 	 */
-	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_class(msg->mad[1]))
-		memset(msg->mad + IBEMU_MAD_HDR_LEN, 0, RMPP_HDR_LEN);
+	if (ibemu__sess_rmpp_agent(a) &&
+	    ibemu_mad_class_has_rmpp(ibemu_mad_get_mgmt_class(msg->mad)))
+		memset(msg->mad + IBEMU_RMPP_HDR_OFF, 0, IBEMU_RMPP_HDR_LEN);
 	msg->slid = 0; /* the port's LID */
 	msg->dlid = m->addr.lid;
 	msg->sl = m->addr.sl & 0xf;
 	msg->dst_qp = m->addr.qpn;
-	msg->src_qp = is_smp(msg->mad[1]) ? 0 : 1;
+	msg->src_qp = is_smp(ibemu_mad_get_mgmt_class(msg->mad)) ? 0 : 1;
 	msg->qkey = m->addr.qkey;
 	msg->pkey = ibemu__sess_pkey(c->s, c->port_index, m->addr.pkey_index);
-	if (!msg->pkey && !is_smp(msg->mad[1]))
+	if (!msg->pkey && !is_smp(ibemu_mad_get_mgmt_class(msg->mad)))
 		return -EINVAL;
 	return 0;
 }
@@ -459,7 +429,8 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 				 "0x%02x) as agent %u, which is not an "
 				 "RMPP-active MAD of an agent with RMPP; the "
 				 "kernel refuses it (EINVAL), dropped",
-				 (long)c->pid, m->len, m->mad[1], a->id);
+				 (long)c->pid, m->len,
+				 ibemu_mad_get_mgmt_class(m->mad), a->id);
 		return;
 	}
 	if (send_msg_fill(c, a, m, &msg)) {
@@ -476,8 +447,8 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 		 * agent's hi_tid, so that its response finds the agent.
 		 */
 		tid = (uint64_t)a->hi_tid << 32 |
-		      (mad_tid(msg.mad) & 0xffffffff);
-		mad_set_tid(msg.mad, tid);
+		      (ibemu_mad_get_tid(msg.mad) & 0xffffffff);
+		ibemu_mad_set_tid(msg.mad, tid);
 		if (m->timeout_ms) {
 			ret = send_track(c, a, m, &msg, tid, rmpp);
 			if (ret) {
@@ -512,15 +483,21 @@ static struct ibemu_sess_agent *request_agent(struct ibemu_sess_server *s,
 	struct ibemu_sess_agent *a;
 	uint32_t id;
 
-	if (mad[2] >= IBEMU_SESS_MAX_CLASS_VERSION)
+	uint8_t mgmt_class = ibemu_mad_get_mgmt_class(mad);
+	uint8_t class_version = ibemu_mad_get_class_version(mad);
+	uint8_t method = ibemu_mad_get_method(mad) & ~IBEMU_MAD_METHOD_RESP;
+
+	if (class_version >= IBEMU_SESS_MAX_CLASS_VERSION)
 		return NULL;
 	for_each_port_agent(s, port, c, a, id)
 	{
-		if (a->mgmt_class != mad[1] || a->class_version != mad[2])
+		if (a->mgmt_class != mgmt_class ||
+		    a->class_version != class_version)
 			continue;
-		if (is_vendor2(mad[1]) && a->oui != mad_oui(mad))
+		if (ibemu_mad_class_is_vendor2(mgmt_class) &&
+		    a->oui != ibemu_vendor_get_oui(mad))
 			continue;
-		if (method_taken(a, mad[3] & ~IBEMU_MAD_METHOD_RESP))
+		if (method_taken(a, method))
 			return a;
 	}
 	return NULL;
@@ -550,14 +527,15 @@ static struct ibemu_sess_agent *response_agent(struct ibemu_sess_server *s,
 static int response_taken(struct ibemu_sess_server *s, uint32_t port,
 			  struct ibemu_sess_agent *a, const uint8_t *mad)
 {
-	struct ibemu_sess_send *send = send_find(a, mad_tid(mad), mad[1]);
+	struct ibemu_sess_send *send = send_find(a, ibemu_mad_get_tid(mad),
+						 ibemu_mad_get_mgmt_class(mad));
 
 	if (send) {
 		uv_timer_stop(&send->timer);
 		send_free(send);
 		return 1;
 	}
-	if (!ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(mad))
+	if (!ibemu__sess_rmpp_agent(a) && ibemu_rmpp_is_active(mad))
 		return 1;
 	unclaimed(s, port, mad, "a response to no outstanding request");
 	return 0;
@@ -578,7 +556,8 @@ void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 		return;
 	response = is_response(mad);
 	if (response)
-		a = response_agent(s, port, (uint32_t)(mad_tid(mad) >> 32));
+		a = response_agent(s, port,
+				   (uint32_t)(ibemu_mad_get_tid(mad) >> 32));
 	else
 		a = request_agent(s, port, mad);
 	if (!a) {
@@ -591,7 +570,7 @@ void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 	 * ib_mad_complete_recv: the segments of an RMPP transfer become one
 	 * MAD (IBA 13.6) before it may complete a request.
 	 */
-	if (ibemu__sess_rmpp_agent(a) && ibemu__sess_rmpp_active(mad)) {
+	if (ibemu__sess_rmpp_agent(a) && ibemu_rmpp_is_active(mad)) {
 		if (!ibemu__sess_rmpp_recv(a, m, &whole, &len))
 			return;
 		mad = whole;

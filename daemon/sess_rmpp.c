@@ -8,7 +8,6 @@
  * read() returns the whole message. Both ends are the daemon's, so no ACK
  * crosses the wire: segments leave back to back (see daemon/README.md).
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,41 +15,15 @@
 #include "mad.h"
 #include "sess.h"
 
-/* IBA 13.6.2.1: the RMPP header follows the MAD header. */
-#define RMPP_VERSION_OFF 24
-#define RMPP_TYPE_OFF	 25
-#define RMPP_FLAGS_OFF	 26 /* RRespTime (5 bits) and RMPPFlags (3) */
-#define RMPP_STATUS_OFF	 27
-#define RMPP_SEG_OFF	 28 /* Data1: SegmentNumber */
-#define RMPP_PAYLEN_OFF	 32 /* Data2: PayloadLength, NewWindowLast */
-/* ib_mad's IB_MGMT_RMPP_HDR, and IB_MGMT_RMPP_DATA: what PayloadLength
- * counts of each segment (the class header included). */
-#define RMPP_HDR_END 36
-#define RMPP_DATA    (IBEMU_MAD_LEN - RMPP_HDR_END)
-
-#define RMPP_VERSION	 1
-#define RMPP_TYPE_DATA	 1
-#define RMPP_TYPE_ACK	 2
-#define RMPP_TYPE_STOP	 3
-#define RMPP_TYPE_ABORT	 4
-#define RMPP_FLAG_ACTIVE 0x1
-#define RMPP_FLAG_FIRST	 0x2
-#define RMPP_FLAG_LAST	 0x4
+/* ib_mad's IB_MGMT_RMPP_DATA: what PayloadLength counts of each segment
+ * (the class header included). */
+#define RMPP_DATA (IBEMU_MAD_LEN - IBEMU_RMPP_HDR_END)
 
 /* ib_user_mad.h IB_USER_MAD_USER_RMPP: the process does RMPP itself. */
 #define REG_FLAG_USER_RMPP 0x1
 
-/* ib_get_mad_data_offset(): where each class's data starts. */
-#define SA_HDR_LEN     56 /* MAD, RMPP and SA headers (IBA 15.2.1.1) */
+/* ib_get_mad_data_offset(): where the data of DevMgt, DevAdm, BIS starts. */
 #define DEVICE_HDR_LEN 64
-#define VENDOR_HDR_LEN 40 /* MAD, RMPP headers, a pad and the OUI */
-
-#define CLASS_SA      0x03
-#define CLASS_DEV_MGT 0x06
-#define CLASS_DEV_ADM 0x10
-#define CLASS_BIS     0x12
-#define VENDOR2_FIRST 0x30
-#define VENDOR2_LAST  0x4f
 
 /* start_rmpp() gives a transfer 40 s of wall clock to complete. */
 #define RMPP_TIMEOUT_MS 40000
@@ -76,57 +49,23 @@ struct ibemu_sess_rmpp {
 	uint8_t *buf;  /* the first segment whole, then each one's data */
 };
 
-int ibemu__sess_rmpp_class(uint8_t mgmt_class)
-{
-	return mgmt_class == CLASS_SA || mgmt_class == CLASS_DEV_MGT ||
-	       mgmt_class == CLASS_DEV_ADM || mgmt_class == CLASS_BIS ||
-	       (mgmt_class >= VENDOR2_FIRST && mgmt_class <= VENDOR2_LAST);
-}
-
 int ibemu__sess_rmpp_agent(const struct ibemu_sess_agent *a)
 {
 	return a->rmpp_version && !(a->flags & REG_FLAG_USER_RMPP);
 }
 
-int ibemu__sess_rmpp_active(const uint8_t *mad)
-{
-	return ibemu__sess_rmpp_class(mad[1]) &&
-	       (mad[RMPP_FLAGS_OFF] & RMPP_FLAG_ACTIVE);
-}
-
+/* ib_get_mad_data_offset(): where each class's data starts. */
 static uint32_t hdr_len(uint8_t mgmt_class)
 {
-	if (mgmt_class == CLASS_SA)
-		return SA_HDR_LEN;
-	if (mgmt_class == CLASS_DEV_MGT || mgmt_class == CLASS_DEV_ADM ||
-	    mgmt_class == CLASS_BIS)
+	if (mgmt_class == IBEMU_MAD_CLASS_SA)
+		return IBEMU_SA_DATA_OFF;
+	if (mgmt_class == IBEMU_MAD_CLASS_DEV_MGT ||
+	    mgmt_class == IBEMU_MAD_CLASS_DEV_ADM ||
+	    mgmt_class == IBEMU_MAD_CLASS_BIS)
 		return DEVICE_HDR_LEN;
-	if (mgmt_class >= VENDOR2_FIRST && mgmt_class <= VENDOR2_LAST)
-		return VENDOR_HDR_LEN;
+	if (ibemu_mad_class_is_vendor2(mgmt_class))
+		return IBEMU_VENDOR2_DATA_OFF;
 	return IBEMU_MAD_HDR_LEN;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	uint32_t be;
-
-	memcpy(&be, p, sizeof(be));
-	return be32toh(be);
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	uint32_t be = htobe32(v);
-
-	memcpy(p, &be, sizeof(be));
-}
-
-static uint64_t mad_tid(const uint8_t *mad)
-{
-	uint64_t be;
-
-	memcpy(&be, mad + 8, sizeof(be));
-	return be64toh(be);
 }
 
 /* --- sending -------------------------------------------------------- */
@@ -140,29 +79,31 @@ static uint64_t mad_tid(const uint8_t *mad)
 static void segment_header(uint8_t *mad, uint32_t seg, uint32_t nsegs,
 			   uint32_t pad)
 {
+	uint8_t flags = IBEMU_RMPP_FLAG_ACTIVE;
 	uint32_t paylen = 0;
 
-	mad[RMPP_VERSION_OFF] = RMPP_VERSION;
-	mad[RMPP_TYPE_OFF] = RMPP_TYPE_DATA;
-	mad[RMPP_FLAGS_OFF] = RMPP_FLAG_ACTIVE;
-	mad[RMPP_STATUS_OFF] = 0;
 	if (seg == 1) {
-		mad[RMPP_FLAGS_OFF] |= RMPP_FLAG_FIRST;
+		flags |= IBEMU_RMPP_FLAG_FIRST;
 		paylen = nsegs * RMPP_DATA - pad;
 	}
 	if (seg == nsegs) {
-		mad[RMPP_FLAGS_OFF] |= RMPP_FLAG_LAST;
+		flags |= IBEMU_RMPP_FLAG_LAST;
 		paylen = RMPP_DATA - pad;
 	}
-	put_be32(mad + RMPP_SEG_OFF, seg);
-	put_be32(mad + RMPP_PAYLEN_OFF, paylen);
+	ibemu_rmpp_set_version(mad, IBEMU_RMPP_VERSION);
+	ibemu_rmpp_set_type(mad, IBEMU_RMPP_TYPE_DATA);
+	ibemu_rmpp_set_resp_time(mad, 0);
+	ibemu_rmpp_set_flags(mad, flags);
+	ibemu_rmpp_set_status(mad, 0);
+	ibemu_rmpp_set_seg_num(mad, seg);
+	ibemu_rmpp_set_paylen(mad, paylen);
 }
 
 int ibemu__sess_rmpp_send(struct ibemu_engine *e, uint32_t port,
 			  const struct ibemu_mad_msg *tmpl, const uint8_t *mad,
 			  uint32_t len)
 {
-	uint32_t hdr = hdr_len(tmpl->mad[1]);
+	uint32_t hdr = hdr_len(ibemu_mad_get_mgmt_class(tmpl->mad));
 	uint32_t size = IBEMU_MAD_LEN - hdr; /* data bytes per segment */
 	uint32_t data, pad, nsegs, seg, off, n;
 	struct ibemu_mad_msg msg = *tmpl;
@@ -210,15 +151,16 @@ static void dropped(struct ibemu_sess_agent *a, const uint8_t *mad,
 	if (s->rmpp_dropped_logged_ms && now - s->rmpp_dropped_logged_ms < 1000)
 		return;
 	s->rmpp_dropped_logged_ms = now;
-	ibemu_daemon_log(d,
-			 "RMPP: dropped segment %u (class 0x%02x method 0x%02x "
-			 "TID 0x%016llx) for agent %u of process %ld at %s "
-			 "port %u: %s; %llu dropped so far",
-			 get_be32(mad + RMPP_SEG_OFF), mad[1], mad[3],
-			 (unsigned long long)mad_tid(mad), a->id,
-			 (long)a->stream->pid,
-			 d->topo->nodes[a->stream->node].name, a->stream->port,
-			 why, (unsigned long long)s->rmpp_dropped);
+	ibemu_daemon_log(
+		d,
+		"RMPP: dropped segment %u (class 0x%02x method 0x%02x "
+		"TID 0x%016llx) for agent %u of process %ld at %s "
+		"port %u: %s; %llu dropped so far",
+		ibemu_rmpp_get_seg_num(mad), ibemu_mad_get_mgmt_class(mad),
+		ibemu_mad_get_method(mad),
+		(unsigned long long)ibemu_mad_get_tid(mad), a->id,
+		(long)a->stream->pid, d->topo->nodes[a->stream->node].name,
+		a->stream->port, why, (unsigned long long)s->rmpp_dropped);
 }
 
 static void rmpp_free_cb(uv_handle_t *h)
@@ -267,12 +209,14 @@ static struct ibemu_sess_rmpp *rmpp_find(struct ibemu_sess_agent *a,
 					 const struct ibemu_mad_msg *m)
 {
 	struct ibemu_sess_rmpp *r;
-	uint64_t tid = mad_tid(m->mad);
+	uint64_t tid = ibemu_mad_get_tid(m->mad);
 
 	for (r = a->rmpps; r; r = r->next)
 		if (r->tid == tid && r->src_qp == m->src_qp &&
-		    r->slid == m->slid && r->mgmt_class == m->mad[1] &&
-		    r->class_version == m->mad[2] && r->method == m->mad[3])
+		    r->slid == m->slid &&
+		    r->mgmt_class == ibemu_mad_get_mgmt_class(m->mad) &&
+		    r->class_version == ibemu_mad_get_class_version(m->mad) &&
+		    r->method == ibemu_mad_get_method(m->mad))
 			return r;
 	return NULL;
 }
@@ -292,8 +236,8 @@ static uint32_t max_segs(uint8_t mgmt_class)
  */
 static uint32_t whole_len(const uint8_t *last, uint32_t segs)
 {
-	uint32_t hdr = hdr_len(last[1]);
-	uint32_t paylen = get_be32(last + RMPP_PAYLEN_OFF);
+	uint32_t hdr = hdr_len(ibemu_mad_get_mgmt_class(last));
+	uint32_t paylen = ibemu_rmpp_get_paylen(last);
 	uint32_t pad = paylen <= RMPP_DATA ? RMPP_DATA - paylen : 0;
 
 	return hdr + segs * (IBEMU_MAD_LEN - hdr) - pad;
@@ -326,7 +270,7 @@ static int rmpp_start(struct ibemu_sess_agent *a, const struct ibemu_mad_msg *m,
 		dropped(a, mad, "a repeated first segment");
 		return 0;
 	}
-	if (mad[RMPP_FLAGS_OFF] & RMPP_FLAG_LAST) {
+	if (ibemu_rmpp_get_flags(mad) & IBEMU_RMPP_FLAG_LAST) {
 		*out = malloc(IBEMU_MAD_LEN);
 		if (!*out) {
 			dropped(a, mad, "out of memory");
@@ -337,7 +281,8 @@ static int rmpp_start(struct ibemu_sess_agent *a, const struct ibemu_mad_msg *m,
 		return 1;
 	}
 	/* The first segment's PayloadLength is only announced: bound it. */
-	if (get_be32(mad + RMPP_PAYLEN_OFF) > max_segs(mad[1]) * RMPP_DATA) {
+	if (ibemu_rmpp_get_paylen(mad) >
+	    max_segs(ibemu_mad_get_mgmt_class(mad)) * RMPP_DATA) {
 		dropped(a, mad,
 			"its PayloadLength announces more than a MAD of "
 			"256 KiB");
@@ -356,12 +301,12 @@ static int rmpp_start(struct ibemu_sess_agent *a, const struct ibemu_mad_msg *m,
 	r->len = r->cap = IBEMU_MAD_LEN;
 	r->segs = 1;
 	r->agent = a;
-	r->tid = mad_tid(mad);
+	r->tid = ibemu_mad_get_tid(mad);
 	r->src_qp = m->src_qp;
 	r->slid = m->slid;
-	r->mgmt_class = mad[1];
-	r->class_version = mad[2];
-	r->method = mad[3];
+	r->mgmt_class = ibemu_mad_get_mgmt_class(mad);
+	r->class_version = ibemu_mad_get_class_version(mad);
+	r->method = ibemu_mad_get_method(mad);
 	uv_timer_init(&agent_daemon(a)->loop, &r->timer);
 	r->timer.data = r;
 	uv_timer_start(&r->timer, rmpp_timeout_cb, RMPP_TIMEOUT_MS, 0);
@@ -408,7 +353,7 @@ static int rmpp_continue(struct ibemu_sess_agent *a,
 {
 	const uint8_t *mad = m->mad;
 	struct ibemu_sess_rmpp *r = rmpp_find(a, m);
-	uint32_t seg = get_be32(mad + RMPP_SEG_OFF);
+	uint32_t seg = ibemu_rmpp_get_seg_num(mad);
 
 	if (!r) {
 		dropped(a, mad, "a segment of no transfer in progress");
@@ -436,7 +381,7 @@ static int rmpp_continue(struct ibemu_sess_agent *a,
 		rmpp_free(r);
 		return 0;
 	}
-	if (!(mad[RMPP_FLAGS_OFF] & RMPP_FLAG_LAST))
+	if (!(ibemu_rmpp_get_flags(mad) & IBEMU_RMPP_FLAG_LAST))
 		return 0;
 	/* complete_rmpp(): the transfer is handed over whole. */
 	*len = whole_len(mad, r->segs);
@@ -451,10 +396,10 @@ static int rmpp_data(struct ibemu_sess_agent *a, const struct ibemu_mad_msg *m,
 		     uint8_t **out, uint32_t *len)
 {
 	const uint8_t *mad = m->mad;
-	int first = mad[RMPP_FLAGS_OFF] & RMPP_FLAG_FIRST;
-	uint32_t seg = get_be32(mad + RMPP_SEG_OFF);
+	int first = ibemu_rmpp_get_flags(mad) & IBEMU_RMPP_FLAG_FIRST;
+	uint32_t seg = ibemu_rmpp_get_seg_num(mad);
 
-	if (mad[RMPP_STATUS_OFF]) {
+	if (ibemu_rmpp_get_status(mad)) {
 		dropped(a, mad, "a DATA segment with an RMPPStatus");
 		return 0;
 	}
@@ -482,16 +427,16 @@ int ibemu__sess_rmpp_recv(struct ibemu_sess_agent *a,
 	 * ibemu's senders wait for no ACK and heed none, so these go no
 	 * further.
 	 */
-	if (mad[RMPP_VERSION_OFF] != RMPP_VERSION) {
+	if (ibemu_rmpp_get_version(mad) != IBEMU_RMPP_VERSION) {
 		dropped(a, mad, "an RMPP version other than 1");
 		return 0;
 	}
-	switch (mad[RMPP_TYPE_OFF]) {
-	case RMPP_TYPE_DATA:
+	switch (ibemu_rmpp_get_type(mad)) {
+	case IBEMU_RMPP_TYPE_DATA:
 		return rmpp_data(a, m, out, len);
-	case RMPP_TYPE_ACK:
-	case RMPP_TYPE_STOP:
-	case RMPP_TYPE_ABORT:
+	case IBEMU_RMPP_TYPE_ACK:
+	case IBEMU_RMPP_TYPE_STOP:
+	case IBEMU_RMPP_TYPE_ABORT:
 		dropped(a, mad,
 			"an ACK, STOP or ABORT, which only the kernel reads");
 		return 0;

@@ -448,7 +448,7 @@ static void handle_send(struct ibemu_sess_conn *c,
 		return;
 	}
 	/* ib_umad_write wants at least the MAD and RMPP headers. */
-	if (m->len != h->len - sizeof(*m) || m->len < IBEMU_MAD_HDR_LEN + 12 ||
+	if (m->len != h->len - sizeof(*m) || m->len < IBEMU_RMPP_HDR_END ||
 	    m->len > IBEMU_SESS_MAD_MAX) {
 		proto_error(c, -EPROTO, "SEND with a MAD of %u bytes in %u",
 			    m->len, h->len);

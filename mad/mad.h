@@ -8,7 +8,9 @@
  * big-endian wire image, never by casting a packed struct onto a buffer.
  *
  * Attributes are in mad_sma.h, mad_pma.h and mad_cc.h; the table-driven
- * codec under all of them is mad_layout.h.
+ * codec under all of them is mad_layout.h. The lengths, classes, methods
+ * and status codes, and accessors of the headers in place on a wire
+ * image, are in mad_hdr.h.
  */
 #ifndef IBEMU_MAD_H
 #define IBEMU_MAD_H
@@ -16,48 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mad_hdr.h"
 #include "mad_layout.h"
-
-/* IBA 13.4.1: every MAD is 256 bytes. */
-#define IBEMU_MAD_LEN	       256
-#define IBEMU_MAD_HDR_LEN      24
-#define IBEMU_MAD_BASE_VERSION 1
-
-/* Management classes (IBA 13.4.4, Annex A10.4.1). */
-#define IBEMU_MAD_CLASS_SUBN_LID 0x01
-#define IBEMU_MAD_CLASS_SUBN_DR	 0x81
-#define IBEMU_MAD_CLASS_PERF	 0x04
-#define IBEMU_MAD_CLASS_CC	 0x21
 
 /* Class versions ibemu speaks (IBA 14.2.1, 16.1.1; A10.4.1 says 2). */
 #define IBEMU_MAD_SMP_CLASS_VERSION  1
 #define IBEMU_MAD_PERF_CLASS_VERSION 1
 #define IBEMU_MAD_CC_CLASS_VERSION   2
-
-/* Methods (IBA 13.4.5); the top bit of the Method byte is R (response). */
-#define IBEMU_MAD_METHOD_GET	      0x01
-#define IBEMU_MAD_METHOD_SET	      0x02
-#define IBEMU_MAD_METHOD_SEND	      0x03
-#define IBEMU_MAD_METHOD_TRAP	      0x05
-#define IBEMU_MAD_METHOD_REPORT	      0x06
-#define IBEMU_MAD_METHOD_TRAP_REPRESS 0x07
-#define IBEMU_MAD_METHOD_RESP	      0x80
-#define IBEMU_MAD_METHOD_GET_RESP     0x81
-#define IBEMU_MAD_METHOD_REPORT_RESP  0x86
-
-/*
- * Status (IBA 13.4.7): bit 0 busy, bit 1 redirect, bits 2-4 a code for
- * the invalid field, bits 8-14 class specific. In a directed-route SMP
- * bit 15 is the D bit instead (IBA 14.2.1.2), so its Status has 15 bits.
- */
-#define IBEMU_MAD_STATUS_OK		    0x0000
-#define IBEMU_MAD_STATUS_BUSY		    0x0001
-#define IBEMU_MAD_STATUS_REDIRECT	    0x0002
-#define IBEMU_MAD_STATUS_BAD_VERSION	    (1 << 2)
-#define IBEMU_MAD_STATUS_METHOD_UNSUPP	    (2 << 2)
-#define IBEMU_MAD_STATUS_METHOD_ATTR_UNSUPP (3 << 2)
-#define IBEMU_MAD_STATUS_INVALID_FIELD	    (7 << 2)
-#define IBEMU_MAD_STATUS_CODE_MASK	    0x001c
 
 /* Attributes shared by the GS classes (IBA 13.4.8). */
 #define IBEMU_MAD_ATTR_CLASS_PORT_INFO 0x0001

@@ -4,7 +4,9 @@
  * error paths, every field that libibmad's field table also defines is
  * cross-checked against libibmad in both directions, from one table of
  * (ibemu field, libibmad field) pairs; the framings are also checked
- * against rdma-core's packed structs (<infiniband/umad_sm.h>).
+ * against rdma-core's packed structs (<infiniband/umad_sm.h>), and the
+ * in-place header accessors of mad_hdr.h against libibmad's header, RMPP
+ * and SA fields.
  */
 #include <endian.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include <infiniband/mad.h>
+#include <infiniband/umad_sa.h>
 #include <infiniband/umad_sm.h>
 #include <infiniband/umad_types.h>
 
@@ -1390,6 +1393,228 @@ static void test_xcheck_coverage(void)
 	T_TRUE(ids >= 200);
 }
 
+/*
+ * The accessors of mad_hdr.h against libibmad's fields: each accessor is
+ * one or two libibmad fields (Method is IB_MAD_RESPONSE_F and
+ * IB_MAD_METHOD_F; ClassSpecific, which libibmad has for directed-route
+ * SMPs only, is IB_DRSMP_HOPPTR_F and IB_DRSMP_HOPCNT_F). 'shift' and
+ * 'width' say which bits of the accessor's value a field holds.
+ */
+struct hdr_part {
+	unsigned shift, width;
+	enum MAD_FIELDS id;
+};
+
+struct hdr_row {
+	const char *name;
+	uint64_t (*get)(const uint8_t *mad);
+	void (*set)(uint8_t *mad, uint64_t v);
+	unsigned width;		 /* of the accessor's value */
+	struct hdr_part part[2]; /* part[1].width 0: one part */
+};
+
+/* Uniform wrappers of ibemu_<hdr>_get_<name>() and _set_<name>(). */
+#define HDR_ACC(hdr, name)                                       \
+	static uint64_t get_##hdr##_##name(const uint8_t *mad)   \
+	{                                                        \
+		return ibemu_##hdr##_get_##name(mad);            \
+	}                                                        \
+	static void set_##hdr##_##name(uint8_t *mad, uint64_t v) \
+	{                                                        \
+		ibemu_##hdr##_set_##name(mad, v);                \
+	}
+HDR_ACC(mad, base_version)
+HDR_ACC(mad, mgmt_class)
+HDR_ACC(mad, class_version)
+HDR_ACC(mad, method)
+HDR_ACC(mad, r)
+HDR_ACC(mad, status)
+HDR_ACC(mad, class_specific)
+HDR_ACC(mad, tid)
+HDR_ACC(mad, attr_id)
+HDR_ACC(mad, attr_mod)
+HDR_ACC(rmpp, version)
+HDR_ACC(rmpp, type)
+HDR_ACC(rmpp, resp_time)
+HDR_ACC(rmpp, flags)
+HDR_ACC(rmpp, status)
+HDR_ACC(rmpp, seg_num)
+HDR_ACC(rmpp, paylen)
+HDR_ACC(rmpp, new_window_last)
+HDR_ACC(sa, sm_key)
+HDR_ACC(sa, attr_offset)
+HDR_ACC(sa, comp_mask)
+HDR_ACC(vendor, oui)
+
+#define HDR_ROW(hdr, name, w, id_)                                         \
+	{                                                                  \
+#hdr "_" #name, get_##hdr##_##name, set_##hdr##_##name, w, \
+		{                                                          \
+			{                                                  \
+				0, w, id_                                  \
+			}                                                  \
+		}                                                          \
+	}
+#define HDR_ROW2(hdr, name, w, s0, w0, id0, s1, w1, id1)                   \
+	{                                                                  \
+#hdr "_" #name, get_##hdr##_##name, set_##hdr##_##name, w, \
+		{                                                          \
+			{s0, w0, id0},                                     \
+			{                                                  \
+				s1, w1, id1                                \
+			}                                                  \
+		}                                                          \
+	}
+
+static const struct hdr_row hdr_rows[] = {
+	HDR_ROW(mad, base_version, 8, IB_MAD_BASEVER_F),
+	HDR_ROW(mad, mgmt_class, 8, IB_MAD_MGMTCLASS_F),
+	HDR_ROW(mad, class_version, 8, IB_MAD_CLASSVER_F),
+	HDR_ROW2(mad, method, 8, 0, 7, IB_MAD_METHOD_F, 7, 1,
+		 IB_MAD_RESPONSE_F),
+	HDR_ROW(mad, r, 1, IB_MAD_RESPONSE_F),
+	HDR_ROW(mad, status, 16, IB_MAD_STATUS_F),
+	HDR_ROW2(mad, class_specific, 16, 8, 8, IB_DRSMP_HOPPTR_F, 0, 8,
+		 IB_DRSMP_HOPCNT_F),
+	HDR_ROW(mad, tid, 64, IB_MAD_TRID_F),
+	HDR_ROW(mad, attr_id, 16, IB_MAD_ATTRID_F),
+	HDR_ROW(mad, attr_mod, 32, IB_MAD_ATTRMOD_F),
+	HDR_ROW(rmpp, version, 8, IB_SA_RMPP_VERS_F),
+	HDR_ROW(rmpp, type, 8, IB_SA_RMPP_TYPE_F),
+	HDR_ROW(rmpp, resp_time, 5, IB_SA_RMPP_RESP_F),
+	HDR_ROW(rmpp, flags, 3, IB_SA_RMPP_FLAGS_F),
+	HDR_ROW(rmpp, status, 8, IB_SA_RMPP_STATUS_F),
+	HDR_ROW(rmpp, seg_num, 32, IB_SA_RMPP_SEGNUM_F),
+	HDR_ROW(rmpp, seg_num, 32, IB_SA_RMPP_D1_F),
+	HDR_ROW(rmpp, paylen, 32, IB_SA_RMPP_LEN_F),
+	HDR_ROW(rmpp, paylen, 32, IB_SA_RMPP_D2_F),
+	HDR_ROW(rmpp, new_window_last, 32, IB_SA_RMPP_NEWWIN_F),
+	HDR_ROW(sa, sm_key, 64, IB_SA_MKEY_F),
+	HDR_ROW(sa, attr_offset, 16, IB_SA_ATTROFFS_F),
+	HDR_ROW(sa, comp_mask, 64, IB_SA_COMPMASK_F),
+	HDR_ROW(vendor, oui, 24, IB_VEND2_OUI_F),
+};
+
+static uint64_t ibmad_get(uint8_t *mad, const struct hdr_part *p)
+{
+	if (p->width == 64)
+		return mad_get_field64(mad, 0, p->id);
+	return mad_get_field(mad, 0, p->id);
+}
+
+static void ibmad_set(uint8_t *mad, const struct hdr_part *p, uint64_t v)
+{
+	uint64_t part = (v >> p->shift) & mask(p->width);
+
+	if (p->width == 64)
+		mad_set_field64(mad, 0, p->id, part);
+	else
+		mad_set_field(mad, 0, p->id, (uint32_t)part);
+}
+
+static unsigned hdr_nparts(const struct hdr_row *row)
+{
+	return row->part[1].width ? 2 : 1;
+}
+
+/*
+ * Both directions on random MADs: what ibemu writes, libibmad reads, and
+ * the reverse; and an ibemu setter changes exactly the bytes libibmad's
+ * setters change (no neighbouring bit is touched).
+ */
+static void test_hdr_accessors(void)
+{
+	struct rng r = {5};
+	const struct hdr_row *row;
+	unsigned round, i, k;
+
+	for (row = hdr_rows; row < hdr_rows + IBEMU_ARRAY_SIZE(hdr_rows);
+	     row++) {
+		unsigned bits = 0;
+
+		/* The parts cover the accessor's value, each its full field. */
+		for (k = 0; k < hdr_nparts(row); k++) {
+			uint8_t ones[IBEMU_MAD_LEN];
+
+			memset(ones, 0xff, sizeof(ones));
+			T_EQ_U64(ibmad_get(ones, &row->part[k]),
+				 mask(row->part[k].width));
+			bits += row->part[k].width;
+		}
+		T_EQ_INT(bits, row->width);
+		for (round = 0; round < ROUNDS; round++) {
+			uint8_t orig[IBEMU_MAD_LEN], mine[IBEMU_MAD_LEN],
+				theirs[IBEMU_MAD_LEN];
+			uint64_t v = rng_next(&r) & mask(row->width);
+
+			for (i = 0; i < sizeof(orig); i++)
+				orig[i] = (uint8_t)rng_next(&r);
+			memcpy(mine, orig, sizeof(mine));
+			memcpy(theirs, orig, sizeof(theirs));
+			row->set(mine, v);
+			for (k = 0; k < hdr_nparts(row); k++)
+				ibmad_set(theirs, &row->part[k], v);
+			if (memcmp(mine, theirs, sizeof(mine)))
+				fprintf(stderr,
+					"%s: set %#" PRIx64
+					" differs from libibmad\n",
+					row->name, v);
+			T_TRUE(!memcmp(mine, theirs, sizeof(mine)));
+			T_EQ_U64(row->get(theirs), v);
+			for (k = 0; k < hdr_nparts(row); k++)
+				T_EQ_U64(ibmad_get(mine, &row->part[k]),
+					 (v >> row->part[k].shift) &
+						 mask(row->part[k].width));
+		}
+	}
+}
+
+/* The framing constants of mad_hdr.h against rdma-core's and libibmad's. */
+static void test_hdr_constants(void)
+{
+	uint8_t mad[IBEMU_MAD_LEN];
+	unsigned c;
+
+	T_EQ_INT(offsetof(struct umad_rmpp_packet, rmpp_hdr),
+		 IBEMU_RMPP_HDR_OFF);
+	T_EQ_INT(sizeof(struct umad_rmpp_hdr), IBEMU_RMPP_HDR_LEN);
+	T_EQ_INT(offsetof(struct umad_rmpp_packet, data), IBEMU_RMPP_HDR_END);
+	T_EQ_INT(offsetof(struct umad_sa_packet, sm_key), IBEMU_SA_HDR_OFF);
+	T_EQ_INT(offsetof(struct umad_sa_packet, data), IBEMU_SA_DATA_OFF);
+	T_EQ_INT(sizeof(((struct umad_sa_packet *)0)->data), IBEMU_SA_DATA_LEN);
+	T_EQ_INT(IB_SA_DATA_OFFS, IBEMU_SA_DATA_OFF);
+	T_EQ_INT(offsetof(struct umad_vendor_packet, oui),
+		 IBEMU_VENDOR2_OUI_OFF);
+	T_EQ_INT(offsetof(struct umad_vendor_packet, data),
+		 IBEMU_VENDOR2_DATA_OFF);
+	T_EQ_INT(IB_VENDOR_RANGE2_DATA_OFFS, IBEMU_VENDOR2_DATA_OFF);
+	T_EQ_INT(IBEMU_RMPP_VERSION, UMAD_RMPP_VERSION);
+	T_EQ_INT(IBEMU_RMPP_FLAG_ACTIVE, UMAD_RMPP_FLAG_ACTIVE);
+	T_EQ_INT(IBEMU_MAD_CLASS_SA, UMAD_CLASS_SUBN_ADM);
+	T_EQ_INT(IBEMU_MAD_CLASS_BM, UMAD_CLASS_BM);
+	T_EQ_INT(IBEMU_MAD_CLASS_DEV_MGT, UMAD_CLASS_DEVICE_MGMT);
+	T_EQ_INT(IBEMU_MAD_CLASS_DEV_ADM, UMAD_CLASS_DEVICE_ADM);
+	T_EQ_INT(IBEMU_MAD_CLASS_BIS, UMAD_CLASS_BIS);
+	T_EQ_INT(IBEMU_MAD_CLASS_VENDOR2_FIRST, UMAD_CLASS_VENDOR_RANGE2_START);
+	T_EQ_INT(IBEMU_MAD_CLASS_VENDOR2_LAST, UMAD_CLASS_VENDOR_RANGE2_END);
+
+	/* The classes with an RMPP header, and RMPP-active MADs. */
+	for (c = 0; c < 256; c++) {
+		int rmpp = c == 0x03 || c == 0x06 || c == 0x10 || c == 0x12 ||
+			   (c >= 0x30 && c <= 0x4f);
+
+		T_EQ_INT(ibemu_mad_class_has_rmpp((uint8_t)c), rmpp);
+		T_EQ_INT(ibemu_mad_class_is_vendor2((uint8_t)c),
+			 c >= 0x30 && c <= 0x4f);
+		memset(mad, 0, sizeof(mad));
+		mad[1] = (uint8_t)c;
+		mad[26] = 0xfe; /* every bit of the byte but Active */
+		T_EQ_INT(ibemu_rmpp_is_active(mad), 0);
+		mad[26] = IBEMU_RMPP_FLAG_ACTIVE;
+		T_EQ_INT(ibemu_rmpp_is_active(mad), rmpp);
+	}
+}
+
 void ibemu_test_register_mad(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -1405,6 +1630,8 @@ void ibemu_test_register_mad(void)
 		{"xcheck_encode", test_xcheck_encode},
 		{"xcheck_decode", test_xcheck_decode},
 		{"xcheck_coverage", test_xcheck_coverage},
+		{"hdr_accessors", test_hdr_accessors},
+		{"hdr_constants", test_hdr_constants},
 		{NULL, NULL},
 	};
 

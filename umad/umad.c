@@ -156,7 +156,8 @@ UMAD_EXPORT int umad_register_oui(int fd, int mgmt_class, uint8_t rmpp_version,
 	struct ibemu_sess_register r;
 	int ret;
 
-	if (mgmt_class < 0x30 || mgmt_class > 0x4f)
+	if (mgmt_class < IBEMU_MAD_CLASS_VENDOR2_FIRST ||
+	    mgmt_class > IBEMU_MAD_CLASS_VENDOR2_LAST)
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
 	r.mgmt_class = (uint8_t)mgmt_class;
@@ -181,7 +182,7 @@ UMAD_EXPORT int umad_register2(int port_fd, struct umad_reg_attr *attr,
 
 	if (!attr || !agent_id)
 		return EINVAL;
-	if (attr->mgmt_class >= 0x30 && attr->mgmt_class <= 0x4f &&
+	if (ibemu_mad_class_is_vendor2(attr->mgmt_class) &&
 	    (!(attr->oui & 0x00ffffff) || (attr->oui & 0xff000000)))
 		return EINVAL;
 	memset(&r, 0, sizeof(r));
@@ -297,13 +298,6 @@ UMAD_EXPORT int umad_set_addr_net(void *umad, __be16 dlid, __be32 dqp, int sl,
 	return 0;
 }
 
-/* ib_is_mad_class_rmpp(): SA, DevMgt, DevAdm, BIS and vendor range 2. */
-static int class_has_rmpp(uint8_t mgmt_class)
-{
-	return mgmt_class == 0x03 || mgmt_class == 0x06 || mgmt_class == 0x10 ||
-	       mgmt_class == 0x12 || (mgmt_class >= 0x30 && mgmt_class <= 0x4f);
-}
-
 /* The checks ib_umad_write() makes before a MAD leaves: -errno or 0. */
 static int send_check(int fd, int agentid, const uint8_t *mad, int length)
 {
@@ -322,9 +316,9 @@ static int send_check(int fd, int agentid, const uint8_t *mad, int length)
 	 * does RMPP for, a class with RMPP, the Active flag of the RMPP
 	 * header, IBA 13.6.2.1) may be longer than one MAD.
 	 */
-	if (length > UMAD_MAD_LEN &&
+	if (length > IBEMU_MAD_LEN &&
 	    !(ibemu__umad_port_agent_rmpp(fd, (uint32_t)agentid) &&
-	      class_has_rmpp(mad[1]) && (mad[UMAD_RMPP_FLAGS_OFF] & 1)))
+	      ibemu_rmpp_is_active(mad)))
 		return -EINVAL;
 	return 0;
 }
@@ -366,7 +360,7 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 		struct ibemu_sess_hdr h;
 		struct ibemu_sess_mad m;
 	} head;
-	uint8_t small[sizeof(head) + UMAD_MAD_LEN] __attribute__((aligned(8)));
+	uint8_t small[sizeof(head) + IBEMU_MAD_LEN] __attribute__((aligned(8)));
 	uint8_t *msg = small;
 	size_t total;
 	int ret;

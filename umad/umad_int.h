@@ -11,17 +11,18 @@
 
 #include <infiniband/umad.h>
 
+#include "mad_hdr.h"
 #include "sess_proto.h"
 
 /* The library is built with -fvisibility=hidden; the API is exported. */
 #define UMAD_EXPORT __attribute__((visibility("default")))
 
-/* ib_umad's IB_MGMT_RMPP_HDR: a MAD write shorter than this is refused. */
-#define UMAD_MIN_MAD_LEN 36
-/* IBA 13.4.1: one MAD; longer ones are RMPP transfers (IBA 13.6). */
-#define UMAD_MAD_LEN 256
-/* IBA 13.6.2.1: RRespTime and RMPPFlags (Active is bit 0). */
-#define UMAD_RMPP_FLAGS_OFF 26
+/*
+ * ib_umad refuses a MAD write shorter than the MAD and RMPP headers
+ * (IB_MGMT_RMPP_HDR); one longer than IBEMU_MAD_LEN must be an RMPP
+ * transfer (IBA 13.6).
+ */
+#define UMAD_MIN_MAD_LEN IBEMU_RMPP_HDR_END
 
 /* umad_debug()'s level. */
 int ibemu__umad_debug_level(void);

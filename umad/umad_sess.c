@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The client side of the session protocol (daemon/sess_proto.h): calls
+ * The client side of the session protocol (proto/sess_proto.h): calls
  * (CA_QUERY, REGISTER, UNREGISTER: connect, one request, one reply) and
  * port streams (OPEN), over the sess.sock that 'ibemu exec' names in
  * $IBEMU_SESSION_SOCKET. Also the table of open ports, which umad's API

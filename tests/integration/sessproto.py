@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The session protocol (daemon/sess_proto.h) as the integration tests
+"""The session protocol (proto/sess_proto.h) as the integration tests
 speak it raw on sess.sock, to check what the daemon does with well-formed
 and malformed clients: constants, message builders, and a mixin that
 connects and reads replies."""

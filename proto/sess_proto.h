@@ -18,6 +18,11 @@
  * client of another version gets an ERROR that says so, never a
  * misreading. Both ends run on one machine: host byte order, except MAD
  * bytes, which are the wire image (big-endian) as libibumad passes them.
+ *
+ * A wire definition of proto/, shared by the daemon (daemon/sess_*.c), the
+ * CLI (cli/exec.c) and the client libraries (umad/): it includes libc
+ * headers only, and every struct that crosses the socket has its size
+ * asserted. A change that breaks either end bumps IBEMU_SESS_VERSION.
  */
 #ifndef IBEMU_SESS_PROTO_H
 #define IBEMU_SESS_PROTO_H

@@ -8,6 +8,9 @@
  * separated) gets exactly one REPLY (output text, status = exit code) or
  * ERROR (message text, status = exit code), which long requests precede
  * with PROGRESS lines.
+ *
+ * A wire definition of proto/: it includes libc headers only, and every
+ * struct that crosses the socket has its size asserted.
  */
 #ifndef IBEMU_CTL_PROTO_H
 #define IBEMU_CTL_PROTO_H
