@@ -8,7 +8,7 @@
 
 #include "engine.h"
 #include "gen.h"
-#include "route.h"
+#include "routing.h"
 #include "unit.h"
 #include "yaml.h"
 
@@ -60,7 +60,9 @@ void ibemu_test_engine_up(const char *name, int routes,
 	T_EQ_INT(ibemu_engine_create(*t, e), 0);
 	ibemu_engine_set_ops(*e, ops, ctx);
 	if (routes) {
-		T_EQ_INT(ibemu_routes_minhop(*t, r), 0);
+		T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"),
+						*t, r),
+			 0);
 		T_EQ_INT(ibemu_engine_apply_routes(*e, *r), 0);
 	}
 }
