@@ -23,7 +23,7 @@
 #include "node.h"
 #include "evq.h"
 #include "gen.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 #include "yaml.h"
 
@@ -482,7 +482,7 @@ static int run_all_to_all(const struct ibemu_topo *t, uint32_t rounds,
 
 	ibemu_topo_count(t, &r->switches, &r->hcas);
 	t0 = wall_s();
-	ret = ibemu_routes_minhop(t, &routes);
+	ret = ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &routes);
 	if (ret) {
 		fprintf(stderr, "bench-engine: routes: %s\n", strerror(-ret));
 		return ret;

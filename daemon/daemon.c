@@ -138,18 +138,20 @@ static int write_pid(const struct ibemu_runtime_paths *p)
 	return fclose(f) ? -errno : 0;
 }
 
-static const char *const routes_names[] = {
-	[IBEMU_ROUTES_MINHOP] = "minhop",
-	[IBEMU_ROUTES_UPDOWN] = "updown",
-	[IBEMU_ROUTES_NONE] = "none",
-};
+/* What --routes takes besides the engines' names. */
+static const char routes_none[] = "none";
 
 int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out)
 {
+	const struct ibemu_routing_engine_ops *ops;
 	unsigned i;
 
-	for (i = 0; i < IBEMU_ARRAY_SIZE(routes_names); i++) {
-		if (!strcmp(s, routes_names[i])) {
+	if (!strcmp(s, routes_none)) {
+		*out = IBEMU_ROUTES_NONE;
+		return 0;
+	}
+	for (i = 0; i < IBEMU_ROUTES_NONE && (ops = ibemu_routing_at(i)); i++) {
+		if (!strcmp(s, ops->name)) {
 			*out = (enum ibemu_daemon_routes)i;
 			return 0;
 		}
@@ -159,24 +161,21 @@ int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out)
 
 const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r)
 {
-	return routes_names[r];
+	const struct ibemu_routing_engine_ops *ops = ibemu_routing_at(r);
+
+	return ops ? ops->name : routes_none;
 }
 
 /* Computes and loads the test routes the daemon was asked for. */
 static int apply_routes(struct ibemu_daemon *d)
 {
+	const struct ibemu_routing_engine_ops *ops;
 	int ret;
 
-	switch (d->routing) {
-	case IBEMU_ROUTES_MINHOP:
-		ret = ibemu_routes_minhop(d->topo, &d->routes);
-		break;
-	case IBEMU_ROUTES_UPDOWN:
-		ret = ibemu_routes_updown(d->topo, &d->routes);
-		break;
-	default:
+	ops = ibemu_routing_at(d->routing);
+	if (!ops) /* IBEMU_ROUTES_NONE: the ports wait for an SM */
 		return 0;
-	}
+	ret = ibemu_routing_run_topo(ops, d->topo, &d->routes);
 	return ret ? ret : ibemu_engine_apply_routes(d->engine, d->routes);
 }
 

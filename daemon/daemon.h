@@ -13,17 +13,20 @@
 
 #include "buf.h"
 #include "engine.h"
-#include "route.h"
+#include "routing.h"
 #include "runtime.h"
 #include "topo.h"
 
 struct ibemu_ctl_conn;
 
-/* Routes the daemon applies until a subnet manager exists. */
+/*
+ * Routes the daemon applies until a subnet manager exists: the engine at
+ * that place in routing/'s registry (ibemu_routing_at()), or none. Values
+ * come from ibemu_daemon_routes_parse(), so a new engine needs no new name.
+ */
 enum ibemu_daemon_routes {
-	IBEMU_ROUTES_MINHOP, /* min-hop with port balancing (fabric/route.h) */
-	IBEMU_ROUTES_UPDOWN, /* up/down: deadlock-free on any topology */
-	IBEMU_ROUTES_NONE,   /* no LIDs, no LFTs, ports left in Init */
+	IBEMU_ROUTES_MINHOP = 0,  /* the registry's first engine: the default */
+	IBEMU_ROUTES_NONE = 0xff, /* no LIDs, no LFTs, ports left in Init */
 };
 
 struct ibemu_daemon {
@@ -57,7 +60,7 @@ struct ibemu_daemon_opts {
 	enum ibemu_daemon_routes routes;
 };
 
-/* "minhop", "updown", "none": 0 or -EINVAL. */
+/* An engine's name (ibemu_routing_find()) or "none": 0 or -EINVAL. */
 int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out);
 const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r);
 

@@ -238,7 +238,7 @@ uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
 			      unsigned port);
 
 struct ibemu_routes;
-/* Sets every LID and every switch's LFT from 'r' (fabric/route.h), then
+/* Sets every LID and every switch's LFT from 'r' (routing/routes.h), then
  * brings every cabled port to Active, as an SM would. */
 int ibemu_engine_apply_routes(struct ibemu_engine *e,
 			      const struct ibemu_routes *r);

@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "engine.h"
-#include "route.h"
+#include "routes.h"
 
 int ibemu_engine_apply_routes(struct ibemu_engine *e,
 			      const struct ibemu_routes *r)

@@ -9,7 +9,7 @@
 #include "engine.h"
 #include "model.h"
 #include "gen.h"
-#include "route.h"
+#include "routing.h"
 #include "unit.h"
 #include "yaml.h"
 
@@ -80,7 +80,9 @@ void ibemu_test_engine_up(const char *name, int routes,
 	if (ops)
 		ibemu_test_attach_all(*e, ops, ctx);
 	if (routes) {
-		T_EQ_INT(ibemu_routes_minhop(*t, r), 0);
+		T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"),
+						*t, r),
+			 0);
 		T_EQ_INT(ibemu_engine_apply_routes(*e, *r), 0);
 	}
 }

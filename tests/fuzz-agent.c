@@ -22,7 +22,7 @@
 #include "mad.h"
 #include "mad_sma.h"
 #include "model.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,7 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ibemu_model_create(t, &e))
 		abort();
 	/* Routed, so that the switches and HCAs have LIDs and traps go. */
-	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
+	if (ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r) ||
+	    ibemu_engine_apply_routes(e, r))
 		abort();
 	ibemu_fuzz_attach(e);
 	for (off = 0; off < size; off += RECORD) {

@@ -17,7 +17,7 @@
 #include "engine.h"
 #include "model.h"
 #include "fuzz-fabric.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ibemu_model_create(t, &e))
 		abort();
 	/* Routed, so that LID-routed MADs and GMPs go somewhere too. */
-	if (ibemu_routes_minhop(t, &r) || ibemu_engine_apply_routes(e, r))
+	if (ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r) ||
+	    ibemu_engine_apply_routes(e, r))
 		abort();
 	ibemu_fuzz_attach(e);
 	ibemu_engine_run(e, UINT64_MAX, MAX_EVENTS);

@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "mad.h"
 #include "mad_sma.h"
-#include "route.h"
+#include "routing.h"
 #include "unit.h"
 
 struct fx {

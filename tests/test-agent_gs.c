@@ -14,7 +14,7 @@
 #include "mad_cc.h"
 #include "mad_pma.h"
 #include "pma_view.h"
-#include "route.h"
+#include "routing.h"
 #include "unit.h"
 
 struct fx {

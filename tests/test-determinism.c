@@ -9,7 +9,7 @@
 
 #include "engine.h"
 #include "model.h"
-#include "route.h"
+#include "routing.h"
 #include "traffic.h"
 #include "yaml.h"
 #include "unit.h"
@@ -48,7 +48,8 @@ static void run(const struct ibemu_traffic_opts *opts, size_t batch,
 				      "/topologies/fat-tree-2l-36.yaml",
 				      &t, &d),
 		 0);
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	T_EQ_INT(ibemu_traffic_create(e, t, opts, &tr, &d), 0);

@@ -8,7 +8,7 @@
 
 #include "engine.h"
 #include "model.h"
-#include "route.h"
+#include "routing.h"
 #include "unit.h"
 
 /* A minimal upper layer: one flow of 'count' packets from src to dst. */
@@ -96,7 +96,8 @@ static uint64_t one_packet_ps(unsigned nsw, enum ibemu_speed speed,
 	struct ibemu_engine *e;
 	struct flow f = {0};
 
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;
@@ -251,7 +252,8 @@ static void test_vl15_drops_when_full(void)
 	for (i = 0; i < 3; i++)
 		ibemu_topo_connect(t, sw, i + 1, h[i], 1, NULL);
 	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	/* Management works before an SM activates anything: back to Init. */
@@ -301,7 +303,8 @@ static void test_no_route_discards(void)
 	struct flow f = {0};
 	uint32_t sw_in;
 
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;
@@ -338,7 +341,8 @@ static void test_data_needs_active_ports(void)
 	struct flow f = {0};
 	uint32_t sw_out;
 
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	f.e = e;

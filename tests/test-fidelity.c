@@ -11,7 +11,7 @@
 
 #include "engine.h"
 #include "model.h"
-#include "route.h"
+#include "routing.h"
 #include "traffic.h"
 #include "yaml.h"
 #include "unit.h"
@@ -32,7 +32,8 @@ static void run_study(struct run *x, struct ibemu_topo *t,
 	x->t = t;
 	x->tr = NULL;
 	ibemu_diag_init(&d);
-	T_EQ_INT(ibemu_routes_minhop(t, &x->r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &x->r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &x->e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(x->e, x->r), 0);
 	T_EQ_INT(ibemu_traffic_create(x->e, t, o, &x->tr, &d), 0);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "gen.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 #include "unit.h"
 
@@ -32,7 +32,8 @@ static struct ibemu_routes *minhop(const struct ibemu_topo *t)
 {
 	struct ibemu_routes *r = NULL;
 
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	return r;
 }
 
@@ -435,6 +436,7 @@ static void test_unreachable(void)
 static void test_lids_run_out(void)
 {
 	struct ibemu_topo *t;
+	struct ibemu_graph *g;
 	struct ibemu_routes *r = NULL;
 	char name[16];
 	unsigned i;
@@ -448,16 +450,20 @@ static void test_lids_run_out(void)
 		snprintf(name, sizeof(name), "s%u", i);
 		add(t, IBEMU_NODE_SWITCH, name, 1);
 	}
-	T_EQ_INT(ibemu_routes_minhop(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
 	T_EQ_INT(r->max_lid, 0xbfff);
 	T_EQ_INT(ibemu_routes_lid(r, t->nnodes - 1, 0), 0xbfff);
 	T_EQ_INT(r->lft[t->nnodes - 1][0xbfff], 0);
 	ibemu_routes_destroy(r);
 	add(t, IBEMU_NODE_SWITCH, "one-more", 1);
 	r = NULL;
-	T_EQ_INT(ibemu_routes_minhop(t, &r), -ERANGE);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 -ERANGE);
 	T_TRUE(r == NULL);
-	T_EQ_INT(ibemu_routes_create(t, &r), -ERANGE);
+	T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
+	T_EQ_INT(ibemu_routes_create(g, &r), -ERANGE);
+	ibemu_graph_destroy(g);
 	ibemu_topo_destroy(t);
 }
 

@@ -12,7 +12,7 @@
 #include "engine.h"
 #include "model.h"
 #include "gen.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 #include "traffic.h"
 #include "yaml.h"
@@ -24,7 +24,8 @@ static struct ibemu_routes *updown(const struct ibemu_topo *t)
 {
 	struct ibemu_routes *r = NULL;
 
-	T_EQ_INT(ibemu_routes_updown(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("updown"), t, &r),
+		 0);
 	return r;
 }
 
@@ -131,7 +132,7 @@ static void switch_dist(const struct ibemu_topo *t, uint32_t from, int *dist)
 
 /*
  * The ranks of the switches, derived here from the rule in
- * fabric/README.md and not from the code under test: in each island, the
+ * routing/README.md and not from the code under test: in each island, the
  * root is the switch whose farthest switch is nearest (lowest index on a
  * tie), and a switch's rank is its hop count from the root. Writes the
  * root of each switch's island to root[] when not NULL.
@@ -172,7 +173,7 @@ static void ranks(const struct ibemu_topo *t, int *rank, uint32_t *root)
 	free(dist);
 }
 
-/* Section "Up/down routes" of fabric/README.md. */
+/* Section "Up/down" of routing/README.md. */
 static int is_up(const int *rank, uint32_t a, uint32_t b)
 {
 	return rank[b] < rank[a] || (rank[b] == rank[a] && b < a);
@@ -429,7 +430,8 @@ static void test_ring6(void)
 	T_EQ_INT(c.longer, 4);
 	T_EQ_INT(c.hops_over, 8);
 	T_EQ_INT(c.cycle, 0);
-	T_EQ_INT(ibemu_routes_minhop(t, &m), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &m),
+		 0);
 	check_all(t, m, &c);
 	T_EQ_INT(c.longer, 0);
 	T_TRUE(c.down_up > 0);
@@ -492,7 +494,8 @@ static void test_torus(void)
 	T_EQ_INT(c.longer, 0);
 	T_EQ_INT(c.cycle, 0);
 	/* Min-hop's routes on the same torus: a cycle, the deadlock. */
-	T_EQ_INT(ibemu_routes_minhop(t, &m), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &m),
+		 0);
 	check_all(t, m, &c);
 	T_EQ_INT(c.cycle, 1);
 	ibemu_routes_destroy(m);
@@ -544,7 +547,8 @@ static void test_fat_tree_2l(void)
 	struct check c;
 	int rank[44];
 
-	T_EQ_INT(ibemu_routes_minhop(t, &m), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &m),
+		 0);
 	T_EQ_INT(r->max_lid, 44);
 	ranks(t, rank, NULL);
 	T_EQ_INT(rank[node(t, "leaf01")], 0);
@@ -680,7 +684,8 @@ static void test_small(void)
 	h = add(t, IBEMU_NODE_HCA, "h3", 1);
 	cable(t, s2, 2, h, 1);
 	r = updown(t);
-	T_EQ_INT(ibemu_routes_minhop(t, &m), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &m),
+		 0);
 	T_TRUE(same_lfts(t, r, m));
 	T_EQ_INT(r->lft[sw][4], 6);
 	T_EQ_INT(r->lft[sw][6], IBEMU_LFT_NO_ROUTE);
@@ -700,7 +705,8 @@ static void test_small(void)
 		add(t, IBEMU_NODE_SWITCH, name, 1);
 	}
 	r = NULL;
-	T_EQ_INT(ibemu_routes_updown(t, &r), -ERANGE);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("updown"), t, &r),
+		 -ERANGE);
 	T_TRUE(r == NULL);
 	ibemu_topo_destroy(t);
 }
@@ -735,7 +741,8 @@ static void test_large_fat_tree(void)
 	unsigned lid, missing = 0, bad = 0, checked = 0;
 	uint32_t n, src;
 
-	T_EQ_INT(ibemu_routes_minhop(t, &m), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &m),
+		 0);
 	for (n = 0; n < t->nnodes; n++) {
 		if (!r->lft[n])
 			continue;
@@ -763,12 +770,11 @@ static void test_large_fat_tree(void)
 
 /*
  * Runs 20 us of 'pattern' (with 'shift' for a shift) at full load on
- * fabric 'topo' with the routes of 'routes'. All of it uses SL 0, so VL 0:
+ * fabric 'topo' with the routes of 'engine'. All of it uses SL 0, so VL 0:
  * one VL. Returns what ibemu_traffic_run() does.
  */
-static int
-study(const char *topo, enum ibemu_traffic_pattern pattern, uint32_t shift,
-      int (*routes)(const struct ibemu_topo *, struct ibemu_routes **))
+static int study(const char *topo, enum ibemu_traffic_pattern pattern,
+		 uint32_t shift, const char *engine)
 {
 	struct ibemu_topo *t = ibemu_test_load(topo);
 	struct ibemu_traffic *tr = NULL;
@@ -779,7 +785,7 @@ study(const char *topo, enum ibemu_traffic_pattern pattern, uint32_t shift,
 	int ret;
 
 	ibemu_diag_init(&d);
-	T_EQ_INT(routes(t, &r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find(engine), t, &r), 0);
 	T_EQ_INT(ibemu_model_create(t, &e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
 	ibemu_traffic_opts_init(&o);
@@ -810,18 +816,12 @@ static void test_no_deadlock(void)
 	unsigned i;
 
 	for (i = 0; i < IBEMU_ARRAY_SIZE(topos); i++) {
-		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_UNIFORM, 1,
-			       ibemu_routes_minhop),
+		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_UNIFORM, 1, "minhop"),
 			 -EDEADLK);
-		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_UNIFORM, 1,
-			       ibemu_routes_updown),
+		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_UNIFORM, 1, "updown"),
 			 0);
-		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_SHIFT, 1,
-			       ibemu_routes_updown),
-			 0);
-		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_SHIFT, 3,
-			       ibemu_routes_updown),
-			 0);
+		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_SHIFT, 1, "updown"), 0);
+		T_EQ_INT(study(topos[i], IBEMU_TRAFFIC_SHIFT, 3, "updown"), 0);
 	}
 }
 

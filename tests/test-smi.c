@@ -16,7 +16,7 @@
 #include "mad_pma.h"
 #include "mad_sma.h"
 #include "rate.h"
-#include "route.h"
+#include "routing.h"
 #include "topo.h"
 #include "unit.h"
 

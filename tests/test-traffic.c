@@ -12,7 +12,7 @@
 #include "mad.h"
 #include "mad_sma.h"
 #include "model.h"
-#include "route.h"
+#include "routing.h"
 #include "traffic.h"
 #include "yaml.h"
 #include "unit.h"
@@ -30,7 +30,8 @@ static void fab_init(struct fab *f, struct ibemu_topo *t)
 	memset(f, 0, sizeof(*f));
 	f->t = t;
 	ibemu_diag_init(&f->d);
-	T_EQ_INT(ibemu_routes_minhop(t, &f->r), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &f->r),
+		 0);
 	T_EQ_INT(ibemu_model_create(t, &f->e), 0);
 	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
 }

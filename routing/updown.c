@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * Up/down test routes (Autonet): every cable gets a direction from a
+ * Up/down routes (Autonet): every cable gets a direction from a
  * breadth-first ranking of the switches, and no route turns from a down
  * move to an up move. The channel dependency graph is then acyclic, so
  * routes on one VL cannot deadlock on credits on any topology (tori and
- * dragonflies included). The port choice is min-hop's (route_int.h).
+ * dragonflies included). The port choice is min-hop's (sw_graph.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "route.h"
-#include "route_int.h"
-#include "util.h"
+#include "routing_int.h"
 
-/* Working state of one computation; switches as numbered by the graph. */
+/*
+ * The engine's context, switches as numbered by the switch graph: the
+ * ranking, which depends on the graph alone and is made once in create,
+ * and the scratch of a build.
+ */
 struct updown {
 	struct ibemu__sw_graph g;
 	/*
@@ -47,8 +49,10 @@ struct updown {
 	uint32_t *cand;
 };
 
-static void updown_fini(struct updown *u)
+static void updown_destroy(void *ctx)
 {
+	struct updown *u = ctx;
+
 	free(u->cand);
 	free(u->cand_first);
 	free(u->dist);
@@ -60,34 +64,7 @@ static void updown_fini(struct updown *u)
 	free(u->isl_of);
 	free(u->isl_first);
 	ibemu__sw_graph_fini(&u->g);
-}
-
-static int updown_init(struct updown *u, const struct ibemu_topo *t,
-		       struct ibemu_routes *r)
-{
-	size_t n;
-	int ret;
-
-	ret = ibemu__sw_graph_init(&u->g, t, r);
-	if (ret)
-		return ret;
-	n = u->g.nsw ? u->g.nsw : 1;
-	u->isl_first = malloc((n + 1) * sizeof(uint32_t));
-	u->isl_of = malloc(n * sizeof(uint32_t));
-	u->ord = malloc(n * sizeof(uint32_t));
-	u->pos = malloc(n * sizeof(uint32_t));
-	u->hops = malloc(n * sizeof(uint32_t));
-	u->queue = malloc(n * sizeof(uint32_t));
-	u->down = malloc(n * sizeof(uint32_t));
-	u->dist = malloc(n * sizeof(uint32_t));
-	u->cand_first = malloc((n + 1) * sizeof(uint32_t));
-	u->cand = malloc((u->g.nlinks ? u->g.nlinks : 1) * sizeof(uint32_t));
-	if (!u->isl_first || !u->isl_of || !u->ord || !u->pos || !u->hops ||
-	    !u->queue || !u->down || !u->dist || !u->cand_first || !u->cand)
-		return -ENOMEM;
-	for (n = 0; n < u->g.nsw; n++)
-		u->hops[n] = IBEMU_NONE;
-	return 0;
+	free(u);
 }
 
 /*
@@ -283,51 +260,88 @@ static void updown_search(struct updown *u, uint32_t dst)
 	u->cand_first[end] = n;
 }
 
-int ibemu_routes_updown(const struct ibemu_topo *t, struct ibemu_routes **out)
+static int updown_create(const struct ibemu_graph *graph, void **ctx)
 {
-	struct ibemu_routes *r;
-	struct updown u = {0};
+	struct updown *u;
+	size_t n;
+	int ret;
+
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	ret = ibemu__sw_graph_init(&u->g, graph);
+	if (ret)
+		goto err_alloc;
+	n = u->g.nsw ? u->g.nsw : 1;
+	u->isl_first = malloc((n + 1) * sizeof(uint32_t));
+	u->isl_of = malloc(n * sizeof(uint32_t));
+	u->ord = malloc(n * sizeof(uint32_t));
+	u->pos = malloc(n * sizeof(uint32_t));
+	u->hops = malloc(n * sizeof(uint32_t));
+	u->queue = malloc(n * sizeof(uint32_t));
+	u->down = malloc(n * sizeof(uint32_t));
+	u->dist = malloc(n * sizeof(uint32_t));
+	u->cand_first = malloc((n + 1) * sizeof(uint32_t));
+	u->cand = malloc((u->g.nlinks ? u->g.nlinks : 1) * sizeof(uint32_t));
+	if (!u->isl_first || !u->isl_of || !u->ord || !u->pos || !u->hops ||
+	    !u->queue || !u->down || !u->dist || !u->cand_first || !u->cand) {
+		ret = -ENOMEM;
+		goto err_alloc;
+	}
+	for (n = 0; n < u->g.nsw; n++)
+		u->hops[n] = IBEMU_NONE;
+	updown_rank(u);
+	*ctx = u;
+	return 0;
+
+err_alloc:
+	updown_destroy(u);
+	return ret;
+}
+
+static int updown_build(void *ctx, struct ibemu_routes *r)
+{
+	struct updown *u = ctx;
 	uint32_t dst, prev = IBEMU_NONE, i, f, end;
 	unsigned lid;
 	uint8_t port;
 	int ret;
 
-	ret = ibemu_routes_create(t, &r);
+	ret = ibemu__sw_graph_start(&u->g, r);
 	if (ret)
 		return ret;
-	ret = updown_init(&u, t, r);
-	if (ret)
-		goto err_init;
-	updown_rank(&u);
 	/* In LID order, reusing the search while the switch stays: as min-hop. */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch = ibemu__route_is_switch(t, r->lid_node[lid]);
+		int to_switch =
+			ibemu__graph_is_switch(u->g.g, r->lid_node[lid]);
 
-		dst = ibemu__sw_graph_dest(&u.g, (uint16_t)lid, &port);
+		dst = ibemu__sw_graph_dest(&u->g, (uint16_t)lid, &port);
 		if (dst == IBEMU_NONE)
 			continue;
 		if (dst != prev)
-			updown_search(&u, dst);
+			updown_search(u, dst);
 		prev = dst;
-		r->lft[u.g.sw_node[dst]][lid] = port;
-		f = u.isl_first[u.isl_of[dst]];
-		end = u.isl_first[u.isl_of[dst] + 1];
+		r->lft[u->g.sw_node[dst]][lid] = port;
+		f = u->isl_first[u->isl_of[dst]];
+		end = u->isl_first[u->isl_of[dst] + 1];
 		for (i = f; i < end; i++) {
-			if (u.ord[i] == dst)
+			if (u->ord[i] == dst)
 				continue;
-			ibemu__sw_graph_route(&u.g, u.ord[i], (uint16_t)lid,
-					      u.cand + u.cand_first[i],
-					      u.cand_first[i + 1] -
-						      u.cand_first[i],
+			ibemu__sw_graph_route(&u->g, u->ord[i], (uint16_t)lid,
+					      u->cand + u->cand_first[i],
+					      u->cand_first[i + 1] -
+						      u->cand_first[i],
 					      to_switch);
 		}
 	}
-	updown_fini(&u);
-	*out = r;
 	return 0;
-
-err_init:
-	updown_fini(&u);
-	ibemu_routes_destroy(r);
-	return ret;
 }
+
+const struct ibemu_routing_engine_ops ibemu__routing_updown = {
+	.name = "updown",
+	.help = "up/down (Autonet): deadlock-free on any topology, even on "
+		"one VL",
+	.create = updown_create,
+	.build = updown_build,
+	.destroy = updown_destroy,
+};

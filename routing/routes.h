@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Routes: the LIDs of every port and the linear forwarding table (LFT) of
+ * every switch of a graph, as a plain result that anyone can load (the
+ * engine, an SM's LFT programming, a dump). LIDs are assigned here, in the
+ * graph's node order, the same way for every engine; the engines
+ * (routing.h) fill the LFTs. routing/README.md states the rules so that
+ * every route can be predicted.
+ */
+#ifndef IBEMU_ROUTES_H
+#define IBEMU_ROUTES_H
+
+#include <stdint.h>
+
+#include "graph.h"
+
+/* IBA 4.1.3: unicast LIDs are 0x0001..0xbfff; LID 0 is reserved. */
+#define IBEMU_LID_UNICAST_MAX 0xbfffu
+/*
+ * An LFT entry that routes nowhere: no switch has port 255, and IBA
+ * 14.2.5.10 has packets to an invalid port dropped (OpenSM writes 255 too).
+ */
+#define IBEMU_LFT_NO_ROUTE 255u
+
+struct ibemu_routes {
+	uint32_t nnodes;  /* nodes of the graph they were computed for */
+	uint16_t max_lid; /* highest LID assigned; 0 for an empty fabric */
+	/* Per node: index of its port 0 in port_lid (nports + 1 slots each). */
+	uint32_t *port_base;
+	uint32_t nslots; /* entries of port_lid */
+	/*
+	 * LID of (node, port). IBA 4.1: a switch has one LID, that of its
+	 * port 0, shared by all its ports, so every slot of a switch holds
+	 * it; an HCA has one per port and 0 in its unused port 0 slot.
+	 */
+	uint16_t *port_lid;
+	uint32_t *lid_node; /* [max_lid + 1]: owner node, IBEMU_NONE if none */
+	uint8_t *lid_port;  /* [max_lid + 1]: its port (0 for a switch) */
+	/*
+	 * Per node: a switch's LFT, [max_lid + 1] output ports indexed by
+	 * destination LID, IBEMU_LFT_NO_ROUTE where there is no route and 0
+	 * for the switch's own LID. NULL for an HCA.
+	 */
+	uint8_t **lft;
+};
+
+/*
+ * Assigns the LIDs of 'g' (rules in routing/README.md) and allocates every
+ * switch's LFT with no route at all. Returns 0 and the routes in *out
+ * (owned by the caller, freed with ibemu_routes_destroy()), -ERANGE if the
+ * graph needs more unicast LIDs than IBA allows, or -ENOMEM. Reads 'g'
+ * only, so calls on one graph may run in any threads.
+ */
+int ibemu_routes_create(const struct ibemu_graph *g, struct ibemu_routes **out);
+
+void ibemu_routes_destroy(struct ibemu_routes *r);
+
+/* LID of port 'port' of 'node'; 0 if there is none (HCA port 0, range). */
+uint16_t ibemu_routes_lid(const struct ibemu_routes *r, uint32_t node,
+			  unsigned port);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Routing engines behind one ops table, in the manner of OpenSM's
+ * (struct osm_routing_engine): an engine prepares a context for a graph,
+ * fills the LFTs of routes whose LIDs are already assigned (routes.h, the
+ * same rule for every engine), and is destroyed. A registry finds engines
+ * by name; routing/README.md tells how to add one.
+ */
+#ifndef IBEMU_ROUTING_H
+#define IBEMU_ROUTING_H
+
+#include "graph.h"
+#include "routes.h"
+
+struct ibemu_topo;
+
+/*
+ * One routing engine. Every engine provides every op. An engine reads the
+ * graph and writes the routes it is given and nothing else, so engines on
+ * different contexts may run in different threads.
+ */
+struct ibemu_routing_engine_ops {
+	const char *name; /* what ibemu_routing_find() and --routes take */
+	const char *help; /* one line for help text */
+	/*
+	 * Prepares the engine for 'g' (borrowed: it must stay unchanged
+	 * until destroy): what depends on the graph alone, such as up/down's
+	 * ranking of the switches. Returns 0 and the context in *ctx, or
+	 * -errno (then nothing is left to destroy).
+	 */
+	int (*create)(const struct ibemu_graph *g, void **ctx);
+	/*
+	 * Fills the LFTs of 'r', as ibemu_routes_create() left them for the
+	 * same graph (LIDs assigned, no route anywhere). The result depends
+	 * only on the graph: a context may build any number of times.
+	 * Returns 0, -EINVAL if 'r' is not of this graph, or -errno.
+	 */
+	int (*build)(void *ctx, struct ibemu_routes *r);
+	void (*destroy)(void *ctx);
+};
+
+/* The engine called 'name' ("minhop", "updown"), or NULL if none is. */
+const struct ibemu_routing_engine_ops *ibemu_routing_find(const char *name);
+
+/*
+ * The engines in the registry's order, for help text and listings: the
+ * i-th, or NULL past the last. The first is the default engine.
+ */
+const struct ibemu_routing_engine_ops *ibemu_routing_at(unsigned i);
+
+/*
+ * Assigns the LIDs of 'g' and has 'ops' fill the LFTs: create, build,
+ * destroy. Returns 0 and the routes in *out (the caller's, freed with
+ * ibemu_routes_destroy()), or what ibemu_routes_create() or the engine
+ * returned (-ERANGE: more LIDs than IBA allows; -ENOMEM); *out is
+ * untouched then.
+ */
+int ibemu_routing_run(const struct ibemu_routing_engine_ops *ops,
+		      const struct ibemu_graph *g, struct ibemu_routes **out);
+
+/*
+ * As ibemu_routing_run() on the graph of 't' (ibemu_graph_from_topo()), so
+ * node indices in the routes are the topology's. Defined in graph_topo.c.
+ */
+int ibemu_routing_run_topo(const struct ibemu_routing_engine_ops *ops,
+			   const struct ibemu_topo *t,
+			   struct ibemu_routes **out);
+
+#endif

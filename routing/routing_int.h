@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the routing engines: the engines the registry lists,
+ * and the switch graph that min-hop and up/down search, with where a LID is
+ * delivered and the port-balancing choice both make (sw_graph.c; the rules
+ * are in routing/README.md). Not for users of routing/.
+ */
+#ifndef IBEMU_ROUTING_INT_H
+#define IBEMU_ROUTING_INT_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "routes.h"
+#include "routing.h"
+#include "util.h"
+
+/* The engines, each defined in its own file and listed in registry.c. */
+extern const struct ibemu_routing_engine_ops ibemu__routing_minhop;
+extern const struct ibemu_routing_engine_ops ibemu__routing_updown;
+
+/* One switch-to-switch cable as seen from one of its ends. */
+struct ibemu__sw_link {
+	uint32_t peer;	   /* switch index of the far end */
+	uint32_t hca_lids; /* HCA LIDs routed out of this port so far */
+	uint32_t sw_lids;  /* switch LIDs routed out of this port so far */
+	uint8_t port;	   /* local port */
+};
+
+/*
+ * The switches of a graph, numbered 0..nsw-1 in node order (so switch
+ * indices compare as node indices do), and their cables to other switches.
+ */
+struct ibemu__sw_graph {
+	const struct ibemu_graph *g; /* borrowed */
+	struct ibemu_routes *r;	     /* borrowed during a build; LFTs filled */
+	uint32_t nsw;
+	uint32_t nlinks;    /* cable ends: each cable counts from both */
+	uint32_t *sw_node;  /* switch index -> node */
+	uint32_t *sw_index; /* node -> switch index, IBEMU_NONE for an HCA */
+	/* Cables of switch s, in port order: link[first[s]] .. first[s + 1]. */
+	uint32_t *first;
+	struct ibemu__sw_link *link;
+};
+
+static inline int ibemu__graph_is_switch(const struct ibemu_graph *g,
+					 uint32_t node)
+{
+	return node != IBEMU_NONE && g->nodes[node].type == IBEMU_GRAPH_SWITCH;
+}
+
+/* Builds the switch graph of 'g'. Returns 0 or -ENOMEM; call
+ * ibemu__sw_graph_fini() either way. */
+int ibemu__sw_graph_init(struct ibemu__sw_graph *sg,
+			 const struct ibemu_graph *g);
+void ibemu__sw_graph_fini(struct ibemu__sw_graph *sg);
+
+/*
+ * Starts a build of 'r': checks that 'r' is of this graph (0 or -EINVAL)
+ * and sets every cable's counts back to zero, so each build balances from
+ * scratch.
+ */
+int ibemu__sw_graph_start(struct ibemu__sw_graph *sg, struct ibemu_routes *r);
+
+/*
+ * The switch index that delivers 'lid' and, in *port, the port it delivers
+ * through (0 for the switch's own LID); IBEMU_NONE if no switch does.
+ */
+uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *sg, uint16_t lid,
+			      uint8_t *port);
+
+/*
+ * Routes 'lid' at switch 's' through the least loaded of the cables
+ * link[cand[0..ncand-1]] (given in port order; at least one), writes the
+ * LFT entry and counts the LID on the cable chosen.
+ */
+void ibemu__sw_graph_route(struct ibemu__sw_graph *sg, uint32_t s, uint16_t lid,
+			   const uint32_t *cand, uint32_t ncand, int to_switch);
+
+#endif

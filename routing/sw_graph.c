@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The switch graph min-hop and up/down search: switches numbered in node
+ * order with their switch-to-switch cables in port order, where each LID
+ * is delivered, and the port-balancing choice both engines make among the
+ * cables they allow (counts of HCA and switch LIDs per cable).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "routing_int.h"
+
+void ibemu__sw_graph_fini(struct ibemu__sw_graph *sg)
+{
+	free(sg->link);
+	free(sg->first);
+	free(sg->sw_index);
+	free(sg->sw_node);
+}
+
+/*
+ * Numbers the switches and lists each one's switch-to-switch cables in
+ * port order, so that scanning them visits the lowest port first.
+ */
+int ibemu__sw_graph_init(struct ibemu__sw_graph *sg,
+			 const struct ibemu_graph *g)
+{
+	uint32_t i, s, nlinks = 0;
+	unsigned p;
+
+	sg->g = g;
+	sg->r = NULL;
+	sg->nsw = 0;
+	sg->sw_index = malloc((g->nnodes ? g->nnodes : 1) * sizeof(uint32_t));
+	if (!sg->sw_index)
+		return -ENOMEM;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct ibemu_graph_node *n = &g->nodes[i];
+
+		if (n->type != IBEMU_GRAPH_SWITCH) {
+			sg->sw_index[i] = IBEMU_NONE;
+			continue;
+		}
+		sg->sw_index[i] = sg->nsw++;
+		for (p = 1; p <= n->nports; p++)
+			nlinks += ibemu__graph_is_switch(g,
+							 n->ports[p].peer_node);
+	}
+	sg->nlinks = nlinks;
+	sg->sw_node = malloc((sg->nsw ? sg->nsw : 1) * sizeof(uint32_t));
+	sg->first = malloc((sg->nsw + 1) * sizeof(uint32_t));
+	sg->link = calloc(nlinks ? nlinks : 1, sizeof(*sg->link));
+	if (!sg->sw_node || !sg->first || !sg->link)
+		return -ENOMEM;
+	nlinks = 0;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct ibemu_graph_node *n = &g->nodes[i];
+
+		s = sg->sw_index[i];
+		if (s == IBEMU_NONE)
+			continue;
+		sg->sw_node[s] = i;
+		sg->first[s] = nlinks;
+		for (p = 1; p <= n->nports; p++) {
+			uint32_t peer = n->ports[p].peer_node;
+
+			if (!ibemu__graph_is_switch(g, peer))
+				continue;
+			sg->link[nlinks].peer = sg->sw_index[peer];
+			sg->link[nlinks].port = (uint8_t)p;
+			nlinks++;
+		}
+	}
+	sg->first[sg->nsw] = nlinks;
+	return 0;
+}
+
+int ibemu__sw_graph_start(struct ibemu__sw_graph *sg, struct ibemu_routes *r)
+{
+	uint32_t l;
+
+	if (r->nnodes != sg->g->nnodes)
+		return -EINVAL;
+	sg->r = r;
+	for (l = 0; l < sg->nlinks; l++) {
+		sg->link[l].hca_lids = 0;
+		sg->link[l].sw_lids = 0;
+	}
+	return 0;
+}
+
+/*
+ * The switch a LID is delivered by, and the port it delivers through: the
+ * switch itself and port 0 for a switch's LID, the switch an HCA port is
+ * cabled to and the port of that cable for an HCA's. IBEMU_NONE when no
+ * switch delivers it (an HCA port cabled to nothing or to another HCA).
+ */
+uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *sg, uint16_t lid,
+			      uint8_t *port)
+{
+	uint32_t node = sg->r->lid_node[lid];
+	const struct ibemu_graph_port *gp;
+
+	if (sg->sw_index[node] != IBEMU_NONE) {
+		*port = 0;
+		return sg->sw_index[node];
+	}
+	gp = &sg->g->nodes[node].ports[sg->r->lid_port[lid]];
+	if (!ibemu__graph_is_switch(sg->g, gp->peer_node))
+		return IBEMU_NONE;
+	*port = gp->peer_port;
+	return sg->sw_index[gp->peer_node];
+}
+
+/*
+ * Whether cable a carries less than cable b: fewer HCA LIDs first, as
+ * OpenSM does not count switch LIDs in its port balancing (they carry
+ * management traffic only); then fewer switch LIDs, so those spread too.
+ */
+static int less_loaded(const struct ibemu__sw_link *a,
+		       const struct ibemu__sw_link *b)
+{
+	if (a->hca_lids != b->hca_lids)
+		return a->hca_lids < b->hca_lids;
+	return a->sw_lids < b->sw_lids;
+}
+
+void ibemu__sw_graph_route(struct ibemu__sw_graph *sg, uint32_t s, uint16_t lid,
+			   const uint32_t *cand, uint32_t ncand, int to_switch)
+{
+	struct ibemu__sw_link *best = NULL;
+	uint32_t c;
+
+	IBEMU_BUG_ON(ncand == 0);
+	for (c = 0; c < ncand; c++) {
+		struct ibemu__sw_link *l = &sg->link[cand[c]];
+
+		IBEMU_BUG_ON(l < sg->link + sg->first[s] ||
+			     l >= sg->link + sg->first[s + 1]);
+		/* Strictly less: on a tie the lower port, seen first, stays. */
+		if (!best || less_loaded(l, best))
+			best = l;
+	}
+	sg->r->lft[sg->sw_node[s]][lid] = best->port;
+	if (to_switch)
+		best->sw_lids++;
+	else
+		best->hca_lids++;
+}

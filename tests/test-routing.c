@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of routing/'s seams: the registry of engines, the graph API
+ * and its checks, engines run on a graph built by hand with no topology
+ * (as a subnet manager would build it), contexts that build more than
+ * once, and the graph of a topology matching the hand-built one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "routing.h"
+#include "topo.h"
+#include "unit.h"
+
+static void test_registry(void)
+{
+	const struct ibemu_routing_engine_ops *ops;
+	unsigned i;
+
+	T_TRUE(ibemu_routing_find("minhop") != NULL);
+	T_EQ_STR(ibemu_routing_find("minhop")->name, "minhop");
+	T_EQ_STR(ibemu_routing_find("updown")->name, "updown");
+	T_TRUE(ibemu_routing_find("none") == NULL);
+	T_TRUE(ibemu_routing_find("") == NULL);
+	T_TRUE(ibemu_routing_find("MINHOP") == NULL);
+	/* The first engine is the default one: min-hop, as OpenSM's. */
+	T_TRUE(ibemu_routing_at(0) == ibemu_routing_find("minhop"));
+	for (i = 0; (ops = ibemu_routing_at(i)); i++) {
+		T_TRUE(ibemu_routing_find(ops->name) == ops);
+		T_TRUE(ops->help && ops->help[0]);
+		T_TRUE(ops->create && ops->build && ops->destroy);
+	}
+	T_EQ_INT(i, 2);
+	T_TRUE(ibemu_routing_at(i + 1) == NULL);
+}
+
+static void test_graph_checks(void)
+{
+	struct ibemu_graph *g;
+	uint32_t a = IBEMU_NONE, b = IBEMU_NONE, x = 7;
+
+	T_EQ_INT(ibemu_graph_create(&g), 0);
+	T_EQ_INT(ibemu_graph_add_node(g, IBEMU_GRAPH_SWITCH, 0, 1, &x),
+		 -EINVAL);
+	T_EQ_INT(ibemu_graph_add_node(g, IBEMU_GRAPH_HCA, 255, 1, &x), -EINVAL);
+	T_EQ_INT(ibemu_graph_add_node(g, (enum ibemu_graph_node_type)9, 1, 1,
+				      &x),
+		 -EINVAL);
+	T_EQ_INT(x, 7);
+	T_EQ_INT(g->nnodes, 0);
+	T_EQ_INT(ibemu_graph_add_node(g, IBEMU_GRAPH_SWITCH, 254, 0x10, &a), 0);
+	T_EQ_INT(ibemu_graph_add_node(g, IBEMU_GRAPH_HCA, 2, 0x20, &b), 0);
+	T_EQ_INT(a, 0);
+	T_EQ_INT(b, 1);
+	T_EQ_U64(g->nodes[b].guid, 0x20);
+	T_EQ_INT(g->nodes[a].ports[254].peer_node, IBEMU_NONE);
+	T_EQ_INT(ibemu_graph_connect(g, a, 0, b, 1), -EINVAL);	 /* port 0 */
+	T_EQ_INT(ibemu_graph_connect(g, a, 255, b, 1), -EINVAL); /* no port */
+	T_EQ_INT(ibemu_graph_connect(g, a, 1, 2, 1), -EINVAL);	 /* no node */
+	T_EQ_INT(ibemu_graph_connect(g, a, 1, a, 1), -EINVAL);	 /* itself */
+	T_EQ_INT(ibemu_graph_connect(g, a, 1, a, 2), 0); /* a loop back */
+	T_EQ_INT(ibemu_graph_connect(g, a, 3, b, 2), 0);
+	T_EQ_INT(ibemu_graph_connect(g, a, 4, b, 2), -EINVAL); /* b:2 taken */
+	T_EQ_INT(g->nodes[a].ports[3].peer_node, b);
+	T_EQ_INT(g->nodes[a].ports[3].peer_port, 2);
+	T_EQ_INT(g->nodes[b].ports[2].peer_node, a);
+	T_EQ_INT(g->nodes[b].ports[2].peer_port, 3);
+	T_EQ_INT(g->nodes[a].ports[2].peer_port, 1);
+	ibemu_graph_destroy(g);
+	ibemu_graph_destroy(NULL);
+}
+
+/*
+ * Switches s1 and s2 (nodes 0, 1; LIDs 1, 2) joined twice, on ports 3 and
+ * 4 of each; h1, h2 on ports 1, 2 of s1 (LIDs 3, 4), h3, h4 on ports 1, 2
+ * of s2 (LIDs 5, 6), and h5 cabled to nothing (LID 7).
+ */
+static struct ibemu_graph *two_switches(void)
+{
+	struct ibemu_graph *g;
+	uint32_t n[7], i;
+
+	T_EQ_INT(ibemu_graph_create(&g), 0);
+	for (i = 0; i < 7; i++)
+		T_EQ_INT(ibemu_graph_add_node(g,
+					      i < 2 ? IBEMU_GRAPH_SWITCH
+						    : IBEMU_GRAPH_HCA,
+					      i < 2 ? 4 : 1, 0x100 + i, &n[i]),
+			 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[0], 3, n[1], 3), 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[0], 4, n[1], 4), 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[2], 1, n[0], 1), 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[3], 1, n[0], 2), 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[4], 1, n[1], 1), 0);
+	T_EQ_INT(ibemu_graph_connect(g, n[5], 1, n[1], 2), 0);
+	return g;
+}
+
+/*
+ * Worked out by hand from the rules in routing/README.md. s1 sends LID 2
+ * (a switch LID) to port 3, the lowest of two idle ports; then LID 5 to
+ * port 4 (no HCA LID on either, but port 3 has a switch LID) and LID 6 to
+ * port 3 (port 4 now has an HCA LID). s2 does the same for LIDs 1, 3, 4.
+ * Up/down routes equal min-hop's here: s1 is the root, every move from s2
+ * to s1 is up and back down, and each route is a single hop.
+ */
+static const uint8_t lft_s1[8] = {255, 0, 3, 1, 2, 4, 3, 255};
+static const uint8_t lft_s2[8] = {255, 3, 0, 4, 3, 1, 2, 255};
+
+static void check_two_switches(const struct ibemu_routes *r)
+{
+	unsigned lid;
+
+	T_EQ_INT(r->nnodes, 7);
+	T_EQ_INT(r->max_lid, 7);
+	T_EQ_INT(ibemu_routes_lid(r, 0, 0), 1);
+	T_EQ_INT(ibemu_routes_lid(r, 1, 4), 2);
+	T_EQ_INT(ibemu_routes_lid(r, 2, 1), 3);
+	T_EQ_INT(ibemu_routes_lid(r, 6, 1), 7);
+	T_EQ_INT(ibemu_routes_lid(r, 6, 0), 0);
+	for (lid = 1; lid <= 7; lid++) {
+		T_EQ_INT(r->lft[0][lid], lft_s1[lid]);
+		T_EQ_INT(r->lft[1][lid], lft_s2[lid]);
+	}
+	for (lid = 2; lid < 7; lid++)
+		T_TRUE(r->lft[lid] == NULL);
+}
+
+static void test_hand_built(void)
+{
+	struct ibemu_graph *g = two_switches();
+	const struct ibemu_routing_engine_ops *ops;
+	struct ibemu_routes *r;
+	unsigned i;
+
+	for (i = 0; (ops = ibemu_routing_at(i)); i++) {
+		r = NULL;
+		T_EQ_INT(ibemu_routing_run(ops, g, &r), 0);
+		if (!r)
+			continue;
+		check_two_switches(r);
+		ibemu_routes_destroy(r);
+	}
+	ibemu_graph_destroy(g);
+}
+
+/*
+ * A context builds as often as asked, each time from fresh counts (as an
+ * SM's sweeps would), and refuses routes made for another graph.
+ */
+static void test_context_rebuilds(void)
+{
+	const struct ibemu_routing_engine_ops *ops;
+	struct ibemu_graph *g = two_switches(), *other;
+	struct ibemu_routes *r1, *r2, *r3;
+	uint32_t x;
+	unsigned i;
+	void *ctx;
+
+	T_EQ_INT(ibemu_graph_create(&other), 0);
+	T_EQ_INT(ibemu_graph_add_node(other, IBEMU_GRAPH_SWITCH, 1, 0, &x), 0);
+	for (i = 0; (ops = ibemu_routing_at(i)); i++) {
+		T_EQ_INT(ibemu_routes_create(g, &r1), 0);
+		T_EQ_INT(ibemu_routes_create(g, &r2), 0);
+		T_EQ_INT(ibemu_routes_create(other, &r3), 0);
+		T_EQ_INT(ops->create(g, &ctx), 0);
+		T_EQ_INT(ops->build(ctx, r1), 0);
+		T_EQ_INT(ops->build(ctx, r3), -EINVAL);
+		T_EQ_INT(ops->build(ctx, r2), 0);
+		ops->destroy(ctx);
+		check_two_switches(r1);
+		check_two_switches(r2);
+		ibemu_routes_destroy(r3);
+		ibemu_routes_destroy(r2);
+		ibemu_routes_destroy(r1);
+	}
+	ibemu_graph_destroy(other);
+	ibemu_graph_destroy(g);
+}
+
+/* The same fabric declared as a topology routes the same way. */
+static void test_from_topo(void)
+{
+	static const char *const names[] = {"s1", "s2", "h1", "h2",
+					    "h3", "h4", "h5"};
+	struct ibemu_topo *t;
+	struct ibemu_graph *g;
+	struct ibemu_routes *r = NULL;
+	uint32_t n[7], i;
+
+	T_EQ_INT(ibemu_topo_create(&t), 0);
+	for (i = 0; i < 7; i++)
+		T_EQ_INT(ibemu_topo_add_node(
+				 t, i < 2 ? IBEMU_NODE_SWITCH : IBEMU_NODE_HCA,
+				 names[i], i < 2 ? 4 : 1, &n[i]),
+			 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[0], 3, n[1], 3, NULL), 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[0], 4, n[1], 4, NULL), 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[2], 1, n[0], 1, NULL), 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[3], 1, n[0], 2, NULL), 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[4], 1, n[1], 1, NULL), 0);
+	T_EQ_INT(ibemu_topo_connect(t, n[5], 1, n[1], 2, NULL), 0);
+	T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
+	T_EQ_INT(g->nnodes, 7);
+	T_EQ_INT(g->nodes[0].type, IBEMU_GRAPH_SWITCH);
+	T_EQ_INT(g->nodes[6].type, IBEMU_GRAPH_HCA);
+	T_EQ_INT(g->nodes[0].nports, 4);
+	T_EQ_INT(g->nodes[0].ports[0].peer_node, IBEMU_NONE);
+	T_EQ_INT(g->nodes[0].ports[4].peer_node, 1);
+	T_EQ_INT(g->nodes[0].ports[4].peer_port, 4);
+	T_EQ_INT(g->nodes[5].ports[1].peer_node, 1);
+	T_EQ_INT(g->nodes[5].ports[1].peer_port, 2);
+	T_EQ_INT(g->nodes[6].ports[1].peer_node, IBEMU_NONE);
+	ibemu_graph_destroy(g);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
+	if (r)
+		check_two_switches(r);
+	ibemu_routes_destroy(r);
+	ibemu_topo_destroy(t);
+}
+
+void ibemu_test_register_routing(void)
+{
+	static const struct ibemu_test tests[] = {
+		{"registry", test_registry},
+		{"graph_checks", test_graph_checks},
+		{"hand_built", test_hand_built},
+		{"context_rebuilds", test_context_rebuilds},
+		{"from_topo", test_from_topo},
+		{NULL, NULL},
+	};
+
+	ibemu_test_add_suite("routing", tests);
+}
