@@ -90,6 +90,7 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 	[IBEMU__K_DEF_ROUTING_LATENCY] =
 		{.name = "routing_latency",
 		 .type = IBEMU__YT_DURATION,
+		 .flags = IBEMU__YAML_DERIVED,
 		 .min = 1,
 		 .max = PS_PER_MS,
 		 .def = "by speed: 200ns SDR/DDR, 100ns QDR, 170ns FDR10/FDR, "
