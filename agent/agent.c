@@ -90,7 +90,7 @@ static int method_unanswered(uint8_t method)
 static void set_status(struct ibemu_agent_req *r, uint16_t status)
 {
 	/* IBA 14.2.1.2: a directed-route SMP keeps bit 15 for D. */
-	if (r->resp[1] == IBEMU_MAD_CLASS_SUBN_DR)
+	if (ibemu_mad_get_mgmt_class(r->resp) == IBEMU_MAD_CLASS_SUBN_DR)
 		ibemu_mad_bits_put(r->resp, 33, 15, status & 0x7fffu);
 	else
 		ibemu_mad_bits_put(r->resp, 32, 16, status);
@@ -157,9 +157,10 @@ int ibemu__agent_process(struct ibemu_engine *e, uint32_t node, unsigned port,
 	if (status == IBEMU_AGENT_DROP || method_unanswered(h.method))
 		return 0;
 	/* IBA 13.4.5: Get and Set are both answered by GetResp(). */
-	resp[3] = h.method == IBEMU_MAD_METHOD_SET
-			  ? IBEMU_MAD_METHOD_GET_RESP
-			  : (uint8_t)(h.method | IBEMU_MAD_METHOD_RESP);
+	ibemu_mad_set_method(
+		resp, h.method == IBEMU_MAD_METHOD_SET
+			      ? IBEMU_MAD_METHOD_GET_RESP
+			      : (uint8_t)(h.method | IBEMU_MAD_METHOD_RESP));
 	set_status(&r, (uint16_t)status);
 	return 1;
 }
@@ -253,8 +254,9 @@ static void agent_port_change(struct ibemu_engine *e, uint32_t pi)
 
 int ibemu__agent_takes(const uint8_t *mad)
 {
-	uint8_t mgmt_class = mad[1], method = mad[3];
-	uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
+	uint8_t mgmt_class = ibemu_mad_get_mgmt_class(mad);
+	uint8_t method = ibemu_mad_get_method(mad);
+	uint16_t attr = ibemu_mad_get_attr_id(mad);
 
 	/* Responses go to whoever asked; Traps go to managers. */
 	if (method & IBEMU_MAD_METHOD_RESP || method == IBEMU_MAD_METHOD_TRAP)

@@ -16,12 +16,17 @@
 #include "agent_int.h"
 #include "rate.h"
 
-/* MTU in bytes to its PortInfo encoding (IBA 14.2.5.6 MTUCap). */
+/*
+ * An MTU of topo/rate.h's set (IBEMU_MTU_MIN..IBEMU_MTU_MAX) to its
+ * PortInfo encoding (IBA 14.2.5.6 MTUCap: 1 is 256 bytes, 5 is 4096).
+ */
 static uint8_t mtu_enc(unsigned bytes)
 {
 	uint8_t enc = IBEMU_MAD_MTU_256;
 
-	while (enc < IBEMU_MAD_MTU_4096 && (256u << (enc - 1)) < bytes)
+	_Static_assert(IBEMU_MTU_MIN == 256u && IBEMU_MTU_MAX == 4096u,
+		       "MTUCap encodes 256 to 4096 bytes");
+	while (enc < IBEMU_MAD_MTU_4096 && (IBEMU_MTU_MIN << (enc - 1)) < bytes)
 		enc++;
 	return enc;
 }

@@ -28,40 +28,23 @@ enum dr_next {
 	DR_LID,	  /* LID-routed to pkt->dlid from this node */
 };
 
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* The D bit is the top bit of a DR SMP's Status word (IBA 14.2.1.2). */
 static int dr_returning(const uint8_t *mad)
 {
-	return mad[4] >> 7;
+	return ibemu_smp_get_d(mad);
 }
 
 static int is_smp(const uint8_t *mad)
 {
-	return mad[1] == IBEMU_MAD_CLASS_SUBN_LID ||
-	       mad[1] == IBEMU_MAD_CLASS_SUBN_DR;
+	uint8_t mgmt_class = ibemu_mad_get_mgmt_class(mad);
+
+	return mgmt_class == IBEMU_MAD_CLASS_SUBN_LID ||
+	       mgmt_class == IBEMU_MAD_CLASS_SUBN_DR;
 }
 
 static int is_dr(const uint8_t *mad)
 {
-	return mad[1] == IBEMU_MAD_CLASS_SUBN_DR;
-}
-
-/* Hop pointer and count: the ClassSpecific word of a DR SMP. */
-#define HOP_PTR(mad) ((mad)[6])
-#define HOP_CNT(mad) ((mad)[7])
-
-static uint16_t dr_slid(const uint8_t *mad)
-{
-	return get_be16(mad + IBEMU_SMP_DR_SLID_OFF);
-}
-
-static uint16_t dr_dlid(const uint8_t *mad)
-{
-	return get_be16(mad + IBEMU_SMP_DR_DLID_OFF);
+	return ibemu_mad_get_mgmt_class(mad) == IBEMU_MAD_CLASS_SUBN_DR;
 }
 
 /*
@@ -72,7 +55,8 @@ static uint16_t dr_dlid(const uint8_t *mad)
  */
 static int dr_on_lid_stretch(const uint8_t *mad)
 {
-	unsigned ptr = HOP_PTR(mad), cnt = HOP_CNT(mad);
+	unsigned ptr = ibemu_smp_get_hop_ptr(mad),
+		 cnt = ibemu_smp_get_hop_cnt(mad);
 
 	return ptr == 0 || ptr == cnt + 1;
 }
@@ -107,14 +91,15 @@ static enum dr_next dr_step(struct ibemu_engine *e, uint32_t node, unsigned in,
 	uint8_t *initial = mad + IBEMU_SMP_INITIAL_PATH_OFF;
 	uint8_t *ret = mad + IBEMU_SMP_RETURN_PATH_OFF;
 	int sw = e->nodes[node].type == IBEMU_NODE_SWITCH;
-	unsigned ptr = HOP_PTR(mad), cnt = HOP_CNT(mad);
+	unsigned ptr = ibemu_smp_get_hop_ptr(mad),
+		 cnt = ibemu_smp_get_hop_cnt(mad);
 
 	/* IBA 14.2.1.2: a path has at most 63 hops. */
 	if (cnt >= IBEMU_SMP_PATH_LEN)
 		return DR_DROP;
 	if (!dr_returning(mad)) {
 		if (ptr == 0 && cnt > 0) { /* C14-9:1: the path starts here */
-			HOP_PTR(mad) = 1;
+			ibemu_smp_set_hop_ptr(mad, 1);
 			*out = initial[1];
 			return DR_OUT;
 		}
@@ -122,43 +107,43 @@ static enum dr_next dr_step(struct ibemu_engine *e, uint32_t node, unsigned in,
 			if (!sw || !in)
 				return DR_DROP;
 			ret[ptr] = (uint8_t)in;
-			HOP_PTR(mad) = (uint8_t)(ptr + 1);
+			ibemu_smp_set_hop_ptr(mad, (uint8_t)(ptr + 1));
 			*out = initial[ptr + 1];
 			return DR_OUT;
 		}
 		if (ptr == cnt) { /* C14-9:3: the end of the directed part */
 			if (cnt)
 				ret[ptr] = (uint8_t)in;
-			HOP_PTR(mad) = (uint8_t)(ptr + 1);
-			if (dr_dlid(mad) == PERMISSIVE_LID)
+			ibemu_smp_set_hop_ptr(mad, (uint8_t)(ptr + 1));
+			if (ibemu_smp_get_dr_dlid(mad) == PERMISSIVE_LID)
 				return DR_LOCAL;
 			if (!sw)
 				return DR_DROP;
-			pkt->dlid = dr_dlid(mad);
+			pkt->dlid = ibemu_smp_get_dr_dlid(mad);
 			return DR_LID;
 		}
 		/* C14-9:4: reached by LID after the path; C14-9:5 drops. */
 		return ptr == cnt + 1 ? DR_LOCAL : DR_DROP;
 	}
 	if (cnt > 0 && ptr == cnt + 1) { /* C14-13:1: the way back starts */
-		HOP_PTR(mad) = (uint8_t)cnt;
+		ibemu_smp_set_hop_ptr(mad, (uint8_t)cnt);
 		*out = ret[cnt];
 		return DR_OUT;
 	}
 	if (ptr >= 2 && ptr <= cnt) { /* C14-13:2: a hop on the way back */
 		if (!sw)
 			return DR_DROP;
-		HOP_PTR(mad) = (uint8_t)(ptr - 1);
+		ibemu_smp_set_hop_ptr(mad, (uint8_t)(ptr - 1));
 		*out = ret[ptr - 1];
 		return DR_OUT;
 	}
 	if (ptr == 1) { /* C14-13:3: the start of the directed part */
-		HOP_PTR(mad) = 0;
-		if (dr_slid(mad) == PERMISSIVE_LID)
+		ibemu_smp_set_hop_ptr(mad, 0);
+		if (ibemu_smp_get_dr_slid(mad) == PERMISSIVE_LID)
 			return DR_LOCAL;
 		if (!sw)
 			return DR_DROP;
-		pkt->dlid = dr_slid(mad);
+		pkt->dlid = ibemu_smp_get_dr_slid(mad);
 		return DR_LID;
 	}
 	/* C14-13:4: back at the requester by LID; C14-13:5 drops. */
@@ -293,17 +278,19 @@ static void send_from(struct ibemu_engine *e, uint32_t pi,
 	uint8_t out = 0;
 
 	if (is_dr(mad)) {
-		unsigned ptr = HOP_PTR(mad), cnt = HOP_CNT(mad);
+		unsigned ptr = ibemu_smp_get_hop_ptr(mad),
+			 cnt = ibemu_smp_get_hop_cnt(mad);
 		/*
 		 * A LID-routed stretch first: to the node where the path
 		 * starts (DrSLID set), or from a responder reached by LID
 		 * back to the node where the path ended (DrDLID set).
 		 */
-		int by_lid =
-			dr_returning(mad)
-				? cnt > 0 && ptr == cnt + 1 &&
-					  dr_dlid(mad) != PERMISSIVE_LID
-				: ptr == 0 && dr_slid(mad) != PERMISSIVE_LID;
+		int by_lid = dr_returning(mad)
+				     ? cnt > 0 && ptr == cnt + 1 &&
+					       ibemu_smp_get_dr_dlid(mad) !=
+						       PERMISSIVE_LID
+				     : ptr == 0 && ibemu_smp_get_dr_slid(mad) !=
+							   PERMISSIVE_LID;
 
 		/* The step first: it sets 'out'. */
 		next = by_lid && !lid_is_mine(e, pi, pkt->dlid)
@@ -343,16 +330,16 @@ static void answer(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 	pkt->dlid = req_slid;
 	pkt->t_created = e->now;
 	if (is_dr(m->mad)) {
-		unsigned cnt = HOP_CNT(m->mad);
+		unsigned cnt = ibemu_smp_get_hop_cnt(m->mad);
 
 		/* IBA 14.2.2.3: the response keeps the path, D set. */
-		m->mad[4] |= 0x80;
+		ibemu_smp_set_d(m->mad, 1);
 		if (!pkt->slid)
 			pkt->slid = PERMISSIVE_LID;
 		/* Directed at once, unless the request came by LID after
 		 * its path: then back by LID to where the path ended. */
-		if (!(cnt > 0 && HOP_PTR(m->mad) == cnt + 1 &&
-		      dr_dlid(m->mad) != PERMISSIVE_LID))
+		if (!(cnt > 0 && ibemu_smp_get_hop_ptr(m->mad) == cnt + 1 &&
+		      ibemu_smp_get_dr_dlid(m->mad) != PERMISSIVE_LID))
 			pkt->dlid = PERMISSIVE_LID;
 	}
 	send_from(e, pi, pkt);
@@ -363,7 +350,7 @@ static void mgmt_receive(struct ibemu_engine *e, uint32_t pi,
 			 struct ibemu_pkt *pkt)
 {
 	const uint8_t *mad = pkt->mad->mad;
-	int response = mad[3] & IBEMU_MAD_METHOD_RESP;
+	int response = ibemu_mad_get_r(mad);
 
 	if (e->nodes[e->ports[pi].node].type == IBEMU_NODE_SWITCH) {
 		/* No process runs on a switch: responses have no taker. */

@@ -91,6 +91,18 @@ struct ibemu_mad_smp {
 };
 
 /*
+ * The fields of a directed-route SMP (IBA 14.2.1.2) in place: D (the top
+ * bit of Status), HopPointer and HopCount (ClassSpecific), DrSLID and
+ * DrDLID; the paths are the 64 bytes at IBEMU_SMP_INITIAL_PATH_OFF and
+ * IBEMU_SMP_RETURN_PATH_OFF, indexed by hop.
+ */
+IBEMU__MAD_BITS(smp, d, 4, 7, 1)
+IBEMU__MAD_BYTES(smp, hop_ptr, uint8_t, 6, 1)
+IBEMU__MAD_BYTES(smp, hop_cnt, uint8_t, 7, 1)
+IBEMU__MAD_BYTES(smp, dr_slid, uint16_t, IBEMU_SMP_DR_SLID_OFF, 2)
+IBEMU__MAD_BYTES(smp, dr_dlid, uint16_t, IBEMU_SMP_DR_DLID_OFF, 2)
+
+/*
  * PMA framing (IBA 16.1.1): the GS layout without RMPP, header, 40 reserved
  * bytes, 192 bytes of data.
  */

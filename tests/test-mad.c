@@ -1445,6 +1445,11 @@ HDR_ACC(sa, sm_key)
 HDR_ACC(sa, attr_offset)
 HDR_ACC(sa, comp_mask)
 HDR_ACC(vendor, oui)
+HDR_ACC(smp, d)
+HDR_ACC(smp, hop_ptr)
+HDR_ACC(smp, hop_cnt)
+HDR_ACC(smp, dr_slid)
+HDR_ACC(smp, dr_dlid)
 
 #define HDR_ROW(hdr, name, w, id_)                                         \
 	{                                                                  \
@@ -1493,6 +1498,11 @@ static const struct hdr_row hdr_rows[] = {
 	HDR_ROW(sa, attr_offset, 16, IB_SA_ATTROFFS_F),
 	HDR_ROW(sa, comp_mask, 64, IB_SA_COMPMASK_F),
 	HDR_ROW(vendor, oui, 24, IB_VEND2_OUI_F),
+	HDR_ROW(smp, d, 1, IB_DRSMP_DIRECTION_F),
+	HDR_ROW(smp, hop_ptr, 8, IB_DRSMP_HOPPTR_F),
+	HDR_ROW(smp, hop_cnt, 8, IB_DRSMP_HOPCNT_F),
+	HDR_ROW(smp, dr_slid, 16, IB_DRSMP_DRSLID_F),
+	HDR_ROW(smp, dr_dlid, 16, IB_DRSMP_DRDLID_F),
 };
 
 static uint64_t ibmad_get(uint8_t *mad, const struct hdr_part *p)

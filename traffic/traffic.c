@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rate.h"
 #include "traffic_int.h"
 
 static const char *const pattern_names[] = {
@@ -396,12 +397,9 @@ static int check_opts(const struct ibemu_traffic_opts *o, uint16_t mtu,
 		return ibemu_diag_error(d, NULL,
 					"load %g: at least 0.001 is supported",
 					o->load);
-	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 &&
-	    mtu != 4096)
-		return ibemu_diag_error(d, NULL,
-					"MTU %u: expected 256, 512, 1024, "
-					"2048 or 4096",
-					mtu);
+	if (!ibemu_mtu_valid(mtu))
+		return ibemu_diag_error(
+			d, NULL, "MTU %u: expected " IBEMU_MTU_NAMES, mtu);
 	/* Virtual time is 64-bit picoseconds: keep the end far from wrap. */
 	if (!o->duration_ps || o->duration_ps > UINT64_MAX / 4)
 		return ibemu_diag_error(d, NULL,
