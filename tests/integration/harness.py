@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Shared by the integration tests: run the real ibemu CLI against real
 daemons, each test in its own runtime directory with unique fabric names
-(safe under ctest -j), and prove at teardown that nothing was left behind:
-no daemon process, no socket, no lock, no shared-memory segment."""
+(safe under ctest -j), and prove that nothing was left behind: before a
+daemon stops, it holds no more sockets, memfds, anonymous files or shared
+mappings than it did when it started (what clients come and go with); at
+teardown, no daemon process, no socket, no lock, no shared-memory segment."""
 
 import glob
 import json
@@ -60,6 +62,28 @@ def pid_alive(pid):
         return False
 
 
+def held(pid):
+    """What daemon 'pid' holds that a client could make it leak: counts of
+    its sockets, memfds and anonymous-inode files (/proc/PID/fd), and of
+    its shared mappings (/proc/PID/maps)."""
+    out = {"socket": 0, "memfd": 0, "anon_inode": 0, "shared_mapping": 0}
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue  # closed meanwhile
+        for kind, prefix in (("socket", "socket:"), ("memfd", "/memfd:"),
+                             ("anon_inode", "anon_inode:")):
+            if target.startswith(prefix):
+                out[kind] += 1
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if line.split()[1][3] == "s":
+                out["shared_mapping"] += 1
+    return out
+
+
 class IbemuTestCase(unittest.TestCase):
     """Each test gets a private IBEMU_RUNTIME_DIR; tearDown stops what is
     still running (failing the test if anything leaked)."""
@@ -69,6 +93,7 @@ class IbemuTestCase(unittest.TestCase):
         self.env = dict(os.environ, IBEMU_RUNTIME_DIR=self.rundir)
         self.env.pop("IBEMU_FABRIC", None)
         self.started = {}  # fabric name -> pid
+        self.baseline = {}  # fabric name -> held() once it was up
 
     def tearDown(self):
         leaks = []
@@ -107,9 +132,28 @@ class IbemuTestCase(unittest.TestCase):
         with open(self.paths(name)["pid"]) as f:
             pid = int(f.read())
         self.started[name] = pid
+        self.baseline[name] = held(pid)
         return p
 
+    def assert_nothing_held(self, name, seconds=10):
+        """Fails unless the daemon of 'name' comes back to what it held
+        when it started: clients that went away took their sockets,
+        memfds and mappings with them."""
+        pid = self.started[name]
+        base = self.baseline[name]
+        end = time.time() + seconds
+        while True:
+            now = held(pid)
+            extra = {k: now[k] - base[k] for k in now if now[k] > base[k]}
+            if not extra or time.time() > end:
+                break
+            time.sleep(0.05)  # the daemon may not have seen a close yet
+        self.assertEqual(extra, {}, f"daemon of {name} still holds more "
+                         f"than at start: {now} vs {base}")
+
     def down(self, name):
+        if pid_alive(self.started[name]):
+            self.assert_nothing_held(name)
         p = self.ibemu("down", "--fabric", name, check=0)
         self.assertFalse(pid_alive(self.started[name]))
         return p
@@ -162,7 +206,9 @@ class OpenSMRunner:
                 except subprocess.TimeoutExpired:
                     sm.kill()
                     sm.wait()
-        for name in self.started:
+        for name, pid in self.started.items():
+            if pid_alive(pid):
+                self.assert_nothing_held(name)
             self.ibemu("down", "--fabric", name)
         super().tearDown()
 

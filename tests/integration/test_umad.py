@@ -6,6 +6,7 @@ the fabric, timeouts, binding of processes to HCAs, and clients that die or
 speak garbage. The exported symbols and their versions are compared with
 rdma-core's by the ctest entry abi.ibumad (cmake/abi-check)."""
 
+import json
 import os
 import select
 import signal
@@ -307,6 +308,55 @@ class UmadTest(SessionClient, IbemuTestCase):
         f = self.client("ubind", "ca")
         self.assertEqual(int(f["node_guid"], 16), guid["hca1"])
         self.down("ubind")
+
+    def test_study_and_process_share_a_fabric(self):
+        """A traffic study takes the HCAs no process holds; a process
+        cannot take an HCA a running study holds; both use one fabric."""
+        self.up(topology("fat-tree-2l-36.yaml"), "ushare")
+        holder, _ = self.hold("ushare", 120, host="hca01")
+        self.addCleanup(self.stop, holder)
+        p = self.ibemu("--fabric", "ushare", "traffic", "shift",
+                       "--duration", "10us", "--top", "0", "--json", check=0)
+        report = json.loads(p.stdout)
+        self.assertEqual(report["summary"]["hosts"], 35)
+        ends = {f[k].split(":")[0] for f in report["flows"]
+                for k in ("src", "dst")}
+        self.assertNotIn("hca01", ends)
+        self.assertEqual(len(ends), 35)
+        # A long study holds the HCAs nobody holds when it starts: a process
+        # asking for one of them while it runs is told why (each probe asks
+        # for another HCA: one that won the race with the study's start
+        # stays its own), and the holder's MADs still work.
+        study = subprocess.Popen(
+            [IBEMU, "--fabric", "ushare", "traffic", "uniform",
+             "--duration", "20ms"], env=self.env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        refused = None
+        for n in range(5, 37):
+            if study.poll() is not None:
+                break
+            r = self.exec_("ushare", CLIENT, "ca", host=f"hca{n:02d}",
+                           check=None)
+            if r.returncode != 0:
+                refused = (n, r)
+                break
+        if refused is not None:
+            n, r = refused
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(f"hca{n:02d} is in use by a traffic study",
+                          r.stderr)
+            f = self.client("ushare", "smp", "1", host="hca01")
+            self.assertEqual((f["recv"], f["status"]), ("0", "0"))
+            self.assertEqual(f["node_type"], "2")  # leaf01 answered
+        study.communicate(timeout=600)
+        self.assertEqual(study.returncode, 0)
+        self.assertIsNotNone(refused, "the study ended before a process "
+                             "could ask for its HCA")
+        # Once the study is over its HCAs are free again.
+        self.client("ushare", "ca", host=f"hca{n:02d}")
+        holder.kill()
+        holder.wait()
+        self.down("ushare")
 
     def test_bad_host_and_command(self):
         self.up(TWO, "ubad")
