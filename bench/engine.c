@@ -94,7 +94,7 @@ struct a2a_result {
 	uint64_t latency_ps, latency_max; /* packet creation to delivery */
 	double pend_avg;
 	size_t pend_max;
-	uint64_t engine_rss;  /* RSS growth over ibemu_engine_create() */
+	uint64_t engine_rss;  /* RSS growth over ibemu_model_create() */
 	uint64_t engine_heap; /* bytes it allocated (mallinfo2) */
 	uint64_t peak_rss;
 	int peak_is_phase; /* peak_rss counts this phase only */
