@@ -3,6 +3,7 @@
  * VL arbitration (IBA 7.6.9): weighted round robin within a table, high
  * priority before low, and LimitOfHighPriority giving low priority a turn.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "switch_int.h"
@@ -109,12 +110,53 @@ static void test_high_priority_limit(void)
 	T_EQ_INT(order[3], 0);
 }
 
+/*
+ * A table written through the engine (as Set(VLArbitrationTable) does)
+ * starts its round over at its first entry, whatever the arbiter had
+ * served of the old one; writing past the 64 entries is refused.
+ */
+static void test_set_restarts_round(void)
+{
+	static const struct ibemu_vlarb_entry two[] = {{0, 1}, {1, 1}};
+	struct ibemu_vlarb_entry got[IBEMU_VLARB_ENTRIES];
+	struct ibemu_topo *t;
+	struct ibemu_engine *e;
+	struct ibemu_routes *r;
+	struct ibemu_vlarb *a;
+	unsigned n = 0;
+	uint32_t pi;
+	int order[3];
+
+	ibemu_test_engine_up("two-switch", 0, NULL, NULL, &t, &e, &r);
+	pi = ibemu_test_port(t, e, "sw1", 7);
+	a = &e->ports[pi].vlarb;
+	T_EQ_INT(ibemu_engine_set_vlarb(e, pi, 0, 0, two, 2), 0);
+	serve(a, 0x3, 64, order, 1); /* VL0's entry is used up */
+	T_EQ_INT(order[0], 0);
+	T_EQ_INT(a->low_idx, 1); /* VL1's turn next */
+	/* Rewriting the same entries starts over: VL0 first again. */
+	T_EQ_INT(ibemu_engine_set_vlarb(e, pi, 0, 0, two, 2), 0);
+	T_EQ_INT(a->low_left, 64);
+	serve(a, 0x3, 64, order, 3);
+	T_EQ_INT(order[0], 0);
+	T_EQ_INT(order[1], 1);
+	T_EQ_INT(order[2], 0);
+	T_EQ_INT(ibemu_engine_get_vlarb(e, pi, 0, got, &n), 0);
+	T_EQ_INT(n, IBEMU_VLARB_ENTRIES);
+	T_EQ_INT(got[1].vl, 1);
+	T_EQ_INT(ibemu_engine_set_vlarb(e, pi, 1, IBEMU_VLARB_ENTRIES - 1, two,
+					2),
+		 -EINVAL);
+	ibemu_test_engine_down(t, e, r);
+}
+
 void ibemu_test_register_vlarb(void)
 {
 	static const struct ibemu_test tests[] = {
 		{"default_round_robin", test_default_round_robin},
 		{"weights", test_weights},
 		{"high_priority_limit", test_high_priority_limit},
+		{"set_restarts_round", test_set_restarts_round},
 		{NULL, NULL},
 	};
 
