@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ibemu command. Commands are a table {name, args, help, handler}; the
- * commands a daemon serves come from the daemon's own table and are
- * forwarded to it. Exit status: 0 success, 1 failure, 2 bad usage or input.
+ * The ibemu command. Commands are a table {name, options, help, handler},
+ * each command's options a table of its own (common/opt.h) that the parser
+ * and the help both read; the commands a daemon serves come from the
+ * daemon's own table and are forwarded to it. Exit status: 0 success,
+ * 1 failure (including a name that does not exist), 2 bad usage or input.
  */
 #ifndef IBEMU_CLI_H
 #define IBEMU_CLI_H
 
+#include "opt.h"
 #include "util.h"
 
 struct ibemu_cli {
@@ -15,13 +18,34 @@ struct ibemu_cli {
 
 struct ibemu_cli_command {
 	const char *name;
+	/* Arguments and options; NULL for a command with subcommands, whose
+	 * usage is 'args' and whose handler prints their help. */
+	const struct ibemu_opt_cmd *opts;
 	const char *args;
 	const char *help;
 	int (*run)(struct ibemu_cli *cli, int argc, char **argv);
 };
 
-/* Prints "ibemu: error: ..." on stderr; returns 'status'. */
+/* Prints "ibemu: ..." on one line of stderr; returns 'status'. */
 int ibemu_cli_fail(int status, const char *fmt, ...) IBEMU_PRINTF(2, 3);
+
+/*
+ * Parses argv against 'cmd' (ibemu_opt_parse()); 'args' has room for argc
+ * pointers. Returns 0, or prints the error and returns 2.
+ */
+int ibemu_cli_parse(const struct ibemu_opt_cmd *cmd, int argc, char **argv,
+		    struct ibemu_opt_val *vals, char **args, int *nargs,
+		    int *variant);
+
+/* Prints "usage: ibemu NAME ARGS", the help line and the options. */
+void ibemu_cli_help(const char *name, const struct ibemu_opt_cmd *cmd,
+		    const char *help);
+
+/* The option tables of the commands (in the files that run them). */
+extern const struct ibemu_opt_cmd ibemu_cli_up_opts;
+extern const struct ibemu_opt_cmd ibemu_cli_down_opts;
+extern const struct ibemu_opt_cmd ibemu_cli_status_opts;
+extern const struct ibemu_opt_cmd ibemu_cli_exec_opts;
 
 /*
  * Picks the fabric a command is for: --fabric, $IBEMU_FABRIC, or the only

@@ -127,34 +127,13 @@ static int set_library_path(void)
 	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
 }
 
-int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
+/* Checks the fabric (and the HCA), then becomes the program 'args'. */
+static int run(const char *fabric, const char *host, char **args)
 {
-	const char *host = NULL;
 	struct ibemu_runtime_paths p;
-	char fabric[64], sess[IBEMU_PATH_MAX];
-	int i, fd, ret;
+	char sess[IBEMU_PATH_MAX];
+	int fd, ret;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (!strcmp(argv[i], "--host") && i + 1 < argc) {
-			host = argv[++i];
-		} else if (!strncmp(argv[i], "--host=", 7)) {
-			host = argv[i] + 7;
-		} else if (argv[i][0] == '-') {
-			return ibemu_cli_fail(2, "exec: unknown option '%s'",
-					      argv[i]);
-		} else {
-			break;
-		}
-	}
-	if (i >= argc)
-		return ibemu_cli_fail(2, "exec: which program? usage: ibemu "
-					 "exec [--host HCA] -- COMMAND [ARGS]");
-	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
-	if (ret)
-		return ret;
 	if (!ibemu_runtime_running(fabric))
 		return ibemu_cli_fail(1, "exec: fabric '%s' is not running",
 				      fabric);
@@ -187,7 +166,52 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	fflush(NULL);
-	execvp(argv[i], argv + i);
-	return ibemu_cli_fail(127, "exec: cannot run '%s': %s", argv[i],
+	execvp(args[0], args);
+	return ibemu_cli_fail(127, "exec: cannot run '%s': %s", args[0],
 			      strerror(errno));
+}
+
+static const struct ibemu_opt exec_opts[] = {
+	{.name = "host",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "HCA",
+	 .def_help = "$IBEMU_HOST, else the daemon's choice",
+	 .help = "the HCA the program runs on"},
+};
+
+const struct ibemu_opt_cmd ibemu_cli_exec_opts = {
+	.name = "exec",
+	.opts = exec_opts,
+	.nopts = IBEMU_ARRAY_SIZE(exec_opts),
+	.args = "[--] COMMAND [ARGS...]",
+	.stop_at_arg = 1,
+};
+
+int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
+{
+	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(exec_opts)];
+	const char *host = NULL;
+	char fabric[64], **args;
+	int nargs, ret;
+
+	/* Room for the program's argv and its terminating NULL. */
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = ibemu_cli_parse(&ibemu_cli_exec_opts, argc, argv, v, args, &nargs,
+			      NULL);
+	if (!ret && !nargs)
+		ret = ibemu_cli_fail(2, "exec: which program? usage: ibemu "
+					"exec [--host HCA] -- COMMAND [ARGS]");
+	if (ret)
+		goto out;
+	if (v[0].given)
+		host = v[0].s;
+	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
+	if (ret)
+		goto out;
+	ret = run(fabric, host, args);
+out:
+	free(args);
+	return ret;
 }

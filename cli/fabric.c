@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "ctl_client.h"
+#include "ctl_commands.h"
 #include "daemon.h"
 #include "ibnd.h"
 #include "runtime.h"
@@ -98,11 +99,27 @@ static void show_progress(const char *line, void *arg)
 
 int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 {
+	const struct ibemu_ctl_command *c = ibemu_ctl_command_find(argv[0]);
 	int shown = 0;
 	char name[64], why[512];
-	char *text = NULL;
-	int fd, ret;
+	char *text = NULL, **args;
+	int fd, ret, n;
 
+	/* The daemon parses with the same table; checking here first tells
+	 * a usage error without a fabric to ask. */
+	if (c && c->opts) {
+		struct ibemu_opt_val *v =
+			calloc(c->opts->nopts + 1, sizeof(*v));
+
+		args = calloc((size_t)argc + 1, sizeof(*args));
+		ret = !v || !args ? ibemu_cli_fail(1, "out of memory")
+				  : ibemu_cli_parse(c->opts, argc, argv, v,
+						    args, &n, NULL);
+		free(v);
+		free(args);
+		if (ret)
+			return ret;
+	}
 	ret = ibemu_cli_select(cli, name, sizeof(name));
 	if (ret)
 		return ret;
@@ -126,49 +143,91 @@ int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 	return ret;
 }
 
+enum { UP_NAME, UP_ROUTES, UP_SM, UP_FOREGROUND, UP_NOPTS };
+
+/* The daemon's names (ibemu_daemon_routes_parse() reads the value). */
+static const char *const routes_values[] = {
+	[IBEMU_ROUTES_MINHOP] = "minhop",
+	[IBEMU_ROUTES_UPDOWN] = "updown",
+	[IBEMU_ROUTES_NONE] = "none",
+	NULL,
+};
+static const char *const sm_values[] = {"none", NULL};
+
+static const struct ibemu_opt up_opts[] = {
+	[UP_NAME] = {.name = "name",
+		     .type = IBEMU_OPT_STRING,
+		     .metavar = "NAME",
+		     .def_help = "the file's 'name:' or base name",
+		     .help = "the fabric's name (letters, digits, _ - . +)"},
+	[UP_ROUTES] = {.name = "routes",
+		       .type = IBEMU_OPT_ENUM,
+		       .values = routes_values,
+		       .def = "minhop",
+		       .help = "test routes the daemon loads until a subnet "
+			       "manager runs (none: LIDs and LFTs are left to "
+			       "one)"},
+	[UP_SM] = {.name = "sm",
+		   .type = IBEMU_OPT_ENUM,
+		   .values = sm_values,
+		   .help = "the subnet manager; ibemu has none of its own yet, "
+			   "so 'none' (same as --routes none) leaves the "
+			   "fabric to an external one"},
+	[UP_FOREGROUND] = {.name = "foreground",
+			   .type = IBEMU_OPT_FLAG,
+			   .help = "run the daemon in this terminal until "
+				   "Ctrl-C"},
+};
+
+const struct ibemu_opt_cmd ibemu_cli_up_opts = {
+	.name = "up",
+	.opts = up_opts,
+	.nopts = UP_NOPTS,
+	.args = "FILE",
+	.max_args = 1,
+};
+
 int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 {
 	struct ibemu_daemon_opts opts = {0};
-	const char *file = NULL, *name = cli->fabric;
+	struct ibemu_opt_val v[UP_NOPTS];
+	const char *file, *name = cli->fabric;
 	struct ibemu_topo *t;
 	uint32_t sw, hca, nlinks;
-	char why[512], fabric[64];
-	int i, ret;
+	char why[512], fabric[64], **args;
+	int nargs, ret;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--foreground"))
-			opts.foreground = 1;
-		else if (!strcmp(argv[i], "--routes") && i + 1 < argc) {
-			if (ibemu_daemon_routes_parse(argv[++i], &opts.routes))
-				return ibemu_cli_fail(2,
-						      "up: --routes must be "
-						      "minhop, updown or none, "
-						      "not '%s'",
-						      argv[i]);
-		} else if (!strcmp(argv[i], "--sm") && i + 1 < argc) {
-			/* No built-in SM yet: 'none' leaves the fabric to an
-			 * external one, as --routes none does. */
-			if (strcmp(argv[++i], "none"))
-				return ibemu_cli_fail(2,
-						      "up: --sm takes 'none' "
-						      "(ibemu has no subnet "
-						      "manager of its own "
-						      "yet), not '%s'",
-						      argv[i]);
-			opts.routes = IBEMU_ROUTES_NONE;
-		} else if (!strcmp(argv[i], "--name") && i + 1 < argc)
-			name = argv[++i];
-		else if (argv[i][0] == '-')
-			return ibemu_cli_fail(2, "up: unknown option '%s'",
-					      argv[i]);
-		else if (!file)
-			file = argv[i];
-		else
-			return ibemu_cli_fail(2, "up: one file at a time");
-	}
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = ibemu_cli_parse(&ibemu_cli_up_opts, argc, argv, v, args, &nargs,
+			      NULL);
+	file = nargs > 0 ? args[0] : NULL;
+	free(args);
+	if (ret)
+		return ret;
 	if (!file)
 		return ibemu_cli_fail(2, "up: which fabric? usage: ibemu up "
-					 "FILE [--name NAME] [--foreground]");
+					 "FILE [options] (see 'ibemu up "
+					 "--help')");
+	opts.foreground = (int)v[UP_FOREGROUND].u;
+	/* The table's values are the daemon's names. */
+	if (ibemu_daemon_routes_parse(routes_values[v[UP_ROUTES].u],
+				      &opts.routes))
+		return ibemu_cli_fail(1,
+				      "up: routes '%s' unknown to the daemon",
+				      routes_values[v[UP_ROUTES].u]);
+	if (v[UP_SM].given && v[UP_ROUTES].given &&
+	    opts.routes != IBEMU_ROUTES_NONE)
+		return ibemu_cli_fail(2,
+				      "up: option '--sm none' leaves routing "
+				      "to an external SM; it does not go "
+				      "with '--routes %s'",
+				      routes_values[v[UP_ROUTES].u]);
+	if (v[UP_SM].given)
+		opts.routes = IBEMU_ROUTES_NONE;
+	if (v[UP_NAME].given)
+		name = v[UP_NAME].s;
 	if (name && !ibemu_name_valid(name))
 		return ibemu_cli_fail(2,
 				      "up: '%s' is not a valid fabric name "
@@ -233,9 +292,10 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
 	int fd, ret, i;
 	pid_t pid;
 
-	if (argc > 1)
-		return ibemu_cli_fail(2, "down: unexpected argument '%s'",
-				      argv[1]);
+	ret = ibemu_cli_parse(&ibemu_cli_down_opts, argc, argv, NULL, NULL, &i,
+			      NULL);
+	if (ret)
+		return ret;
 	ret = ibemu_cli_select(cli, name, sizeof(name));
 	if (ret)
 		return ret;
@@ -265,21 +325,32 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
 	return 0;
 }
 
+const struct ibemu_opt_cmd ibemu_cli_down_opts = {.name = "down"};
+
+static const struct ibemu_opt status_opts[] = {
+	{.name = "json",
+	 .type = IBEMU_OPT_FLAG,
+	 .help = "print JSON instead of a table"},
+};
+
+const struct ibemu_opt_cmd ibemu_cli_status_opts = {
+	.name = "status",
+	.opts = status_opts,
+	.nopts = IBEMU_ARRAY_SIZE(status_opts),
+};
+
 int ibemu_cli_status(struct ibemu_cli *cli, int argc, char **argv)
 {
+	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(status_opts)];
 	char **names;
 	size_t n, i;
-	int json = 0, ret;
+	int json, nargs, ret;
 
-	for (i = 1; i < (size_t)argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return ibemu_cli_fail(2,
-					      "status: unexpected argument "
-					      "'%s'",
-					      argv[i]);
-	}
+	ret = ibemu_cli_parse(&ibemu_cli_status_opts, argc, argv, v, NULL,
+			      &nargs, NULL);
+	if (ret)
+		return ret;
+	json = (int)v[0].u;
 	if ((cli->fabric && *cli->fabric) || getenv("IBEMU_FABRIC"))
 		return ibemu_cli_forward(cli, argc, argv);
 	ret = ibemu_runtime_list(&names, &n);

@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -13,36 +14,76 @@
 
 static int run_help(struct ibemu_cli *cli, int argc, char **argv);
 
+static const struct ibemu_opt_cmd help_opts = {
+	.name = "help",
+	.args = "[COMMAND]",
+	.max_args = 1,
+};
+
 static const struct ibemu_cli_command commands[] = {
-	{"up",
-	 "FILE [--name NAME] [--routes minhop|updown|none] [--sm none] "
-	 "[--foreground]",
+	{"up", &ibemu_cli_up_opts, NULL,
 	 "start a fabric from a YAML (or ibnetdiscover) file", ibemu_cli_up},
-	{"down", "", "stop the fabric and remove its socket, lock and files",
+	{"down", &ibemu_cli_down_opts, NULL,
+	 "stop the fabric and remove its socket, lock and files",
 	 ibemu_cli_down},
-	{"status", "[--json]",
+	{"status", &ibemu_cli_status_opts, NULL,
 	 "show the selected fabric, or list the running fabrics",
 	 ibemu_cli_status},
-	{"exec", "[--host HCA] -- COMMAND [ARGS...]",
+	{"exec", &ibemu_cli_exec_opts, NULL,
 	 "run a program as a host of the fabric (libibumad tools, OpenSM)",
 	 ibemu_cli_exec},
-	{"topo", "gen|import|export|check ...",
+	{"topo", NULL, "gen|import|export|check ...",
 	 "generate, convert and check topology files (no daemon needed)",
 	 ibemu_cli_topo},
-	{"help", "[COMMAND]", "show help for ibemu or one command", run_help},
-	{NULL, NULL, NULL, NULL},
+	{"help", &help_opts, NULL, "show help for ibemu or one command",
+	 run_help},
+	{NULL, NULL, NULL, NULL, NULL},
 };
 
 int ibemu_cli_fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ibemu: error: ", stderr);
+	fputs("ibemu: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
+}
+
+int ibemu_cli_parse(const struct ibemu_opt_cmd *cmd, int argc, char **argv,
+		    struct ibemu_opt_val *vals, char **args, int *nargs,
+		    int *variant)
+{
+	struct ibemu_buf err;
+	int ret;
+
+	ibemu_buf_init(&err);
+	ret = ibemu_opt_parse(cmd, argc, argv, vals, args, nargs, variant,
+			      &err);
+	if (ret)
+		ibemu_cli_fail(2, "%s", err.data ? err.data : "bad usage");
+	ibemu_buf_fini(&err);
+	return ret ? 2 : 0;
+}
+
+void ibemu_cli_help(const char *name, const struct ibemu_opt_cmd *cmd,
+		    const char *help)
+{
+	struct ibemu_buf b;
+
+	ibemu_buf_init(&b);
+	ibemu_buf_printf(&b, "usage: ibemu %s ", name);
+	ibemu_opt_usage(cmd, &b);
+	ibemu_buf_printf(&b, "\n  %s\n", help);
+	if (cmd->nopts) {
+		ibemu_buf_puts(&b, "\noptions:\n");
+		ibemu_opt_help(cmd, &b);
+	}
+	if (!b.err)
+		fputs(b.data, stdout);
+	ibemu_buf_fini(&b);
 }
 
 static void usage(FILE *f)
@@ -70,22 +111,24 @@ static int command_help(const char *name)
 	const struct ibemu_ctl_command *s;
 
 	for (c = commands; c->name; c++) {
-		if (!strcmp(c->name, name)) {
+		if (strcmp(c->name, name))
+			continue;
+		if (c->opts) {
+			ibemu_cli_help(c->name, c->opts, c->help);
+			return 0;
+		} else {
+			/* Subcommands print their own help. */
+			char help[] = "--help";
+			char *args[] = {(char *)c->name, help, NULL};
+
 			printf("usage: ibemu %s %s\n  %s\n", c->name, c->args,
 			       c->help);
-			if (!strcmp(name, "topo")) {
-				char topo[] = "topo", help[] = "--help";
-				char *args[] = {topo, help, NULL};
-
-				return ibemu_cli_topo(NULL, 2, args);
-			}
-			return 0;
+			return c->run(NULL, 2, args);
 		}
 	}
 	s = ibemu_ctl_command_find(name);
 	if (s) {
-		printf("usage: ibemu %s %s%s\n  %s\n", s->name, s->args,
-		       s->inspect ? " [--json]" : "", s->help);
+		ibemu_cli_help(s->name, s->opts, s->help);
 		return 0;
 	}
 	return ibemu_cli_fail(2, "unknown command '%s' (see 'ibemu --help')",
@@ -94,11 +137,20 @@ static int command_help(const char *name)
 
 static int run_help(struct ibemu_cli *cli, int argc, char **argv)
 {
+	struct ibemu_opt_val v[1];
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int n, ret;
+
 	(void)cli;
-	if (argc > 1)
-		return command_help(argv[1]);
-	usage(stdout);
-	return 0;
+	if (!args)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = ibemu_cli_parse(&help_opts, argc, argv, v, args, &n, NULL);
+	if (!ret && n)
+		ret = command_help(args[0]);
+	else if (!ret)
+		usage(stdout);
+	free(args);
+	return ret;
 }
 
 /* Takes '--fabric NAME' / '--fabric=NAME' out of argv wherever it is. */
@@ -113,8 +165,9 @@ static int take_fabric_option(struct ibemu_cli *cli, int *argc, char **argv)
 			break;
 		} else if (!strcmp(argv[i], "--fabric")) {
 			if (i + 1 >= *argc)
-				return ibemu_cli_fail(2, "--fabric needs a "
-							 "fabric name");
+				return ibemu_cli_fail(2, "option '--fabric' "
+							 "needs a value (a "
+							 "fabric name)");
 			cli->fabric = argv[i + 1];
 			consumed = 2;
 		} else if (!strncmp(argv[i], "--fabric=", 9)) {

@@ -14,39 +14,64 @@
 #include "daemon.h"
 #include "table.h"
 
-struct inspect_args {
-	int json;
-	const char *positional;
-	const char *type;
+int ibemu__ctl_parse(struct ibemu_ctl_call *call,
+		     const struct ibemu_opt_cmd *cmd,
+		     struct ibemu_opt_val *vals, char **args, int *nargs,
+		     int *variant)
+{
+	return ibemu_opt_parse(cmd, call->argc, call->argv, vals, args, nargs,
+			       variant, call->err)
+		       ? 2
+		       : 0;
+}
+
+/* --json, which every inspect command takes, is option 0 of its table. */
+#define OPT_JSON                                                 \
+	{                                                        \
+		.name = "json", .type = IBEMU_OPT_FLAG,          \
+		.help = "print JSON instead of an aligned table" \
+	}
+
+static const struct ibemu_opt json_opts[] = {OPT_JSON};
+
+static const struct ibemu_opt_cmd status_opts = {
+	.name = "status",
+	.opts = json_opts,
+	.nopts = 1,
 };
 
-/* Parses '--json', '--type T' and at most one positional argument. */
-static int parse_args(int argc, char **argv, int max_positional,
-		      struct inspect_args *a, struct ibemu_buf *err)
-{
-	int i;
+static const struct ibemu_opt_cmd links_opts = {
+	.name = "links",
+	.opts = json_opts,
+	.nopts = 1,
+};
 
-	memset(a, 0, sizeof(*a));
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			a->json = 1;
-		} else if (!strcmp(argv[i], "--type") && i + 1 < argc &&
-			   !strcmp(argv[0], "nodes")) {
-			a->type = argv[++i];
-		} else if (argv[i][0] == '-') {
-			ibemu_buf_printf(err, "%s: unknown option '%s'",
-					 argv[0], argv[i]);
-			return 2;
-		} else if (!a->positional && max_positional > 0) {
-			a->positional = argv[i];
-		} else {
-			ibemu_buf_printf(err, "%s: unexpected argument '%s'",
-					 argv[0], argv[i]);
-			return 2;
-		}
-	}
-	return 0;
-}
+static const struct ibemu_opt_cmd ports_opts = {
+	.name = "ports",
+	.opts = json_opts,
+	.nopts = 1,
+	.args = "[NODE]",
+	.max_args = 1,
+};
+
+static const char *const node_types[] = {"switch", "hca", NULL};
+
+static const struct ibemu_opt nodes_table[] = {
+	OPT_JSON,
+	{.name = "type",
+	 .type = IBEMU_OPT_ENUM,
+	 .values = node_types,
+	 .def_help = "both",
+	 .help = "list only the nodes of this type"},
+};
+
+static const struct ibemu_opt_cmd nodes_opts = {
+	.name = "nodes",
+	.opts = nodes_table,
+	.nopts = IBEMU_ARRAY_SIZE(nodes_table),
+};
+
+static const struct ibemu_opt_cmd down_opts = {.name = "down"};
 
 static const char *node_type_name(enum ibemu_node_type type)
 {
@@ -72,12 +97,13 @@ static int serve_status(struct ibemu_ctl_call *call)
 		{"mtu", "MTU", 1},	     {"socket", "Socket", 0},
 		{"log", "Log", 0},	     {"protocol", "Protocol", 1},
 	};
-	struct inspect_args a;
+	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
 	uint32_t sw, hca;
-	int ret;
+	int ret, n;
 
-	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	(void)err;
+	ret = ibemu__ctl_parse(call, &status_opts, v, NULL, &n, NULL);
 	if (ret)
 		return ret;
 	ibemu_topo_count(d->topo, &sw, &hca);
@@ -98,7 +124,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_str(&t, d->paths.sock);
 	ibemu_table_str(&t, d->paths.log);
 	ibemu_table_uint(&t, IBEMU_CTL_VERSION);
-	ibemu_table_render_record(&t, d->topo->name, a.json, out);
+	ibemu_table_render_record(&t, d->topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;
 }
@@ -115,26 +141,20 @@ static int serve_nodes(struct ibemu_ctl_call *call)
 		{"description", "DESCRIPTION", 0},
 	};
 	const struct ibemu_topo *topo = d->topo;
-	struct inspect_args a;
+	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(nodes_table)];
 	struct ibemu_table t;
 	uint32_t i;
-	int ret;
+	int ret, npos;
 
-	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	(void)err;
+	ret = ibemu__ctl_parse(call, &nodes_opts, v, NULL, &npos, NULL);
 	if (ret)
 		return ret;
-	if (a.type && strcmp(a.type, "switch") && strcmp(a.type, "hca")) {
-		ibemu_buf_printf(err,
-				 "nodes: --type must be switch or hca, "
-				 "not '%s'",
-				 a.type);
-		return 2;
-	}
 	ibemu_table_init(&t, "nodes", cols, IBEMU_ARRAY_SIZE(cols));
 	for (i = 0; i < topo->nnodes; i++) {
 		const struct ibemu_topo_node *n = &topo->nodes[i];
 
-		if (a.type && strcmp(a.type, node_type_name(n->type)))
+		if (v[1].given && strcmp(v[1].s, node_type_name(n->type)))
 			continue;
 		ibemu_table_row(&t);
 		ibemu_table_str(&t, n->name);
@@ -143,7 +163,7 @@ static int serve_nodes(struct ibemu_ctl_call *call)
 		ibemu_table_strf(&t, "0x%016llx", (unsigned long long)n->guid);
 		ibemu_table_str(&t, n->desc);
 	}
-	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_render(&t, topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;
 }
@@ -202,22 +222,23 @@ static int serve_ports(struct ibemu_ctl_call *call)
 		{"peer_port", "PEER_PORT", 1},
 	};
 	const struct ibemu_topo *topo = d->topo;
-	struct inspect_args a;
+	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
 	uint32_t i, only = IBEMU_NONE;
+	char *args[1];
 	unsigned p;
-	int ret;
+	int ret, npos;
 
-	ret = parse_args(call->argc, call->argv, 1, &a, err);
+	ret = ibemu__ctl_parse(call, &ports_opts, v, args, &npos, NULL);
 	if (ret)
 		return ret;
-	if (a.positional) {
-		only = ibemu_topo_find(topo, a.positional);
+	if (npos) {
+		only = ibemu_topo_find(topo, args[0]);
 		if (only == IBEMU_NONE) {
 			ibemu_buf_printf(err,
 					 "ports: no node named '%s' in "
 					 "fabric '%s'",
-					 a.positional, topo->name);
+					 args[0], topo->name);
 			return 1;
 		}
 	}
@@ -230,7 +251,7 @@ static int serve_ports(struct ibemu_ctl_call *call)
 		for (p = 1; p <= n->nports; p++)
 			port_row(&t, d, i, p);
 	}
-	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_render(&t, topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;
 }
@@ -251,12 +272,13 @@ static int serve_links(struct ibemu_ctl_call *call)
 		{"latency_ps", "LATENCY_PS", 1},
 	};
 	const struct ibemu_topo *topo = d->topo;
-	struct inspect_args a;
+	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
 	uint32_t i;
-	int ret;
+	int ret, npos;
 
-	ret = parse_args(call->argc, call->argv, 0, &a, err);
+	(void)err;
+	ret = ibemu__ctl_parse(call, &links_opts, v, NULL, &npos, NULL);
 	if (ret)
 		return ret;
 	ibemu_table_init(&t, "links", cols, IBEMU_ARRAY_SIZE(cols));
@@ -274,7 +296,7 @@ static int serve_links(struct ibemu_ctl_call *call)
 		ibemu_table_uint(&t, l->length_mm);
 		ibemu_table_uint(&t, l->latency_ps);
 	}
-	ibemu_table_render(&t, topo->name, a.json, out);
+	ibemu_table_render(&t, topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;
 }
@@ -283,10 +305,11 @@ static int serve_down(struct ibemu_ctl_call *call)
 {
 	struct ibemu_daemon *d = call->d;
 	struct ibemu_buf *out = call->out, *err = call->err;
-	if (call->argc > 1) {
-		ibemu_buf_puts(err, "down: takes no arguments");
+	int npos;
+
+	if (ibemu__ctl_parse(call, &down_opts, NULL, NULL, &npos, NULL))
 		return 2;
-	}
+	(void)err;
 	ibemu_daemon_log(d, "stop requested by a control client");
 	ibemu_buf_printf(out, "fabric %s: stopping\n", d->topo->name);
 	call->stop = 1;
@@ -294,28 +317,26 @@ static int serve_down(struct ibemu_ctl_call *call)
 }
 
 const struct ibemu_ctl_command ibemu_ctl_commands[] = {
-	{"status", "", "show the fabric's daemon and size", 1, serve_status},
-	{"nodes", "[--type switch|hca]",
-	 "list nodes with GUIDs and descriptions", 1, serve_nodes},
-	{"ports", "[NODE]", "list ports: LID, width, speed, states and peer", 1,
-	 serve_ports},
-	{"links", "", "list cables: ends, width, speed, length and latency", 1,
-	 serve_links},
-	{"route", "SRC DST",
+	{"status", &status_opts, "show the fabric's daemon and size", 1,
+	 serve_status},
+	{"nodes", &nodes_opts, "list nodes with GUIDs and descriptions", 1,
+	 serve_nodes},
+	{"ports", &ports_opts, "list ports: LID, width, speed, states and peer",
+	 1, serve_ports},
+	{"links", &links_opts,
+	 "list cables: ends, width, speed, length and latency", 1, serve_links},
+	{"route", &ibemu__route_opts,
 	 "follow the LFTs hop by hop from HCA port SRC to DST "
 	 "(NODE or NODE:PORT)",
 	 1, ibemu__serve_route},
-	{"counters", "[NODE[:PORT]] [--top N] [--reset]",
+	{"counters", &ibemu__counters_opts,
 	 "PMA counters and rates over the last interval of virtual time", 1,
 	 ibemu__serve_counters},
-	{"traffic",
-	 "PATTERN [--size BYTES] [--load F] [--duration T] [--seed N] "
-	 "[--shift K] [--hotspot NODE[:PORT]] [--sources N] [--victims] "
-	 "[--sl SL] [--mtu MTU] [--top N]",
+	{"traffic", &ibemu__traffic_opts,
 	 "run a traffic study (uniform, shift, permutation, alltoall, "
 	 "bisection, incast) in virtual time",
 	 1, ibemu__serve_traffic},
-	{"down", "", "stop the fabric's daemon and remove its files", 0,
+	{"down", &down_opts, "stop the fabric's daemon and remove its files", 0,
 	 serve_down},
 	{NULL, NULL, NULL, 0, NULL},
 };

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "opt.h"
 
 struct ibemu_daemon;
 struct ibemu_ctl_conn;
@@ -46,12 +47,28 @@ struct ibemu_ctl_call {
 
 struct ibemu_ctl_command {
 	const char *name;
-	const char *args; /* usage after the name */
+	/* Arguments and options: the daemon parses with it, the CLI prints
+	 * the help from it. */
+	const struct ibemu_opt_cmd *opts;
 	const char *help; /* one line */
 	int inspect;	  /* takes --json */
 	/* Returns the exit status. */
 	int (*serve)(struct ibemu_ctl_call *call);
 };
+
+/*
+ * Parses the call's argv against 'cmd' (ibemu_opt_parse()); 'args' has
+ * room for argc pointers. Returns 0, or 2 with the error in call->err.
+ */
+int ibemu__ctl_parse(struct ibemu_ctl_call *call,
+		     const struct ibemu_opt_cmd *cmd,
+		     struct ibemu_opt_val *vals, char **args, int *nargs,
+		     int *variant);
+
+/* Option tables of the served commands that have a file of their own. */
+extern const struct ibemu_opt_cmd ibemu__route_opts;
+extern const struct ibemu_opt_cmd ibemu__counters_opts;
+extern const struct ibemu_opt_cmd ibemu__traffic_opts;
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct ibemu_ctl_command ibemu_ctl_commands[];

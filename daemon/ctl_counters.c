@@ -21,40 +21,48 @@ struct counters_args {
 	const char *where; /* NODE or NODE:PORT */
 };
 
+enum { C_JSON, C_TOP, C_RESET, C_NOPTS };
+
+static const struct ibemu_opt counters_table[] = {
+	[C_JSON] = {.name = "json",
+		    .type = IBEMU_OPT_FLAG,
+		    .help = "print JSON instead of an aligned table"},
+	[C_TOP] = {.name = "top",
+		   .type = IBEMU_OPT_UINT,
+		   .metavar = "N",
+		   .min = 1,
+		   .max = 1000000,
+		   .def_help = "every port",
+		   .help = "only the N ports that sent the most data in the "
+			   "interval"},
+	[C_RESET] = {.name = "reset",
+		     .type = IBEMU_OPT_FLAG,
+		     .help = "clear the counters after reading them (as "
+			     "perfquery -R)"},
+};
+
+const struct ibemu_opt_cmd ibemu__counters_opts = {
+	.name = "counters",
+	.opts = counters_table,
+	.nopts = C_NOPTS,
+	.args = "[NODE[:PORT]]",
+	.max_args = 1,
+};
+
 static int parse(struct ibemu_ctl_call *call, struct counters_args *a)
 {
-	char *end;
-	int i;
+	struct ibemu_opt_val v[C_NOPTS];
+	char *args[1];
+	int ret, n;
 
 	memset(a, 0, sizeof(*a));
-	for (i = 1; i < call->argc; i++) {
-		const char *arg = call->argv[i];
-
-		if (!strcmp(arg, "--json")) {
-			a->json = 1;
-		} else if (!strcmp(arg, "--reset")) {
-			a->reset = 1;
-		} else if (!strcmp(arg, "--top") && i + 1 < call->argc) {
-			unsigned long n = strtoul(call->argv[++i], &end, 10);
-
-			if (*end || n == 0 || n > 1000000) {
-				ibemu_buf_printf(
-					call->err,
-					"counters: --top needs a count "
-					"of ports, not '%s'",
-					call->argv[i]);
-				return 2;
-			}
-			a->top = (unsigned)n;
-		} else if (arg[0] == '-' || a->where) {
-			ibemu_buf_printf(call->err,
-					 "counters: unexpected argument '%s'",
-					 arg);
-			return 2;
-		} else {
-			a->where = arg;
-		}
-	}
+	ret = ibemu__ctl_parse(call, &ibemu__counters_opts, v, args, &n, NULL);
+	if (ret)
+		return ret;
+	a->json = (int)v[C_JSON].u;
+	a->reset = (int)v[C_RESET].u;
+	a->top = v[C_TOP].given ? (unsigned)v[C_TOP].u : 0;
+	a->where = n ? args[0] : NULL;
 	return 0;
 }
 

@@ -32,16 +32,37 @@ static int parse_port(struct ibemu_ctl_call *call, const char *text,
 			p = 0;
 	}
 	*node = ibemu_topo_find(t, name);
-	if (*node == IBEMU_NONE || p == 0 || p > t->nodes[*node].nports) {
+	/* A name that does not exist is a failure, as for 'ibemu ports'. */
+	if (*node == IBEMU_NONE) {
+		ibemu_buf_printf(call->err,
+				 "route: no node named '%s' in fabric '%s'",
+				 name, t->name);
+		return 1;
+	}
+	if (p == 0 || p > t->nodes[*node].nports) {
 		ibemu_buf_printf(call->err,
 				 "route: '%s' is not a port of fabric '%s' "
-				 "(expected NODE or NODE:PORT)",
-				 text, t->name);
+				 "(expected NODE or NODE:PORT, ports 1..%u)",
+				 text, t->name, t->nodes[*node].nports);
 		return 2;
 	}
 	*port = (unsigned)p;
 	return 0;
 }
+
+static const struct ibemu_opt route_table[] = {
+	{.name = "json",
+	 .type = IBEMU_OPT_FLAG,
+	 .help = "print JSON instead of an aligned table"},
+};
+
+const struct ibemu_opt_cmd ibemu__route_opts = {
+	.name = "route",
+	.opts = route_table,
+	.nopts = IBEMU_ARRAY_SIZE(route_table),
+	.args = "SRC DST",
+	.max_args = 2,
+};
 
 struct route_walk {
 	struct ibemu_table t;
@@ -123,28 +144,26 @@ int ibemu__serve_route(struct ibemu_ctl_call *call)
 		{"out_port", "OUT", 1}, {"lid", "LID", 1},
 	};
 	struct ibemu_daemon *d = call->d;
-	const char *args[2] = {NULL, NULL};
-	uint32_t src, dst;
-	unsigned sp, dp, nargs = 0;
+	struct ibemu_opt_val v[1];
+	char *args[2] = {NULL, NULL};
+	uint32_t src = 0, dst = 0;
+	unsigned sp = 0, dp = 0;
 	struct route_walk w = {0};
 	uint16_t dlid;
-	int i, json = 0, ret;
+	int nargs = 0, json, ret;
 
-	for (i = 1; i < call->argc; i++) {
-		if (!strcmp(call->argv[i], "--json"))
-			json = 1;
-		else if (call->argv[i][0] == '-' || nargs == 2)
-			goto usage;
-		else
-			args[nargs++] = call->argv[i];
-	}
-	if (nargs != 2)
-		goto usage;
-	ret = parse_port(call, args[0], &src, &sp);
-	if (!ret)
+	ret = ibemu__ctl_parse(call, &ibemu__route_opts, v, args, &nargs, NULL);
+	if (ret)
+		return ret;
+	json = (int)v[0].u;
+	/* Names first: a node that does not exist says more than a count. */
+	ret = nargs > 0 ? parse_port(call, args[0], &src, &sp) : 0;
+	if (!ret && nargs > 1)
 		ret = parse_port(call, args[1], &dst, &dp);
 	if (ret)
 		return ret;
+	if (nargs != 2)
+		goto usage;
 	if (d->topo->nodes[src].type == IBEMU_NODE_SWITCH ||
 	    d->topo->nodes[dst].type == IBEMU_NODE_SWITCH) {
 		ibemu_buf_puts(call->err, "route: both ends must be HCA ports");
@@ -174,7 +193,8 @@ int ibemu__serve_route(struct ibemu_ctl_call *call)
 	return 0;
 
 usage:
-	ibemu_buf_puts(call->err, "route: usage: ibemu route SRC DST "
-				  "(NODE or NODE:PORT of two HCAs) [--json]");
+	ibemu_buf_puts(call->err, "route: which ports? usage: ibemu route SRC "
+				  "DST (NODE or NODE:PORT of two HCAs) "
+				  "[--json]");
 	return 2;
 }

@@ -13,6 +13,7 @@
 #include "ctl_commands.h"
 #include "daemon.h"
 #include "traffic.h"
+#include "rate.h"
 #include "units.h"
 
 /* Engine events per turn of the loop: a few ms, so requests stay quick. */
@@ -139,118 +140,166 @@ static int parse_host(struct ibemu_ctl_call *call, const char *text,
 				 "traffic: '%s' is not a cabled HCA port of "
 				 "fabric '%s'",
 				 text, t->name);
-		return 2;
+		return 1;
 	}
 	return 0;
 }
 
-static int bad_value(struct ibemu_ctl_call *call, const char *opt,
-		     const char *value, const char *expected)
-{
-	ibemu_buf_printf(call->err, "traffic: bad %s '%s', expected %s", opt,
-			 value, expected);
-	return 2;
-}
+/* The patterns a user may ask for ('pairs' is for programs). */
+enum { P_UNIFORM, P_SHIFT, P_PERMUTATION, P_ALLTOALL, P_BISECTION, P_INCAST };
+static const char *const patterns[] = {
+	[P_UNIFORM] = "uniform",
+	[P_SHIFT] = "shift",
+	[P_PERMUTATION] = "permutation",
+	[P_ALLTOALL] = "alltoall",
+	[P_BISECTION] = "bisection",
+	[P_INCAST] = "incast",
+	NULL,
+};
+
+enum {
+	T_JSON,
+	T_SIZE,
+	T_LOAD,
+	T_DURATION,
+	T_SEED,
+	T_SHIFT,
+	T_HOTSPOT,
+	T_SOURCES,
+	T_VICTIMS,
+	T_SL,
+	T_MTU,
+	T_TOP,
+	T_NOPTS
+};
+
+static const struct ibemu_opt traffic_table[] = {
+	[T_JSON] = {.name = "json",
+		    .type = IBEMU_OPT_FLAG,
+		    .help = "print the report as JSON"},
+	[T_SIZE] = {.name = "size",
+		    .type = IBEMU_OPT_SIZE,
+		    .metavar = "BYTES",
+		    .parse = ibemu_parse_size,
+		    .range_help = "0 (one empty packet) and up",
+		    .def = "64KiB",
+		    .help = "bytes per message"},
+	[T_LOAD] = {.name = "load",
+		    .type = IBEMU_OPT_FRACTION,
+		    .metavar = "F",
+		    .lo = 0.001,
+		    .hi = 1.0,
+		    .def = "1",
+		    .help = "offered load per source, a fraction of its link's "
+			    "rate"},
+	[T_DURATION] = {.name = "duration",
+			.type = IBEMU_OPT_DURATION,
+			.metavar = "T",
+			.parse = ibemu_parse_duration,
+			.min = 1,
+			.max = UINT64_MAX / 4,
+			.range_help = "1ps..2^62ps",
+			.def = "100us",
+			.help = "virtual time during which messages start"},
+	[T_SEED] = {.name = "seed",
+		    .type = IBEMU_OPT_UINT,
+		    .metavar = "N",
+		    .max = UINT64_MAX,
+		    .def = "1",
+		    .help = "seed of the pattern's and the arrivals' draws"},
+	[T_SHIFT] = {.name = "shift",
+		     .type = IBEMU_OPT_UINT,
+		     .metavar = "K",
+		     .min = 1,
+		     .max = UINT32_MAX,
+		     .def = "1",
+		     .only = 1u << P_SHIFT,
+		     .help = "host i sends to host i+K"},
+	[T_HOTSPOT] = {.name = "hotspot",
+		       .type = IBEMU_OPT_NODE_PORT,
+		       .metavar = "NODE[:PORT]",
+		       .def_help = "the first host",
+		       .only = 1u << P_INCAST,
+		       .help = "the HCA port every source sends to (port 1 "
+			       "by default)"},
+	[T_SOURCES] = {.name = "sources",
+		       .type = IBEMU_OPT_UINT,
+		       .metavar = "N",
+		       .max = UINT32_MAX,
+		       .def = "0",
+		       .only = 1u << P_INCAST,
+		       .help = "hosts sending to the hotspot, those after it "
+			       "(0: all others)"},
+	[T_VICTIMS] = {.name = "victims",
+		       .type = IBEMU_OPT_FLAG,
+		       .only = 1u << P_INCAST,
+		       .help = "add one victim flow per switch of a source, "
+			       "which never touches the hotspot"},
+	[T_SL] = {.name = "sl",
+		  .type = IBEMU_OPT_UINT,
+		  .metavar = "SL",
+		  .max = 15,
+		  .def = "0",
+		  .help = "service level of every packet"},
+	[T_MTU] = {.name = "mtu",
+		   .type = IBEMU_OPT_UINT,
+		   .metavar = "MTU",
+		   .parse = ibemu_mtu_parse,
+		   .min = IBEMU_MTU_MIN,
+		   .max = IBEMU_MTU_MAX,
+		   .range_help = IBEMU_MTU_NAMES,
+		   .def_help = "the fabric's (defaults: mtu)",
+		   .help = "bytes of payload per packet"},
+	[T_TOP] = {.name = "top",
+		   .type = IBEMU_OPT_UINT,
+		   .metavar = "N",
+		   .max = 1000000,
+		   .def = "10",
+		   .help = "rows of the busiest links in the report (0: all)"},
+};
+
+const struct ibemu_opt_cmd ibemu__traffic_opts = {
+	.name = "traffic",
+	.opts = traffic_table,
+	.nopts = T_NOPTS,
+	.args = "PATTERN",
+	.variants = patterns,
+	.variant_what = "pattern",
+	.variant_first = 1,
+};
 
 static int parse_options(struct ibemu_ctl_call *call,
 			 struct ibemu_traffic_opts *o, struct traffic_job *tj)
 {
-	uint64_t v;
-	char *end;
-	int i;
+	struct ibemu_opt_val v[T_NOPTS];
+	int ret, n, pattern;
 
-	if (call->argc < 2) {
-		ibemu_buf_puts(call->err,
-			       "traffic: which pattern? uniform, shift, "
-			       "permutation, alltoall, bisection or incast");
-		return 2;
+	ret = ibemu__ctl_parse(call, &ibemu__traffic_opts, v, NULL, &n,
+			       &pattern);
+	if (ret)
+		return ret;
+	/* The table's names are the engine's. */
+	if (ibemu_traffic_pattern_parse(patterns[pattern], &o->pattern)) {
+		ibemu_buf_printf(call->err,
+				 "traffic: pattern '%s' unknown to "
+				 "the engine",
+				 patterns[pattern]);
+		return 1;
 	}
-	if (ibemu_traffic_pattern_parse(call->argv[1], &o->pattern) ||
-	    o->pattern == IBEMU_TRAFFIC_PAIRS)
-		return bad_value(call, "pattern", call->argv[1],
-				 "uniform, shift, permutation, alltoall, "
-				 "bisection or incast");
-	for (i = 2; i < call->argc; i++) {
-		const char *opt = call->argv[i];
-		const char *val = i + 1 < call->argc ? call->argv[i + 1] : NULL;
-
-		if (!strcmp(opt, "--json")) {
-			tj->json = 1;
-			continue;
-		}
-		if (!strcmp(opt, "--victims")) {
-			o->victims = 1;
-			continue;
-		}
-		if (!val || opt[0] != '-') {
-			ibemu_buf_printf(call->err,
-					 "traffic: unexpected argument '%s'",
-					 opt);
-			return 2;
-		}
-		i++;
-		if (!strcmp(opt, "--size")) {
-			if (ibemu_parse_size(val, &o->msg_bytes))
-				return bad_value(call, opt, val,
-						 "bytes, like 4096 or 64KiB");
-		} else if (!strcmp(opt, "--load")) {
-			o->load = strtod(val, &end);
-			if (*end || !(o->load >= 0.001 && o->load <= 1.0))
-				return bad_value(call, opt, val,
-						 "a fraction of the link rate "
-						 "between 0.001 and 1");
-		} else if (!strcmp(opt, "--duration")) {
-			if (ibemu_parse_duration(val, &o->duration_ps) ||
-			    !o->duration_ps)
-				return bad_value(call, opt, val,
-						 "virtual time, like 100us");
-		} else if (!strcmp(opt, "--seed")) {
-			o->seed = strtoull(val, &end, 0);
-			if (*end)
-				return bad_value(call, opt, val, "an integer");
-		} else if (!strcmp(opt, "--shift")) {
-			v = strtoull(val, &end, 0);
-			if (*end || !v || v > UINT32_MAX)
-				return bad_value(call, opt, val,
-						 "a positive integer");
-			o->shift = (uint32_t)v;
-		} else if (!strcmp(opt, "--sources")) {
-			v = strtoull(val, &end, 0);
-			if (*end || v > UINT32_MAX)
-				return bad_value(call, opt, val,
-						 "a count of hosts");
-			o->incast_sources = (uint32_t)v;
-		} else if (!strcmp(opt, "--hotspot")) {
-			int ret = parse_host(call, val, &o->incast_dst);
-
-			if (ret)
-				return ret;
-		} else if (!strcmp(opt, "--sl")) {
-			v = strtoull(val, &end, 0);
-			if (*end || v > 15)
-				return bad_value(call, opt, val,
-						 "an SL, 0..15");
-			o->sl = (uint8_t)v;
-		} else if (!strcmp(opt, "--mtu")) {
-			v = strtoull(val, &end, 0);
-			if (*end || (v != 256 && v != 512 && v != 1024 &&
-				     v != 2048 && v != 4096))
-				return bad_value(
-					call, opt, val,
-					"256, 512, 1024, 2048 or 4096");
-			o->mtu = (uint16_t)v;
-		} else if (!strcmp(opt, "--top")) {
-			v = strtoull(val, &end, 0);
-			if (*end || v > 1000000)
-				return bad_value(call, opt, val,
-						 "a count of rows (0: all)");
-			tj->top = (size_t)v;
-		} else {
-			ibemu_buf_printf(call->err,
-					 "traffic: unknown option '%s'", opt);
-			return 2;
-		}
-	}
+	tj->json = (int)v[T_JSON].u;
+	tj->top = (size_t)v[T_TOP].u;
+	o->msg_bytes = v[T_SIZE].u;
+	o->load = v[T_LOAD].f;
+	o->duration_ps = v[T_DURATION].u;
+	o->seed = v[T_SEED].u;
+	o->shift = (uint32_t)v[T_SHIFT].u;
+	o->incast_sources = (uint32_t)v[T_SOURCES].u;
+	o->victims = (int)v[T_VICTIMS].u;
+	o->sl = (uint8_t)v[T_SL].u;
+	if (v[T_MTU].given)
+		o->mtu = (uint16_t)v[T_MTU].u;
+	if (v[T_HOTSPOT].given)
+		return parse_host(call, v[T_HOTSPOT].s, &o->incast_dst);
 	return 0;
 }
 
@@ -267,15 +316,14 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 					  "fabric; try again when it is done");
 		return 1;
 	}
-	ret = check_configured(call);
-	if (ret)
-		return ret;
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)
 		return -ENOMEM;
-	tj->top = 10;
 	ibemu_traffic_opts_init(&o);
+	/* Bad usage first: it is an error whatever the fabric's state. */
 	ret = parse_options(call, &o, tj);
+	if (!ret)
+		ret = check_configured(call);
 	if (ret) {
 		free(tj);
 		return ret;

@@ -44,18 +44,29 @@ static void signal_cb(uv_signal_t *h, int signum)
 	ibemu_daemon_stop(d);
 }
 
-void ibemu_daemon_stop(struct ibemu_daemon *d)
+/*
+ * The one way the daemon's own handles close, each exactly once: on a stop
+ * and when a start fails half way (libuv aborts on a handle closed twice).
+ * The servers close theirs before; the loop then runs until every close
+ * callback has been called.
+ */
+static void close_handles(struct ibemu_daemon *d)
 {
-	if (d->stopping)
-		return;
 	d->stopping = 1;
-	ibemu__ctl_server_stop(d);
-	ibemu__sess_server_stop(d);
 	ibemu__ctl_jobs_fini(d);
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->pace_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
+}
+
+void ibemu_daemon_stop(struct ibemu_daemon *d)
+{
+	if (d->stopping)
+		return;
+	ibemu__ctl_server_stop(d);
+	ibemu__sess_server_stop(d);
+	close_handles(d);
 }
 
 /* Engine events per turn of the loop for MADs: requests stay quick. */
@@ -240,12 +251,8 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	return 0;
 
 err_close:
-	ibemu__ctl_jobs_fini(d);
-	uv_close((uv_handle_t *)&d->pump_idle, NULL);
-	uv_close((uv_handle_t *)&d->pace_timer, NULL);
-	uv_close((uv_handle_t *)&d->pace_timer, NULL);
-	uv_close((uv_handle_t *)&d->sigterm, NULL);
-	uv_close((uv_handle_t *)&d->sigint, NULL);
+	/* The control server closed its handle if it failed to listen. */
+	close_handles(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&d->loop);
 err_fabric:
@@ -312,9 +319,11 @@ static void run_detached(struct ibemu_daemon *d, int ready_fd, int stale)
 	ret = daemon_init(d, why, sizeof(why));
 	if (ret) {
 		ibemu_daemon_log(d, "cannot start: %s", why);
+		/* Files first: 'ibemu up' returns when it reads the reason,
+		 * and nothing of this daemon may be left by then. */
+		ibemu_runtime_release(&d->paths, d->lock_fd);
 		if (write(ready_fd, why, strlen(why)) < 0)
 			ret = -errno;
-		ibemu_runtime_release(&d->paths, d->lock_fd);
 		ibemu_topo_destroy(d->topo);
 		exit(1);
 	}

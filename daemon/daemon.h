@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The fabric daemon: one process per running fabric, one libuv loop. It owns
- * the fabric (today the declared topology; the engine joins it later),
- * serves the control socket, and cleans up after itself on 'ibemu down',
- * SIGTERM or SIGINT.
+ * the fabric (the declared topology, the engine built from it, its test
+ * routes and traffic jobs), serves the control and session sockets, and
+ * cleans up after itself on 'ibemu down', SIGTERM or SIGINT, or when its
+ * start fails, through one close path for its handles.
  */
 #ifndef IBEMU_DAEMON_H
 #define IBEMU_DAEMON_H

@@ -37,6 +37,19 @@ int ibemu_gen_kind_exists(const char *kind)
 	return kind && find_kind(kind) != NULL;
 }
 
+const char *ibemu_gen_kind_name(size_t i)
+{
+	return i < IBEMU_ARRAY_SIZE(kinds) ? kinds[i]->name : NULL;
+}
+
+const char *ibemu_gen_param_name(size_t kind, size_t j, const char **help)
+{
+	if (kind >= IBEMU_ARRAY_SIZE(kinds) || j >= kinds[kind]->nparams)
+		return NULL;
+	*help = kinds[kind]->params[j].help;
+	return kinds[kind]->params[j].name;
+}
+
 static void list_kinds(struct ibemu_buf *b)
 {
 	size_t i;

@@ -38,6 +38,14 @@ int ibemu_gen_run(struct ibemu_topo *t, const char *kind,
 /* Appends the help of every kind (or only 'kind' when not NULL). */
 void ibemu_gen_help(struct ibemu_buf *out, const char *kind);
 
+/*
+ * The table of kinds and their parameters as a command line sees it: the
+ * name of kind 'i' (NULL past the last), and the name and help of its
+ * parameter 'j' (NULL past the last). The strings are static.
+ */
+const char *ibemu_gen_kind_name(size_t i);
+const char *ibemu_gen_param_name(size_t kind, size_t j, const char **help);
+
 /* Returns 1 if 'kind' names a generator. */
 int ibemu_gen_kind_exists(const char *kind);
 

@@ -58,6 +58,42 @@ const char *ibemu_speed_names(void)
 	return "SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR";
 }
 
+const unsigned ibemu_mtu_choices[] = {256, 512, 1024, 2048, 4096, 0};
+
+int ibemu_mtu_valid(unsigned bytes)
+{
+	unsigned i;
+
+	for (i = 0; ibemu_mtu_choices[i]; i++)
+		if (ibemu_mtu_choices[i] == bytes)
+			return 1;
+	return 0;
+}
+
+int ibemu_mtu_parse(const char *s, uint64_t *bytes)
+{
+	unsigned v = 0;
+	const char *p = s;
+
+	/* Five digits at most: enough to see a value too large, no overflow. */
+	while (*p >= '0' && *p <= '9' && p - s < 5)
+		v = v * 10 + (unsigned)(*p++ - '0');
+	if (p == s || *p || !ibemu_mtu_valid(v))
+		return -EINVAL;
+	*bytes = v;
+	return 0;
+}
+
+const char *ibemu_mtu_names(void)
+{
+	return IBEMU_MTU_NAMES;
+}
+
+const char *ibemu_width_names(void)
+{
+	return "1x, 2x, 4x, 8x or 12x";
+}
+
 int ibemu_width_valid(unsigned lanes)
 {
 	return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 ||

@@ -39,6 +39,24 @@ const char *ibemu_speed_name(enum ibemu_speed speed);
 /* Lists the accepted names, for error messages ("SDR, DDR, ..."). */
 const char *ibemu_speed_names(void);
 
+/*
+ * IBA 14.2.5.6 PortInfo NeighborMTU/MTUCap: the MTUs a port may have, in
+ * bytes. The one list every part of ibemu checks an MTU against.
+ */
+#define IBEMU_MTU_MIN 256u
+#define IBEMU_MTU_MAX 4096u
+/* The MTUs, smallest first, 0-terminated (the YAML key's choices). */
+extern const unsigned ibemu_mtu_choices[];
+/* Returns 1 for 256, 512, 1024, 2048 or 4096. */
+int ibemu_mtu_valid(unsigned bytes);
+/* Parses a decimal MTU in bytes; returns 0 or -EINVAL. */
+int ibemu_mtu_parse(const char *s, uint64_t *bytes);
+/* Lists the MTUs, for help and errors (a constant, for static tables). */
+#define IBEMU_MTU_NAMES "256, 512, 1024, 2048 or 4096"
+const char *ibemu_mtu_names(void);
+
+/* Lists the widths, for help and errors ("1x, 2x, 4x, 8x or 12x"). */
+const char *ibemu_width_names(void);
 /* Parses "4x" or "4X"; returns 0 or -EINVAL. */
 int ibemu_width_parse(const char *s, uint8_t *lanes);
 int ibemu_width_valid(unsigned lanes);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "topo.h"
+#include "yaml_keys.h"
 #include "util.h"
 
 int ibemu_topo_create(struct ibemu_topo **out)
@@ -18,13 +19,9 @@ int ibemu_topo_create(struct ibemu_topo **out)
 
 	if (!t)
 		return -ENOMEM;
-	t->defaults.mtu = 4096;
-	t->defaults.vls = 4;
-	t->defaults.width = 4;
-	t->defaults.speed = IBEMU_SPEED_EDR;
-	t->defaults.cable_length_mm = 2000;
-	t->defaults.buffer_per_vl = 16384;
-	t->defaults.routing_latency_ps = 0;
+	/* The YAML key table states the defaults; the format documents them
+	 * from there, and a topology built without a file has them too. */
+	IBEMU_BUG_ON(ibemu__yaml_defaults_init(&t->defaults));
 	ibemu_strmap_init(&t->by_name);
 	*out = t;
 	return 0;

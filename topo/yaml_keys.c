@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rate.h"
 #include "yaml_keys.h"
 
-static const unsigned mtu_choices[] = {256, 512, 1024, 2048, 4096, 0};
 /* IBA 14.2.5.6 PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs. */
 static const unsigned vl_choices[] = {1, 2, 4, 8, 15, 0};
 
@@ -56,7 +56,7 @@ static const struct ibemu__yaml_key top_keys[] = {
 static const struct ibemu__yaml_key defaults_keys[] = {
 	[IBEMU__K_DEF_MTU] = {.name = "mtu",
 			      .type = IBEMU__YT_INT,
-			      .choices = mtu_choices,
+			      .choices = ibemu_mtu_choices,
 			      .def = "4096",
 			      .help = "the largest payload of a packet, bytes"},
 	[IBEMU__K_DEF_VLS] = {.name = "vls",
@@ -90,6 +90,7 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 	[IBEMU__K_DEF_ROUTING_LATENCY] =
 		{.name = "routing_latency",
 		 .type = IBEMU__YT_DURATION,
+		 .flags = IBEMU__YAML_DERIVED,
 		 .min = 1,
 		 .max = PS_PER_MS,
 		 .def = "by speed: 200ns SDR/DDR, 100ns QDR, 170ns FDR10/FDR, "

@@ -56,6 +56,8 @@ enum ibemu__yaml_type {
 
 #define IBEMU__YAML_REQUIRED 0x1u /* must be given */
 #define IBEMU__YAML_HEX	     0x2u /* print its range in hex */
+/* The default is derived from other values; 'def' describes how. */
+#define IBEMU__YAML_DERIVED 0x4u
 
 struct ibemu__yaml_key {
 	const char *name; /* NULL: not a key of this section */
@@ -157,6 +159,13 @@ int ibemu__yaml_map_parse(const struct ibemu__ynode *map,
 			  enum ibemu__yaml_section_id id,
 			  struct ibemu__yaml_val *vals, struct ibemu_diag *d);
 void ibemu__yaml_vals_fini(struct ibemu__yaml_val *vals, size_t n);
+
+/*
+ * Fills 'def' with the defaults the 'defaults:' table declares (a derived
+ * default stays 0). Returns 0, or -EINVAL if the table cannot parse its
+ * own text, which is a bug.
+ */
+int ibemu__yaml_defaults_init(struct ibemu_topo_defaults *def);
 
 /* Converts one scalar to key 'k's type; as ibemu__yaml_map_parse(). */
 int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,

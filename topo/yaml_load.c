@@ -331,15 +331,10 @@ static void check_buffer(struct loader *L, const struct ibemu_loc *loc,
 	ibemu_buf_fini(&b);
 }
 
-static int apply_defaults(struct loader *L, const struct ibemu__ynode *map)
+/* Copies the values given in 'v' (a 'defaults:' section) into 'def'. */
+static void defaults_set(struct ibemu_topo_defaults *def,
+			 const struct ibemu__yaml_val *v)
 {
-	struct ibemu__yaml_val v[IBEMU__K_DEF_COUNT];
-	struct ibemu_topo_defaults *def = &L->t->defaults;
-	int ret;
-
-	ret = ibemu__yaml_map_parse(map, IBEMU__YS_DEFAULTS, v, L->d);
-	if (ret)
-		goto out;
 	if (v[IBEMU__K_DEF_MTU].node)
 		def->mtu = (uint16_t)v[IBEMU__K_DEF_MTU].u;
 	if (v[IBEMU__K_DEF_VLS].node)
@@ -354,6 +349,51 @@ static int apply_defaults(struct loader *L, const struct ibemu__ynode *map)
 		def->buffer_per_vl = (uint32_t)v[IBEMU__K_DEF_BUFFER_PER_VL].u;
 	if (v[IBEMU__K_DEF_ROUTING_LATENCY].node)
 		def->routing_latency_ps = v[IBEMU__K_DEF_ROUTING_LATENCY].u;
+}
+
+int ibemu__yaml_defaults_init(struct ibemu_topo_defaults *def)
+{
+	const struct ibemu__yaml_section *sec =
+		ibemu__yaml_section(IBEMU__YS_DEFAULTS);
+	struct ibemu__yaml_val v[IBEMU__K_DEF_COUNT];
+	struct ibemu__ynode n[IBEMU__K_DEF_COUNT];
+	struct ibemu_diag d;
+	size_t i;
+	int ret = 0;
+
+	memset(def, 0, sizeof(*def));
+	memset(v, 0, sizeof(v));
+	memset(n, 0, sizeof(n));
+	ibemu_diag_init(&d);
+	/* The table's text, read as if a file had said it. */
+	for (i = 0; i < sec->nkeys && !ret; i++) {
+		const struct ibemu__yaml_key *k = &sec->keys[i];
+
+		if (k->flags & IBEMU__YAML_DERIVED)
+			continue;
+		n[i].kind = IBEMU__Y_SCALAR;
+		n[i].str = (char *)k->def;
+		n[i].len = strlen(k->def);
+		n[i].plain = 1;
+		ret = ibemu__yaml_value_parse(k, &n[i], &v[i], &d);
+	}
+	if (!ret)
+		defaults_set(def, v);
+	ibemu__yaml_vals_fini(v, IBEMU__K_DEF_COUNT);
+	ibemu_diag_fini(&d);
+	return ret;
+}
+
+static int apply_defaults(struct loader *L, const struct ibemu__ynode *map)
+{
+	struct ibemu__yaml_val v[IBEMU__K_DEF_COUNT];
+	struct ibemu_topo_defaults *def = &L->t->defaults;
+	int ret;
+
+	ret = ibemu__yaml_map_parse(map, IBEMU__YS_DEFAULTS, v, L->d);
+	if (ret)
+		goto out;
+	defaults_set(def, v);
 	/* Nodes inherit it: one warning here rather than one per node. */
 	if (v[IBEMU__K_DEF_BUFFER_PER_VL].node)
 		check_buffer(L, &v[IBEMU__K_DEF_BUFFER_PER_VL].node->loc,

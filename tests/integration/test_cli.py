@@ -39,12 +39,136 @@ class CliTest(IbemuTestCase):
             (["topo", "gen", "fat-tree-2l", "--radix", "12", "--hosts", "100"], 2,
              "hosts"),
             (["topo", "bogus"], 2, "unknown subcommand 'bogus'"),
-            (["--fabric"], 2, "--fabric needs a fabric name"),
+            (["--fabric"], 2, "option '--fabric' needs a value"),
         ]:
             p = self.ibemu(*args)
             self.assertEqual(p.returncode, status, (args, p.stderr))
             self.assertEqual(p.stderr.count("\n"), 1, (args, p.stderr))
             self.assertIn(text, p.stderr, args)
+
+    def test_option_errors(self):
+        two = topology("two-switch.yaml")
+        for args, text in [
+            (["up", two, "--name"], "ibemu: up: option '--name' needs a value"),
+            (["up", two, "--name", "--foreground"],
+             "ibemu: up: option '--name' needs a value"),
+            (["up", two, "--name", "a", "--name=b"],
+             "ibemu: up: option '--name' is given twice"),
+            (["up", two, "--frobnicate"],
+             "ibemu: up: unknown option '--frobnicate' (see 'ibemu up --help')"),
+            (["up", two, "--foreground=1"],
+             "ibemu: up: option '--foreground' takes no value"),
+            (["up", two, "--routes", "bogus"],
+             "ibemu: up: option '--routes' takes minhop, updown or none, not 'bogus'"),
+            (["up", two, "--sm", "none", "--routes", "minhop"],
+             "does not go with '--routes minhop'"),
+            (["traffic", "uniform", "--victims"],
+             "ibemu: traffic: option '--victims' does not apply to pattern "
+             "'uniform' (only to incast)"),
+            (["traffic", "--shift", "2", "incast"],
+             "ibemu: traffic: option '--shift' does not apply to pattern "
+             "'incast' (only to shift)"),
+            (["traffic", "uniform", "--seed", "-1"],
+             "ibemu: traffic: option '--seed' takes an integer "
+             "(0..18446744073709551615), not '-1'"),
+            (["traffic", "uniform", "--seed", "99999999999999999999"],
+             "(0..18446744073709551615), not '99999999999999999999'"),
+            (["traffic", "uniform", "--sl", "16"],
+             "option '--sl' takes an integer (0..15), not '16'"),
+            (["traffic", "uniform", "--mtu", "1000"],
+             "option '--mtu' takes an integer (256, 512, 1024, 2048 or 4096), "
+             "not '1000'"),
+            (["traffic", "uniform", "--load", "2"],
+             "option '--load' takes a number (0.001..1), not '2'"),
+            (["traffic", "uniform", "--size", "12parsecs"],
+             "option '--size' takes a size such as 4096 or 64KiB"),
+            (["traffic", "uniform", "--duration", "5"],
+             "option '--duration' takes a duration such as 50us or 2ms"),
+            (["traffic", "uniform", "--hotspot", "x"], "does not apply"),
+            (["traffic", "incast", "--hotspot", "hca1:999"],
+             "option '--hotspot' takes NODE or NODE:PORT (a port 0..255)"),
+            (["traffic"], "ibemu: traffic: which pattern?"),
+            (["traffic", "sideways"], "ibemu: traffic: unknown pattern 'sideways'"),
+            (["traffic", "uniform", "--foo"],
+             "ibemu: traffic: unknown option '--foo' (see 'ibemu traffic --help')"),
+            (["ports", "--foo"],
+             "ibemu: ports: unknown option '--foo' (see 'ibemu ports --help')"),
+            (["ports", "a", "b"], "ibemu: ports: unexpected argument 'b'"),
+            (["nodes", "--type", "router"],
+             "ibemu: nodes: option '--type' takes switch or hca, not 'router'"),
+            (["counters", "--top", "0"],
+             "ibemu: counters: option '--top' takes an integer (1..1000000)"),
+            (["counters", "--top"], "ibemu: counters: option '--top' needs a value"),
+            (["status", "--json", "--json"],
+             "ibemu: status: option '--json' is given twice"),
+            (["down", "now"], "ibemu: down: unexpected argument 'now'"),
+            (["exec", "--host"], "ibemu: exec: option '--host' needs a value"),
+            (["exec", "--bogus", "--", "true"],
+             "ibemu: exec: unknown option '--bogus'"),
+            (["topo", "gen", "fat-tree-2l", "--dims", "4x4"],
+             "ibemu: topo gen: option '--dims' does not apply to kind "
+             "'fat-tree-2l' (only to torus, mesh)"),
+            (["topo", "gen", "torus", "--dims"],
+             "ibemu: topo gen: option '--dims' needs a value"),
+            (["topo", "gen", "ring", "--switches", "3", "switches=4"],
+             "ibemu: topo gen: option '--switches' is given twice"),
+            (["topo", "gen", "ring", "--switches", "3", "--speed", "warp"],
+             "ibemu: topo gen: option '--speed' takes a value (SDR, DDR"),
+            (["topo", "check"], "ibemu: topo check: which file?"),
+            (["topo", "check", "a", "b"], "ibemu: topo check: unexpected argument 'b'"),
+            (["help", "up", "down"], "ibemu: help: unexpected argument 'down'"),
+        ]:
+            # No fabric runs: usage errors are found before one is needed.
+            p = self.ibemu(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(p.stderr.count("\n"), 1, (args, p.stderr))
+            self.assertIn(text, p.stderr, args)
+        self.assertEqual(os.listdir(self.rundir), [])
+
+    def test_old_spellings_still_work(self):
+        # --opt=value, --opt value and bare key=value / key value for topo gen.
+        a = self.ibemu("topo", "gen", "ring", "--switches=3", "--name", "r",
+                       check=0).stdout
+        b = self.ibemu("topo", "gen", "ring", "switches=3", "name", "r",
+                       check=0).stdout
+        c = self.ibemu("topo", "gen", "ring", "--switches", "3", "--name=r",
+                       check=0).stdout
+        self.assertEqual(a, b)
+        self.assertEqual(a, c)
+        self.assertEqual(yaml.safe_load(a)["name"], "r")
+        self.assertIn("hosts_per_switch",
+                      self.ibemu("topo", "gen", "ring", "--help", check=0).stdout)
+
+    def test_missing_names_fail_alike(self):
+        self.up(topology("two-switch.yaml"), "names")
+        for args in (["ports", "nonexistent"], ["route", "nonexistent"],
+                     ["route", "hca1", "nonexistent"],
+                     ["counters", "nonexistent"],
+                     ["traffic", "incast", "--hotspot", "nonexistent"]):
+            p = self.ibemu(*args)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertEqual(p.stderr.count("\n"), 1, (args, p.stderr))
+            self.assertIn("nonexistent", p.stderr)
+        # The daemon applies the same table to a client that skips the CLI's
+        # check (here the CLI itself, with the check passing and the value
+        # failing only against the fabric).
+        p = self.ibemu("route", "hca1", check=2)
+        self.assertIn("route: which ports?", p.stderr)
+        self.down("names")
+
+    def test_help_from_tables(self):
+        out = self.ibemu("help", "traffic", check=0).stdout
+        self.assertIn("--seed N", out)
+        self.assertIn("(integer 0..18446744073709551615; default 1)", out)
+        self.assertIn("(integer 1..4294967295; default 1; pattern shift only)", out)
+        self.assertIn("(integer 256, 512, 1024, 2048 or 4096;", out)
+        self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
+        self.assertEqual(out, self.ibemu("traffic", "--help", check=0).stdout)
+        out = self.ibemu("up", "--help", check=0).stdout
+        self.assertIn("usage: ibemu up FILE [--name NAME] [--routes minhop|updown|none]", out)
+        self.assertIn("(one of minhop, updown or none; default minhop)", out)
+        out = self.ibemu("help", "counters", check=0).stdout
+        self.assertIn("usage: ibemu counters [NODE[:PORT]] [--json] [--top N] [--reset]", out)
 
     def test_bad_corpus_through_the_cli(self):
         files = sorted(glob.glob(os.path.join(SRC, "tests", "bad-yaml", "*.yaml")))

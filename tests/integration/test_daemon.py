@@ -62,6 +62,35 @@ class DaemonTest(IbemuTestCase):
         self.assertIn("listening on", log)
         self.assertIn("stop requested", log)
 
+    def test_start_failure_closes_everything(self):
+        # A directory where the pid file goes: the write fails even as
+        # root, after the loop's handles exist, so the start unwinds
+        # through the same close path as a stop.
+        for fg in ([], ["--foreground"]):
+            name = "nopid" + ("fg" if fg else "")
+            paths = self.paths(name)
+            os.makedirs(paths["pid"])
+            p = self.ibemu("up", TWO, "--name", name, *fg, check=1)
+            # In the foreground, a banner line comes before the error.
+            self.assertEqual(p.stderr.count("\n"), 2 if fg else 1, p.stderr)
+            self.assertRegex(p.stderr.splitlines()[-1],
+                             r"^ibemu: up: cannot write .*/pid: Is a directory$")
+            self.assertNotIn("Assertion", p.stderr)
+            self.assertFalse(os.path.exists(paths["sock"]), "socket left behind")
+            self.assertFalse(os.path.exists(paths["lock"]), "lock left behind")
+            self.assertFalse(os.path.exists(os.path.join(paths["dir"], "sess.sock")))
+            self.assertFalse(os.path.exists(os.path.join(paths["dir"], "core")))
+            self.assertFalse(self.ibemu("status", "--fabric", name).returncode == 0)
+            if not fg:
+                with open(paths["log"]) as f:
+                    log = f.read()
+                self.assertIn("cannot start: cannot write", log)
+                self.assertNotIn("Assertion", log)
+            os.rmdir(paths["pid"])
+        # The name is free again: a start now succeeds.
+        self.up(TWO, "nopid")
+        self.down("nopid")
+
     def test_name_is_locked(self):
         self.up(TWO, "locked")
         p = self.ibemu("up", TWO, "--name", "locked", check=1)

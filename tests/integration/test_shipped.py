@@ -116,8 +116,10 @@ class ShippedFabricsTest(IbemuTestCase):
         self.assertEqual([h["hop"] for h in hops], [0, 1, 2, 3])
         p = self.ibemu("route", "hca1", "sw1", check=2)
         self.assertIn("both ends must be HCA ports", p.stderr)
-        p = self.ibemu("route", "hca1", "nosuch:1", check=2)
-        self.assertIn("'nosuch:1' is not a port of fabric", p.stderr)
+        p = self.ibemu("route", "hca1", "nosuch:1", check=1)
+        self.assertIn("route: no node named 'nosuch' in fabric", p.stderr)
+        p = self.ibemu("route", "hca1", "hca3:9", check=2)
+        self.assertIn("'hca3:9' is not a port of fabric", p.stderr)
         self.down("route")
 
     def test_without_routes(self):
@@ -134,9 +136,10 @@ class ShippedFabricsTest(IbemuTestCase):
         p = self.ibemu("route", "hca1", "hca3", check=1)
         self.assertIn("route: hca3 has no LID", p.stderr)
         p = self.ibemu("up", "x.yaml", "--routes", "bogus", check=2)
-        self.assertIn("--routes must be minhop, updown or none", p.stderr)
+        self.assertIn("option '--routes' takes minhop, updown or none, not 'bogus'",
+                      p.stderr)
         p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
-        self.assertIn("--sm takes 'none'", p.stderr)
+        self.assertIn("option '--sm' takes none, not 'opensm'", p.stderr)
         self.down("noroutes")
 
     def test_two_switch_details(self):
@@ -165,7 +168,7 @@ class ShippedFabricsTest(IbemuTestCase):
         self.assertEqual({p["lid"] for p in self.json_of("ports", "sw1")["ports"]}, {1})
         self.assertEqual(ports[0]["lid"], 3)
         p = self.ibemu("ports", "nosuch", check=1)
-        self.assertEqual(p.stderr, "ibemu: error: ports: no node named 'nosuch' "
+        self.assertEqual(p.stderr, "ibemu: ports: no node named 'nosuch' "
                          "in fabric 'details'\n")
         self.down("details")
 

@@ -313,7 +313,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         for host in ("nosuch", "sw1"):
             p = self.exec_("ubad", CLIENT, "ca", host=host, check=1)
             self.assertEqual(p.stderr,
-                             f"ibemu: error: exec: no HCA named {host} in "
+                             f"ibemu: exec: no HCA named {host} in "
                              "fabric ubad\n")
         env = dict(self.env, IBEMU_HOST="nosuch")
         p = self.ibemu("exec", "--fabric", "ubad", "--", CLIENT, "ca",
