@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -405,12 +406,28 @@ static void run_detached(struct ibemu_daemon *d, int ready_fd, int stale)
 	exit(0);
 }
 
+/* How often 'ibemu up' says the daemon is still building its fabric. */
+#define BUILD_NOTE_MS 3000
+
 static int wait_ready(int ready_fd, pid_t child, const char *log, char *why,
 		      size_t whylen)
 {
+	struct pollfd pfd = {.fd = ready_fd, .events = POLLIN};
 	char msg[256];
+	unsigned waited = 0;
 	ssize_t n;
 
+	/*
+	 * Building a large fabric (its engine and test routes) takes a while:
+	 * say so every few seconds rather than look hung.
+	 */
+	while (poll(&pfd, 1, BUILD_NOTE_MS) == 0) {
+		waited += BUILD_NOTE_MS / 1000;
+		fprintf(stderr,
+			"ibemu: up: daemon (pid %ld) still building the "
+			"fabric after %u s (see %s)\n",
+			(long)child, waited, log);
+	}
 	do
 		n = read(ready_fd, msg, sizeof(msg) - 1);
 	while (n < 0 && errno == EINTR);
