@@ -91,8 +91,8 @@ static const struct ibemu_opt_cmd cmd = {
 };
 
 struct run {
-	struct ibemu_opt_val v[O_N];
-	char *args[16];
+	struct ibemu_opt_val v[32]; /* room for the largest table tested */
+	char *args[32];
 	int nargs, variant, ret;
 	struct ibemu_buf err;
 };
@@ -100,14 +100,17 @@ struct run {
 /* Parses a NULL-terminated list of words after the command name. */
 static void parse(struct run *r, const struct ibemu_opt_cmd *c, ...)
 {
-	char *argv[16] = {(char *)"draw"};
+	char *argv[32] = {(char *)"draw"};
 	int argc = 1;
 	va_list ap;
 
 	va_start(ap, c);
-	while ((argv[argc] = va_arg(ap, char *)) != NULL)
+	while ((argv[argc] = va_arg(ap, char *)) != NULL) {
 		argc++;
+		IBEMU_BUG_ON(argc >= (int)IBEMU_ARRAY_SIZE(argv));
+	}
 	va_end(ap);
+	IBEMU_BUG_ON(c->nopts > IBEMU_ARRAY_SIZE(r->v));
 	ibemu_buf_reset(&r->err);
 	r->ret = ibemu_opt_parse(c, argc, argv, r->v, r->args, &r->nargs,
 				 &r->variant, &r->err);
