@@ -26,8 +26,20 @@ struct ibemu_cli_command {
 	int (*run)(struct ibemu_cli *cli, int argc, char **argv);
 };
 
-/* Prints "ibemu: ..." on one line of stderr; returns 'status'. */
+/*
+ * Messages echo what files and daemons said; past this many bytes they are
+ * cut (a name read from a file may be megabytes long).
+ */
+#define IBEMU_CLI_ECHO_MAX 4096
+
+/*
+ * Prints "ibemu: ..." on one line of stderr, control characters escaped
+ * (ibemu_buf_escape()); returns 'status'.
+ */
 int ibemu_cli_fail(int status, const char *fmt, ...) IBEMU_PRINTF(2, 3);
+
+/* Prints 'line' and a newline on stderr, escaped the same way. */
+void ibemu_cli_eputs(const char *line);
 
 /*
  * Parses argv against 'cmd' (ibemu_opt_parse()); 'args' has room for argc
@@ -53,6 +65,24 @@ extern const struct ibemu_opt_cmd ibemu_cli_exec_opts;
  * the exit status.
  */
 int ibemu_cli_select(struct ibemu_cli *cli, char *out, size_t len);
+
+/*
+ * How long the CLI waits for a daemon's answer, or for its next progress
+ * line, unless $IBEMU_TIMEOUT (seconds; 0 waits forever) says otherwise.
+ */
+#define IBEMU_CLI_TIMEOUT_MS 10000u
+
+/* How long 'ibemu down' waits after SIGTERM before SIGKILL, and after. */
+#define IBEMU_CLI_DOWN_GRACE_MS 5000u
+
+/* Reads $IBEMU_TIMEOUT into *ms: 0, or prints why and returns 2. */
+int ibemu_cli_timeout(unsigned *ms);
+
+/*
+ * Checks a fabric name given by 'what' (an option or variable name, for
+ * the message): 0, or prints why it is not one and returns 2.
+ */
+int ibemu_cli_check_name(const char *what, const char *name);
 
 /* Loads a topology file: YAML by extension (.yaml/.yml), else ibnetdiscover.
  * Prints warnings; on error prints the message and returns 2. */

@@ -16,6 +16,7 @@
 #include "ctl_client.h"
 #include "ctl_commands.h"
 #include "daemon.h"
+#include "fabric_name.h"
 #include "ibnd.h"
 #include "runtime.h"
 #include "yaml.h"
@@ -39,33 +40,95 @@ int ibemu_cli_load(const char *path, struct ibemu_topo **out)
 	else
 		ret = ibemu_ibnd_import_file(path, out, &d);
 	for (i = 0; i < d.nwarnings; i++)
-		fprintf(stderr, "%s\n", d.warnings[i]);
+		ibemu_cli_eputs(d.warnings[i]);
 	if (ret)
-		fprintf(stderr, "%s\n", d.error ? d.error : strerror(-ret));
+		ibemu_cli_eputs(d.error ? d.error : strerror(-ret));
 	ibemu_diag_fini(&d);
 	return ret ? 2 : 0;
 }
 
+int ibemu_cli_check_name(const char *what, const char *name)
+{
+	const char *why;
+	struct ibemu_buf b;
+	int ret;
+
+	if (!ibemu_fabric_name_check(name, &why))
+		return 0;
+	ibemu_buf_init(&b);
+	ibemu_buf_escape(&b, name, 80);
+	ret = ibemu_cli_fail(2,
+			     "%s: '%s' is not a valid fabric name: %s (a name "
+			     "is %s)",
+			     what, b.data ? b.data : "", why,
+			     IBEMU_FABRIC_NAME_RULE);
+	ibemu_buf_fini(&b);
+	return ret;
+}
+
+int ibemu_cli_timeout(unsigned *ms)
+{
+	const char *env = getenv("IBEMU_TIMEOUT");
+	char *end;
+	double s;
+
+	*ms = IBEMU_CLI_TIMEOUT_MS;
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	s = strtod(env, &end);
+	if (errno || *end || end == env || !(s >= 0 && s <= 86400))
+		return ibemu_cli_fail(2,
+				      "IBEMU_TIMEOUT: '%s' is not a number "
+				      "of seconds from 0 (wait forever) to "
+				      "86400",
+				      env);
+	*ms = (unsigned)(s * 1000 + 0.5);
+	if (!*ms && s > 0)
+		*ms = 1;
+	return 0;
+}
+
+static int list_failed(int err)
+{
+	if (err == -EINVAL)
+		return ibemu_cli_fail(1,
+				      "IBEMU_RUNTIME_DIR must be an absolute "
+				      "path, not '%s'",
+				      getenv("IBEMU_RUNTIME_DIR"));
+	return ibemu_cli_fail(1, "cannot list fabrics: %s", strerror(-err));
+}
+
+/* The fabric the user named: --fabric, else $IBEMU_FABRIC; NULL if none. */
+static const char *named_fabric(const struct ibemu_cli *cli, const char **src)
+{
+	const char *env = getenv("IBEMU_FABRIC");
+
+	*src = "--fabric";
+	if (cli->fabric)
+		return cli->fabric;
+	*src = "IBEMU_FABRIC";
+	return env && *env ? env : NULL;
+}
+
 int ibemu_cli_select(struct ibemu_cli *cli, char *out, size_t len)
 {
-	const char *name = cli->fabric;
+	const char *src, *name = named_fabric(cli, &src);
 	char **names;
 	size_t n, i;
 	int ret;
 
-	if (!name || !*name)
-		name = getenv("IBEMU_FABRIC");
-	if (name && *name) {
-		if (!ibemu_name_valid(name))
-			return ibemu_cli_fail(2, "'%s' is not a fabric name",
-					      name);
+	/* An empty --fabric is a mistake, not "whichever runs". */
+	if (name) {
+		ret = ibemu_cli_check_name(src, name);
+		if (ret)
+			return ret;
 		snprintf(out, len, "%s", name);
 		return 0;
 	}
 	ret = ibemu_runtime_list(&names, &n);
 	if (ret)
-		return ibemu_cli_fail(1, "cannot list fabrics: %s",
-				      strerror(-ret));
+		return list_failed(ret);
 	if (n == 1) {
 		snprintf(out, len, "%s", names[0]);
 		ibemu_runtime_list_free(names, n);
@@ -98,12 +161,28 @@ static void show_progress(const char *line, void *arg)
 	fflush(stderr);
 }
 
+/*
+ * Whether the daemon of 'name', whose connection just broke, has stopped:
+ * its lock is free within a second (a daemon stopping removes its socket
+ * first and its lock last).
+ */
+static int stopped_meanwhile(const char *name)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	int i;
+
+	for (i = 0; i < 50 && ibemu_runtime_running(name); i++)
+		nanosleep(&ts, NULL);
+	return !ibemu_runtime_running(name);
+}
+
 int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 {
 	const struct ibemu_ctl_command *c = ibemu_ctl_command_find(argv[0]);
 	int shown = 0;
 	char name[64], why[512];
 	char *text = NULL, **args;
+	unsigned timeout;
 	int fd, ret, n;
 
 	/* The daemon parses with the same table; checking here first tells
@@ -122,15 +201,27 @@ int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 			return ret;
 	}
 	ret = ibemu_cli_select(cli, name, sizeof(name));
+	if (!ret)
+		ret = ibemu_cli_timeout(&timeout);
 	if (ret)
 		return ret;
-	fd = ibemu_ctl_connect(name, why, sizeof(why));
+	fd = ibemu_ctl_connect(name, timeout, why, sizeof(why));
 	if (fd < 0)
 		return ibemu_cli_fail(1, "%s", why);
+	/* Each progress line of a long request restarts the timeout. */
 	ret = ibemu_ctl_call(fd, argc, argv, &text, show_progress, &shown);
 	close(fd);
 	if (shown)
 		fprintf(stderr, "\r\033[K");
+	if (ret == -ETIMEDOUT) {
+		ibemu_ctl_timeout_text(name, timeout, why, sizeof(why));
+		return ibemu_cli_fail(1, "%s: %s", argv[0], why);
+	}
+	if ((ret == -ECONNRESET || ret == -EPIPE) && stopped_meanwhile(name))
+		return ibemu_cli_fail(1,
+				      "%s: fabric '%s' was stopped ('ibemu "
+				      "down' or a signal) before it answered",
+				      argv[0], name);
 	if (ret < 0)
 		return ibemu_cli_fail(1, "fabric '%s': %s", name,
 				      strerror(-ret));
@@ -171,7 +262,7 @@ static const struct ibemu_opt up_opts[] = {
 		     .type = IBEMU_OPT_STRING,
 		     .metavar = "NAME",
 		     .def_help = "the file's 'name:' or base name",
-		     .help = "the fabric's name (letters, digits, _ - . +)"},
+		     .help = "the fabric's name: " IBEMU_FABRIC_NAME_RULE},
 	[UP_ROUTES] = {.name = "routes",
 		       .type = IBEMU_OPT_ENUM,
 		       .values = routes_values,
@@ -240,11 +331,12 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		opts.routes = IBEMU_ROUTES_NONE;
 	if (v[UP_NAME].given)
 		name = v[UP_NAME].s;
-	if (name && !ibemu_name_valid(name))
-		return ibemu_cli_fail(2,
-				      "up: '%s' is not a valid fabric name "
-				      "(letters, digits, '_', '-', '.', '+')",
-				      name);
+	if (name) {
+		ret = ibemu_cli_check_name(
+			v[UP_NAME].given ? "up: --name" : "up: --fabric", name);
+		if (ret)
+			return ret;
+	}
 	ret = ibemu_cli_load(file, &t);
 	if (ret)
 		return ret;
@@ -296,43 +388,126 @@ static int process_alive(pid_t pid)
 	return !(paren && paren[1] == ' ' && paren[2] == 'Z');
 }
 
-int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
+/* Waits up to 'ms' for 'pid' to end and the lock of 'name' to be free. */
+static int wait_stopped(const char *name, pid_t pid, unsigned ms)
 {
 	struct timespec ts = {0, 20 * 1000 * 1000};
+	unsigned i;
+
+	for (i = 0;
+	     i < ms / 20 && (ibemu_runtime_running(name) || process_alive(pid));
+	     i++)
+		nanosleep(&ts, NULL);
+	return !ibemu_runtime_running(name) && !process_alive(pid);
+}
+
+/* Waits up to 'ms' for 'pid' to end. */
+static int wait_exit(pid_t pid, unsigned ms)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	unsigned i;
+
+	for (i = 0; i < ms / 20 && process_alive(pid); i++)
+		nanosleep(&ts, NULL);
+	return !process_alive(pid);
+}
+
+/*
+ * 'ibemu down' of a daemon that does not answer: signal the process its
+ * pid file names, once it is proven to hold the fabric's lock (a stale pid
+ * may belong to anyone by now), then remove what it left behind.
+ */
+static int force_down(const char *name, const char *why)
+{
+	struct ibemu_runtime_paths p;
+	int fd, ret;
+	pid_t pid;
+
+	ret = ibemu_runtime_paths(name, &p);
+	if (ret)
+		return ibemu_cli_fail(1, "down: %s", why);
+	pid = ibemu_runtime_pid(name);
+	if (!ibemu_runtime_holder(&p, pid))
+		return ibemu_cli_fail(1,
+				      "down: %s; no process that holds its "
+				      "lock %s is known (pid file: %ld), so "
+				      "none was signalled",
+				      why, p.lock, (long)pid);
+	ibemu_cli_fail(0, "down: %s; sending SIGTERM to pid %ld", why,
+		       (long)pid);
+	/* A stopped daemon handles its SIGTERM once continued. */
+	kill(pid, SIGTERM);
+	kill(pid, SIGCONT);
+	if (!wait_exit(pid, IBEMU_CLI_DOWN_GRACE_MS)) {
+		ibemu_cli_fail(0,
+			       "down: pid %ld did not stop within %u s; "
+			       "sending SIGKILL",
+			       (long)pid, IBEMU_CLI_DOWN_GRACE_MS / 1000);
+		kill(pid, SIGKILL);
+		if (!wait_exit(pid, IBEMU_CLI_DOWN_GRACE_MS))
+			return ibemu_cli_fail(1,
+					      "down: pid %ld of fabric '%s' "
+					      "survived SIGKILL",
+					      (long)pid, name);
+	}
+	/* Whatever it did not remove: ours once we hold its lock. */
+	fd = ibemu_runtime_lock(&p);
+	if (fd == -EBUSY)
+		return ibemu_cli_fail(1,
+				      "down: fabric '%s' was started again "
+				      "meanwhile",
+				      name);
+	if (fd >= 0)
+		ibemu_runtime_cleanup(&p, fd);
+	printf("fabric %s: stopped (pid %ld, by signal)\n", name, (long)pid);
+	return 0;
+}
+
+int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
+{
 	char name[64], why[512];
 	char *text = NULL;
+	unsigned timeout;
 	int fd, ret, i;
 	pid_t pid;
 
 	ret = ibemu_cli_parse(&ibemu_cli_down_opts, argc, argv, NULL, NULL, &i,
 			      NULL);
+	if (!ret)
+		ret = ibemu_cli_select(cli, name, sizeof(name));
+	if (!ret)
+		ret = ibemu_cli_timeout(&timeout);
 	if (ret)
 		return ret;
-	ret = ibemu_cli_select(cli, name, sizeof(name));
-	if (ret)
-		return ret;
-	fd = ibemu_ctl_connect(name, why, sizeof(why));
-	if (fd < 0)
-		return ibemu_cli_fail(1, "%s", why);
 	pid = ibemu_runtime_pid(name);
+	fd = ibemu_ctl_connect(name, timeout, why, sizeof(why));
+	if (fd < 0) {
+		/* Not running at all, or running and not answering. */
+		if (!ibemu_runtime_running(name))
+			return ibemu_cli_fail(1, "%s", why);
+		return force_down(name, why);
+	}
 	ret = ibemu_ctl_call(fd, argc, argv, &text, NULL, NULL);
 	close(fd);
+	if (ret > 0) {
+		ret = ibemu_cli_fail(1, "down: fabric '%s' refused to stop: %s",
+				     name, text ? text : "no reason given");
+		free(text);
+		return ret;
+	}
 	free(text);
-	if (ret)
-		return ibemu_cli_fail(1,
-				      "down: fabric '%s' did not accept "
-				      "the stop request",
-				      name);
+	if (ret == -ETIMEDOUT) {
+		ibemu_ctl_timeout_text(name, timeout, why, sizeof(why));
+		return force_down(name, why);
+	}
 	/* Return once the daemon is gone, so 'up' right after works. */
-	for (i = 0;
-	     i < 1500 && (ibemu_runtime_running(name) || process_alive(pid));
-	     i++)
-		nanosleep(&ts, NULL);
-	if (ibemu_runtime_running(name) || process_alive(pid))
-		return ibemu_cli_fail(1,
-				      "down: fabric '%s' is still running "
-				      "after 10 s",
-				      name);
+	if (!wait_stopped(name, pid, timeout ? timeout : 10000)) {
+		snprintf(why, sizeof(why),
+			 "fabric '%s' accepted the stop request but still "
+			 "runs after %u.%03u s",
+			 name, timeout / 1000, timeout % 1000);
+		return force_down(name, why);
+	}
 	printf("fabric %s: stopped\n", name);
 	return 0;
 }
@@ -354,21 +529,24 @@ const struct ibemu_opt_cmd ibemu_cli_status_opts = {
 int ibemu_cli_status(struct ibemu_cli *cli, int argc, char **argv)
 {
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(status_opts)];
+	const char *src;
 	char **names;
+	unsigned timeout;
 	size_t n, i;
 	int json, nargs, ret;
 
 	ret = ibemu_cli_parse(&ibemu_cli_status_opts, argc, argv, v, NULL,
 			      &nargs, NULL);
+	if (!ret)
+		ret = ibemu_cli_timeout(&timeout);
 	if (ret)
 		return ret;
 	json = (int)v[0].u;
-	if ((cli->fabric && *cli->fabric) || getenv("IBEMU_FABRIC"))
+	if (named_fabric(cli, &src))
 		return ibemu_cli_forward(cli, argc, argv);
 	ret = ibemu_runtime_list(&names, &n);
 	if (ret)
-		return ibemu_cli_fail(1, "cannot list fabrics: %s",
-				      strerror(-ret));
+		return list_failed(ret);
 	if (n == 1) {
 		ibemu_runtime_list_free(names, n);
 		return ibemu_cli_forward(cli, argc, argv);

@@ -40,15 +40,44 @@ static const struct ibemu_cli_command commands[] = {
 	{NULL, NULL, NULL, NULL, NULL},
 };
 
+void ibemu_cli_eputs(const char *line)
+{
+	struct ibemu_buf b;
+
+	ibemu_buf_init(&b);
+	ibemu_buf_escape(&b, line, IBEMU_CLI_ECHO_MAX);
+	fprintf(stderr, "%s\n",
+		b.err	 ? "(message lost: out of memory)"
+		: b.data ? b.data
+			 : "");
+	ibemu_buf_fini(&b);
+}
+
 int ibemu_cli_fail(int status, const char *fmt, ...)
 {
+	struct ibemu_buf msg;
 	va_list ap;
+	int n;
 
-	fputs("ibemu: ", stderr);
+	/* The arguments may hold bytes of any file: escaped on the way out. */
+	ibemu_buf_init(&msg);
+	ibemu_buf_puts(&msg, "ibemu: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n >= 0) {
+		char *text = malloc((size_t)n + 1);
+
+		if (text) {
+			va_start(ap, fmt);
+			vsnprintf(text, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+			ibemu_buf_puts(&msg, text);
+			free(text);
+		}
+	}
+	ibemu_cli_eputs(msg.data ? msg.data : "ibemu: error");
+	ibemu_buf_fini(&msg);
 	return status;
 }
 

@@ -192,11 +192,9 @@ static int topo_gen(int argc, char **argv)
 	if (ibemu_topo_set_name(t, v[GEN_NAME].given ? v[GEN_NAME].s
 						     : g.kinds[kind]))
 		goto oom;
-	if (v[GEN_NAME].given && !ibemu_name_valid(v[GEN_NAME].s)) {
-		ibemu_cli_fail(2, "topo gen: '%s' is not a valid fabric name",
-			       v[GEN_NAME].s);
+	if (v[GEN_NAME].given &&
+	    ibemu_cli_check_name("topo gen: --name", v[GEN_NAME].s))
 		goto out;
-	}
 	if (v[GEN_WIDTH].given)
 		t->defaults.width = (uint8_t)v[GEN_WIDTH].u;
 	if (v[GEN_SPEED].given)
@@ -211,11 +209,12 @@ static int topo_gen(int argc, char **argv)
 	}
 	if (ibemu_gen_run(t, g.kinds[kind], NULL, args, nargs, &d) ||
 	    ibemu_topo_finalize(t, &d)) {
-		ibemu_cli_fail(2, "topo gen: %s", d.error ? d.error : "failed");
+		ibemu_cli_fail(2, "topo gen: %s",
+			       d.error ? ibemu_diag_what(d.error) : "failed");
 		goto out;
 	}
 	for (i = 0; i < d.nwarnings; i++)
-		fprintf(stderr, "%s\n", d.warnings[i]);
+		ibemu_cli_eputs(d.warnings[i]);
 	ibemu_buf_init(&b);
 	ibemu_yaml_emit(t, &b);
 	ret = print_buf(&b);

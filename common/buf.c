@@ -110,6 +110,56 @@ void ibemu_buf_json_string(struct ibemu_buf *b, const char *s)
 	ibemu_buf_append(b, "\"", 1);
 }
 
+/* Length of the valid UTF-8 sequence at 'p' (at most 'left' bytes), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+	size_t n, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* C1 controls (U+0080..U+009F) act on terminals as ESC does. */
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+		return 0;
+	return n;
+}
+
+void ibemu_buf_escape(struct ibemu_buf *b, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, n;
+
+	while (i < len) {
+		if (max && i >= max) {
+			ibemu_buf_printf(b, "... (%zu bytes)", len);
+			return;
+		}
+		if (p[i] == '\\') {
+			ibemu_buf_puts(b, "\\\\");
+			i++;
+		} else if (p[i] >= 0x20 && p[i] < 0x7f) {
+			ibemu_buf_append(b, p + i, 1);
+			i++;
+		} else if (p[i] >= 0x80 && (n = utf8_len(p + i, len - i))) {
+			ibemu_buf_append(b, p + i, n);
+			i += n;
+		} else {
+			ibemu_buf_printf(b, "\\x%02x", p[i]);
+			i++;
+		}
+	}
+}
+
 char *ibemu_buf_steal(struct ibemu_buf *b)
 {
 	char *s;

@@ -26,6 +26,13 @@ void ibemu_buf_printf(struct ibemu_buf *b, const char *fmt, ...)
 	IBEMU_PRINTF(2, 3);
 /* Appends 's' as a JSON string literal, quotes included. */
 void ibemu_buf_json_string(struct ibemu_buf *b, const char *s);
+/*
+ * Appends 's' fit for a terminal: control characters, DEL and bytes that
+ * are not part of valid UTF-8 as \xNN (a backslash as \\). Past 'max'
+ * bytes of 's' (0: no limit) it stops and appends "... (N bytes)", so a
+ * huge value read from a file is never echoed whole.
+ */
+void ibemu_buf_escape(struct ibemu_buf *b, const char *s, size_t max);
 /* Takes the text out of the buffer; the caller frees it. NULL on error. */
 char *ibemu_buf_steal(struct ibemu_buf *b);
 

@@ -93,3 +93,12 @@ void ibemu_diag_warn(struct ibemu_diag *d, const struct ibemu_loc *loc,
 	d->warnings = w;
 	d->warnings[d->nwarnings++] = msg;
 }
+
+const char *ibemu_diag_what(const char *msg)
+{
+	static const char prefix[] = "error: ";
+
+	if (!strncmp(msg, prefix, sizeof(prefix) - 1))
+		return msg + sizeof(prefix) - 1;
+	return msg;
+}

@@ -36,4 +36,11 @@ int ibemu_diag_error(struct ibemu_diag *d, const struct ibemu_loc *loc,
 void ibemu_diag_warn(struct ibemu_diag *d, const struct ibemu_loc *loc,
 		     const char *fmt, ...) IBEMU_PRINTF(3, 4);
 
+/*
+ * 'msg' without the "error: " that starts a message without a place, for
+ * callers that put their own prefix before it ("traffic: ..."). Returns a
+ * pointer into 'msg'.
+ */
+const char *ibemu_diag_what(const char *msg);
+
 #endif

@@ -111,11 +111,23 @@ void ibemu_table_null(struct ibemu_table *t)
 	next_cell(t);
 }
 
+/* A text cell holds at most this many bytes of its string. */
+#define TEXT_CELL_MAX 128
+
 static int cell_text(const struct ibemu_cell *c, char *out, size_t len)
 {
 	switch (c->type) {
-	case IBEMU_CELL_STR:
-		return snprintf(out, len, "%s", c->s);
+	case IBEMU_CELL_STR: {
+		/* Names and descriptions come from files: escaped, cut. */
+		struct ibemu_buf b;
+		int n;
+
+		ibemu_buf_init(&b);
+		ibemu_buf_escape(&b, c->s, TEXT_CELL_MAX);
+		n = snprintf(out, len, "%s", b.err || !b.data ? "?" : b.data);
+		ibemu_buf_fini(&b);
+		return n;
+	}
 	case IBEMU_CELL_UINT:
 		return snprintf(out, len, "%llu", (unsigned long long)c->u);
 	case IBEMU_CELL_REAL:

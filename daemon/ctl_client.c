@@ -9,12 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "ctl_client.h"
 #include "ctl_proto.h"
 #include "runtime.h"
+
+/* SO_RCVTIMEO and SO_SNDTIMEO end a blocked call with EAGAIN. */
+static int timed_out(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK;
+}
 
 static int write_all(int fd, const void *data, size_t len)
 {
@@ -26,7 +34,7 @@ static int write_all(int fd, const void *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return timed_out() ? -ETIMEDOUT : -errno;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -43,7 +51,7 @@ static int read_all(int fd, void *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return timed_out() ? -ETIMEDOUT : -errno;
 		if (n == 0)
 			return -ECONNRESET;
 		p += n;
@@ -88,7 +96,54 @@ static int recv_msg(int fd, struct ibemu_ctl_hdr *hdr, char **payload)
 	return 0;
 }
 
-int ibemu_ctl_connect(const char *name, char *why, size_t whylen)
+/* Every blocking call on 'fd' gives up after 'ms' (0: never). */
+static int set_timeout(int fd, unsigned ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000,
+			     .tv_usec = (long)(ms % 1000) * 1000};
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The daemon closes a connection from another user at once, and a socket
+ * in a directory of another user cannot be reached: either way the client
+ * should hear "permission denied", not "not running".
+ */
+static int other_owner(const char *sock, char *why, size_t whylen,
+		       const char *name)
+{
+	struct stat st;
+
+	if (stat(sock, &st) || st.st_uid == getuid())
+		return 0;
+	snprintf(why, whylen,
+		 "permission denied: fabric '%s' belongs to uid %u (its "
+		 "socket is %s); only its owner may use it",
+		 name, (unsigned)st.st_uid, sock);
+	return 1;
+}
+
+void ibemu_ctl_timeout_text(const char *name, unsigned timeout_ms, char *why,
+			    size_t whylen)
+{
+	pid_t pid = ibemu_runtime_pid(name);
+	char who[48] = "its daemon";
+
+	if (pid > 0)
+		snprintf(who, sizeof(who), "its daemon (pid %ld)", (long)pid);
+	snprintf(why, whylen,
+		 "fabric '%s': %s did not answer within %u.%03u s; it may be "
+		 "stopped or busy ('ibemu down' stops it anyway; "
+		 "IBEMU_TIMEOUT=SECONDS waits longer)",
+		 name, who, timeout_ms / 1000, timeout_ms % 1000);
+}
+
+int ibemu_ctl_connect(const char *name, unsigned timeout_ms, char *why,
+		      size_t whylen)
 {
 	struct ibemu_runtime_paths p;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -98,7 +153,7 @@ int ibemu_ctl_connect(const char *name, char *why, size_t whylen)
 
 	ret = ibemu_runtime_paths(name, &p);
 	if (ret) {
-		snprintf(why, whylen, "fabric name '%s' is too long", name);
+		ibemu_runtime_explain(ret, name, why, whylen);
 		return ret;
 	}
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", p.sock);
@@ -107,9 +162,20 @@ int ibemu_ctl_connect(const char *name, char *why, size_t whylen)
 		snprintf(why, whylen, "socket: %s", strerror(errno));
 		return -errno;
 	}
+	/* A connect to a daemon whose backlog is full waits as long. */
+	ret = set_timeout(fd, timeout_ms);
+	if (ret) {
+		snprintf(why, whylen, "setsockopt: %s", strerror(-ret));
+		goto err_close;
+	}
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		ret = -errno;
-		if (ret == -ENOENT || ret == -ECONNREFUSED)
+		ret = timed_out() ? -ETIMEDOUT : -errno;
+		if (ret == -ETIMEDOUT)
+			ibemu_ctl_timeout_text(name, timeout_ms, why, whylen);
+		else if (ret == -EACCES &&
+			 other_owner(p.sock, why, whylen, name))
+			;
+		else if (ret == -ENOENT || ret == -ECONNREFUSED)
 			snprintf(why, whylen,
 				 "fabric '%s' is not running (no daemon "
 				 "listens on %s)",
@@ -123,9 +189,12 @@ int ibemu_ctl_connect(const char *name, char *why, size_t whylen)
 	if (!ret)
 		ret = recv_msg(fd, &hdr, &payload);
 	if (ret) {
-		snprintf(why, whylen,
-			 "fabric '%s': no greeting from daemon: %s", name,
-			 strerror(-ret));
+		if (ret == -ETIMEDOUT)
+			ibemu_ctl_timeout_text(name, timeout_ms, why, whylen);
+		else if (!other_owner(p.sock, why, whylen, name))
+			snprintf(why, whylen,
+				 "fabric '%s': no greeting from daemon: %s",
+				 name, strerror(-ret));
 		goto err_close;
 	}
 	if (hdr.type != IBEMU_CTL_HELLO) {

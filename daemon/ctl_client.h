@@ -9,10 +9,18 @@
 #include <stddef.h>
 
 /*
- * Connects to the daemon of fabric 'name' and exchanges HELLO. Returns the
- * socket fd or -errno; 'why' says what went wrong in words.
+ * Connects to the daemon of fabric 'name' and exchanges HELLO. Every later
+ * wait on the socket (connect, each message sent or received, including
+ * each progress line) gives up after 'timeout_ms' (0: never) with
+ * -ETIMEDOUT. Returns the socket fd or -errno; 'why' says what went wrong
+ * in words.
  */
-int ibemu_ctl_connect(const char *name, char *why, size_t whylen);
+int ibemu_ctl_connect(const char *name, unsigned timeout_ms, char *why,
+		      size_t whylen);
+
+/* Says in 'why' that fabric 'name' did not answer within 'timeout_ms'. */
+void ibemu_ctl_timeout_text(const char *name, unsigned timeout_ms, char *why,
+			    size_t whylen);
 
 /* Called with each progress line of a long request. */
 typedef void ibemu_ctl_progress_cb(const char *line, void *arg);

@@ -337,7 +337,8 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	ret = ibemu_traffic_create(d->engine, d->topo, &o, &tj->tr, &diag);
 	if (ret) {
 		ibemu_buf_printf(call->err, "traffic: %s",
-				 diag.error ? diag.error : strerror(-ret));
+				 diag.error ? ibemu_diag_what(diag.error)
+					    : strerror(-ret));
 		ibemu_diag_fini(&diag);
 		free(tj);
 		return ret == -EINVAL ? 2 : 1;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,9 +41,66 @@ void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 static void signal_cb(uv_signal_t *h, int signum)
 {
 	struct ibemu_daemon *d = h->data;
+	uint32_t sw, hca;
 
+	if (signum == SIGUSR1) {
+		ibemu_topo_count(d->topo, &sw, &hca);
+		ibemu_daemon_log(
+			d,
+			"received %s: running %llu s, %u switches, "
+			"%u HCAs, %s routes, %s",
+			strsignal(signum),
+			(unsigned long long)(uv_now(&d->loop) - d->started_ms) /
+				1000,
+			sw, hca, ibemu_daemon_routes_name(d->routing),
+			d->job ? "a traffic study running"
+			       : "no traffic study");
+		return;
+	}
 	ibemu_daemon_log(d, "received %s, stopping", strsignal(signum));
 	ibemu_daemon_stop(d);
+}
+
+/*
+ * How often the daemon checks that its control socket is still the one it
+ * bound. Once its runtime directory is removed nothing can reach it, and
+ * a daemon started later under the same name must not meet its files.
+ */
+#define WATCH_MS 1000
+
+static void watch_cb(uv_timer_t *t)
+{
+	struct ibemu_daemon *d = t->data;
+	struct stat st;
+
+	if (!lstat(d->paths.sock, &st) && st.st_dev == d->sock_dev &&
+	    st.st_ino == d->sock_ino)
+		return;
+	d->orphaned = 1;
+	ibemu_daemon_log(d,
+			 "%s is gone or replaced (was the runtime directory "
+			 "removed?); nothing can reach this daemon, stopping",
+			 d->paths.sock);
+	ibemu_daemon_stop(d);
+}
+
+static void signals_start(struct ibemu_daemon *d)
+{
+	struct {
+		uv_signal_t *h;
+		int signum;
+	} sigs[] = {
+		{&d->sigterm, SIGTERM}, {&d->sigint, SIGINT},
+		{&d->sighup, SIGHUP},	{&d->sigquit, SIGQUIT},
+		{&d->sigusr1, SIGUSR1},
+	};
+	size_t i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(sigs); i++) {
+		uv_signal_init(&d->loop, sigs[i].h);
+		sigs[i].h->data = d;
+		uv_signal_start(sigs[i].h, signal_cb, sigs[i].signum);
+	}
 }
 
 /*
@@ -57,8 +115,12 @@ static void close_handles(struct ibemu_daemon *d)
 	ibemu__ctl_jobs_fini(d);
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->pace_timer, NULL);
+	uv_close((uv_handle_t *)&d->watch_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
+	uv_close((uv_handle_t *)&d->sighup, NULL);
+	uv_close((uv_handle_t *)&d->sigquit, NULL);
+	uv_close((uv_handle_t *)&d->sigusr1, NULL);
 }
 
 void ibemu_daemon_stop(struct ibemu_daemon *d)
@@ -193,6 +255,7 @@ static int apply_routes(struct ibemu_daemon *d)
 /* Sets up the loop and the socket; on success the daemon is listening. */
 static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 {
+	struct stat st;
 	int ret;
 
 	ret = ibemu_model_create(d->topo, &d->engine);
@@ -212,11 +275,9 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	}
 	d->loop.data = d;
 	signal(SIGPIPE, SIG_IGN);
-	uv_signal_init(&d->loop, &d->sigterm);
-	uv_signal_init(&d->loop, &d->sigint);
-	d->sigterm.data = d->sigint.data = d;
-	uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
-	uv_signal_start(&d->sigint, signal_cb, SIGINT);
+	signals_start(d);
+	uv_timer_init(&d->loop, &d->watch_timer);
+	d->watch_timer.data = d;
 	ibemu__ctl_jobs_init(d);
 	uv_idle_init(&d->loop, &d->pump_idle);
 	d->pump_idle.data = d;
@@ -235,6 +296,11 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 		goto err_close;
 	}
 	ibemu__sess_server_start(d); /* logs why if processes cannot attach */
+	if (!lstat(d->paths.sock, &st)) {
+		d->sock_dev = st.st_dev;
+		d->sock_ino = st.st_ino;
+		uv_timer_start(&d->watch_timer, watch_cb, WATCH_MS, WATCH_MS);
+	}
 	d->started_ms = uv_now(&d->loop);
 	d->started_at = time(NULL);
 	return 0;
@@ -266,7 +332,10 @@ static void daemon_fini(struct ibemu_daemon *d)
 	ibemu_topo_destroy(d->topo);
 	d->topo = NULL;
 	/* Last: once the lock is gone a new daemon may take the name. */
-	ibemu_runtime_release(&d->paths, d->lock_fd);
+	if (d->orphaned)
+		close(d->lock_fd);
+	else
+		ibemu_runtime_release(&d->paths, d->lock_fd);
 }
 
 static void log_start(struct ibemu_daemon *d, int stale)
@@ -326,12 +395,28 @@ static void run_detached(struct ibemu_daemon *d, int ready_fd, int stale)
 	exit(0);
 }
 
+/* How often 'ibemu up' says the daemon is still building its fabric. */
+#define BUILD_NOTE_MS 3000
+
 static int wait_ready(int ready_fd, pid_t child, const char *log, char *why,
 		      size_t whylen)
 {
+	struct pollfd pfd = {.fd = ready_fd, .events = POLLIN};
 	char msg[256];
+	unsigned waited = 0;
 	ssize_t n;
 
+	/*
+	 * Building a large fabric (its engine and test routes) takes a while:
+	 * say so every few seconds rather than look hung.
+	 */
+	while (poll(&pfd, 1, BUILD_NOTE_MS) == 0) {
+		waited += BUILD_NOTE_MS / 1000;
+		fprintf(stderr,
+			"ibemu: up: daemon (pid %ld) still building the "
+			"fabric after %u s (see %s)\n",
+			(long)child, waited, log);
+	}
 	do
 		n = read(ready_fd, msg, sizeof(msg) - 1);
 	while (n < 0 && errno == EINTR);
@@ -347,6 +432,22 @@ static int wait_ready(int ready_fd, pid_t child, const char *log, char *why,
 			 (long)child, log);
 	}
 	return -EIO;
+}
+
+/*
+ * The pid of the daemon that holds the lock of 'name'. The winner of two
+ * 'up's at once writes its pid file only once its fabric is built: wait a
+ * little for it rather than report pid 0.
+ */
+static pid_t locked_pid(const char *name)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 50 && !(pid = ibemu_runtime_pid(name)); i++)
+		nanosleep(&ts, NULL);
+	return pid;
 }
 
 int ibemu_daemon_start(struct ibemu_topo *t,
@@ -365,8 +466,7 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	d->routing = opts->routes;
 	ret = ibemu_runtime_paths(t->name, &d->paths);
 	if (ret) {
-		snprintf(why, whylen, "runtime path for '%s' is too long",
-			 t->name);
+		ibemu_runtime_explain(ret, t->name, why, whylen);
 		goto err_topo;
 	}
 	ret = ibemu_runtime_prepare(&d->paths, why, whylen);
@@ -375,12 +475,18 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	d->lock_fd = ibemu_runtime_lock(&d->paths);
 	if (d->lock_fd < 0) {
 		ret = d->lock_fd;
-		if (ret == -EBUSY)
+		pid = ret == -EBUSY ? locked_pid(t->name) : 0;
+		if (pid > 0)
 			snprintf(why, whylen,
 				 "fabric '%s' is already running (pid %ld); "
 				 "stop it with 'ibemu down --fabric %s'",
-				 t->name, (long)ibemu_runtime_pid(t->name),
-				 t->name);
+				 t->name, (long)pid, t->name);
+		else if (ret == -EBUSY)
+			snprintf(why, whylen,
+				 "fabric '%s' is starting (another 'ibemu up' "
+				 "holds its lock and has not written its pid "
+				 "yet); try 'ibemu status --fabric %s' later",
+				 t->name, t->name);
 		else
 			snprintf(why, whylen, "cannot lock %s: %s",
 				 d->paths.lock, strerror(-ret));

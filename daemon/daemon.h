@@ -3,13 +3,17 @@
  * The fabric daemon: one process per running fabric, one libuv loop. It owns
  * the fabric (the declared topology, the engine built from it, its test
  * routes and traffic jobs), serves the control and session sockets, and
- * cleans up after itself on 'ibemu down', SIGTERM or SIGINT, or when its
- * start fails, through one close path for its handles.
+ * cleans up after itself on 'ibemu down', SIGTERM, SIGINT, SIGHUP or
+ * SIGQUIT, or when its start fails, through one close path for its
+ * handles. SIGUSR1 logs a status line. A daemon whose control socket
+ * disappears (its runtime directory was removed) can no longer be reached
+ * and stops by itself.
  */
 #ifndef IBEMU_DAEMON_H
 #define IBEMU_DAEMON_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "buf.h"
@@ -35,6 +39,15 @@ struct ibemu_daemon {
 	uv_pipe_t server;
 	uv_signal_t sigterm;
 	uv_signal_t sigint;
+	uv_signal_t sighup;	/* stops, as SIGTERM does */
+	uv_signal_t sigquit;	/* stops, as SIGTERM does */
+	uv_signal_t sigusr1;	/* logs a status line */
+	uv_timer_t watch_timer; /* checks that ctl.sock is still ours */
+	dev_t sock_dev;		/* of ctl.sock once bound */
+	ino_t sock_ino;
+	/* The runtime directory was removed or replaced: leave its paths
+	 * alone on the way out, they may be another daemon's by now. */
+	int orphaned;
 	struct ibemu_topo *topo; /* owned */
 	struct ibemu_runtime_paths paths;
 	int lock_fd;

@@ -14,14 +14,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "fabric_name.h"
 #include "runtime.h"
-#include "topo.h"
 
 int ibemu_runtime_root(char *root, size_t len)
 {
 	const char *env = getenv("IBEMU_RUNTIME_DIR");
 	int n;
 
+	if (env && *env && env[0] != '/')
+		return -EINVAL; /* it would depend on the working directory */
 	if (env && *env)
 		n = snprintf(root, len, "%s", env);
 	else if ((env = getenv("XDG_RUNTIME_DIR")) && *env)
@@ -40,12 +43,15 @@ static int join(char *out, const char *dir, const char *file)
 
 int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 {
-	char root[IBEMU_PATH_MAX];
+	char root[IBEMU_PATH_MAX], sess[IBEMU_PATH_MAX];
+	const char *why;
 	int ret;
 
 	ret = ibemu_runtime_root(root, sizeof(root));
 	if (ret)
 		return ret;
+	if (ibemu_fabric_name_check(name, &why))
+		return -EINVAL;
 	ret = join(p->dir, root, name);
 	if (!ret)
 		ret = join(p->sock, p->dir, "ctl.sock");
@@ -55,6 +61,9 @@ int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 		ret = join(p->pid, p->dir, "pid");
 	if (!ret)
 		ret = join(p->log, p->dir, "daemon.log");
+	/* The session socket is the longest path that must fit sun_path. */
+	if (!ret)
+		ret = join(sess, p->dir, "sess.sock");
 	return ret;
 }
 
@@ -169,6 +178,93 @@ pid_t ibemu_runtime_pid(const char *name)
 	return (pid_t)pid;
 }
 
+void ibemu_runtime_explain(int err, const char *name, char *why, size_t whylen)
+{
+	char root[IBEMU_PATH_MAX];
+	const char *env = getenv("IBEMU_RUNTIME_DIR");
+	const char *bad;
+	struct ibemu_buf b;
+
+	ibemu_buf_init(&b);
+	ibemu_buf_escape(&b, name, 80);
+	if (ibemu_runtime_root(root, sizeof(root)) == -EINVAL)
+		snprintf(why, whylen,
+			 "IBEMU_RUNTIME_DIR must be an absolute path, not "
+			 "'%s'",
+			 env);
+	else if (ibemu_fabric_name_check(name, &bad))
+		snprintf(why, whylen,
+			 "'%s' is not a valid fabric name: %s (a name is "
+			 "%s)",
+			 b.data ? b.data : "", bad, IBEMU_FABRIC_NAME_RULE);
+	else if (err == -ENAMETOOLONG)
+		snprintf(why, whylen,
+			 "the runtime paths of fabric '%s' are longer than "
+			 "%d bytes (the limit of a socket path); choose a "
+			 "shorter name or IBEMU_RUNTIME_DIR",
+			 name, IBEMU_PATH_MAX - 1);
+	else
+		snprintf(why, whylen, "fabric '%s': %s", b.data ? b.data : "",
+			 strerror(-err));
+	ibemu_buf_fini(&b);
+}
+
+/* Removes the files of issm/ and the directory. */
+static void remove_issm(const struct ibemu_runtime_paths *p)
+{
+	char dir[IBEMU_PATH_MAX + 8], path[IBEMU_PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/issm", p->dir);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+void ibemu_runtime_cleanup(const struct ibemu_runtime_paths *p, int lock_fd)
+{
+	char sess[IBEMU_PATH_MAX + 16];
+
+	snprintf(sess, sizeof(sess), "%s/sess.sock", p->dir);
+	unlink(sess);
+	remove_issm(p);
+	ibemu_runtime_release(p, lock_fd);
+}
+
+int ibemu_runtime_holder(const struct ibemu_runtime_paths *p, pid_t pid)
+{
+	char dir[64], path[64 + 256];
+	struct stat lst, fst;
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	if (pid <= 0 || stat(p->lock, &lst))
+		return 0;
+	snprintf(dir, sizeof(dir), "/proc/%ld/fd", (long)pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		found = !stat(path, &fst) && fst.st_dev == lst.st_dev &&
+			fst.st_ino == lst.st_ino;
+	}
+	closedir(d);
+	return found;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -192,7 +288,9 @@ int ibemu_runtime_list(char ***names, size_t *count)
 	if (!dir)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(dir))) {
-		if (!ibemu_name_valid(e->d_name) || e->d_name[0] == '.' ||
+		const char *why;
+
+		if (ibemu_fabric_name_check(e->d_name, &why) ||
 		    !ibemu_runtime_running(e->d_name))
 			continue;
 		grown = realloc(list, (n + 1) * sizeof(*list));

@@ -22,12 +22,20 @@ struct ibemu_runtime_paths {
 
 /*
  * Fills 'root' with the runtime root: $IBEMU_RUNTIME_DIR, else
- * $XDG_RUNTIME_DIR/ibemu, else /tmp/ibemu-UID. Returns 0 or -ENAMETOOLONG.
+ * $XDG_RUNTIME_DIR/ibemu, else /tmp/ibemu-UID. Returns 0, -EINVAL if
+ * $IBEMU_RUNTIME_DIR is not an absolute path, or -ENAMETOOLONG.
  */
 int ibemu_runtime_root(char *root, size_t len);
 
-/* Fills the paths of fabric 'name'. Returns 0 or -ENAMETOOLONG. */
+/*
+ * Fills the paths of fabric 'name'. Returns 0, -EINVAL for a name that
+ * breaks the rule of common/fabric_name.h or a relative root, or
+ * -ENAMETOOLONG (the socket paths must fit sun_path).
+ */
 int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p);
+
+/* Says in 'why' what an error 'err' of ibemu_runtime_paths() meant. */
+void ibemu_runtime_explain(int err, const char *name, char *why, size_t whylen);
 
 /*
  * Creates the root and the fabric directory (mode 0700) and checks that they
@@ -46,6 +54,19 @@ int ibemu_runtime_lock(const struct ibemu_runtime_paths *p);
 
 /* Removes the fabric's files (lock last) and closes the lock fd. */
 void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd);
+
+/*
+ * Removes everything a daemon leaves in its fabric directory when it is
+ * killed: both sockets, the issm/ files, the pid file and (last) the lock,
+ * then closes 'lock_fd'. The caller holds the lock (ibemu_runtime_lock()).
+ */
+void ibemu_runtime_cleanup(const struct ibemu_runtime_paths *p, int lock_fd);
+
+/*
+ * Returns 1 if process 'pid' has the fabric's lock file open, which tells
+ * its daemon from an unrelated process that reuses a stale pid.
+ */
+int ibemu_runtime_holder(const struct ibemu_runtime_paths *p, pid_t pid);
 
 /* Returns 1 if a live daemon holds the lock of fabric 'name'. */
 int ibemu_runtime_running(const char *name);

@@ -762,7 +762,8 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 	d->sess = NULL;
 	while (s->conns)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
-	unlink(s->sock_path);
+	if (!d->orphaned) /* else the path may be another daemon's */
+		unlink(s->sock_path);
 	uv_poll_stop(&s->poll);
 	uv_close((uv_handle_t *)&s->poll, server_close_cb);
 }

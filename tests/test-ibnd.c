@@ -415,6 +415,10 @@ static void test_bad_files(void)
 		{"bad-port-count.ibnd",
 		 "bad-port-count.ibnd:2:8: error: port count 300 out of range:"
 		 " expected 1..254"},
+		{"bad-hca-ports.ibnd",
+		 "bad-hca-ports.ibnd:2:4: error: port count 10 out of range "
+		 "for an HCA: expected 1..9 (rdma-core's libibumad handles "
+		 "HCA ports 1..9; UMAD_CA_MAX_PORTS is 10)"},
 		{"bad-include.ibnd",
 		 "bad-include.ibnd:2:1: error: 'include' is not supported: "
 		 "ibemu"

@@ -90,12 +90,9 @@ static const struct ibemu_opt_cmd cmd = {
 	.variant_first = 1,
 };
 
-/* Values for any command's table: the test's own, or a real one. */
-#define MAX_OPTS 32
-
 struct run {
-	struct ibemu_opt_val v[MAX_OPTS];
-	char *args[16];
+	struct ibemu_opt_val v[32]; /* room for the largest table tested */
+	char *args[32];
 	int nargs, variant, ret;
 	struct ibemu_buf err;
 };
@@ -103,14 +100,17 @@ struct run {
 /* Parses a NULL-terminated list of words after the command name. */
 static void parse(struct run *r, const struct ibemu_opt_cmd *c, ...)
 {
-	char *argv[64] = {(char *)"draw"};
+	char *argv[32] = {(char *)"draw"};
 	int argc = 1;
 	va_list ap;
 
 	va_start(ap, c);
-	while ((argv[argc] = va_arg(ap, char *)) != NULL)
-		T_TRUE(++argc < (int)IBEMU_ARRAY_SIZE(argv));
+	while ((argv[argc] = va_arg(ap, char *)) != NULL) {
+		argc++;
+		IBEMU_BUG_ON(argc >= (int)IBEMU_ARRAY_SIZE(argv));
+	}
 	va_end(ap);
+	IBEMU_BUG_ON(c->nopts > IBEMU_ARRAY_SIZE(r->v));
 	ibemu_buf_reset(&r->err);
 	r->ret = ibemu_opt_parse(c, argc, argv, r->v, r->args, &r->nargs,
 				 &r->variant, &r->err);
@@ -326,7 +326,6 @@ static void test_traffic_table(void)
 	enum ibemu_traffic_pattern p;
 	size_t i;
 
-	T_TRUE(c->nopts <= MAX_OPTS);
 	ibemu_traffic_opts_init(&o);
 	ibemu_buf_init(&r.err);
 	for (i = 0; c->variants[i]; i++) {

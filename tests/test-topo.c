@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of the topology model: nodes, cabling rules, GUIDs, rates. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "topo.h"
@@ -130,6 +131,43 @@ static void test_rates(void)
 	T_EQ_INT(ibemu_width_from_ib(8), 12);
 }
 
+/*
+ * The unicast LIDs run out (IBA 4.1.3: 0xbfff): one LID per switch and per
+ * HCA port. finalize refuses a fabric that needs more, at the first node
+ * without one, so every loader (and 'topo check') refuses it as 'up' does.
+ */
+static void test_lids_run_out(void)
+{
+	struct ibemu_topo *t;
+	struct ibemu_diag d;
+	char name[16];
+	unsigned i;
+
+	T_EQ_INT(ibemu_topo_create(&t), 0);
+	/* 5461 HCAs of 9 ports and 2 switches: 49151 LIDs, all of them. */
+	for (i = 0; i < 5461; i++) {
+		snprintf(name, sizeof(name), "h%u", i);
+		T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, name, 9, NULL),
+			 0);
+	}
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "s1", 4, NULL), 0);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_SWITCH, "s2", 4, NULL), 0);
+	ibemu_diag_init(&d);
+	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
+	ibemu_diag_fini(&d);
+	T_EQ_INT(ibemu_topo_add_node(t, IBEMU_NODE_HCA, "last", 1, NULL), 0);
+	t->nodes[t->nnodes - 1].loc =
+		(struct ibemu_loc){.file = "f.yaml", .line = 7, .col = 5};
+	ibemu_diag_init(&d);
+	T_EQ_INT(ibemu_topo_finalize(t, &d), -EINVAL);
+	T_EQ_STR(d.error, "f.yaml:7:5: error: the fabric needs 49152 LIDs "
+			  "(one per switch and one per HCA port), more than "
+			  "the 49151 unicast LIDs (IBA 4.1.3); node 'last' is "
+			  "the first without one");
+	ibemu_diag_fini(&d);
+	ibemu_topo_destroy(t);
+}
+
 void ibemu_test_register_topo(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -138,6 +176,7 @@ void ibemu_test_register_topo(void)
 		{"many_port_guids", test_many_port_guids},
 		{"disconnected_warns", test_disconnected_warns},
 		{"rates", test_rates},
+		{"lids_run_out", test_lids_run_out},
 		{NULL, NULL},
 	};
 

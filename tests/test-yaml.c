@@ -512,7 +512,10 @@ static void test_fabric_name(void)
 		{"topologies/ft2.yaml", "ft2"},
 		{"/a/b.c/my fabric.v2.yaml", "my_fabric.v2"},
 		{"plain", "plain"},
-		{".hidden", ".hidden"},
+		/* A fabric name never starts with '.' or '-'. */
+		{".hidden", "_hidden"},
+		{"dir/-x.yaml", "_x"},
+		{"..yaml", "_"},
 		{"a/b c.d!", "b_c"},
 		{"dir/", "fabric"},
 		{NULL, "fabric"},
@@ -767,7 +770,8 @@ static void test_roundtrip_strings(void)
 		"links: [[\"true:1\", \"y:1\"], [\"-x:1\", \"1e5:1\"]]\n",
 		/* Everything non-default on nodes and links. */
 		"defaults: {mtu: 256, vls: 1, width: 2x, speed: XDR,"
-		" cable_length: 3mm, buffer_per_vl: 64, routing_latency: 1ps}\n"
+		" cable_length: 3mm, buffer_per_vl: 320, routing_latency: "
+		"1ps}\n"
 		"switches: [{name: s, ports: 254, guid: 0xffffffffffffffff,"
 		" system_image_guid: 0x1, vendor_id: 0, device_id: 0xffff,"
 		" vls: 15, buffer_per_vl: 16MiB, routing_latency: 1ms}]\n"

@@ -336,6 +336,12 @@ static int parse_header(struct ibemu__ibnd_parser *ps,
 		return perr(ps, num,
 			    "port count %s out of range: expected 1..%u",
 			    ibemu__ibnd_num_text(n, nbuf), IBEMU_MAX_PORTS);
+	if (type == IBEMU_NODE_HCA && n > IBEMU_HCA_MAX_PORTS)
+		return perr(ps, num,
+			    "port count %u out of range for an HCA: expected "
+			    "1..%u (rdma-core's libibumad handles HCA ports "
+			    "1..9; UMAD_CA_MAX_PORTS is 10)",
+			    n, IBEMU_HCA_MAX_PORTS);
 	p = skip_ws(q, ps->end);
 	ret = quoted_id(ps, p, "the node id", &ids, &ide, &q);
 	if (ret)

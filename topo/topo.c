@@ -376,12 +376,44 @@ out:
 	free(seen);
 }
 
+/*
+ * The LIDs the fabric needs must exist: the same check for every file, so
+ * 'topo check' refuses what 'up' would. Reported at the first node past
+ * the limit.
+ */
+static int check_lids(const struct ibemu_topo *t, struct ibemu_diag *d)
+{
+	uint64_t total = 0;
+	uint32_t i, first = IBEMU_NONE;
+
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *n = &t->nodes[i];
+
+		total += n->type == IBEMU_NODE_SWITCH ? 1 : n->nports;
+		if (total > IBEMU_MAX_LIDS && first == IBEMU_NONE)
+			first = i;
+	}
+	if (first == IBEMU_NONE)
+		return 0;
+	return ibemu_diag_error(
+		d, &t->nodes[first].loc,
+		"the fabric needs %llu LIDs (one per switch and one per HCA "
+		"port), more than the %u unicast LIDs (IBA 4.1.3); node '%s' "
+		"is the first without one",
+		(unsigned long long)total, IBEMU_MAX_LIDS,
+		t->nodes[first].name);
+}
+
 int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
 {
 	size_t nguids = 0;
 	struct guid_set set;
 	uint32_t i;
 	int ret;
+
+	ret = check_lids(t, d);
+	if (ret)
+		return ret;
 
 	/* Each node claims its GUID and, on an HCA, one per port. */
 	for (i = 0; i < t->nnodes; i++)

@@ -20,7 +20,15 @@ enum ibemu_node_type {
 	IBEMU_NODE_SWITCH = 2,
 };
 
-#define IBEMU_MAX_PORTS	    254	      /* NumPorts: physical ports 1..254 */
+#define IBEMU_MAX_PORTS 254 /* NumPorts: physical ports 1..254 */
+/*
+ * rdma-core's libibumad keeps a CA's ports in an array of
+ * UMAD_CA_MAX_PORTS (10) entries indexed by port number: ibstat, OpenSM and
+ * every umad tool see ports 1..9 of an HCA at most.
+ */
+#define IBEMU_HCA_MAX_PORTS 9
+/* Unicast LIDs (IBA 4.1.3): one per switch, one per HCA port (LMC 0). */
+#define IBEMU_MAX_LIDS	    0xbfffu
 #define IBEMU_NODEDESC_MAX  64	      /* IBA 14.2.5.2 NodeDescription bytes */
 #define IBEMU_OUI	    0x02ebe0u /* locally administered */
 #define IBEMU_DEVICE_HCA    0xeb01u

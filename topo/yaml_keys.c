@@ -19,6 +19,17 @@
 /* IBA 14.2.5.6 PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs. */
 static const unsigned vl_choices[] = {1, 2, 4, 8, 15, 0};
 
+/*
+ * The VL15 buffer is as large as a data VL's, and IBA 7.9.4 drops an SMP
+ * that does not fit: a 256-byte MAD with LRH, BTH, DETH, ICRC and VCRC is
+ * 290 bytes on the wire, 5 credits of 64 bytes.
+ */
+#define BUFFER_MIN 320u
+#define BUFFER_WHY                                                           \
+	"a smaller buffer cannot hold one VL15 SMP (290 bytes on the wire, " \
+	"5 credits of 64 bytes), and every SMP through the port would be "   \
+	"dropped"
+
 #define PS_PER_MS    1000000000ull
 #define MAX_CABLE_MM 100000000ull /* 100 km */
 
@@ -81,7 +92,8 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 	[IBEMU__K_DEF_BUFFER_PER_VL] =
 		{.name = "buffer_per_vl",
 		 .type = IBEMU__YT_SIZE,
-		 .min = 64,
+		 .min = BUFFER_MIN,
+		 .why = BUFFER_WHY,
 		 .max = 16u << 20,
 		 .multiple = 64,
 		 .def = "16KiB",
@@ -128,12 +140,12 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 		.name = "vls", .type = IBEMU__YT_INT, .choices = vl_choices, \
 		.def = "defaults: vls", .help = "data VLs of every port"     \
 	}
-#define KEY_NODE_BUFFER_PER_VL                                              \
-	{                                                                   \
-		.name = "buffer_per_vl", .type = IBEMU__YT_SIZE, .min = 64, \
-		.max = 16u << 20, .multiple = 64,                           \
-		.def = "defaults: buffer_per_vl",                           \
-		.help = "receive buffer of each port per data VL"           \
+#define KEY_NODE_BUFFER_PER_VL                                          \
+	{                                                               \
+		.name = "buffer_per_vl", .type = IBEMU__YT_SIZE,        \
+		.min = BUFFER_MIN, .why = BUFFER_WHY, .max = 16u << 20, \
+		.multiple = 64, .def = "defaults: buffer_per_vl",       \
+		.help = "receive buffer of each port per data VL"       \
 	}
 #define KEY_NODE_DEVICE_ID(default_)                                      \
 	{                                                                 \
@@ -177,7 +189,11 @@ static const struct ibemu__yaml_key hca_keys[] = {
 	[IBEMU__K_NODE_PORTS] = {.name = "ports",
 				 .type = IBEMU__YT_INT,
 				 .min = 1,
-				 .max = IBEMU_MAX_PORTS,
+				 .max = IBEMU_HCA_MAX_PORTS,
+				 .why = "rdma-core's libibumad handles HCA "
+					"ports 1..9 (UMAD_CA_MAX_PORTS is "
+					"10), so ibstat and OpenSM would not "
+					"see the others",
 				 .def = "1",
 				 .help = "the number of ports"},
 	[IBEMU__K_NODE_DESCRIPTION] = KEY_NODE_DESCRIPTION,
@@ -583,8 +599,9 @@ static int out_of_range(struct ibemu_diag *d, const struct ibemu__ynode *n,
 	format_bound(&b, k, k->min);
 	ibemu_buf_puts(&b, "..");
 	format_bound(&b, k, k->max);
-	ibemu_diag_error(d, &n->loc, "%s %s is out of range, expected %s",
-			 k->name, n->str, b.err ? "?" : b.data);
+	ibemu_diag_error(d, &n->loc, "%s %s is out of range, expected %s%s%s",
+			 k->name, n->str, b.err ? "?" : b.data,
+			 k->why ? ": " : "", k->why ? k->why : "");
 	ibemu_buf_fini(&b);
 	return -EINVAL;
 }

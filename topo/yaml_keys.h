@@ -68,6 +68,7 @@ struct ibemu__yaml_key {
 	uint32_t multiple;	 /* value must be a multiple of this */
 	const char *def;	 /* the default, as documented */
 	const char *help;
+	const char *why; /* why the range is what it is; NULL if obvious */
 };
 
 enum ibemu__yaml_section_id {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yaml_libyaml.h>
 
+#include "fabric_name.h"
 #include "file.h"
 #include "gen.h"
 #include "yaml.h"
@@ -731,6 +732,18 @@ out:
 	return ret;
 }
 
+/* A node name may be '..'; the fabric's name is a directory. */
+static int fabric_name_bad(struct loader *L, const struct ibemu__yaml_val *v)
+{
+	const char *why;
+
+	if (!ibemu_fabric_name_check(v->s, &why))
+		return 0;
+	return ibemu_diag_error(L->d, &v->node->loc,
+				"bad fabric name '%s': %s (a name is %s)", v->s,
+				why, IBEMU_FABRIC_NAME_RULE);
+}
+
 /* The fabric's name when the file gives none: its base name, made valid. */
 static int default_name(struct loader *L, const char *file)
 {
@@ -749,6 +762,9 @@ static int default_name(struct loader *L, const char *file)
 		name[n++] = ibemu_name_valid(c) ? *base : '_';
 	}
 	name[n] = '\0';
+	/* "-x.yaml" or "..yaml" must not become an option or a directory. */
+	if (name[0] == '.' || name[0] == '-')
+		name[0] = '_';
 	if (ibemu_topo_set_name(L->t, n ? name : "fabric"))
 		return nomem(L);
 	return 0;
@@ -782,7 +798,10 @@ static int build_model(struct loader *L, const char *file)
 	ret = ibemu__yaml_map_parse(L->root, IBEMU__YS_TOP, v, L->d);
 	if (ret)
 		goto out;
-	if (v[IBEMU__K_TOP_NAME].node)
+	if (v[IBEMU__K_TOP_NAME].node &&
+	    fabric_name_bad(L, &v[IBEMU__K_TOP_NAME]))
+		ret = -EINVAL;
+	else if (v[IBEMU__K_TOP_NAME].node)
 		ret = ibemu_topo_set_name(L->t, v[IBEMU__K_TOP_NAME].s)
 			      ? nomem(L)
 			      : 0;
