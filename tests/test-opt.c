@@ -91,7 +91,8 @@ static const struct ibemu_opt_cmd cmd = {
 };
 
 struct run {
-	struct ibemu_opt_val v[O_N];
+	/* Room for every table parsed here: the draw table and traffic's. */
+	struct ibemu_opt_val v[32];
 	char *args[16];
 	int nargs, variant, ret;
 	struct ibemu_buf err;
@@ -100,7 +101,7 @@ struct run {
 /* Parses a NULL-terminated list of words after the command name. */
 static void parse(struct run *r, const struct ibemu_opt_cmd *c, ...)
 {
-	char *argv[16] = {(char *)"draw"};
+	char *argv[32] = {(char *)"draw"};
 	int argc = 1;
 	va_list ap;
 
@@ -323,8 +324,19 @@ static void test_traffic_table(void)
 	enum ibemu_traffic_pattern p;
 	size_t i;
 
+	T_TRUE(c->nopts <= IBEMU_ARRAY_SIZE(r.v));
 	ibemu_traffic_opts_init(&o);
 	ibemu_buf_init(&r.err);
+	/* --stop stands alone: no pattern needed, nothing else allowed. */
+	parse(&r, c, "--stop", (char *)NULL);
+	T_EQ_INT(r.ret, 0);
+	T_EQ_INT(r.variant, -1);
+	parse(&r, c, "uniform", "--stop", (char *)NULL);
+	T_EQ_INT(r.ret, -EINVAL);
+	T_EQ_STR(r.err.data, "traffic: option '--stop' stands alone: no "
+			     "pattern, argument or other option with it");
+	parse(&r, c, "--size", "0", "uniform", (char *)NULL);
+	T_EQ_INT(r.ret, -EINVAL);
 	for (i = 0; c->variants[i]; i++) {
 		argv[1] = (char *)c->variants[i];
 		T_EQ_INT(ibemu_traffic_pattern_parse(c->variants[i], &p), 0);

@@ -84,7 +84,8 @@ class HostileTest(IbemuTestCase):
         finally:
             out = flood.communicate(timeout=30)[0]
         self.assertEqual(flood.returncode, 0, out)
-        self.assertLess(peak - base, 24 * MiB,
+        # ASan's quarantine keeps freed answers resident a while.
+        self.assertLess(peak - base, (80 if ASAN else 24) * MiB,
                         f"RSS {base} -> {peak} bytes ({out.strip()})")
         self.assertLess(self.cpu_share(pid, 1.0), 0.5)
         self.assert_answers("hctl")
