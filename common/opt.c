@@ -393,6 +393,24 @@ int ibemu_opt_parse(const struct ibemu_opt_cmd *cmd, int argc, char **argv,
 			return ret;
 		vals[k].given = 1;
 	}
+	for (j = 0; j < cmd->nopts; j++) {
+		if (!vals[j].given || !cmd->opts[j].alone)
+			continue;
+		if (argc != 2) {
+			ibemu_buf_printf(err,
+					 "%s: option '--%s' stands alone: "
+					 "no %s, argument or other option "
+					 "with it",
+					 cmd->name, cmd->opts[j].name,
+					 cmd->variant_what ? cmd->variant_what
+							   : "other");
+			return -EINVAL;
+		}
+		*nargs = 0;
+		if (variant)
+			*variant = -1;
+		return 0;
+	}
 	if (cmd->variant_first && v < 0)
 		return bad_variant(cmd, NULL, err);
 	/* Checked once the variant is known, wherever it was written. */

@@ -49,6 +49,9 @@ struct ibemu_opt {
 	 */
 	int (*parse)(const char *text, uint64_t *out);
 	uint32_t only; /* bit i: applies to variant i only; 0: to all */
+	/* A FLAG that stands alone: given, it must be the command's only
+	 * word, and no variant is needed ('traffic --stop'). */
+	int alone;
 	const char *help;
 };
 

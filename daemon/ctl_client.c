@@ -186,7 +186,9 @@ int ibemu_ctl_connect(const char *name, unsigned timeout_ms, char *why,
 		goto err_close;
 	}
 	ret = send_msg(fd, IBEMU_CTL_HELLO, NULL, 0);
-	if (!ret)
+	/* A daemon out of file descriptors refuses with an ERROR in place of
+	 * the HELLO and may have closed before we wrote: read it anyway. */
+	if (!ret || ret == -EPIPE || ret == -ECONNRESET)
 		ret = recv_msg(fd, &hdr, &payload);
 	if (ret) {
 		if (ret == -ETIMEDOUT)

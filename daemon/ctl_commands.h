@@ -32,7 +32,17 @@ struct ibemu_job {
 	/* Owned by the daemon. */
 	struct ibemu_ctl_conn *conn; /* NULL once the client has gone */
 	uint64_t last_progress_ms;
+	/* Set: the job ends at its next turn, its client told this. */
+	const char *cancelled;
 };
+
+/*
+ * Ends the running job at the loop's next turn (not at once: it may be
+ * inside its step); 'why' (static, one line) is logged and is the error
+ * its client gets, if still there. Returns 0, or -ENOENT when no job
+ * runs.
+ */
+int ibemu__ctl_job_cancel(struct ibemu_daemon *d, const char *why);
 
 /* One request being served. */
 struct ibemu_ctl_call {

@@ -3,7 +3,8 @@
  * The control socket. Each connection is checked (peer uid), greeted (HELLO
  * with the protocol version) and then answers requests one at a time. A
  * client that sends garbage gets an ERROR and is dropped; nothing it sends
- * can make the daemon read past what it received.
+ * can make the daemon read past what it received, and a client that does
+ * not read its answers stops being served (CTL_QUEUE_SOFT) until it does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +17,16 @@
 #include "ctl_proto.h"
 #include "daemon.h"
 
+/*
+ * Bytes of answers one client may have waiting to be written before the
+ * daemon stops reading and serving its requests, until they drain. A
+ * request's answer is built whole, so a client's queue holds at most this
+ * plus one answer (IBEMU_CTL_MAX_REPLY); past CTL_QUEUE_HARD (reachable
+ * only by progress lines behind a paused queue) it is dropped.
+ */
+#define CTL_QUEUE_SOFT (4u << 20)
+#define CTL_QUEUE_HARD ((size_t)CTL_QUEUE_SOFT + IBEMU_CTL_MAX_REPLY)
+
 struct ibemu_ctl_conn {
 	uv_pipe_t pipe; /* first: the handle's address is the conn's */
 	struct ibemu_daemon *d;
@@ -25,6 +36,8 @@ struct ibemu_ctl_conn {
 	int greeted;
 	int closing;
 	int stop_after_reply; /* the reply to 'down' is on its way */
+	size_t queued;	      /* bytes of messages not yet written */
+	int paused;	      /* not reading: 'queued' is past CTL_QUEUE_SOFT */
 };
 
 struct write_req {
@@ -49,8 +62,13 @@ static void conn_close(struct ibemu_ctl_conn *c)
 	if (c->closing)
 		return;
 	c->closing = 1;
-	if (c->d->job && c->d->job->conn == c)
+	if (c->d->job && c->d->job->conn == c) {
+		/* Nobody waits for the answer: the study stops (Ctrl-C on
+		 * the CLI ends up here). */
 		c->d->job->conn = NULL;
+		ibemu__ctl_job_cancel(c->d, "job stopped: its client went "
+					    "away");
+	}
 	for (pp = &c->d->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -60,17 +78,33 @@ static void conn_close(struct ibemu_ctl_conn *c)
 	uv_close((uv_handle_t *)&c->pipe, conn_close_cb);
 }
 
+static void conn_process(struct ibemu_ctl_conn *c);
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+/* The client read enough of its answers: serve it again. */
+static void conn_resume(struct ibemu_ctl_conn *c)
+{
+	c->paused = 0;
+	conn_process(c);
+	if (!c->paused && !c->closing && c->greeted >= 0)
+		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+}
+
 static void write_cb(uv_write_t *req, int status)
 {
 	struct write_req *w = (struct write_req *)req;
 	struct ibemu_ctl_conn *c = w->conn;
 
+	c->queued -= sizeof(w->hdr) + w->hdr.len;
 	free(w->payload);
 	free(w);
 	if (status < 0 || c->greeted < 0)
 		conn_close(c);
 	else if (c->stop_after_reply)
 		ibemu_daemon_stop(c->d);
+	else if (c->paused && !c->closing && c->queued < CTL_QUEUE_SOFT / 2)
+		conn_resume(c);
 }
 
 /* Queues one message; takes ownership of 'payload' (may be NULL). */
@@ -83,6 +117,16 @@ static void conn_send(struct ibemu_ctl_conn *c, uint16_t type, int32_t status,
 
 	if (!w) {
 		free(payload);
+		conn_close(c);
+		return;
+	}
+	if (c->queued + sizeof(w->hdr) + len > CTL_QUEUE_HARD) {
+		ibemu_daemon_log(c->d,
+				 "control client dropped: it does not read "
+				 "its answers (%zu bytes waiting)",
+				 c->queued);
+		free(payload);
+		free(w);
 		conn_close(c);
 		return;
 	}
@@ -100,7 +144,9 @@ static void conn_send(struct ibemu_ctl_conn *c, uint16_t type, int32_t status,
 		free(payload);
 		free(w);
 		conn_close(c);
+		return;
 	}
+	c->queued += sizeof(w->hdr) + len;
 }
 
 static void conn_error(struct ibemu_ctl_conn *c, const char *msg)
@@ -201,9 +247,36 @@ static void job_send_progress(struct ibemu_job *job)
 		ibemu_buf_fini(&line);
 }
 
+int ibemu__ctl_job_cancel(struct ibemu_daemon *d, const char *why)
+{
+	if (!d->job)
+		return -ENOENT;
+	if (!d->job->cancelled)
+		d->job->cancelled = why;
+	return 0;
+}
+
+/* Ends a cancelled job: a study stopped half way leaves the engine whole
+ * (it detaches; the packets it had in flight are the engine's). */
+static void job_cancelled(struct ibemu_daemon *d)
+{
+	struct ibemu_job *job = d->job;
+	struct ibemu_buf out, err;
+
+	ibemu_daemon_log(d, "%s", job->cancelled);
+	if (job->conn) {
+		ibemu_buf_init(&out);
+		ibemu_buf_init(&err);
+		ibemu_buf_puts(&err, job->cancelled);
+		conn_answer(job->conn, 1, &out, &err);
+	}
+	job_end(d);
+}
+
 /*
- * One turn of a long request between the loop's other work. A client that
- * leaves does not stop the job: the engine's state must stay whole.
+ * One turn of a long request between the loop's other work. A job ends
+ * early when cancelled: by 'ibemu traffic --stop' or when its client
+ * leaves.
  */
 static void job_idle_cb(uv_idle_t *h)
 {
@@ -213,6 +286,10 @@ static void job_idle_cb(uv_idle_t *h)
 	uint64_t now;
 	int done = 0, status;
 
+	if (job->cancelled) {
+		job_cancelled(d);
+		return;
+	}
 	job->step(job, &done);
 	if (!done) {
 		now = uv_now(&d->loop);
@@ -286,6 +363,13 @@ static void conn_process(struct ibemu_ctl_conn *c)
 
 	while (c->greeted >= 0 && !c->closing &&
 	       c->in_len - off >= sizeof(hdr)) {
+		if (c->queued >= CTL_QUEUE_SOFT && !c->paused) {
+			/* The rest waits in c->in until the answers drain. */
+			c->paused = 1;
+			uv_read_stop((uv_stream_t *)&c->pipe);
+		}
+		if (c->paused)
+			break;
 		memcpy(&hdr, c->in + off, sizeof(hdr));
 		if (hdr.magic != IBEMU_CTL_MAGIC) {
 			conn_error(c,
@@ -325,6 +409,8 @@ static void conn_process(struct ibemu_ctl_conn *c)
 		}
 		off += hdr.len;
 	}
+	if (c->closing)
+		return;
 	memmove(c->in, c->in + off, c->in_len - off);
 	c->in_len -= off;
 }
@@ -361,76 +447,89 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	c->in_len += (size_t)nread;
 	conn_process(c);
 	/* Bound what one client may make us buffer. */
-	if (!c->closing &&
+	if (!c->closing && !c->paused &&
 	    c->in_len > IBEMU_CTL_MAX_REQUEST + sizeof(struct ibemu_ctl_hdr))
 		conn_error(c, "request too large");
 }
 
-static int peer_allowed(uv_pipe_t *p)
+static int peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	uv_os_fd_t fd;
 
-	if (uv_fileno((uv_handle_t *)p, &fd))
-		return 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
 		return 0;
 	return cred.uid == getuid();
 }
 
-static void connection_cb(uv_stream_t *server, int status)
+static void accept_cb(struct ibemu_listener *l, int fd)
 {
-	struct ibemu_daemon *d = server->data;
+	struct ibemu_daemon *d = l->data;
 	struct ibemu_ctl_conn *c;
 
-	if (status < 0 || d->stopping)
+	if (d->stopping || !peer_allowed(fd)) {
+		if (!d->stopping)
+			ibemu_daemon_log_limited(d, &d->refusals,
+						 "refused a control client of "
+						 "another user");
+		close(fd);
 		return;
+	}
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		close(fd);
 		return;
+	}
 	c->d = d;
 	uv_pipe_init(&d->loop, &c->pipe, 0);
 	c->next = d->conns;
 	d->conns = c;
-	if (uv_accept(server, (uv_stream_t *)&c->pipe)) {
-		conn_close(c);
-		return;
-	}
-	if (!peer_allowed(&c->pipe)) {
-		ibemu_daemon_log(d, "refused a control client of another user");
+	if (uv_pipe_open(&c->pipe, fd)) {
+		close(fd);
 		conn_close(c);
 		return;
 	}
 	uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
 }
 
+/* Out of fds: the client's HELLO gets this ERROR in its place. */
+static void refuse_cb(struct ibemu_listener *l, int fd, const char *why)
+{
+	struct ibemu_ctl_hdr hdr = {
+		.magic = IBEMU_CTL_MAGIC,
+		.version = IBEMU_CTL_VERSION,
+		.type = IBEMU_CTL_ERROR,
+		.len = (uint32_t)strlen(why),
+		.status = 1,
+	};
+	struct iovec iov[2] = {
+		{.iov_base = &hdr, .iov_len = sizeof(hdr)},
+		{.iov_base = (void *)why, .iov_len = hdr.len},
+	};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+
+	(void)l;
+	/* A new socket's buffer takes these few bytes at once. */
+	if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return;
+}
+
+static const struct ibemu_listener_ops ctl_listener_ops = {
+	.accept = accept_cb,
+	.refuse = refuse_cb,
+};
+
 int ibemu__ctl_server_start(struct ibemu_daemon *d)
 {
-	mode_t old;
-	int ret;
-
-	ret = uv_pipe_init(&d->loop, &d->server, 0);
-	if (ret)
-		return ret;
+	d->server.ops = &ctl_listener_ops;
+	d->server.what = "control";
 	d->server.data = d;
-	/* Owner-only from the moment the socket exists. */
-	old = umask(0077);
-	ret = uv_pipe_bind(&d->server, d->paths.sock);
-	umask(old);
-	if (!ret)
-		ret = uv_listen((uv_stream_t *)&d->server, 64, connection_cb);
-	if (ret) {
-		uv_close((uv_handle_t *)&d->server, NULL);
-		return ret;
-	}
-	chmod(d->paths.sock, 0600);
-	return 0;
+	return ibemu__listener_start(d, &d->server, d->paths.sock, SOCK_STREAM);
 }
 
 void ibemu__ctl_server_stop(struct ibemu_daemon *d)
 {
-	uv_close((uv_handle_t *)&d->server, NULL);
+	ibemu__listener_stop(&d->server, NULL);
 	while (d->conns)
 		conn_close(d->conns);
 }

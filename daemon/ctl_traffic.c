@@ -4,7 +4,9 @@
  * processes. The daemon runs it as a job, in bounded batches of engine
  * events between other requests, sends progress lines while it runs and
  * the report (per-flow throughput, latency percentiles, busiest links) when
- * the fabric has drained. Counters keep what the study did.
+ * the fabric has drained. Counters keep what the study did. A study stops
+ * early on 'ibemu traffic --stop' or when its client goes away; the bounds
+ * of fabric/traffic.h keep its memory in check.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct traffic_job {
 	struct ibemu_job job; /* first: the daemon sees only this */
 	struct ibemu_traffic *tr;
 	int json;
+	int stop; /* --stop: no study, stop the running one */
 	size_t top;
 	int ret; /* of the last step */
 };
@@ -55,6 +58,15 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 		ibemu_buf_puts(err, "traffic: packets were lost: the fabric "
 				    "went idle with messages undelivered (a "
 				    "destination without a route?)");
+		return 1;
+	case -E2BIG:
+		ibemu_buf_printf(err,
+				 "traffic: the study reached its bound of %u "
+				 "messages or %u flows and was stopped; "
+				 "shorten --duration, raise --size or lower "
+				 "--load",
+				 IBEMU_TRAFFIC_MAX_MSGS,
+				 IBEMU_TRAFFIC_MAX_FLOWS);
 		return 1;
 	case -EDEADLK:
 		ibemu_buf_puts(err, "traffic: the fabric deadlocked: packets "
@@ -172,6 +184,7 @@ enum {
 	T_SL,
 	T_MTU,
 	T_TOP,
+	T_STOP,
 	T_NOPTS
 };
 
@@ -183,9 +196,12 @@ static const struct ibemu_opt traffic_table[] = {
 		    .type = IBEMU_OPT_SIZE,
 		    .metavar = "BYTES",
 		    .parse = ibemu_parse_size,
-		    .range_help = "0 (one empty packet) and up",
+		    .min = 1,
+		    .max = IBEMU_TRAFFIC_MAX_MSG_BYTES,
+		    .range_help = "1B..2GiB, IBA's largest message",
 		    .def = "64KiB",
-		    .help = "bytes per message"},
+		    .help = "bytes per message (a source starts one "
+			    "every 20 ns at most)"},
 	[T_LOAD] = {.name = "load",
 		    .type = IBEMU_OPT_FRACTION,
 		    .metavar = "F",
@@ -258,6 +274,11 @@ static const struct ibemu_opt traffic_table[] = {
 		   .max = 1000000,
 		   .def = "10",
 		   .help = "rows of the busiest links in the report (0: all)"},
+	[T_STOP] = {.name = "stop",
+		    .type = IBEMU_OPT_FLAG,
+		    .alone = 1,
+		    .help = "stop the running study (alone, without a "
+			    "pattern); its client gets 'stopped'"},
 };
 
 const struct ibemu_opt_cmd ibemu__traffic_opts = {
@@ -280,6 +301,10 @@ static int parse_options(struct ibemu_ctl_call *call,
 			       &pattern);
 	if (ret)
 		return ret;
+	if (v[T_STOP].u) {
+		tj->stop = 1;
+		return 0;
+	}
 	/* The table's names are the engine's. */
 	if (ibemu_traffic_pattern_parse(patterns[pattern], &o->pattern)) {
 		ibemu_buf_printf(call->err,
@@ -298,10 +323,23 @@ static int parse_options(struct ibemu_ctl_call *call,
 	o->incast_sources = (uint32_t)v[T_SOURCES].u;
 	o->victims = (int)v[T_VICTIMS].u;
 	o->sl = (uint8_t)v[T_SL].u;
+	o->min_slot_ps = IBEMU_TRAFFIC_MIN_SLOT_PS;
 	if (v[T_MTU].given)
 		o->mtu = (uint16_t)v[T_MTU].u;
 	if (v[T_HOTSPOT].given)
 		return parse_host(call, v[T_HOTSPOT].s, &o->incast_dst);
+	return 0;
+}
+
+/* 'ibemu traffic --stop': ends the running study, whoever started it. */
+static int serve_stop(struct ibemu_ctl_call *call)
+{
+	if (ibemu__ctl_job_cancel(call->d, "traffic: stopped by 'ibemu "
+					   "traffic --stop'")) {
+		ibemu_buf_puts(call->err, "traffic: no study is running");
+		return 1;
+	}
+	ibemu_buf_puts(call->out, "traffic: the running study stops\n");
 	return 0;
 }
 
@@ -313,22 +351,29 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	struct ibemu_diag diag;
 	int ret;
 
-	if (d->job) {
-		ibemu_buf_puts(call->err, "traffic: a study is running on this "
-					  "fabric; try again when it is done");
-		return 1;
-	}
-	/* HCAs of processes that have exited are hosts again. */
+	/* HCAs of processes that have exited are hosts again (before the
+	 * options: --hotspot counts hosts). */
 	if (d->sess)
 		ibemu__sess_bind_prune(d->sess);
+	/* Bad usage first: it is an error whatever the fabric's state. */
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)
 		return -ENOMEM;
 	ibemu_traffic_opts_init(&o);
-	/* Bad usage first: it is an error whatever the fabric's state. */
 	ret = parse_options(call, &o, tj);
-	if (!ret)
-		ret = check_configured(call);
+	if (ret || tj->stop) {
+		free(tj);
+		return ret ? ret : serve_stop(call);
+	}
+	if (d->job) {
+		ibemu_buf_puts(call->err, "traffic: a study is running on this "
+					  "fabric; try again when it is done, "
+					  "or stop it with 'ibemu traffic "
+					  "--stop'");
+		free(tj);
+		return 1;
+	}
+	ret = check_configured(call);
 	if (ret) {
 		free(tj);
 		return ret;

@@ -20,22 +20,101 @@
 #include "daemon.h"
 #include "model.h"
 
-void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
+/*
+ * Starts a new daemon.log once the current one has grown past
+ * IBEMU_LOG_MAX_BYTES; the old one becomes daemon.log.1 (one kept). The
+ * log is the daemon's stdout and stderr, where sanitizer reports go too.
+ */
+static void log_rotate(struct ibemu_daemon *d)
+{
+	char old[IBEMU_PATH_MAX + 2];
+	int fd;
+
+	if (snprintf(old, sizeof(old), "%s.1", d->paths.log) >=
+		    (int)sizeof(old) ||
+	    rename(d->paths.log, old))
+		return; /* keep writing where we are; try again later */
+	fd = open(d->paths.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	fflush(stderr);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	d->log_bytes = 0;
+	ibemu_daemon_log(d, "log rotated at %u bytes; earlier lines are in %s",
+			 IBEMU_LOG_MAX_BYTES, old);
+}
+
+static void log_line(struct ibemu_daemon *d, const char *fmt, va_list ap,
+		     const char *tail)
 {
 	char stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
-	va_list ap;
+	int n, total = 0;
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	fprintf(stderr, "%s ibemu[%ld] %s: ", stamp, (long)getpid(),
-		d->topo ? d->topo->name : "-");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	n = fprintf(stderr, "%s ibemu[%ld] %s: ", stamp, (long)getpid(),
+		    d->topo ? d->topo->name : "-");
+	total += n > 0 ? n : 0;
+	n = vfprintf(stderr, fmt, ap);
+	total += n > 0 ? n : 0;
+	n = fprintf(stderr, "%s\n", tail);
+	total += n > 0 ? n : 0;
 	fflush(stderr);
+	if (!d->log_rotates)
+		return;
+	d->log_bytes += (uint64_t)total;
+	if (d->log_bytes >= IBEMU_LOG_MAX_BYTES)
+		log_rotate(d);
+}
+
+void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(d, fmt, ap, "");
+	va_end(ap);
+}
+
+void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
+			      const char *fmt, ...)
+{
+	uint64_t now = uv_now(&d->loop), secs;
+	char tail[96] = "";
+	va_list ap;
+
+	if (!l->primed) {
+		l->primed = 1;
+		l->tokens = IBEMU_LOG_BURST;
+		l->refill_ms = now;
+	}
+	/* A token bucket: one line a second, IBEMU_LOG_BURST at most. */
+	secs = (now - l->refill_ms) / 1000;
+	if (secs) {
+		l->tokens = secs >= IBEMU_LOG_BURST - l->tokens
+				    ? IBEMU_LOG_BURST
+				    : l->tokens + (uint32_t)secs;
+		l->refill_ms += secs * 1000;
+	}
+	if (!l->tokens) {
+		l->suppressed++;
+		l->suppressed_total++;
+		return;
+	}
+	l->tokens--;
+	if (l->suppressed)
+		snprintf(tail, sizeof(tail),
+			 " (%llu more like this suppressed)",
+			 (unsigned long long)l->suppressed);
+	l->suppressed = 0;
+	va_start(ap, fmt);
+	log_line(d, fmt, ap, tail);
+	va_end(ap);
 }
 
 static void signal_cb(uv_signal_t *h, int signum)
@@ -121,6 +200,9 @@ static void close_handles(struct ibemu_daemon *d)
 	uv_close((uv_handle_t *)&d->sighup, NULL);
 	uv_close((uv_handle_t *)&d->sigquit, NULL);
 	uv_close((uv_handle_t *)&d->sigusr1, NULL);
+	if (d->reserve_fd >= 0)
+		close(d->reserve_fd);
+	d->reserve_fd = -1;
 }
 
 void ibemu_daemon_stop(struct ibemu_daemon *d)
@@ -283,6 +365,7 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	d->pump_idle.data = d;
 	uv_timer_init(&d->loop, &d->pace_timer);
 	d->pace_timer.data = d;
+	d->reserve_fd = ibemu__reserve_fd_open();
 	ret = write_pid(&d->paths);
 	if (ret) {
 		snprintf(why, whylen, "cannot write %s: %s", d->paths.pid,
@@ -370,6 +453,12 @@ static void run_detached(struct ibemu_daemon *d, int ready_fd, int stale)
 	fd = open(d->paths.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 		  0600);
 	if (fd >= 0) {
+		struct stat st;
+
+		if (!fstat(fd, &st)) {
+			d->log_rotates = 1;
+			d->log_bytes = (uint64_t)st.st_size;
+		}
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		close(fd);
@@ -461,6 +550,7 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	pid_t pid;
 
 	memset(d, 0, sizeof(*d));
+	d->reserve_fd = -1;
 	d->topo = t;
 	d->lock_fd = -1;
 	d->routing = opts->routes;

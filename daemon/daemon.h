@@ -25,6 +25,25 @@
 struct ibemu_ctl_conn;
 
 /*
+ * The log is bounded twice: repeated lines of one kind from one client go
+ * through a limiter (IBEMU_LOG_BURST lines, then one a second, each saying
+ * how many were suppressed), and the file itself is rotated past
+ * IBEMU_LOG_MAX_BYTES (daemon.log becomes daemon.log.1, replacing the one
+ * before), so a detached daemon's logs never take more than twice that.
+ */
+#define IBEMU_LOG_BURST	    5u
+#define IBEMU_LOG_MAX_BYTES (8u << 20)
+
+/* One limiter per client and reason; zeroed memory is a fresh one. */
+struct ibemu_log_limit {
+	uint64_t refill_ms; /* uv_now() of the last refill */
+	uint32_t tokens;    /* lines that may be written now */
+	int primed;
+	uint64_t suppressed; /* since the last line written */
+	uint64_t suppressed_total;
+};
+
+/*
  * Routes the daemon applies until a subnet manager exists: the engine at
  * that place in routing/'s registry (ibemu_routing_at()), or none. Values
  * come from ibemu_daemon_routes_parse(), so a new engine needs no new name.
@@ -34,9 +53,58 @@ enum ibemu_daemon_routes {
 	IBEMU_ROUTES_NONE = 0xff, /* no LIDs, no LFTs, ports left in Init */
 };
 
+/*
+ * The daemon's listening sockets (listener.c): owner-only Unix sockets
+ * whose connections are accepted by hand, so that a daemon out of file
+ * descriptors refuses new clients with a reason instead of spinning.
+ */
+struct ibemu_listener;
+
+struct ibemu_listener_ops {
+	/* A connection of any user arrived; the callee owns 'fd'. */
+	void (*accept)(struct ibemu_listener *l, int fd);
+	/*
+	 * The daemon has no fd left: tell the client on 'fd' (borrowed,
+	 * closed on return) 'why', in the server's protocol, without
+	 * blocking.
+	 */
+	void (*refuse)(struct ibemu_listener *l, int fd, const char *why);
+};
+
+struct ibemu_listener {
+	uv_poll_t poll;	  /* first: the handle's address is the listener's */
+	uv_timer_t pause; /* accepting resumes when it fires */
+	struct ibemu_daemon *d;
+	const struct ibemu_listener_ops *ops; /* set by the owner */
+	const char *what;		      /* "control", "session": logs */
+	void *data;			      /* the owner's */
+	int fd;
+	int open_handles;
+	void (*closed)(struct ibemu_listener *l);
+	struct ibemu_log_limit full_log;
+};
+
+/* Opens the fd the daemon keeps in reserve (/dev/null): the fd or -1. */
+int ibemu__reserve_fd_open(void);
+
+/*
+ * Binds 'path' (replacing a socket left there), mode 0600, as a socket of
+ * 'type' (SOCK_STREAM, SOCK_SEQPACKET) and starts accepting. 'l' is the
+ * caller's, with ops, what and data set. Returns 0 or -errno (nothing to
+ * close then).
+ */
+int ibemu__listener_start(struct ibemu_daemon *d, struct ibemu_listener *l,
+			  const char *path, int type);
+/*
+ * Stops accepting and closes the socket (not its path); 'closed' (may be
+ * NULL) is called once its handles are closed, when 'l' may be freed.
+ */
+void ibemu__listener_stop(struct ibemu_listener *l,
+			  void (*closed)(struct ibemu_listener *l));
+
 struct ibemu_daemon {
 	uv_loop_t loop;
-	uv_pipe_t server;
+	struct ibemu_listener server; /* ctl.sock */
 	uv_signal_t sigterm;
 	uv_signal_t sigint;
 	uv_signal_t sighup;	/* stops, as SIGTERM does */
@@ -67,6 +135,14 @@ struct ibemu_daemon {
 	uint64_t pace_until;   /* the event pace_timer waits for */
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
+	/* An fd kept open on /dev/null, given up to accept and refuse a
+	 * client when the daemon runs out of descriptors (listener.c). */
+	int reserve_fd;
+	/* Detached: the log file's size, to rotate it (IBEMU_LOG_MAX_BYTES). */
+	int log_rotates;
+	uint64_t log_bytes;
+	/* Servers' refusals, which come from ever new connections. */
+	struct ibemu_log_limit refusals;
 };
 
 struct ibemu_daemon_opts {
@@ -95,6 +171,13 @@ void ibemu_daemon_stop(struct ibemu_daemon *d);
 /* Writes a timestamped line to the daemon's log. */
 void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 	IBEMU_PRINTF(2, 3);
+/*
+ * As ibemu_daemon_log(), through limiter 'l': the first IBEMU_LOG_BURST
+ * lines, then one a second; a line written after some were suppressed
+ * says how many. Call from the loop's thread (it reads uv_now()).
+ */
+void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
+			      const char *fmt, ...) IBEMU_PRINTF(3, 4);
 
 /*
  * Runs the engine in the loop's idle time until it has no event left (or

@@ -67,6 +67,16 @@ struct ibemu_sess_out {
 	uint8_t msg[];
 };
 
+/* Why a port stream's process makes the daemon log, one limiter each. */
+enum ibemu_sess_log_reason {
+	IBEMU_SESS_LOG_NO_AGENT,   /* SEND as an agent not registered */
+	IBEMU_SESS_LOG_BAD_LENGTH, /* SEND the kernel would refuse */
+	IBEMU_SESS_LOG_BAD_PKEY,   /* SEND with a P_Key index of no P_Key */
+	IBEMU_SESS_LOG_DUP_TID,	   /* request with an outstanding TID */
+	IBEMU_SESS_LOG_SEND_FAIL,  /* the engine did not take it */
+	IBEMU_SESS_LOG_NREASONS
+};
+
 enum ibemu_sess_kind {
 	IBEMU_SESS_CONN_NEW,	/* nothing received yet */
 	IBEMU_SESS_CONN_CALL,	/* answered; closes */
@@ -93,12 +103,14 @@ struct ibemu_sess_conn {
 	size_t out_bytes;
 	uint64_t out_dropped;
 	uint64_t out_dropped_logged_ms;
+	/* What its process does wrong, logged a few times then once a
+	 * second (ibemu_daemon_log_limited()). */
+	struct ibemu_log_limit log_limits[IBEMU_SESS_LOG_NREASONS];
 };
 
 struct ibemu_sess_server {
 	struct ibemu_daemon *d;
-	int fd;
-	uv_poll_t poll;
+	struct ibemu_listener listener;
 	char sock_path[IBEMU_PATH_MAX];
 	/* issm/HOST.PORT files: held open, they set IsSM (sess_issm.c). */
 	char issm_dir[IBEMU_PATH_MAX];

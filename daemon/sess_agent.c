@@ -416,29 +416,32 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 	if (!a) {
 		/* Not a protocol error: an UNREGISTER (on another connection)
 		 * may overtake SENDs still queued on the stream. */
-		ibemu_daemon_log(d,
-				 "process %ld sent a MAD as agent %u, which "
-				 "it has not registered; dropped",
-				 (long)c->pid, m->agent_id);
+		ibemu_daemon_log_limited(
+			d, &c->log_limits[IBEMU_SESS_LOG_NO_AGENT],
+			"process %ld sent a MAD as agent %u, which "
+			"it has not registered; dropped",
+			(long)c->pid, m->agent_id);
 		return;
 	}
 	rmpp = send_kind(a, m);
 	if (rmpp < 0) {
-		ibemu_daemon_log(d,
-				 "process %ld sent a MAD of %u bytes (class "
-				 "0x%02x) as agent %u, which is not an "
-				 "RMPP-active MAD of an agent with RMPP; the "
-				 "kernel refuses it (EINVAL), dropped",
-				 (long)c->pid, m->len,
-				 ibemu_mad_get_mgmt_class(m->mad), a->id);
+		ibemu_daemon_log_limited(
+			d, &c->log_limits[IBEMU_SESS_LOG_BAD_LENGTH],
+			"process %ld sent a MAD of %u bytes (class "
+			"0x%02x) as agent %u, which is not an "
+			"RMPP-active MAD of an agent with RMPP; the "
+			"kernel refuses it (EINVAL), dropped",
+			(long)c->pid, m->len, ibemu_mad_get_mgmt_class(m->mad),
+			a->id);
 		return;
 	}
 	if (send_msg_fill(c, a, m, &msg)) {
 		/* The kernel fails such a send: the index names no P_Key. */
-		ibemu_daemon_log(d,
-				 "process %ld sent a MAD with P_Key index "
-				 "%u, which names no P_Key; dropped",
-				 (long)c->pid, m->addr.pkey_index);
+		ibemu_daemon_log_limited(
+			d, &c->log_limits[IBEMU_SESS_LOG_BAD_PKEY],
+			"process %ld sent a MAD with P_Key index "
+			"%u, which names no P_Key; dropped",
+			(long)c->pid, m->addr.pkey_index);
 		return;
 	}
 	if (!is_response(msg.mad)) {
@@ -452,8 +455,9 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 		if (m->timeout_ms) {
 			ret = send_track(c, a, m, &msg, tid, rmpp);
 			if (ret) {
-				ibemu_daemon_log(
+				ibemu_daemon_log_limited(
 					d,
+					&c->log_limits[IBEMU_SESS_LOG_DUP_TID],
 					"process %ld sent a request with the "
 					"TID of one outstanding; dropped",
 					(long)c->pid);
@@ -467,9 +471,10 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 	else
 		ret = ibemu_engine_mad_send(d->engine, c->port_index, &msg);
 	if (ret)
-		ibemu_daemon_log(d, "cannot send a MAD from %s port %u: %s",
-				 d->topo->nodes[c->node].name, c->port,
-				 strerror(-ret));
+		ibemu_daemon_log_limited(
+			d, &c->log_limits[IBEMU_SESS_LOG_SEND_FAIL],
+			"cannot send a MAD from %s port %u: %s",
+			d->topo->nodes[c->node].name, c->port, strerror(-ret));
 	ibemu_daemon_pump(d);
 }
 

@@ -17,8 +17,9 @@
 #include "sess.h"
 
 /*
- * The start time of 'pid' (field 22 of /proc/PID/stat) and whether it still
- * runs: 0 when the process is gone or a zombie.
+ * The start time of 'pid' (field 22 of /proc/PID/stat): 0, -ESRCH when the
+ * process is gone or a zombie, or -EMFILE/-ENFILE when the daemon cannot
+ * open the file to know (which says nothing about the process).
  */
 static int proc_start_time(pid_t pid, uint64_t *start)
 {
@@ -31,7 +32,7 @@ static int proc_start_time(pid_t pid, uint64_t *start)
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return errno == EMFILE || errno == ENFILE ? -errno : -ESRCH;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
@@ -39,7 +40,7 @@ static int proc_start_time(pid_t pid, uint64_t *start)
 	 * last ')'; the state is field 3, the start time field 22. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
+		return -ESRCH;
 	p += 2;
 	for (field = 3; field < 22 && p; field++) {
 		p = strchr(p, ' ');
@@ -47,16 +48,18 @@ static int proc_start_time(pid_t pid, uint64_t *start)
 			p++;
 	}
 	if (!p || sscanf(p, "%llu", &st) != 1)
-		return 0;
+		return -ESRCH;
 	*start = st;
-	return 1;
+	return 0;
 }
 
+/* Whether a binding's process runs; one the daemon cannot check stays. */
 static int binding_alive(const struct ibemu_sess_binding *b)
 {
 	uint64_t start;
+	int ret = proc_start_time(b->pid, &start);
 
-	return proc_start_time(b->pid, &start) && start == b->start_time;
+	return ret ? ret != -ESRCH : start == b->start_time;
 }
 
 static struct ibemu_sess_binding *binding_find(struct ibemu_sess_server *s,
@@ -208,11 +211,20 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 	struct ibemu_sess_binding *b;
 	uint64_t start;
 	uint32_t want;
+	int ret;
 
 	ibemu__sess_bind_prune(s);
-	if (!proc_start_time(pid, &start)) {
+	ret = proc_start_time(pid, &start);
+	if (ret == -ESRCH) {
 		snprintf(why, whylen, "process %ld is gone", (long)pid);
-		return -ESRCH;
+		return ret;
+	}
+	if (ret) {
+		snprintf(why, whylen,
+			 "the daemon has too many open files (%s): detach "
+			 "some processes or close idle connections",
+			 strerror(-ret));
+		return ret;
 	}
 	b = binding_find(s, pid);
 	if (b && b->start_time != start) {

@@ -88,12 +88,22 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
 		}
 	}
 	if (c->kind == IBEMU_SESS_CONN_STREAM) {
+		uint64_t quiet = 0;
+		char tail[80] = "";
+		unsigned i;
+
 		ibemu__sess_agents_free(c);
 		ibemu__sess_bind_streams(s, c->pid, -1);
-		ibemu_daemon_log(s->d,
-				 "process %ld detached from %s port %u%s%s",
-				 (long)c->pid, s->d->topo->nodes[c->node].name,
-				 c->port, why ? ": " : "", why ? why : "");
+		for (i = 0; i < IBEMU_SESS_LOG_NREASONS; i++)
+			quiet += c->log_limits[i].suppressed_total;
+		if (quiet)
+			snprintf(tail, sizeof(tail),
+				 " (%llu log lines about it were suppressed)",
+				 (unsigned long long)quiet);
+		ibemu_daemon_log(
+			s->d, "process %ld detached from %s port %u%s%s%s",
+			(long)c->pid, s->d->topo->nodes[c->node].name, c->port,
+			why ? ": " : "", why ? why : "", tail);
 	}
 	uv_poll_stop(&c->poll);
 	uv_close((uv_handle_t *)&c->poll, conn_close_cb);
@@ -116,9 +126,10 @@ static void proto_error(struct ibemu_sess_conn *c, int status, const char *fmt,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (c->kind != IBEMU_SESS_CONN_STREAM) {
-		ibemu_daemon_log(c->s->d,
-				 "session client (pid %ld) refused: %s",
-				 (long)c->pid, msg);
+		/* Each is a new connection: one limiter for them all. */
+		ibemu_daemon_log_limited(c->s->d, &c->s->d->refusals,
+					 "session client (pid %ld) refused: %s",
+					 (long)c->pid, msg);
 		send_msg(c->fd, IBEMU_SESS_ERROR, status, msg, strlen(msg));
 		ibemu__sess_conn_close(c, NULL);
 		return;
@@ -590,8 +601,9 @@ static void conn_cb(uv_poll_t *h, int status, int events)
 
 /* --- the listening socket ------------------------------------------- */
 
-static void conn_accept(struct ibemu_sess_server *s, int fd)
+static void accept_cb(struct ibemu_listener *l, int fd)
 {
+	struct ibemu_sess_server *s = l->data;
 	int sndbuf = IBEMU_SESS_STREAM_MAX_MSG;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -599,8 +611,9 @@ static void conn_accept(struct ibemu_sess_server *s, int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
 	    cred.uid != getuid()) {
-		ibemu_daemon_log(s->d,
-				 "refused a session client of another user");
+		ibemu_daemon_log_limited(s->d, &s->d->refusals,
+					 "refused a session client of another "
+					 "user");
 		close(fd);
 		return;
 	}
@@ -621,49 +634,17 @@ static void conn_accept(struct ibemu_sess_server *s, int fd)
 	conn_watch(c, UV_READABLE);
 }
 
-static void accept_cb(uv_poll_t *h, int status, int events)
+/* Out of fds: the client's first call gets this ERROR in its place. */
+static void refuse_cb(struct ibemu_listener *l, int fd, const char *why)
 {
-	struct ibemu_sess_server *s = h->data;
-	int fd, i;
-
-	(void)events;
-	if (status < 0)
-		return;
-	for (i = 0; i < READS_PER_EVENT; i++) {
-		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && errno == EINTR)
-			continue;
-		if (fd < 0)
-			return;
-		conn_accept(s, fd);
-	}
+	(void)l;
+	send_msg(fd, IBEMU_SESS_ERROR, -EMFILE, why, strlen(why));
 }
 
-static int listen_on(struct ibemu_sess_server *s)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	mode_t old;
-	int fd, ret;
-
-	memcpy(sa.sun_path, s->sock_path, strlen(s->sock_path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* We hold the fabric's lock: a socket left here is a dead daemon's. */
-	unlink(s->sock_path);
-	/* Owner-only from the moment the socket exists. */
-	old = umask(0077);
-	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (ret || chmod(s->sock_path, 0600) || listen(fd, 64)) {
-		ret = -errno;
-		close(fd);
-		unlink(s->sock_path);
-		return ret;
-	}
-	s->fd = fd;
-	return 0;
-}
+static const struct ibemu_listener_ops sess_listener_ops = {
+	.accept = accept_cb,
+	.refuse = refuse_cb,
+};
 
 static int path_join(char *out, const char *dir, const char *file)
 {
@@ -683,7 +664,6 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 		goto err_log;
 	}
 	s->d = d;
-	s->fd = -1;
 	s->next_hi_tid = 1;
 	s->issm_fd = -1;
 	s->rbuf = malloc(IBEMU_SESS_STREAM_MAX_MSG);
@@ -694,14 +674,13 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	ret = path_join(s->sock_path, d->paths.dir, IBEMU_SESS_SOCKET);
 	if (ret)
 		goto err_free;
-	ret = listen_on(s);
+	s->listener.ops = &sess_listener_ops;
+	s->listener.what = "session";
+	s->listener.data = s;
+	ret = ibemu__listener_start(d, &s->listener, s->sock_path,
+				    SOCK_SEQPACKET);
 	if (ret)
 		goto err_free;
-	ret = uv_poll_init(&d->loop, &s->poll, s->fd);
-	if (ret)
-		goto err_sock;
-	s->poll.data = s;
-	uv_poll_start(&s->poll, UV_READABLE, accept_cb);
 	d->sess = s;
 	ret = ibemu__sess_issm_start(s);
 	if (ret)
@@ -711,9 +690,6 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 				 d->paths.dir, strerror(-ret));
 	return 0;
 
-err_sock:
-	close(s->fd);
-	unlink(s->sock_path);
 err_free:
 	free(s->rbuf);
 	free(s);
@@ -742,11 +718,10 @@ void ibemu__sess_server_free(struct ibemu_sess_server *s)
 	free(s);
 }
 
-static void server_close_cb(uv_handle_t *h)
+static void server_closed_cb(struct ibemu_listener *l)
 {
-	struct ibemu_sess_server *s = h->data;
+	struct ibemu_sess_server *s = l->data;
 
-	close(s->fd);
 	if (s->issm_fd >= 0)
 		ibemu__sess_issm_stop(s); /* frees 's' when done */
 	else
@@ -764,6 +739,5 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
 	if (!d->orphaned) /* else the path may be another daemon's */
 		unlink(s->sock_path);
-	uv_poll_stop(&s->poll);
-	uv_close((uv_handle_t *)&s->poll, server_close_cb);
+	ibemu__listener_stop(&s->listener, server_closed_cb);
 }

@@ -326,8 +326,19 @@ static void test_traffic_table(void)
 	enum ibemu_traffic_pattern p;
 	size_t i;
 
+	T_TRUE(c->nopts <= IBEMU_ARRAY_SIZE(r.v));
 	ibemu_traffic_opts_init(&o);
 	ibemu_buf_init(&r.err);
+	/* --stop stands alone: no pattern needed, nothing else allowed. */
+	parse(&r, c, "--stop", (char *)NULL);
+	T_EQ_INT(r.ret, 0);
+	T_EQ_INT(r.variant, -1);
+	parse(&r, c, "uniform", "--stop", (char *)NULL);
+	T_EQ_INT(r.ret, -EINVAL);
+	T_EQ_STR(r.err.data, "traffic: option '--stop' stands alone: no "
+			     "pattern, argument or other option with it");
+	parse(&r, c, "--size", "0", "uniform", (char *)NULL);
+	T_EQ_INT(r.ret, -EINVAL);
 	for (i = 0; c->variants[i]; i++) {
 		argv[1] = (char *)c->variants[i];
 		T_EQ_INT(ibemu_traffic_pattern_parse(c->variants[i], &p), 0);

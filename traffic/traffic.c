@@ -101,6 +101,10 @@ static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
 			return fi;
 		h = (h + 1) & tr->hash_mask;
 	}
+	if (tr->nflows == IBEMU_TRAFFIC_MAX_FLOWS) {
+		tr->err = -E2BIG;
+		return IBEMU_NONE;
+	}
 	if (tr->nflows == tr->cap_flows) {
 		uint32_t cap = tr->cap_flows ? tr->cap_flows * 2 : 64;
 
@@ -223,10 +227,15 @@ static void create_message(struct ibemu_traffic *tr, uint32_t si)
 	struct ibemu_traffic_flow *f;
 	uint32_t fi, m;
 
+	if (tr->msgs_created == IBEMU_TRAFFIC_MAX_MSGS) {
+		tr->err = -E2BIG;
+		return;
+	}
 	fi = flow_get(tr, s->src, pick_dst(tr, s), s->victim);
 	m = fi == IBEMU_NONE ? IBEMU_NONE : msg_alloc(tr);
 	if (m == IBEMU_NONE) {
-		tr->err = -ENOMEM;
+		if (!tr->err)
+			tr->err = -ENOMEM;
 		return;
 	}
 	f = &tr->flows[fi];
@@ -408,6 +417,11 @@ static int check_opts(const struct ibemu_traffic_opts *o, uint16_t mtu,
 	if (o->sl > 15)
 		return ibemu_diag_error(d, NULL, "SL %u: expected 0..15",
 					o->sl);
+	if (o->msg_bytes > IBEMU_TRAFFIC_MAX_MSG_BYTES)
+		return ibemu_diag_error(d, NULL,
+					"message size %llu bytes: IBA messages "
+					"carry at most 2^31 bytes",
+					(unsigned long long)o->msg_bytes);
 	/* Packets per message are counted in 32 bits. */
 	if (o->msg_bytes > (uint64_t)mtu * 0x7fffffffull)
 		return ibemu_diag_error(d, NULL,
@@ -488,9 +502,14 @@ static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
 	return 0;
 }
 
-static void start_streams(struct ibemu_traffic *tr)
+/*
+ * Sets every stream's slot and checks that the messages it is expected to
+ * create fit IBEMU_TRAFFIC_MAX_MSGS (0 or -EINVAL in 'd').
+ */
+static int stream_slots(struct ibemu_traffic *tr, struct ibemu_diag *d)
 {
 	uint64_t full_ps, last_ps;
+	double expect = 0;
 	uint32_t i;
 
 	for (i = 0; i < tr->nstreams; i++) {
@@ -510,6 +529,29 @@ static void start_streams(struct ibemu_traffic *tr)
 				((tr->last_payload + 3u) & ~3u) +
 				IBEMU_ICRC_BYTES + IBEMU_VCRC_BYTES);
 		s->slot_ps = (tr->msg_pkts - 1) * full_ps + last_ps;
+		/* The source's message rate: no shorter slot than that. */
+		if (s->slot_ps < tr->o.min_slot_ps)
+			s->slot_ps = tr->o.min_slot_ps;
+		expect += ((double)(tr->o.duration_ps / s->slot_ps) + 1) *
+			  tr->o.load;
+	}
+	if (expect > IBEMU_TRAFFIC_MAX_MSGS)
+		return ibemu_diag_error(
+			d, NULL,
+			"the study would create about %.0f messages, more than "
+			"the %u a study may hold; shorten the duration, send "
+			"larger messages or lower the load",
+			expect, IBEMU_TRAFFIC_MAX_MSGS);
+	return 0;
+}
+
+static void start_streams(struct ibemu_traffic *tr)
+{
+	uint32_t i;
+
+	for (i = 0; i < tr->nstreams; i++) {
+		struct ibemu_traffic_stream *s = &tr->streams[i];
+
 		ibemu__rng_seed(&s->rng, tr->o.seed, i);
 		/* Sources start at random phases so they do not march in
 		 * lock step. */
@@ -565,6 +607,9 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	tr->o.pairs = o->pairs;
 	ret = ibemu__traffic_streams(tr, d);
 	tr->o.pairs = NULL;
+	if (ret)
+		goto err_free;
+	ret = stream_slots(tr, d);
 	if (ret)
 		goto err_free;
 	ret = hash_grow(tr);

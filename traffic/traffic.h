@@ -40,6 +40,26 @@
 #include "diag.h"
 #include "engine.h"
 
+/*
+ * Bounds of one study, so that no options can make it take unbounded
+ * memory: messages created (each costs a latency sample and, while it
+ * waits, a pool entry: 32 bytes) and flows (about 100 bytes each). A study
+ * expected to create more is refused at create; one that reaches either
+ * bound while running fails with -E2BIG.
+ */
+#define IBEMU_TRAFFIC_MAX_MSGS	(1u << 22) /* 4,194,304 */
+#define IBEMU_TRAFFIC_MAX_FLOWS (1u << 21) /* 2,097,152 */
+/* IBA 9.7.1.1: a message carries at most 2^31 bytes. */
+#define IBEMU_TRAFFIC_MAX_MSG_BYTES (1ull << 31)
+/*
+ * The shortest message slot the daemon lets a source use (min_slot_ps):
+ * 20 ns, at most 50 million messages a second per source port. Real HCAs
+ * have such a ceiling (a ConnectX-6 issues around 200 million messages a
+ * second over all its queues and both ports); without one, tiny messages
+ * multiply the engine's events per virtual second by a hundred.
+ */
+#define IBEMU_TRAFFIC_MIN_SLOT_PS 20000ull
+
 enum ibemu_traffic_pattern {
 	/* Each message to a host drawn uniformly among the others. */
 	IBEMU_TRAFFIC_UNIFORM,
@@ -90,6 +110,9 @@ struct ibemu_traffic_opts {
 	uint64_t seed;	      /* default 1 */
 	uint8_t sl;	      /* default 0 */
 	uint16_t mtu;	      /* 256..4096; 0 (default): the topology's */
+	/* A message slot lasts at least this long (the source's message
+	 * rate); 0 (default): a message's wire time, however short. */
+	uint64_t min_slot_ps;
 };
 
 /* Sets the defaults documented above. */
@@ -109,7 +132,8 @@ struct ibemu_traffic;
  * ibemu_engine_port_attach()) and schedules the first messages from the
  * engine's current time; it runs the engine (ibemu_traffic_step()), so
  * other owners' ports keep working meanwhile. Bad options are reported in
- * 'd' and give -EINVAL; -ENOMEM.
+ * 'd' and give -EINVAL (a study expected to create more than
+ * IBEMU_TRAFFIC_MAX_MSGS messages among them); -ENOMEM.
  */
 int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 			 const struct ibemu_traffic_opts *o,
@@ -122,7 +146,9 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr);
  * message was generated and delivered and the fabric is idle; results are
  * then final. Returns 0; -EIO if packets were lost (the fabric went idle
  * with messages undelivered: a missing route); -EDEADLK if packets stay
- * stuck in buffers with nothing left to happen (a credit loop); -ENOMEM.
+ * stuck in buffers with nothing left to happen (a credit loop); -E2BIG
+ * when it reached IBEMU_TRAFFIC_MAX_MSGS or IBEMU_TRAFFIC_MAX_FLOWS;
+ * -ENOMEM.
  */
 int ibemu_traffic_step(struct ibemu_traffic *tr, size_t max_events, int *done);
 /* Steps until done; as ibemu_traffic_step(). */

@@ -132,17 +132,23 @@ static int sess_exchange(int fd, uint16_t type, const void *req, size_t len,
 		{.iov_base = (void *)req, .iov_len = len},
 	};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	unsigned resets = 0;
 	ssize_t n;
 
 	*why = '\0';
 	do
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	/* A daemon out of file descriptors answers the connection with an
+	 * ERROR and closes it before our request: its reason is still there
+	 * to be read. */
+	if (n < 0 && errno != EPIPE && errno != ECONNRESET)
 		return -errno;
+	/* If it closed with our request unread, the first receive reports
+	 * the reset; the ERROR comes next. */
 	do
 		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !resets++)));
 	if (n < 0)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
 	if ((size_t)n < sizeof(h) || (size_t)n > sizeof(buf))

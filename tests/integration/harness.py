@@ -102,7 +102,7 @@ class IbemuTestCase(unittest.TestCase):
                 leaks.append(f"daemon of {name} (pid {pid}) still running")
                 os.kill(pid, signal.SIGKILL)
         for path in glob.glob(os.path.join(self.rundir, "*", "*")):
-            if not path.endswith("daemon.log"):
+            if not path.endswith(("daemon.log", "daemon.log.1")):
                 leaks.append(f"left behind: {path}")
                 continue
             # Daemons write sanitizer reports to their log, not to a test.
