@@ -26,15 +26,13 @@ static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
 static uint16_t fdb_top(const struct ibemu_engine *e, uint32_t node)
 {
 	const struct ibemu_agent_node *an = ibemu__agent_node(e, node);
-	uint16_t lid;
-	uint8_t port;
+	uint16_t top;
 
 	if (an->fdb_top_set)
 		return an->linear_fdb_top;
-	for (lid = IBEMU_AGENT_UNICAST_LID_MAX; lid > 0; lid--)
-		if (!ibemu_engine_get_lft(e, node, lid, &port) && port != 0xff)
-			break;
-	return lid;
+	top = ibemu_engine_lft_top(e, node);
+	return top > IBEMU_AGENT_UNICAST_LID_MAX ? IBEMU_AGENT_UNICAST_LID_MAX
+						 : top;
 }
 
 static void switch_info_fill(const struct ibemu_engine *e, uint32_t node,

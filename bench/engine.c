@@ -96,6 +96,7 @@ struct a2a_result {
 	size_t pend_max;
 	uint64_t engine_rss;  /* RSS growth over ibemu_model_create() */
 	uint64_t engine_heap; /* bytes it allocated (mallinfo2) */
+	uint64_t lft_bytes;   /* the switches' LFTs, as routed */
 	uint64_t peak_rss;
 	int peak_is_phase; /* peak_rss counts this phase only */
 };
@@ -510,6 +511,8 @@ static int run_all_to_all(const struct ibemu_topo *t, uint32_t rounds,
 		goto err_engine;
 	}
 	r->nports = ibemu_engine_nports(e);
+	for (i = 0; i < t->nnodes; i++)
+		r->lft_bytes += e->nodes[i].lft_len;
 	ret = a2a_init(&a, e, t, rounds, msg_bytes);
 	if (ret) {
 		fprintf(stderr, "bench-engine: traffic: %s\n", strerror(-ret));
@@ -670,7 +673,7 @@ static void print_memory_row(const char *name, const char *how, uint64_t bytes,
 static void print_memory(const char *name, const struct a2a_result *r)
 {
 	uint64_t ports = (uint64_t)r->nports * sizeof(struct ibemu_eport);
-	uint64_t lfts = (uint64_t)r->switches * IBEMU_LID_COUNT;
+	uint64_t lfts = r->lft_bytes;
 
 	print_memory_row(name, "RSS growth", r->engine_rss, r);
 	/* Sanitizers bring their own allocator, which mallinfo2 misses. */
@@ -966,10 +969,12 @@ int main(int argc, char **argv)
 	if (o.big_hosts)
 		print_memory("fat-tree-3l", &big_r);
 	printf("  sizeof: ibemu_eport %zu, ibemu_enode %zu, ibemu_pkt %zu, "
-	       "ibemu_event %zu; LFT %u bytes per switch\n",
+	       "ibemu_event %zu; LFT %.0f bytes per switch (grown to the "
+	       "highest LID routed)\n",
 	       sizeof(struct ibemu_eport), sizeof(struct ibemu_enode),
 	       sizeof(struct ibemu_pkt), sizeof(struct ibemu_event),
-	       IBEMU_LID_COUNT);
+	       main_r.switches ? (double)main_r.lft_bytes / main_r.switches
+			       : 0.0);
 	printf("  peak RSS of the main run: %.1f MiB%s\n\n",
 	       mib(main_r.peak_rss),
 	       main_r.peak_is_phase ? "" : " (process peak)");

@@ -331,7 +331,13 @@ static int apply_routes(struct ibemu_daemon *d)
 	if (!ops) /* IBEMU_ROUTES_NONE: the ports wait for an SM */
 		return 0;
 	ret = ibemu_routing_run_topo(ops, d->topo, &d->routes);
-	return ret ? ret : ibemu_engine_apply_routes(d->engine, d->routes);
+	if (!ret)
+		ret = ibemu_engine_apply_routes(d->engine, d->routes);
+	/* The engine holds the LFTs now: a second copy of every table (one
+	 * byte per LID per switch) would double the memory of a large fabric. */
+	ibemu_routes_destroy(d->routes);
+	d->routes = NULL;
+	return ret;
 }
 
 /* Sets up the loop and the socket; on success the daemon is listening. */

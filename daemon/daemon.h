@@ -123,7 +123,7 @@ struct ibemu_daemon {
 	time_t started_at;
 	struct ibemu_ctl_conn *conns; /* open control connections */
 	struct ibemu_engine *engine;  /* the running fabric */
-	struct ibemu_routes *routes;  /* test routes, until an SM exists */
+	struct ibemu_routes *routes;  /* while test routes are computed */
 	enum ibemu_daemon_routes routing;
 	struct ibemu_job *job; /* the long request being served */
 	/* Counters at the last 'ibemu counters', for rates over the interval. */

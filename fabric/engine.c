@@ -357,13 +357,6 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 			if (!n->routing_latency_ps)
 				n->routing_latency_ps =
 					default_routing_latency(e, n);
-			n->lft = malloc(IBEMU_LID_COUNT);
-			if (!n->lft) {
-				ret = -ENOMEM;
-				goto err;
-			}
-			/* IBA 14.2.5.10: no route until an SM sets one. */
-			memset(n->lft, 0xff, IBEMU_LID_COUNT);
 		}
 		ret = n->ops->init(e, i);
 		if (ret)
@@ -610,17 +603,59 @@ uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,
 	return port <= n->nports ? e->ports[n->first_port + port].lid : 0;
 }
 
+/* Makes room for LID 'lid' in the LFT of 'n'; 0 or -ENOMEM. */
+static int lft_grow(struct ibemu_enode *n, uint16_t lid)
+{
+	uint32_t len = n->lft_len ? n->lft_len : 64;
+	uint8_t *lft;
+
+	while (len <= lid)
+		len *= 2;
+	if (len > IBEMU_LID_COUNT)
+		len = IBEMU_LID_COUNT;
+	lft = realloc(n->lft, len);
+	if (!lft)
+		return -ENOMEM;
+	/* IBA 14.2.5.10: no route until an SM sets one. */
+	memset(lft + n->lft_len, 0xff, len - n->lft_len);
+	n->lft = lft;
+	n->lft_len = len;
+	return 0;
+}
+
 int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
 			 uint8_t port)
 {
 	struct ibemu_enode *n;
+	int ret;
 
 	if (node >= e->topo->nnodes || lid >= IBEMU_LID_COUNT)
 		return -EINVAL;
 	n = &e->nodes[node];
 	if (n->type != IBEMU_NODE_SWITCH)
 		return -EINVAL;
+	if (lid >= n->lft_len) {
+		if (port == 0xff)
+			return 0; /* no route there already */
+		ret = lft_grow(n, lid);
+		if (ret)
+			return ret;
+	}
 	n->lft[lid] = port;
+	return 0;
+}
+
+uint16_t ibemu_engine_lft_top(const struct ibemu_engine *e, uint32_t node)
+{
+	const struct ibemu_enode *n;
+	uint32_t lid;
+
+	if (node >= e->topo->nnodes)
+		return 0;
+	n = &e->nodes[node];
+	for (lid = n->lft_len; lid-- > 1;)
+		if (n->lft[lid] != 0xff)
+			return (uint16_t)lid;
 	return 0;
 }
 
@@ -634,7 +669,7 @@ int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
 	n = &e->nodes[node];
 	if (n->type != IBEMU_NODE_SWITCH)
 		return -EINVAL;
-	*port = n->lft[lid];
+	*port = lid < n->lft_len ? n->lft[lid] : 0xff;
 	return 0;
 }
 

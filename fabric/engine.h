@@ -227,6 +227,8 @@ int ibemu_engine_set_port_state(struct ibemu_engine *e, uint32_t port,
 /* Sets switch 'node''s LFT entry for 'lid' to 'port' (255: none). */
 int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
 			 uint8_t port);
+/* The highest LID switch 'node''s LFT routes somewhere; 0 if none. */
+uint16_t ibemu_engine_lft_top(const struct ibemu_engine *e, uint32_t node);
 int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
 			 uint16_t lid, uint8_t *port);
 /* Sets the LID of an HCA port or of a switch (port 0). */

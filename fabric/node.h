@@ -148,7 +148,11 @@ struct ibemu_enode {
 	uint16_t lid;		     /* switch LID (port 0) */
 	uint32_t first_port;	     /* global index of its port 0 */
 	uint64_t routing_latency_ps; /* switches */
-	uint8_t *lft;		     /* switches: [49152] output port per LID */
+	/* Switches: output port per LID, [lft_len] entries (grown as an SM
+	 * writes higher LIDs, so a small fabric pays for its LIDs only);
+	 * LIDs past it have no route (255). */
+	uint8_t *lft;
+	uint32_t lft_len;
 	const struct ibemu_node_ops *ops; /* its class, stubs filled */
 	void *model;			  /* the class's state of the node */
 };

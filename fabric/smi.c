@@ -218,7 +218,7 @@ static void switch_route(struct ibemu_engine *e, uint32_t node,
 			 struct ibemu_pkt *pkt)
 {
 	struct ibemu_enode *n = &e->nodes[node];
-	uint8_t out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
+	uint8_t out = pkt->dlid < n->lft_len ? n->lft[pkt->dlid] : 0xff;
 
 	if (!pkt->slid)
 		pkt->slid = n->lid;
@@ -408,7 +408,7 @@ enum ibemu_smi_route ibemu__smi_switch_head(struct ibemu_engine *e, uint32_t pi,
 	if (!is_dr(mad)) {
 		/* LFT entry 0 is the management port (IBA 18.2.4.3.3). */
 		if (lid_is_mine(e, pi, pkt->dlid) ||
-		    (pkt->dlid < IBEMU_LID_COUNT && n->lft[pkt->dlid] == 0)) {
+		    (pkt->dlid < n->lft_len && n->lft[pkt->dlid] == 0)) {
 			mgmt_receive(e, pi, pkt);
 			return IBEMU_SMI_TAKEN;
 		}

@@ -175,7 +175,7 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 
 	/* IBA 18.2.4.3.3: no LFT entry (or an unusable port) discards. */
 	if (!routed)
-		out = pkt->dlid < IBEMU_LID_COUNT ? n->lft[pkt->dlid] : 0xff;
+		out = pkt->dlid < n->lft_len ? n->lft[pkt->dlid] : 0xff;
 	if (out == 0 || out > n->nports ||
 	    e->ports[n->first_port + out].peer == IBEMU_NONE ||
 	    e->ports[n->first_port + out].state == IBEMU_PORT_DOWN) {
