@@ -14,7 +14,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # What ibemu builds with, tests with, and runs against (README: Dependencies).
 PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
 libuv1-dev libyaml-dev libibumad-dev libibverbs-dev libibmad-dev libcunit1-dev
-opensm infiniband-diags ibverbs-utils ibsim-utils python3 python3-yaml"
+opensm infiniband-diags ibverbs-utils librdmacm-dev rdmacm-utils ibsim-utils
+python3 python3-yaml"
 
 say() { printf '\n== %s\n' "$*"; }
 

@@ -173,6 +173,12 @@ void ibemu__sess_bind_fini(struct ibemu_sess_server *s);
  */
 size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
 			   void *buf, size_t cap);
+/*
+ * Fills the PORT_QUERY reply for port 'port' of HCA 'node'; 0, or -EINVAL
+ * when the HCA has no such port.
+ */
+int ibemu__sess_port_attr_fill(struct ibemu_sess_server *s, uint32_t node,
+			       unsigned port, struct ibemu_sess_port_attr *out);
 /* The port OPEN port 0 stands for, as libibumad picks one; 0 if none. */
 unsigned ibemu__sess_ca_best_port(struct ibemu_sess_server *s, uint32_t node);
 /* P_Key at 'index' of global port 'port'; 0 when the index is unused. */

@@ -3,8 +3,10 @@
  * What an attached process sees of its HCA, as a real host reads it from
  * sysfs (/sys/class/infiniband/DEV): GUIDs from the topology, and per port
  * what Get(PortInfo) and the P_KeyTable of the node's SMA say (agent/), with
- * the rate sysfs prints. The CA_QUERY reply is built here.
+ * the rate sysfs prints. The CA_QUERY and PORT_QUERY replies are built
+ * here.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "agent.h"
@@ -87,9 +89,69 @@ size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
 	ca->system_guid = n->sysimage_guid ? n->sysimage_guid : n->guid;
 	ca->node_type = IBEMU_NODE_HCA;
 	ca->nports = nports;
+	ca->vendor_id = n->vendor_id & 0xffffffu;
+	ca->device_id = n->device_id;
+	ca->partition_cap =
+		nports ? (uint16_t)ibemu_agent_pkeys(
+				 s->d->engine,
+				 ibemu_engine_port_index(s->d->engine, node, 1),
+				 NULL, 0)
+		       : 0;
 	for (p = 1; p <= nports; p++)
 		port_fill(s, node, p, &ca->ports[p - 1]);
 	return sizeof(*ca) + nports * sizeof(ca->ports[0]);
+}
+
+int ibemu__sess_port_attr_fill(struct ibemu_sess_server *s, uint32_t node,
+			       unsigned p, struct ibemu_sess_port_attr *out)
+{
+	const struct ibemu_topo *t = s->d->topo;
+	const struct ibemu_topo_node *n = &t->nodes[node];
+	struct ibemu_engine *e = s->d->engine;
+	struct ibemu_mad_port_info pi;
+	uint32_t idx, link;
+	unsigned npkeys;
+
+	if (p < 1 || p > n->nports)
+		return -EINVAL;
+	idx = ibemu_engine_port_index(e, node, p);
+	memset(out, 0, sizeof(*out));
+	memset(&pi, 0, sizeof(pi));
+	if (ibemu_agent_port_info(e, idx, &pi)) {
+		pi.port_state = IBEMU_PORT_DOWN;
+		pi.port_phys_state = ibemu_engine_phys_state(e, idx);
+	}
+	out->port_guid = n->ports[p].guid;
+	out->gid_prefix = pi.gid_prefix;
+	out->capability_mask = pi.capability_mask;
+	out->capability_mask2 = pi.capability_mask2;
+	out->lid = pi.lid;
+	out->sm_lid = pi.master_sm_lid;
+	out->p_key_violations = pi.p_key_violations;
+	out->q_key_violations = pi.q_key_violations;
+	out->port_num = (uint8_t)p;
+	out->state = pi.port_state;
+	out->phys_state = pi.port_phys_state;
+	out->lmc = pi.lmc;
+	out->sm_sl = pi.master_sm_sl;
+	out->subnet_timeout = pi.subnet_timeout;
+	out->init_type_reply = pi.init_type_reply;
+	out->link_width_active = pi.link_width_active;
+	out->link_speed_active = pi.link_speed_active;
+	out->link_speed_ext_active = pi.link_speed_ext_active;
+	link = n->ports[p].link;
+	out->fdr10_active =
+		(link != IBEMU_NONE ? t->links[link].speed
+				    : t->defaults.speed) == IBEMU_SPEED_FDR10;
+	out->mtu_cap = pi.mtu_cap;
+	out->neighbor_mtu = pi.neighbor_mtu;
+	out->vl_cap = pi.vl_cap;
+	out->guid_cap = pi.guid_cap;
+	npkeys = ibemu_agent_pkeys(e, idx, out->pkeys, IBEMU_SESS_PORT_PKEYS);
+	out->npkeys = (uint16_t)(npkeys < IBEMU_SESS_PORT_PKEYS
+					 ? npkeys
+					 : IBEMU_SESS_PORT_PKEYS);
+	return 0;
 }
 
 /*

@@ -274,6 +274,7 @@ static const char *const type_names[] = {
 	[IBEMU_SESS_OPEN] = "OPEN",
 	[IBEMU_SESS_SEND] = "SEND",
 	[IBEMU_SESS_RECV] = "RECV",
+	[IBEMU_SESS_PORT_QUERY] = "PORT_QUERY",
 };
 
 static int payload_is(struct ibemu_sess_conn *c, const struct ibemu_sess_hdr *h,
@@ -323,6 +324,26 @@ static void handle_ca_query(struct ibemu_sess_conn *c,
 		return;
 	len = ibemu__sess_ca_fill(c->s, node, &reply, sizeof(reply));
 	call_reply(c, IBEMU_SESS_CA_QUERY, &reply, len);
+}
+
+static void handle_port_query(struct ibemu_sess_conn *c,
+			      const struct ibemu_sess_hdr *h,
+			      const void *payload)
+{
+	struct ibemu_sess_port_attr reply;
+	struct ibemu_sess_bind b;
+	char why[128];
+	uint32_t node;
+
+	if (bind_request(c, h, payload, &b, &node))
+		return;
+	if (ibemu__sess_port_attr_fill(c->s, node, b.port, &reply)) {
+		snprintf(why, sizeof(why), "%s has no port %u",
+			 c->s->d->topo->nodes[node].name, b.port);
+		call_error(c, -EINVAL, why);
+		return;
+	}
+	call_reply(c, IBEMU_SESS_PORT_QUERY, &reply, sizeof(reply));
 }
 
 static uint64_t session_new(struct ibemu_sess_server *s)
@@ -495,7 +516,8 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 		proto_error(c, -EPROTONOSUPPORT,
 			    "session protocol version mismatch: the daemon "
 			    "speaks version %u, the client %u; use the "
-			    "libibumad of the ibemu that started this fabric",
+			    "client libraries of the ibemu that started this "
+			    "fabric",
 			    IBEMU_SESS_VERSION, h.version);
 		return;
 	}
@@ -520,6 +542,9 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 	case IBEMU_SESS_CA_QUERY:
 		handle_ca_query(c, &h, payload);
 		break;
+	case IBEMU_SESS_PORT_QUERY:
+		handle_port_query(c, &h, payload);
+		break;
 	case IBEMU_SESS_OPEN:
 		handle_open(c, &h, payload);
 		break;
@@ -532,7 +557,8 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 	default:
 		proto_error(c, -EPROTO,
 			    "unexpected message type %u: a connection starts "
-			    "with CA_QUERY, OPEN, REGISTER or UNREGISTER",
+			    "with CA_QUERY, PORT_QUERY, OPEN, REGISTER or "
+			    "UNREGISTER",
 			    h.type);
 	}
 }

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session protocol between a fabric daemon and the processes attached
- * to its HCAs (the libibumad-compatible library today, the verbs library
- * later), over the fabric's owner-only socket sess.sock. The socket is
+ * to its HCAs (the libibumad-compatible library and the libibverbs-compatible
+ * one), over the fabric's owner-only socket sess.sock. The socket is
  * SOCK_SEQPACKET: one message per packet, a 16-byte header and a payload,
  * so neither side ever reassembles a stream.
  *
  * Two kinds of connection:
- * - a call: the client sends one request (CA_QUERY, REGISTER, UNREGISTER),
+ * - a call: the client sends one request (CA_QUERY, PORT_QUERY, REGISTER,
+ *   UNREGISTER),
  *   reads one reply (the same type, or ERROR with a message) and closes;
  * - a port stream, opened by OPEN, which is what umad_open_port() returns
  *   as its fd: the client writes SEND messages (no reply) and reads RECV
@@ -20,7 +21,7 @@
  * bytes, which are the wire image (big-endian) as libibumad passes them.
  *
  * A wire definition of proto/, shared by the daemon (daemon/sess_*.c), the
- * CLI (cli/exec.c) and the client libraries (umad/): it includes libc
+ * CLI (cli/exec.c) and the client libraries (umad/, verbs/): it includes libc
  * headers only, and every struct that crosses the socket has its size
  * asserted. A change that breaks either end bumps IBEMU_SESS_VERSION.
  */
@@ -29,8 +30,10 @@
 
 #include <stdint.h>
 
-#define IBEMU_SESS_MAGIC   0x49425353u /* "IBSS" */
-#define IBEMU_SESS_VERSION 2u /* 2: MADs of RMPP transfers, up to 256 KiB */
+#define IBEMU_SESS_MAGIC 0x49425353u /* "IBSS" */
+/* 2: MADs of RMPP transfers, up to 256 KiB; 3: PORT_QUERY, CA_QUERY says
+ * the vendor and device ids and the P_Key table size. */
+#define IBEMU_SESS_VERSION 3u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -45,6 +48,7 @@ enum ibemu_sess_type {
 	IBEMU_SESS_OPEN = 5,	   /* stream: ibemu_sess_bind -> _opened */
 	IBEMU_SESS_SEND = 6,	   /* stream c->d: ibemu_sess_mad */
 	IBEMU_SESS_RECV = 7,	   /* stream d->c: ibemu_sess_mad */
+	IBEMU_SESS_PORT_QUERY = 8, /* call: ibemu_sess_bind -> _port_attr */
 };
 
 struct ibemu_sess_hdr {
@@ -118,9 +122,59 @@ struct ibemu_sess_ca {
 	uint64_t system_guid;
 	uint32_t node_type; /* 1: CA */
 	uint32_t nports;    /* ports[] entries that follow, <= MAX_PORTS */
+	/* NodeInfo (IBA 14.2.5.3): VendorID (24 bits), DeviceID and
+	 * PartitionCap, the P_Key table size of each port. */
+	uint32_t vendor_id;
+	uint16_t device_id;
+	uint16_t partition_cap;
 	struct ibemu_sess_port ports[];
 };
-_Static_assert(sizeof(struct ibemu_sess_ca) == 88, "ca is 88 bytes");
+_Static_assert(sizeof(struct ibemu_sess_ca) == 96, "ca is 96 bytes");
+
+/* P_Keys a PORT_QUERY reply carries: an HCA's whole table (PartitionCap). */
+#define IBEMU_SESS_PORT_PKEYS 128
+
+/*
+ * PORT_QUERY reply: one port of the process's HCA (the request's 'port',
+ * 1..nports; another number gets ERROR -EINVAL), what ibv_query_port(),
+ * ibv_query_gid() and ibv_query_pkey() read. The fields are PortInfo's
+ * (IBA 14.2.5.6) in its encodings, as the SMA answers Get(PortInfo) at the
+ * time of the call; the verbs library converts them as the kernel's
+ * drivers do.
+ */
+struct ibemu_sess_port_attr {
+	uint64_t port_guid;
+	uint64_t gid_prefix;
+	uint32_t capability_mask;
+	uint16_t capability_mask2;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint16_t p_key_violations;
+	uint16_t q_key_violations;
+	uint16_t npkeys; /* the P_Key table's size; pkeys[] holds the first */
+	uint8_t port_num;
+	uint8_t state;	    /* PortState: 1 Down .. 4 Active */
+	uint8_t phys_state; /* PortPhysicalState: 2 Polling, 5 LinkUp */
+	uint8_t lmc;
+	uint8_t sm_sl;
+	uint8_t subnet_timeout;
+	uint8_t init_type_reply;
+	uint8_t link_width_active;     /* 1 1x, 2 4x, 4 8x, 8 12x, 16 2x */
+	uint8_t link_speed_active;     /* 1 SDR, 2 DDR, 4 QDR */
+	uint8_t link_speed_ext_active; /* 0, or 1 FDR, 2 EDR, 4 HDR, 8 NDR */
+	/* An FDR10 link reads as QDR in PortInfo; Mellanox's vendor
+	 * ExtendedPortInfo tells it apart (its LinkSpeedActive bit 0), which
+	 * this flag stands for. */
+	uint8_t fdr10_active;
+	uint8_t mtu_cap;      /* MTUCap: 1 256 .. 5 4096 */
+	uint8_t neighbor_mtu; /* NeighborMTU, same encoding */
+	uint8_t vl_cap;	      /* VLCap: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7 */
+	uint8_t guid_cap;     /* GUIDCap: the GID table's size */
+	uint8_t reserved;
+	uint16_t pkeys[IBEMU_SESS_PORT_PKEYS];
+};
+_Static_assert(sizeof(struct ibemu_sess_port_attr) == 304,
+	       "port attr is 304 bytes");
 
 /* OPEN reply: the stream is bound to (host, port). */
 struct ibemu_sess_opened {
@@ -211,5 +265,9 @@ _Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_ca) +
 				       sizeof(struct ibemu_sess_port) <=
 		       IBEMU_SESS_MAX_MSG,
 	       "a CA_QUERY reply fits a call's message");
+_Static_assert(sizeof(struct ibemu_sess_hdr) +
+			       sizeof(struct ibemu_sess_port_attr) <=
+		       IBEMU_SESS_MAX_MSG,
+	       "a PORT_QUERY reply fits a call's message");
 
 #endif

@@ -19,9 +19,11 @@ import unittest
 
 IBEMU = os.environ.get("IBEMU_BIN", "build/bin/ibemu")
 SRC = os.environ.get("IBEMU_SOURCE_DIR", os.getcwd())
-# ibemu's libibumad.so.3, next to the binary's directory.
-UMAD_LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(IBEMU))),
-                        "lib", "libibumad.so.3")
+# ibemu's client libraries, in lib/ next to the binary's directory.
+LIB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(IBEMU))),
+                       "lib")
+UMAD_LIB = os.path.join(LIB_DIR, "libibumad.so.3")
+VERBS_LIB = os.path.join(LIB_DIR, "libibverbs.so.1")
 
 
 def sanitizer_preload(lib):
@@ -38,9 +40,10 @@ def sanitizer_preload(lib):
 
 
 def tool_env(env):
-    """'env' for a real tool run under 'ibemu exec' (see sanitizer_preload)."""
+    """'env' for a real tool run under 'ibemu exec' (see sanitizer_preload),
+    whichever of ibemu's libraries (umad, verbs) it loads."""
     env = dict(env)
-    preload = sanitizer_preload(UMAD_LIB)
+    preload = sanitizer_preload(UMAD_LIB) or sanitizer_preload(VERBS_LIB)
     if preload:
         env["LD_PRELOAD"] = preload
         env["ASAN_OPTIONS"] = "detect_leaks=0"

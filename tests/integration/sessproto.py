@@ -9,8 +9,9 @@ import socket
 import struct
 
 MAGIC = 0x49425353
-VERSION = 2  # IBEMU_SESS_VERSION
-ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV = range(1, 8)
+VERSION = 3  # IBEMU_SESS_VERSION
+(ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV,
+ PORT_QUERY) = range(1, 9)
 
 
 def hdr(type_, length, version=VERSION, magic=MAGIC, status=0):

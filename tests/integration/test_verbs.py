@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: MIT
+"""ibemu's libibverbs.so.1: Debian's unmodified ibv_devices and ibv_devinfo
+under 'ibemu exec' see the process's HCA as the fabric describes it (name,
+GUIDs, port state, LID, width, speed, GID); tests/verbs-client.c, linked
+against the system libibverbs like any program, checks the rules of the
+local objects (PD, MR, CQ, completion channel, AH); outside 'ibemu exec' a
+program sees a host without HCAs; Debian's librdmacm loads against ours.
+The exported symbols and versions are compared with rdma-core's by the
+ctest entry abi.ibverbs (cmake/abi-check)."""
+
+import os
+import subprocess
+
+from harness import (VERBS_LIB, IbemuTestCase, main, tool_env,
+                     topology)
+from sessproto import ERROR, PORT_QUERY, SessionClient, bind, hdr
+
+BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
+CLIENT = os.path.join(BUILD, "tests", "verbs-client")
+TWO = topology("two-switch.yaml")
+SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
+
+# ibv_devinfo's words for PortInfo widths and the kernel's speed codes.
+WIDTH = {"1x": "1X (1)", "4x": "4X (2)", "8x": "8X (4)", "12x": "12X (8)",
+         "2x": "2X (16)"}
+SPEED = {"SDR": "2.5 Gbps (1)", "DDR": "5.0 Gbps (2)", "QDR": "10.0 Gbps (4)",
+         "FDR10": "10.0 Gbps (8)", "FDR": "14.0 Gbps (16)",
+         "EDR": "25.0 Gbps (32)", "HDR": "50.0 Gbps (64)",
+         "NDR": "100.0 Gbps (128)"}
+
+# A switch and three HCAs on links of different widths and speeds.
+MIXED = """\
+name: mixed
+defaults: {width: 4x, speed: EDR}
+switches:
+  - {name: sw, ports: 4}
+hcas:
+  - {name: hedr}
+  - {name: hfdr10}
+  - {name: hqdr}
+links:
+  - [sw:1, hedr:1]
+  - {a: sw:2, b: hfdr10:1, width: 1x, speed: FDR10}
+  - {a: sw:3, b: hqdr:1, width: 12x, speed: QDR}
+"""
+
+
+# Prints what the string and rate helpers of the library argv[1] answer.
+STRINGS = """\
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+for name in ("ibv_node_type_str", "ibv_port_state_str",
+             "ibv_event_type_str", "ibv_wc_status_str"):
+    getattr(lib, name).restype = ctypes.c_char_p
+    for v in range(-2, 40):
+        print(name, v, getattr(lib, name)(v))
+for name in ("ibv_rate_to_mult", "mult_to_ibv_rate", "ibv_rate_to_mbps"):
+    for v in list(range(-1, 30)) + [160, 240, 320, 480]:
+        print(name, v, getattr(lib, name)(v))
+for v in (0, 7, 2500, 14062, 25781, 103125, 206250, 425000, 1275000):
+    print("mbps_to_ibv_rate", v, lib.mbps_to_ibv_rate(v))
+"""
+
+
+def fields(text):
+    """key=value lines, the last value of a key winning."""
+    out = {}
+    for line in text.splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            out[key.strip()] = value.strip()
+    return out
+
+
+def devinfo_port(text):
+    """'key: value' of ibv_devinfo -v's port section, tabs folded."""
+    out = {}
+    for line in text.split("\n\t\tport:\t", 1)[1].splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            out[key.strip()] = " ".join(value.split())
+    return out
+
+
+class VerbsTest(SessionClient, IbemuTestCase):
+    def setUp(self):
+        super().setUp()
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+
+    def exec_(self, fabric, *cmd, host=None, check=0):
+        args = ["exec", "--fabric", fabric]
+        if host:
+            args += ["--host", host]
+        return self.ibemu(*args, "--", *cmd, check=check, env=self.tool_env,
+                          timeout=120)
+
+    def node(self, fabric, name):
+        for n in self.json_of("nodes", "--fabric", fabric)["nodes"]:
+            if n["name"] == name:
+                return n
+        self.fail(f"no node {name} in {fabric}")
+
+    def port(self, fabric, name, num=1):
+        for p in self.json_of("ports", "--fabric", fabric)["ports"]:
+            if p["node"] == name and p["port"] == num:
+                return p
+        self.fail(f"no port {name}:{num} in {fabric}")
+
+    def test_devices_and_devinfo(self):
+        self.up(TWO, "vdev")
+        guid = int(self.node("vdev", "hca3")["guid"], 16)
+        port = self.port("vdev", "hca3")
+        self.assertEqual(port["state"], "Active")
+        self.assertNotEqual(port["lid"], 0)
+
+        out = self.exec_("vdev", "ibv_devices", host="hca3").stdout
+        rows = [line.split() for line in out.splitlines()[2:]]
+        self.assertEqual(rows, [["hca3", "%016x" % guid]], out)
+
+        out = self.exec_("vdev", "ibv_devinfo", "-v", host="hca3").stdout
+        self.assertIn("hca_id:\thca3\n", out)
+        dev = {k.strip(): " ".join(v.split()) for k, v in
+               (line.split(":", 1) for line in
+                out.split("\n\t\tport:\t", 1)[0].splitlines() if ":" in line)}
+        self.assertEqual(dev["transport"], "InfiniBand (0)")
+        g = "%016x" % guid
+        self.assertEqual(dev["node_guid"],
+                         ":".join(g[i:i + 4] for i in range(0, 16, 4)))
+        self.assertEqual(dev["phys_port_cnt"], "1")
+        p = devinfo_port(out)
+        self.assertEqual(p["state"], "PORT_ACTIVE (4)")
+        self.assertEqual(p["port_lid"], str(port["lid"]))
+        self.assertEqual(p["link_layer"], "InfiniBand")
+        self.assertEqual(p["active_width"], WIDTH[port["width"]])
+        self.assertEqual(p["active_speed"], SPEED[port["speed"]])
+        self.assertEqual(p["phys_state"], "LINK_UP (5)")
+        self.assertEqual(p["active_mtu"], "4096 (5)")
+        self.assertEqual(p["pkey_tbl_len"], "128")
+        pg = "%016x" % int(port["guid"], 16)
+        self.assertEqual(p["GID[  0]"], "fe80:0000:0000:0000:" +
+                         ":".join(pg[i:i + 4] for i in range(0, 16, 4)))
+        self.down("vdev")
+
+    def test_no_routes(self):
+        """Without an SM or test routes the port is up but not configured."""
+        self.up(TWO, "vnone", "--routes", "none")
+        p = devinfo_port(self.exec_("vnone", "ibv_devinfo", "-v",
+                                    host="hca1").stdout)
+        self.assertEqual(p["state"], "PORT_INIT (2)")
+        self.assertEqual(p["port_lid"], "0")
+        self.assertEqual(p["phys_state"], "LINK_UP (5)")
+        self.down("vnone")
+
+    def test_widths_and_speeds(self):
+        """PortInfo encodings become the verbs ones, link by link."""
+        path = os.path.join(self.rundir, "mixed.yaml")
+        with open(path, "w") as f:
+            f.write(MIXED)
+        self.up(path, "vmix")
+        for host in ("hedr", "hfdr10", "hqdr"):
+            port = self.port("vmix", host)
+            p = devinfo_port(self.exec_("vmix", "ibv_devinfo", "-v",
+                                        host=host).stdout)
+            self.assertEqual((p["active_width"], p["active_speed"]),
+                             (WIDTH[port["width"]], SPEED[port["speed"]]),
+                             host)
+        self.down("vmix")
+
+    def test_outside_exec(self):
+        """Not attached: a host without HCAs, quietly."""
+        env = dict(self.tool_env, LD_LIBRARY_PATH=os.path.dirname(VERBS_LIB))
+        p = subprocess.run(["ibv_devices"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(p.stdout.split(),
+                         ["device", "node", "GUID", "------",
+                          "----------------"])
+        p = subprocess.run(["ibv_devinfo"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        self.assertEqual((p.returncode, p.stderr),
+                         (255, "No IB devices found\n"))
+        p = subprocess.run([CLIENT], capture_output=True, text=True, env=env,
+                           timeout=60)
+        self.assertEqual((p.returncode, fields(p.stdout)),
+                         (0, {"num_devices": "0"}))
+
+    def test_client_rules(self):
+        self.up(TWO, "vobj")
+        port = self.port("vobj", "hca3")
+        p = self.exec_("vobj", CLIENT, host="hca3", check=None)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        f = fields(p.stdout)
+        self.assertEqual(f["failures"], "0")
+        self.assertEqual(f["device"], "hca3")
+        self.assertEqual(f["device_name_after_free"], "hca3")
+        guid = int(self.node("vobj", "hca3")["guid"], 16)
+        self.assertEqual(int(f["guid"], 16), guid)
+        self.assertEqual(int(f["node_guid"], 16), guid)
+        self.assertEqual(f["node_type"], "InfiniBand channel adapter")
+        self.assertEqual(f["port_state"], "active")
+        self.assertEqual(int(f["lid"]), port["lid"])
+        self.assertEqual(f["link_layer"], "1")
+        self.assertEqual(f["gid0"], "fe80000000000000:%016x" %
+                         int(port["guid"], 16))
+        self.assertEqual(f["pkey0"], "0xffff")
+        self.assertEqual(f["mr_key_dups"], "0")
+        self.assertEqual(f["mr_keys"], str(6 + 4 * 64))
+        self.assertEqual(f["comp_channel"], "ok")
+        self.assertEqual(f["qp"], "EOPNOTSUPP")
+        self.assertEqual(f["wc_status"], "transport retry counter exceeded")
+        self.assertEqual(f["event"], "port active")
+        # proto/verbs_proto.h's limits, as the daemon will enforce them.
+        self.assertEqual((f["max_qp"], f["max_qp_wr"], f["max_sge"],
+                          f["max_cqe"], f["max_qp_rd_atom"]),
+                         ("4096", "16384", "30", "65535", "16"))
+        self.down("vobj")
+
+    def test_port_query_protocol(self):
+        """PORT_QUERY names a port of the process's HCA; others are
+        refused with EINVAL and the reason."""
+        self.up(TWO, "vproto")
+        path = "vproto"
+        s = self.sess(path)
+        req = bind("hca2", 1)
+        s.send(hdr(PORT_QUERY, len(req)) + req)
+        type_, status, body = self.reply(s)
+        s.close()
+        self.assertEqual((type_, status, len(body)), (PORT_QUERY, 0, 304))
+        self.assertEqual(body[32], 1)  # port_num
+        s = self.sess(path)
+        req = bind("hca2", 2)
+        s.send(hdr(PORT_QUERY, len(req)) + req)
+        type_, status, body = self.reply(s)
+        s.close()
+        self.assertEqual((type_, status), (ERROR, -22))
+        self.assertIn("hca2 has no port 2", body.decode())
+        self.down("vproto")
+
+    def test_strings_match_rdma_core(self):
+        """The names tools print, value by value, and the rate tables: the
+        same script on the system library and on ours prints the same."""
+        outs = []
+        for lib in (SYSTEM_VERBS, VERBS_LIB):
+            p = subprocess.run(["python3", "-c", STRINGS, lib],
+                               capture_output=True, text=True,
+                               env=self.tool_env, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            outs.append(p.stdout.splitlines())
+        self.assertGreater(len(outs[0]), 200)
+        self.assertEqual(outs[1], outs[0])
+
+    def test_librdmacm_loads(self):
+        """Debian's librdmacm binds every symbol it imports (IBVERBS_1.0
+        up to 1.10) to our library, and a real rdmacm tool runs."""
+        lib = "/usr/lib/x86_64-linux-gnu/librdmacm.so.1"
+        if not os.path.exists(lib):
+            self.skipTest("librdmacm1 is not installed (./ibemu.sh deps)")
+        env = dict(self.tool_env, LD_LIBRARY_PATH=os.path.dirname(VERBS_LIB),
+                   LD_BIND_NOW="1")
+        code = ("import ctypes, os\n"
+                "ctypes.CDLL('librdmacm.so.1', mode=os.RTLD_NOW)\n"
+                "print(sorted({l.split()[-1] for l in open('/proc/self/maps')"
+                " if 'libibverbs' in l}))\n")
+        p = subprocess.run(["python3", "-c", code], capture_output=True,
+                           text=True, env=env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout), [os.path.realpath(VERBS_LIB)])
+        p = subprocess.run(["ldd", lib], capture_output=True, text=True,
+                           env=env, timeout=60)
+        self.assertIn(f"libibverbs.so.1 => {VERBS_LIB}", p.stdout)
+        self.assertNotIn("not found", p.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A verbs program linked against the system libibverbs, as real programs
+ * are: run under 'ibemu exec' it loads ibemu's library instead and checks
+ * the rules of the local objects (PD, MR, CQ, completion channel, AH) with
+ * their errno values, then prints what it read of the device and port as
+ * key=value lines for tests/integration/test_verbs.py. Each broken rule
+ * prints "FAIL: ..." with what it got and what it wanted; the exit status
+ * is the number of them (capped), 0 when all hold.
+ *
+ * usage: verbs-client
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			printf("FAIL: line %d: ", __LINE__); \
+			printf(__VA_ARGS__);                 \
+			printf("\n");                        \
+			failures++;                          \
+		}                                            \
+	} while (0)
+
+/* A constructor that must fail with errno 'want'. */
+#define CHECK_NULL_ERRNO(expr, want)                             \
+	do {                                                     \
+		void *p_;                                        \
+		errno = 0;                                       \
+		p_ = (void *)(expr);                             \
+		CHECK(!p_ && errno == (want),                    \
+		      "%s: got %p errno %d (%s), "               \
+		      "want NULL errno %d (%s)",                 \
+		      #expr, p_, errno, strerror(errno), (want), \
+		      strerror(want));                           \
+	} while (0)
+
+/* A call that must return 'want'. */
+#define CHECK_RET(expr, want)                                         \
+	do {                                                          \
+		int r_ = (expr);                                      \
+		CHECK(r_ == (want), "%s: got %d, want %d", #expr, r_, \
+		      (int)(want));                                   \
+	} while (0)
+
+#define NMRS	   8
+#define NTHREADS   4
+#define PER_THREAD 64
+
+static uint32_t keys[NMRS + NTHREADS * PER_THREAD];
+static unsigned nkeys;
+static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void key_add(uint32_t k)
+{
+	pthread_mutex_lock(&keys_lock);
+	keys[nkeys++] = k;
+	pthread_mutex_unlock(&keys_lock);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct reg_job {
+	struct ibv_pd *pd;
+	char *buf;
+	int ok;
+};
+
+/* Registers and deregisters from several threads at once. */
+static void *reg_thread(void *arg)
+{
+	struct reg_job *j = arg;
+	struct ibv_mr *mrs[PER_THREAD];
+	int i;
+
+	j->ok = 1;
+	for (i = 0; i < PER_THREAD; i++) {
+		mrs[i] = ibv_reg_mr(j->pd, j->buf + i, 64,
+				    IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[i]) {
+			j->ok = 0;
+			return NULL;
+		}
+		key_add(mrs[i]->lkey);
+	}
+	for (i = 0; i < PER_THREAD; i++)
+		if (ibv_dereg_mr(mrs[i]))
+			j->ok = 0;
+	return NULL;
+}
+
+static void check_mrs(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *pd2;
+	struct ibv_mr *mr[NMRS], *m;
+	struct reg_job jobs[NTHREADS];
+	pthread_t th[NTHREADS];
+	char stack_buf[4096];
+	char *heap = malloc(1 << 20);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *map, *hole;
+	unsigned i, dup = 0;
+	int n = 0;
+
+	CHECK(pd, "ibv_alloc_pd: errno %d", errno);
+	if (!pd || !heap)
+		return;
+	/* Four mapped pages, then a hole where the fifth was. */
+	map = mmap(NULL, 5 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	hole = map + 4 * page;
+	munmap(hole, page);
+
+	/* Any user memory: malloc, stack, mmap, with every access. */
+	mr[n++] = ibv_reg_mr(pd, heap, 1 << 20,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_REMOTE_READ |
+				     IBV_ACCESS_REMOTE_ATOMIC);
+	mr[n++] = ibv_reg_mr(pd, stack_buf, sizeof(stack_buf),
+			     IBV_ACCESS_LOCAL_WRITE);
+	mr[n++] = ibv_reg_mr(pd, map, 4 * page,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	mr[n++] = ibv_reg_mr(pd, map + 1, 10, 0); /* unaligned, read-only */
+	mr[n++] = ibv_reg_mr_iova(pd, heap, 4096, 0x10000,
+				  IBV_ACCESS_LOCAL_WRITE);
+	mr[n++] = ibv_reg_mr_iova2(pd, heap, 4096, 0,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_RELAXED_ORDERING);
+	for (i = 0; i < (unsigned)n; i++) {
+		CHECK(mr[i], "ibv_reg_mr #%u: errno %d", i, errno);
+		if (!mr[i])
+			continue;
+		CHECK(mr[i]->pd == pd && mr[i]->context == ctx,
+		      "MR #%u: pd %p context %p", i, (void *)mr[i]->pd,
+		      (void *)mr[i]->context);
+		CHECK(mr[i]->lkey == mr[i]->rkey, "MR #%u: lkey %#x rkey %#x",
+		      i, mr[i]->lkey, mr[i]->rkey);
+		key_add(mr[i]->lkey);
+	}
+	if (mr[0])
+		CHECK(mr[0]->addr == heap && mr[0]->length == 1 << 20,
+		      "MR addr %p length %zu", mr[0]->addr, mr[0]->length);
+
+	/* ib_check_mr_access(): remote write or atomic needs local write. */
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, heap, 64, IBV_ACCESS_REMOTE_WRITE),
+			 EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, heap, 64, IBV_ACCESS_REMOTE_ATOMIC),
+			 EINVAL);
+	CHECK_NULL_ERRNO(
+		ibv_reg_mr(pd, heap, 64,
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
+		EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, heap, 64, 1 << 15), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, heap, 0, IBV_ACCESS_LOCAL_WRITE),
+			 EINVAL);
+	/* Memory that is not mapped cannot be pinned. */
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, hole, page, IBV_ACCESS_LOCAL_WRITE),
+			 EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, map, 5 * page, IBV_ACCESS_LOCAL_WRITE),
+			 EFAULT);
+
+	/* Keys are unique among the context's regions, across threads. */
+	for (i = 0; i < NTHREADS; i++) {
+		jobs[i].pd = pd;
+		jobs[i].buf = heap + i * 4096;
+		pthread_create(&th[i], NULL, reg_thread, &jobs[i]);
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(jobs[i].ok, "thread %u: ibv_reg_mr/dereg failed", i);
+	}
+	qsort(keys, nkeys, sizeof(keys[0]), cmp_u32);
+	for (i = 1; i < nkeys; i++)
+		dup += keys[i] == keys[i - 1];
+	CHECK(dup == 0, "%u duplicate keys among %u", dup, nkeys);
+	printf("mr_keys=%u\nmr_key_dups=%u\n", nkeys, dup);
+
+	/* A PD in use cannot go (EBUSY), an unused one can. */
+	CHECK_RET(ibv_dealloc_pd(pd), EBUSY);
+	pd2 = ibv_alloc_pd(ctx);
+	CHECK(pd2, "second ibv_alloc_pd: errno %d", errno);
+	if (pd2) {
+		m = ibv_reg_mr(pd2, heap, 64, 0);
+		CHECK(m, "ibv_reg_mr on pd2: errno %d", errno);
+		if (m) {
+			CHECK_RET(ibv_dealloc_pd(pd2), EBUSY);
+			CHECK_RET(ibv_dereg_mr(m), 0);
+		}
+		CHECK_RET(ibv_dealloc_pd(pd2), 0);
+	}
+	for (i = 0; i < (unsigned)n; i++)
+		if (mr[i])
+			CHECK_RET(ibv_dereg_mr(mr[i]), 0);
+	CHECK_RET(ibv_dealloc_pd(pd), 0);
+	munmap(map, 4 * page);
+	free(heap);
+}
+
+static void check_cqs(struct ibv_context *ctx, const struct ibv_device_attr *a)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct pollfd pfd;
+	struct ibv_cq *cq, *ev_cq;
+	struct ibv_wc wc[4];
+	void *ev_ctx;
+	int flags, tag = 42;
+
+	CHECK(ch, "ibv_create_comp_channel: errno %d", errno);
+	if (!ch)
+		return;
+	CHECK(fcntl(ch->fd, F_GETFD) >= 0, "channel fd %d is not open", ch->fd);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, 0, NULL, ch, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, a->max_cqe + 1, NULL, ch, 0),
+			 EINVAL);
+	CHECK_NULL_ERRNO(
+		ibv_create_cq(ctx, 16, NULL, ch, ctx->num_comp_vectors),
+		EINVAL);
+	cq = ibv_create_cq(ctx, 100, &tag, ch, 0);
+	CHECK(cq, "ibv_create_cq: errno %d", errno);
+	if (!cq)
+		return;
+	CHECK(cq->cqe >= 100 && cq->cq_context == &tag && cq->channel == ch,
+	      "CQ cqe %d context %p channel %p", cq->cqe, cq->cq_context,
+	      (void *)cq->channel);
+	printf("cq_cqe=%d\n", cq->cqe);
+	/* A channel a CQ uses cannot go. */
+	CHECK_RET(ibv_destroy_comp_channel(ch), EBUSY);
+	CHECK_RET(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_RET(ibv_req_notify_cq(cq, 1), 0);
+	CHECK_RET(ibv_poll_cq(cq, 4, wc), 0);
+	CHECK_RET(ibv_resize_cq(cq, 200), 0);
+	CHECK(cq->cqe >= 200, "resized CQ has %d entries", cq->cqe);
+	/* Nothing completed: the fd is not readable, and a non-blocking
+	 * read of an event fails with EAGAIN. */
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	CHECK_RET(poll(&pfd, 1, 0), 0);
+	flags = fcntl(ch->fd, F_GETFL);
+	fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK);
+	errno = 0;
+	CHECK_RET(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), -1);
+	CHECK(errno == EAGAIN, "ibv_get_cq_event: errno %d, want EAGAIN",
+	      errno);
+	ibv_ack_cq_events(cq, 0);
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	CHECK_RET(ibv_destroy_comp_channel(ch), 0);
+
+	/* A CQ without a channel. */
+	cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	CHECK(cq, "ibv_create_cq without channel: errno %d", errno);
+	if (cq)
+		CHECK_RET(ibv_destroy_cq(cq), 0);
+	printf("comp_channel=ok\n");
+}
+
+static void check_ahs(struct ibv_context *ctx, const struct ibv_port_attr *pa)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_ah_attr attr = {
+		.dlid = pa->lid ? pa->lid : 1,
+		.sl = 0,
+		.port_num = 1,
+	};
+	struct ibv_ah *ah;
+
+	if (!pd)
+		return;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(ah, "ibv_create_ah: errno %d", errno);
+	if (ah) {
+		CHECK_RET(ibv_dealloc_pd(pd), EBUSY);
+		CHECK_RET(ibv_destroy_ah(ah), 0);
+	}
+	attr.port_num = 2;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &attr), EINVAL);
+	attr.port_num = 1;
+	attr.sl = 16;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &attr), EINVAL);
+	attr.sl = 0;
+	attr.is_global = 1;
+	attr.grh.sgid_index = (uint8_t)pa->gid_tbl_len;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &attr), EINVAL);
+	attr.grh.sgid_index = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(ah, "ibv_create_ah with GRH: errno %d", errno);
+	if (ah)
+		CHECK_RET(ibv_destroy_ah(ah), 0);
+	CHECK_RET(ibv_dealloc_pd(pd), 0);
+}
+
+/* What waits for the transport fails as documented, without crashing. */
+static void check_unsupported(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 1,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1},
+	};
+	struct ibv_qp_init_attr_ex qx = {0};
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 1, .max_sge = 1}};
+	struct ibv_cq_init_attr_ex cx = {.cqe = 16};
+
+	if (!pd || !cq)
+		return;
+	qa.send_cq = qa.recv_cq = cq;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &qa), EOPNOTSUPP);
+	qx.qp_type = IBV_QPT_RC;
+	qx.send_cq = qx.recv_cq = cq;
+	qx.pd = pd;
+	qx.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qx.cap = qa.cap;
+	CHECK_NULL_ERRNO(ibv_create_qp_ex(ctx, &qx), EOPNOTSUPP);
+	CHECK_NULL_ERRNO(ibv_create_srq(pd, &sa), EOPNOTSUPP);
+	CHECK_NULL_ERRNO(ibv_create_cq_ex(ctx, &cx), EOPNOTSUPP);
+	CHECK_NULL_ERRNO(ibv_alloc_mw(pd, IBV_MW_TYPE_1), EOPNOTSUPP);
+	CHECK_NULL_ERRNO(ibv_alloc_td(ctx, &(struct ibv_td_init_attr){0}),
+			 EOPNOTSUPP);
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	CHECK_RET(ibv_dealloc_pd(pd), 0);
+	printf("qp=EOPNOTSUPP\n");
+}
+
+static void print_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	struct ibv_device_attr_ex ax;
+
+	CHECK_RET(ibv_query_device(ctx, a), 0);
+	CHECK_RET(ibv_query_device_ex(ctx, NULL, &ax), 0);
+	CHECK(ax.orig_attr.node_guid == a->node_guid &&
+		      ax.orig_attr.max_qp == a->max_qp,
+	      "ibv_query_device_ex differs from ibv_query_device");
+	printf("node_guid=%016" PRIx64 "\n", be64toh(a->node_guid));
+	printf("sys_image_guid=%016" PRIx64 "\n", be64toh(a->sys_image_guid));
+	printf("vendor_id=%#x\nvendor_part_id=%u\n", a->vendor_id,
+	       a->vendor_part_id);
+	printf("max_qp=%d\nmax_qp_wr=%d\nmax_sge=%d\nmax_cq=%d\nmax_cqe=%d\n",
+	       a->max_qp, a->max_qp_wr, a->max_sge, a->max_cq, a->max_cqe);
+	printf("max_mr_size=%" PRIu64 "\nmax_pd=%d\nmax_qp_rd_atom=%d\n",
+	       (uint64_t)a->max_mr_size, a->max_pd, a->max_qp_rd_atom);
+	printf("max_qp_init_rd_atom=%d\nmax_srq=%d\natomic_cap=%d\n",
+	       a->max_qp_init_rd_atom, a->max_srq, a->atomic_cap);
+	printf("max_pkeys=%u\nphys_port_cnt=%u\n", a->max_pkeys,
+	       a->phys_port_cnt);
+}
+
+static void print_port(struct ibv_context *ctx, struct ibv_port_attr *pa)
+{
+	struct ibv_gid_entry entries[4], e;
+	union ibv_gid gid;
+	__be16 pkey;
+	ssize_t n;
+
+	CHECK_RET(ibv_query_port(ctx, 1, pa), 0);
+	printf("port_state=%s\nlid=%u\nsm_lid=%u\nlmc=%u\n",
+	       ibv_port_state_str(pa->state), pa->lid, pa->sm_lid, pa->lmc);
+	printf("active_width=%u\nactive_speed=%u\nactive_mtu=%d\n",
+	       pa->active_width, pa->active_speed, pa->active_mtu);
+	printf("gid_tbl_len=%d\npkey_tbl_len=%u\nlink_layer=%u\n",
+	       pa->gid_tbl_len, pa->pkey_tbl_len, pa->link_layer);
+	errno = 0;
+	CHECK(ibv_query_port(ctx, 2, pa) == EINVAL,
+	      "ibv_query_port of port 2 does not fail with EINVAL");
+	CHECK_RET(ibv_query_port(ctx, 1, pa), 0);
+
+	CHECK_RET(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	printf("gid0=%016" PRIx64 ":%016" PRIx64 "\n",
+	       be64toh(gid.global.subnet_prefix),
+	       be64toh(gid.global.interface_id));
+	CHECK_RET(ibv_query_gid(ctx, 1, pa->gid_tbl_len, &gid), -1);
+	CHECK_RET(ibv_query_gid_ex(ctx, 1, 0, &e, 0), 0);
+	CHECK(e.gid_type == IBV_GID_TYPE_IB && e.gid_index == 0,
+	      "gid entry type %u index %u", e.gid_type, e.gid_index);
+	n = ibv_query_gid_table(ctx, entries, 4, 0);
+	CHECK(n == 1, "ibv_query_gid_table: %zd entries, want 1", n);
+	CHECK_RET(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
+	printf("pkey0=%#06x\n", be16toh(pkey));
+	CHECK_RET(ibv_get_pkey_index(ctx, 1, htobe16(0xffff)), 0);
+	CHECK_RET(ibv_query_pkey(ctx, 1, pa->pkey_tbl_len, &pkey), -1);
+}
+
+int main(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr pa;
+	int num = -1;
+
+	list = ibv_get_device_list(&num);
+	if (!list) {
+		printf("FAIL: ibv_get_device_list: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("num_devices=%d\n", num);
+	if (num == 0) {
+		ibv_free_device_list(list);
+		return 0;
+	}
+	printf("device=%s\nguid=%016" PRIx64 "\n", ibv_get_device_name(list[0]),
+	       be64toh(ibv_get_device_guid(list[0])));
+	printf("node_type=%s\ntransport=%d\n",
+	       ibv_node_type_str(list[0]->node_type), list[0]->transport_type);
+	ctx = ibv_open_device(list[0]);
+	/* The device stays valid for its context after the list goes. */
+	ibv_free_device_list(list);
+	if (!ctx) {
+		printf("FAIL: ibv_open_device: %s\n", strerror(errno));
+		return 1;
+	}
+	print_device(ctx, &attr);
+	print_port(ctx, &pa);
+	printf("device_name_after_free=%s\n", ibv_get_device_name(ctx->device));
+	check_mrs(ctx);
+	check_cqs(ctx, &attr);
+	check_ahs(ctx, &pa);
+	check_unsupported(ctx);
+	printf("wc_status=%s\nevent=%s\n",
+	       ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR),
+	       ibv_event_type_str(IBV_EVENT_PORT_ACTIVE));
+	CHECK_RET(ibv_close_device(ctx), 0);
+	printf("failures=%d\n", failures);
+	return failures > 100 ? 100 : failures;
+}

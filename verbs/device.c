@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices and contexts. A process attached by 'ibemu exec' has one HCA, the
+ * node it is bound to in the fabric: ibv_get_device_list() asks the daemon
+ * (CA_QUERY) and returns it under its topology name. Outside 'ibemu exec'
+ * the list is empty, as on a host without InfiniBand. ibv_open_device()
+ * makes a struct verbs_context whose ops tables (ops.c) carry the inline
+ * verbs of <infiniband/verbs.h>.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs_int.h"
+
+static struct ibemu_verbs_device *device_new(const struct ibemu_sess_ca *ca)
+{
+	struct ibemu_verbs_device *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->refs = 1;
+	d->dev.node_type = IBV_NODE_CA;
+	d->dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->dev.name, sizeof(d->dev.name), "%s", ca->host);
+	/* No sysfs stands behind an emulated HCA: the paths name where it
+	 * would be, and reading them fails as for a file that is absent. */
+	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs-%.50s",
+		 ca->host);
+	snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
+		 "/sys/class/infiniband_verbs/%s", d->dev.dev_name);
+	snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
+		 "/sys/class/infiniband/%s", d->dev.name);
+	d->node_guid = ca->node_guid;
+	d->sys_guid = ca->system_guid;
+	d->vendor_id = ca->vendor_id;
+	d->device_id = ca->device_id;
+	d->partition_cap = ca->partition_cap;
+	d->nports = ca->nports;
+	return d;
+}
+
+static void device_get(struct ibemu_verbs_device *d)
+{
+	__atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+}
+
+void ibemu__verbs_device_put(struct ibemu_verbs_device *d)
+{
+	if (__atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(d);
+}
+
+static struct ibemu_verbs_device *to_dev(struct ibv_device *device)
+{
+	return (struct ibemu_verbs_device *)device;
+}
+
+VERBS_EXPORT struct ibv_device **ibemu__ibv_get_device_list(int *num_devices);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_get_device_list, ibv_get_device_list,
+		     "IBVERBS_1.1");
+struct ibv_device **ibemu__ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list = calloc(2, sizeof(*list));
+	struct ibemu_verbs_device *d;
+	struct ibemu_sess_ca *ca;
+	int ret, n = 0;
+
+	if (!list)
+		return ibemu__verbs_null(ENOMEM);
+	/*
+	 * Any failure to reach the HCA (not attached, daemon gone, unknown
+	 * host: said on stderr) leaves the list empty, as rdma-core's does
+	 * when a device cannot be read: a program then reports that it
+	 * found no device.
+	 */
+	ret = ibemu__verbs_ca_query(&ca);
+	if (ret == -ENOMEM) {
+		free(list);
+		return ibemu__verbs_null(ENOMEM);
+	}
+	if (!ret) {
+		d = device_new(ca);
+		free(ca);
+		if (!d) {
+			free(list);
+			return ibemu__verbs_null(ENOMEM);
+		}
+		list[n++] = &d->dev;
+	}
+	if (num_devices)
+		*num_devices = n;
+	return list;
+}
+
+VERBS_EXPORT void ibemu__ibv_free_device_list(struct ibv_device **list);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_free_device_list, ibv_free_device_list,
+		     "IBVERBS_1.1");
+void ibemu__ibv_free_device_list(struct ibv_device **list)
+{
+	struct ibv_device **p;
+
+	if (!list)
+		return;
+	for (p = list; *p; p++)
+		ibemu__verbs_device_put(to_dev(*p));
+	free(list);
+}
+
+VERBS_EXPORT const char *ibemu__ibv_get_device_name(struct ibv_device *device);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_get_device_name, ibv_get_device_name,
+		     "IBVERBS_1.1");
+const char *ibemu__ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+VERBS_EXPORT __be64 ibemu__ibv_get_device_guid(struct ibv_device *device);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_get_device_guid, ibv_get_device_guid,
+		     "IBVERBS_1.1");
+__be64 ibemu__ibv_get_device_guid(struct ibv_device *device)
+{
+	return htobe64(to_dev(device)->node_guid);
+}
+
+/* The kernel's index of the device: the process has only this one. */
+VERBS_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	return 0;
+}
+
+VERBS_EXPORT struct ibv_context *
+ibemu__ibv_open_device(struct ibv_device *device);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_open_device, ibv_open_device, "IBVERBS_1.1");
+struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
+{
+	struct ibemu_verbs_context *ctx = calloc(1, sizeof(*ctx));
+	struct ibv_context *c;
+
+	if (!ctx)
+		return ibemu__verbs_null(ENOMEM);
+	c = &ctx->vctx.context;
+	/* Async events (port changes, QP errors) will be counted here; an
+	 * eventfd polls readable exactly while one waits. */
+	c->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (c->async_fd < 0) {
+		free(ctx);
+		return NULL; /* errno from eventfd */
+	}
+	ctx->dev = to_dev(device);
+	device_get(ctx->dev);
+	c->device = device;
+	c->cmd_fd = -1; /* no uverbs device behind it */
+	c->num_comp_vectors = IBEMU_VERBS_COMP_VECTORS;
+	pthread_mutex_init(&c->mutex, NULL);
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->next_key = 0x100;
+	ibemu__verbs_ops_init(ctx);
+	return c;
+}
+
+/* Like the kernel, closing reclaims what the process left open; objects
+ * are the program's to destroy first. */
+VERBS_EXPORT int ibemu__ibv_close_device(struct ibv_context *context);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_close_device, ibv_close_device, "IBVERBS_1.1");
+int ibemu__ibv_close_device(struct ibv_context *context)
+{
+	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
+
+	close(context->async_fd);
+	pthread_mutex_destroy(&context->mutex);
+	ibemu__verbs_device_put(ctx->dev);
+	free(ctx);
+	return 0;
+}
+
+/*
+ * No asynchronous event is raised yet (they come with the transport and
+ * port monitoring): a blocking call waits, one on a non-blocking async_fd
+ * fails with EAGAIN, as with the kernel.
+ */
+VERBS_EXPORT int ibemu__ibv_get_async_event(struct ibv_context *context,
+					    struct ibv_async_event *event);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_get_async_event, ibv_get_async_event,
+		     "IBVERBS_1.1");
+int ibemu__ibv_get_async_event(struct ibv_context *context,
+			       struct ibv_async_event *event)
+{
+	uint64_t n;
+	ssize_t r;
+
+	do
+		r = read(context->async_fd, &n, sizeof(n));
+	while (r < 0 && errno == EINTR);
+	if (r != sizeof(n))
+		return -1;
+	/* Nothing writes the counter yet. */
+	errno = EAGAIN;
+	return -1;
+}
+
+VERBS_EXPORT void ibemu__ibv_ack_async_event(struct ibv_async_event *event);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_ack_async_event, ibv_ack_async_event,
+		     "IBVERBS_1.1");
+void ibemu__ibv_ack_async_event(struct ibv_async_event *event)
+{
+}
+
+/* Device import shares a context between processes through the uverbs
+ * file; there is none. */
+VERBS_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	return ibemu__verbs_null(EOPNOTSUPP);
+}
