@@ -2,13 +2,29 @@
 """The few pieces of the daemon's two wire protocols the hostile clients
 need: headers (proto/ctl_proto.h, proto/sess_proto.h) and connections."""
 
+import os
+import re
 import socket
 import struct
 
-CTL_MAGIC, CTL_VERSION = 0x49424354, 1
+
+def proto_define(header, name):
+    """The value of '#define name' in proto/'s 'header': the protocols'
+    magics and versions have one source, the C headers."""
+    src = os.environ.get("IBEMU_SOURCE_DIR",
+                         os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(src, "proto", header)) as f:
+        m = re.search(rf"#define\s+{name}\s+(0x[0-9a-fA-F]+|\d+)u?\b",
+                      f.read())
+    return int(m.group(1), 0)
+
+
+CTL_MAGIC = proto_define("ctl_proto.h", "IBEMU_CTL_MAGIC")
+CTL_VERSION = proto_define("ctl_proto.h", "IBEMU_CTL_VERSION")
 CTL_HELLO, CTL_REQUEST, CTL_REPLY, CTL_ERROR, CTL_PROGRESS = range(1, 6)
 
-SESS_MAGIC, SESS_VERSION = 0x49425353, 2
+SESS_MAGIC = proto_define("sess_proto.h", "IBEMU_SESS_MAGIC")
+SESS_VERSION = proto_define("sess_proto.h", "IBEMU_SESS_VERSION")
 SESS_ERROR, SESS_CA_QUERY, SESS_REGISTER, SESS_UNREGISTER, SESS_OPEN, \
     SESS_SEND, SESS_RECV = range(1, 8)
 

@@ -5,11 +5,22 @@ and malformed clients: constants, message builders, and a mixin that
 connects and reads replies."""
 
 import os
+import re
 import socket
 import struct
 
-MAGIC = 0x49425353
-VERSION = 3  # IBEMU_SESS_VERSION
+def _define(name):
+    """'#define name' of proto/sess_proto.h: one source for the version."""
+    src = os.environ.get("IBEMU_SOURCE_DIR",
+                         os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(src, "proto", "sess_proto.h")) as f:
+        m = re.search(rf"#define\s+{name}\s+(0x[0-9a-fA-F]+|\d+)u?\b",
+                      f.read())
+    return int(m.group(1), 0)
+
+
+MAGIC = _define("IBEMU_SESS_MAGIC")
+VERSION = _define("IBEMU_SESS_VERSION")
 (ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV,
  PORT_QUERY) = range(1, 9)
 
