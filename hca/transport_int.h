@@ -152,6 +152,7 @@ struct tp_resp {
 	uint32_t len;  /* READ: bytes */
 	uint32_t aeth; /* Syndrome << 24 | MSN */
 	uint8_t kind;  /* enum resp_kind (transport_resp.c) */
+	uint8_t dup;   /* answers a duplicate request */
 	uint64_t orig; /* atomic: the value found */
 };
 
@@ -180,6 +181,7 @@ struct tp_qp {
 	struct tp_msg *cur; /* the next to (re)send from; NULL: none */
 	uint32_t npsn;	    /* PSN of the next new message */
 	uint32_t rd_out;    /* READ/atomics started, not completed */
+	uint32_t acked;	    /* highest PSN acknowledged */
 	uint8_t retry_left, rnr_left;
 	uint64_t ready_at; /* doorbell: nothing leaves before */
 	uint64_t rto_at;   /* retransmit deadline; UINT64_MAX: none */
@@ -201,6 +203,7 @@ struct tp_qp {
 	uint32_t ack_psn, ack_aeth;
 	struct tp_resp *resp_head, *resp_tail;
 	uint32_t resp_n;	  /* READ/atomic responses queued */
+	uint32_t dup_n;		  /* answers to duplicates queued */
 	struct tp_replay *replay; /* max_dest_rd_atomic entries, a ring */
 	uint32_t replay_n, replay_next;
 };

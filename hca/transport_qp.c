@@ -618,6 +618,7 @@ int ibemu_tp_qp_modify(struct ibemu_tp *tp, uint32_t qpn,
 	case IBEMU_QPS_RTS:
 		if (qp->state == IBEMU_QPS_RTR) {
 			qp->npsn = q->sq_psn;
+			qp->acked = PSN_ADD(q->sq_psn, PSN_MASK);
 			qp->retry_left = q->retry_cnt;
 			qp->rnr_left = q->rnr_retry;
 		}

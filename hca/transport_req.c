@@ -212,6 +212,10 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 	unsigned mtu;
 	int st;
 
+	/* A READ or atomic answered already is not sent again while it
+	 * waits for the WQEs before it. */
+	while (qp->cur && qp->cur->started && qp->cur->done)
+		qp->cur = qp->cur->next;
 	if (!ibemu__tp_req_ready(tp, qp))
 		return NULL;
 	m = qp->cur;
@@ -293,6 +297,12 @@ static void ack_upto(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 	struct tp_msg *m;
 	int progress = 0;
 
+	/* Acknowledgements are cumulative: one for a later PSN that came
+	 * while an earlier READ waited for its data still counts. */
+	if (psn_diff(psn, qp->acked) > 0)
+		qp->acked = psn;
+	psn = qp->acked;
+
 	while ((m = qp->sq_head) && m->started) {
 		if (psn_diff(psn, last_psn(m)) < 0)
 			break;
@@ -307,6 +317,8 @@ static void ack_upto(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 		/* IBA 9.7.6.1.2: progress restarts the retry counts. */
 		qp->retry_left = qp->attr.retry_cnt;
 		qp->rnr_left = qp->attr.rnr_retry;
+		/* A READ or atomic done may let the next one start. */
+		ibemu_engine_kick(tp->e, qp->port);
 		if (qp->sq_head && qp->sq_head->started)
 			arm_rto(tp, qp);
 		else
@@ -389,8 +401,14 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	case OP_READ_RESP_MIDDLE:
 	case OP_READ_RESP_LAST:
 	case OP_READ_RESP_ONLY:
-		if (!m || m->qp != qp || m->done)
+		if (!m || m->qp != qp)
 			return;
+		if (m->done) {
+			/* A duplicate answer: its AETH still acknowledges. */
+			if (op != OP_READ_RESP_MIDDLE)
+				ack_upto(tp, qp, psn);
+			return;
+		}
 		/* In order or not at all: a gap waits for the timer. */
 		if (psn != PSN_ADD(m->first_psn, m->rd_got))
 			return;
@@ -409,8 +427,12 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			ack_upto(tp, qp, psn);
 		return;
 	case OP_ATOMIC_ACK:
-		if (!m || m->qp != qp || m->done || psn != m->first_psn)
+		if (!m || m->qp != qp || psn != m->first_psn)
 			return;
+		if (m->done) {
+			ack_upto(tp, qp, psn);
+			return;
+		}
 		m->done = 1;
 		m->orig = pkt->flow;
 		if (m->seg[0].len) {

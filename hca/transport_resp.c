@@ -40,6 +40,7 @@ void ibemu__tp_resp_reset(struct ibemu_tp *tp, struct tp_qp *qp)
 	}
 	qp->resp_tail = NULL;
 	qp->resp_n = 0;
+	qp->dup_n = 0;
 	qp->nak_sent = 0;
 	qp->in_msg = 0;
 	qp->in_bad = 0;
@@ -143,7 +144,9 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		qp->resp_head = r->next;
 		if (!qp->resp_head)
 			qp->resp_tail = NULL;
-		if (r->kind != RESP_ACK)
+		if (r->dup)
+			qp->dup_n--;
+		else if (r->kind != RESP_ACK)
 			qp->resp_n--;
 		resp_free(tp, r);
 	}
@@ -515,7 +518,9 @@ static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 		const struct tp_mr *mr =
 			reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_READ);
 
-		if (!mr || qp->resp_n >= qp->attr.max_dest_rd_atomic + 1u)
+		/* Duplicates reuse the resources of the requests they
+		 * repeat (IBA 9.7.5.1.?); a bounded number is queued. */
+		if (!mr || qp->dup_n >= qp->attr.max_dest_rd_atomic)
 			return;
 		k = (uint32_t)psn_diff(pkt->psn, m->first_psn);
 		if (k >= m->npsn)
@@ -530,14 +535,17 @@ static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 		r->len = m->len;
 		r->npkts = m->npsn;
 		r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
-		qp->resp_n++;
+		r->dup = 1;
+		qp->dup_n++;
 		resp_push(qp, r);
 		ibemu_engine_kick(tp->e, qp->port);
 		return;
 	}
 	if (op == OP_CMP_SWAP || op == OP_FETCH_ADD) {
 		/* Never executed twice: the replay cache answers. */
-		for (i = 0; i < qp->replay_n; i++) {
+		for (i = 0; i < qp->replay_n &&
+			    qp->dup_n < qp->attr.max_dest_rd_atomic;
+		     i++) {
 			struct tp_replay *c = &qp->replay[i];
 
 			if (!c->valid || c->psn != pkt->psn)

@@ -900,6 +900,64 @@ static void test_drops(void)
 	fx_down(&f);
 }
 
+/* READs and atomics under loss: READs executed again, each atomic once
+ * (duplicates answered from the replay cache). */
+static void test_drops_read_atomic(void)
+{
+	struct conn_opts o = defaults;
+	struct ibemu_tp_send_wr wr = {0};
+	struct ibemu_tp_sge s;
+	struct host *a, *b;
+	uint32_t qa, qb, i, n = 60;
+	uint64_t v = 0;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[3];
+	o.timeout = 1;
+	rc_pair(a, b, &o, &qa, &qb);
+	T_EQ_INT(ibemu_engine_set_drop(
+			 f.e, ibemu_test_port(f.t, f.e, "hca4", 1), 100000, 5),
+		 0);
+	T_EQ_INT(ibemu_engine_set_drop(
+			 f.e, ibemu_test_port(f.t, f.e, "hca1", 1), 100000, 6),
+		 0);
+	fill(b, 65536, 65536, 8);
+	memcpy(b->buf, &v, 8);
+	for (i = 0; i < n; i++) {
+		if (i % 3 == 0) {
+			T_EQ_INT(post(a, qa, i, IBEMU_WR_RDMA_READ,
+				      65536 + (uint64_t)i * 1024, 1024, b,
+				      65536 + (uint64_t)i * 1024),
+				 0);
+			continue;
+		}
+		s = (struct ibemu_tp_sge){(uintptr_t)a->buf + i * 8, 8, a->key};
+		wr.wr_id = i;
+		wr.opcode = IBEMU_WR_ATOMIC_FETCH_AND_ADD;
+		wr.send_flags = IBEMU_SEND_SIGNALED;
+		wr.sg_list = &s;
+		wr.num_sge = 1;
+		wr.wr.atomic.remote_addr = (uintptr_t)b->buf;
+		wr.wr.atomic.rkey = b->key;
+		wr.wr.atomic.compare_add = 1;
+		T_EQ_INT(ibemu_tp_post_send(a->tp, qa, &wr), 0);
+	}
+	run(&f);
+	T_EQ_INT(a->ncqe, n);
+	for (i = 0; i < a->ncqe; i++) {
+		T_EQ_INT(a->cqe[i].status, IBEMU_WC_SUCCESS);
+		T_EQ_U64(a->cqe[i].wr_id, i);
+	}
+	memcpy(&v, b->buf, 8);
+	T_EQ_U64(v, n - n / 3);
+	for (i = 0; i < n; i += 3)
+		T_TRUE(!memcmp(a->buf + 65536 + i * 1024,
+			       b->buf + 65536 + i * 1024, 1024));
+	fx_down(&f);
+}
+
 /* The peer's port goes down: retry exceeded after the timeouts. */
 static void test_retry_exceeded(void)
 {
@@ -1123,6 +1181,7 @@ void ibemu_test_register_transport(void)
 		{"rnr", test_rnr},
 		{"bad_rkey", test_bad_rkey},
 		{"drops", test_drops},
+		{"drops_read_atomic", test_drops_read_atomic},
 		{"retry_exceeded", test_retry_exceeded},
 		{"uc_loss", test_uc_loss},
 		{"large_write", test_large_write},
