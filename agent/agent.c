@@ -319,4 +319,5 @@ const struct ibemu_mgmt_ops ibemu_agent_ops = {
 	.takes = ibemu__agent_takes,
 	.event = agent_event,
 	.port_change = agent_port_change,
+	.pkeys = ibemu_agent_pkeys,
 };

@@ -128,6 +128,16 @@ static void stub_mgmt_port_change(struct ibemu_engine *e, uint32_t pi)
 	(void)pi;
 }
 
+static unsigned stub_mgmt_pkeys(const struct ibemu_engine *e, uint32_t pi,
+				uint16_t *pkeys, unsigned max)
+{
+	(void)e;
+	(void)pi;
+	if (max)
+		pkeys[0] = 0xffff;
+	return 1;
+}
+
 static void fill_mgmt_ops(struct ibemu_mgmt_ops *out,
 			  const struct ibemu_mgmt_ops *in)
 {
@@ -146,6 +156,8 @@ static void fill_mgmt_ops(struct ibemu_mgmt_ops *out,
 		out->event = stub_mgmt_event;
 	if (!out->port_change)
 		out->port_change = stub_mgmt_port_change;
+	if (!out->pkeys)
+		out->pkeys = stub_mgmt_pkeys;
 }
 
 static struct ibemu_pkt *stub_pull(void *ctx, uint32_t port,
@@ -836,6 +848,33 @@ void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p)
 	p->wait_since = UINT64_MAX;
 }
 
+/* Whether the next data packet of port 'p' is lost (splitmix64 draws). */
+static int drop_draw(struct ibemu_eport *p)
+{
+	uint64_t z = (p->drop_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z % 1000000u < p->drop_ppm;
+}
+
+int ibemu_engine_set_drop(struct ibemu_engine *e, uint32_t port,
+			  uint32_t rate_ppm, uint64_t seed)
+{
+	if (port >= e->nports || rate_ppm > 1000000u)
+		return -EINVAL;
+	e->ports[port].drop_ppm = rate_ppm;
+	e->ports[port].drop_rng = seed;
+	return 0;
+}
+
+unsigned ibemu_engine_pkeys(const struct ibemu_engine *e, uint32_t port,
+			    uint16_t *pkeys, unsigned max)
+{
+	return e->mgmt_ops.pkeys(e, port, pkeys, max);
+}
+
 uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 				struct ibemu_pkt *pkt, uint64_t tail_in)
 {
@@ -861,7 +900,14 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 	p->cnt.unicast_xmit_pkts++;
 	p->cnt.xmit_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	pkt->t_tail = end + p->prop_ps;
-	if (e->nodes[peer->node].ops->cut_through) {
+	if (p->drop_ppm && pkt->vl != IBEMU_VL15 && drop_draw(p)) {
+		/* Corrupted on the wire: the receiver frees its space at the
+		 * tail and passes it to nobody (see dispatch()). */
+		pkt->lost = 1;
+		p->cnt.xmit_discards++;
+		ibemu__engine_push(e, pkt->t_tail, IBEMU_PHASE_UPDATE,
+				   IBEMU_EV_TAIL, p->peer, pkt);
+	} else if (e->nodes[peer->node].ops->cut_through) {
 		/* The header event fires once the switch has routed it. */
 		head = e->now + p->prop_ps +
 		       ibemu_link_serialize_ps(p->lanes,
@@ -904,6 +950,16 @@ void ibemu__engine_release(struct ibemu_engine *e, uint32_t pi, uint8_t vl,
 				     t > tx->busy_until ? t : tx->busy_until);
 }
 
+/* The tail of a packet lost on the wire reached port 'pi': its space is
+ * free again, nobody receives it. */
+static void lost_tail(struct ibemu_engine *e, uint32_t pi,
+		      struct ibemu_pkt *pkt)
+{
+	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, e->now);
+	e->in_flight--;
+	ibemu_engine_pkt_free(e, pkt);
+}
+
 static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 {
 	struct ibemu_eport *p = &e->ports[ev->target];
@@ -913,6 +969,10 @@ static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 		e->nodes[p->node].ops->head(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_TAIL:
+		if (((struct ibemu_pkt *)ev->ptr)->lost) {
+			lost_tail(e, ev->target, ev->ptr);
+			break;
+		}
 		e->nodes[p->node].ops->tail(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_ARB:

@@ -159,6 +159,10 @@ struct ibemu_mgmt_ops {
 	/* Port 'pi' changed state by the link state machine (not by the
 	 * Set that asked for it): a switch's PortStateChange, Trap 128. */
 	void (*port_change)(struct ibemu_engine *e, uint32_t pi);
+	/* Copies up to 'max' entries of port 'pi''s P_Key table (the
+	 * SMA's, IBA 14.2.5.7) into 'pkeys'; returns how many it has. */
+	unsigned (*pkeys)(const struct ibemu_engine *e, uint32_t pi,
+			  uint16_t *pkeys, unsigned max);
 };
 
 /*
@@ -388,6 +392,28 @@ void ibemu_engine_mgmt_emit(struct ibemu_engine *e, uint32_t node,
  * if packets are still in the fabric (then it is not at rest).
  */
 int ibemu_engine_settle(struct ibemu_engine *e);
+
+/*
+ * P_Key table of port 'port' (global index) as its SMA holds it: copies
+ * up to 'max' entries into 'pkeys' and returns how many the port has.
+ * Without management (no agents) a port has the default table: one entry,
+ * the full-member default partition 0xFFFF (IBA 10.9.1.2).
+ */
+unsigned ibemu_engine_pkeys(const struct ibemu_engine *e, uint32_t port,
+			    uint16_t *pkeys, unsigned max);
+
+/*
+ * Fault injection: port 'port' (global index, any node) loses data packets
+ * (VL0-14) it transmits, 'rate_ppm' in a million, chosen by a generator
+ * seeded with 'seed' so that a run repeats exactly. A lost packet still
+ * takes its time on the link (it is corrupted on the wire) and its buffer
+ * space at the receiver is freed as its tail arrives, but it is delivered
+ * to nobody; the transmitter counts it in PortXmitDiscards. VL15 is never
+ * dropped here. A rate of 0 turns it off (the default: nothing is drawn).
+ * Returns 0, or -EINVAL for a bad port or a rate above 1000000.
+ */
+int ibemu_engine_set_drop(struct ibemu_engine *e, uint32_t port,
+			  uint32_t rate_ppm, uint64_t seed);
 
 /* Packets inside the fabric (in buffers or on links). */
 uint64_t ibemu_engine_in_flight(const struct ibemu_engine *e);

@@ -49,7 +49,20 @@ struct ibemu_pkt {
 	uint8_t out_port;
 	uint8_t fecn : 1;
 	uint8_t becn : 1;
-	uint8_t last : 1; /* last packet of its message */
+	uint8_t last : 1;    /* last packet of its message */
+	uint8_t ack_req : 1; /* BTH AckReq (hca/transport) */
+	uint8_t lost : 1;    /* dropped by fault injection (engine) */
+	/*
+	 * The BTH and AETH fields the QP transport (hca/transport*.c) acts
+	 * on, by value: 12 bytes. The other headers (RETH, DETH, ImmDt,
+	 * AtomicETH) are counted in the size but their contents stay with
+	 * the request, which 'cookie' names, so the struct stays small.
+	 */
+	uint8_t opcode; /* BTH OpCode */
+	uint16_t pkey;	/* BTH P_Key */
+	uint32_t psn;	/* BTH PSN (24 bits) */
+	uint32_t dqpn;	/* BTH DestQP (24 bits) */
+	uint32_t aeth;	/* AETH: Syndrome << 24 | MSN */
 	/* A management packet's MAD, owned by the packet (fabric/smi.c). */
 	struct ibemu_mad_msg *mad;
 };

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport's own structures, shared by its files: transport.c
+ * (objects and ports), transport_qp.c (QP state machine, posting, flush),
+ * transport_req.c (the requester) and transport_resp.c (the responder).
+ */
+#ifndef IBEMU_TRANSPORT_INT_H
+#define IBEMU_TRANSPORT_INT_H
+
+#include "transport.h"
+
+/* IBA 9.2 Table 33: BTH OpCode, the transport in the top 3 bits. */
+#define OP_RC 0x00
+#define OP_UC 0x20
+#define OP_UD 0x60
+enum tp_opcode {
+	OP_SEND_FIRST = 0x00,
+	OP_SEND_MIDDLE = 0x01,
+	OP_SEND_LAST = 0x02,
+	OP_SEND_LAST_IMM = 0x03,
+	OP_SEND_ONLY = 0x04,
+	OP_SEND_ONLY_IMM = 0x05,
+	OP_WRITE_FIRST = 0x06,
+	OP_WRITE_MIDDLE = 0x07,
+	OP_WRITE_LAST = 0x08,
+	OP_WRITE_LAST_IMM = 0x09,
+	OP_WRITE_ONLY = 0x0a,
+	OP_WRITE_ONLY_IMM = 0x0b,
+	OP_READ_REQ = 0x0c,
+	OP_READ_RESP_FIRST = 0x0d,
+	OP_READ_RESP_MIDDLE = 0x0e,
+	OP_READ_RESP_LAST = 0x0f,
+	OP_READ_RESP_ONLY = 0x10,
+	OP_ACK = 0x11,
+	OP_ATOMIC_ACK = 0x12,
+	OP_CMP_SWAP = 0x13,
+	OP_FETCH_ADD = 0x14,
+};
+
+/* IBA 9.3.5 Table 42: AETH Syndrome. */
+#define AETH_ACK	0x00 /* 000xxxxx: credit count (not modelled) */
+#define AETH_RNR	0x20 /* 001ttttt: RNR NAK, the timer in 5 bits */
+#define AETH_NAK	0x60 /* 011ccccc: NAK code below */
+#define NAK_PSN_SEQ	0
+#define NAK_INV_REQ	1
+#define NAK_REM_ACCESS	2
+#define NAK_REM_OP	3
+#define AETH_SYN(aeth)	((uint8_t)((aeth) >> 24))
+#define AETH_MSN(aeth)	((aeth)&0xffffffu)
+#define PSN_MASK	0xffffffu
+#define PSN_ADD(psn, n) (((psn) + (n)) & PSN_MASK)
+
+/* a - b in PSN space (IBA 9.7.1: half the space ahead, half behind). */
+static inline int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* Kinds of timers, in the top byte of a timer cookie (QPN below). */
+enum tp_timer {
+	TIMER_KICK = 1, /* a doorbell's delay has passed */
+	TIMER_RTO = 2,	/* the QP's retransmission or RNR timer */
+};
+
+struct tp_seg {
+	uint64_t mr; /* the upper layer's handle */
+	uint64_t addr;
+	uint32_t len;
+};
+
+/*
+ * A send work request and the message it becomes. Packets name it in
+ * their cookie; it lives until the requester is done with it and no
+ * packet naming it is left on the wire (packets the fabric loses keep it
+ * until the domain goes).
+ */
+struct tp_msg {
+	struct tp_msg *next;		    /* in its QP's send queue */
+	struct tp_msg *dom_prev, *dom_next; /* in the domain's list */
+	struct ibemu_tp *tp;		    /* the requester; NULL once gone */
+	struct tp_qp *qp;
+	uint64_t wr_id;
+	uint64_t posted;   /* virtual time of the post */
+	uint32_t inflight; /* packets naming it still on the wire */
+	uint8_t opcode;	   /* enum ibemu_wr_opcode */
+	uint8_t signaled;
+	uint8_t fence;
+	uint8_t is_inline;
+	uint8_t started;  /* its first packet was built */
+	uint8_t done;	  /* READ/atomic: the response came back */
+	uint8_t req_done; /* the requester no longer needs it */
+	uint8_t status;	  /* a local error found when it started */
+	uint32_t len;
+	uint32_t imm;
+	uint32_t first_psn, npsn; /* PSNs it takes (READ: one a response) */
+	uint32_t sent;		  /* packets built since the last rewind */
+	uint32_t rd_got;	  /* READ: responses received in order */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	uint64_t orig; /* atomic: the value the responder found */
+	struct ibemu_tp_ah ah;
+	uint32_t remote_qpn, qkey, src_qpn;
+	struct ibemu_tp_mem read_src; /* READ: set by the responder */
+	uint8_t *inline_buf;
+	uint32_t nsge;
+	struct ibemu_tp_sge *sge; /* as posted */
+	struct tp_seg *seg;	  /* resolved when it starts */
+};
+
+struct tp_rwqe {
+	struct tp_rwqe *next;
+	uint64_t wr_id;
+	uint32_t nsge;
+	uint64_t cap; /* bytes it holds */
+	struct ibemu_tp_sge sge[];
+};
+
+struct tp_rq {
+	struct tp_rwqe *head, *tail;
+	uint32_t n, max, max_sge;
+};
+
+struct tp_pd {
+	uint32_t users;
+};
+
+struct tp_mr {
+	uint32_t pd;
+	uint32_t access;
+	uint32_t key;
+	uint64_t addr, len, handle;
+};
+
+struct tp_cq {
+	uint32_t users;
+};
+
+struct tp_srq {
+	uint32_t id, pd, users;
+	uint32_t limit;
+	struct tp_rq rq;
+};
+
+/* A response the responder owes: an ACK or NAK, READ data, or an
+ * atomic's result. */
+struct tp_resp {
+	struct tp_resp *next;
+	struct tp_msg *msg; /* the request (a reference), NULL for ACKs */
+	uint32_t psn;	    /* first PSN */
+	uint32_t npkts, sent;
+	uint32_t len;  /* READ: bytes */
+	uint32_t aeth; /* Syndrome << 24 | MSN */
+	uint8_t kind;  /* enum resp_kind (transport_resp.c) */
+	uint8_t dup;   /* answers a duplicate request */
+	uint64_t orig; /* atomic: the value found */
+};
+
+/* Replay cache entry of an executed atomic (IBA 9.7.5.1.5.3). */
+struct tp_replay {
+	uint32_t psn;
+	uint8_t valid;
+	uint64_t orig;
+};
+
+struct tp_qp {
+	uint32_t qpn;
+	uint8_t type;
+	uint8_t state;
+	uint8_t sq_sig_all;
+	uint8_t sqd_notify, sq_drained_sent;
+	uint32_t pd, scq, rcq;
+	struct tp_srq *srq;
+	uint32_t max_send_wr, max_send_sge, max_inline;
+	struct ibemu_tp_qp_attr attr;
+	uint32_t port; /* global port index, from attr.port_num */
+
+	/* Requester. */
+	struct tp_msg *sq_head, *sq_tail; /* posted and not completed */
+	uint32_t sq_n;
+	struct tp_msg *cur; /* the next to (re)send from; NULL: none */
+	uint32_t npsn;	    /* PSN of the next new message */
+	uint32_t rd_out;    /* READ/atomics started, not completed */
+	uint32_t acked;	    /* highest PSN acknowledged */
+	uint8_t retry_left, rnr_left;
+	uint64_t ready_at; /* doorbell: nothing leaves before */
+	uint64_t rto_at;   /* retransmit deadline; UINT64_MAX: none */
+	uint64_t rnr_at;   /* RNR wait ends; 0: not waiting */
+	uint64_t timer_at; /* the pending engine timer; UINT64_MAX: none */
+
+	/* Responder. */
+	struct tp_rq rq;
+	uint32_t epsn, msn;
+	uint8_t nak_sent;
+	uint8_t in_msg; /* a multi-packet request is under way */
+	uint8_t in_op;	/* its first opcode */
+	uint8_t in_bad; /* UC: drop the rest of this message */
+	uint32_t in_len;
+	struct tp_rwqe *in_rwqe;       /* SEND: the receive it fills */
+	struct ibemu_tp_mem in_target; /* WRITE: checked at the first */
+	uint64_t in_target_len;
+	uint8_t ack_pending; /* an ACK waits to leave (coalesced) */
+	uint32_t ack_psn, ack_aeth;
+	struct tp_resp *resp_head, *resp_tail;
+	uint32_t resp_n;	  /* READ/atomic responses queued */
+	uint32_t dup_n;		  /* answers to duplicates queued */
+	struct tp_replay *replay; /* max_dest_rd_atomic entries, a ring */
+	uint32_t replay_n, replay_next;
+};
+
+struct tp_table {
+	void **v;
+	uint32_t n; /* slots used (ids below n may be free) */
+	uint32_t cap;
+};
+
+struct ibemu_tp_domain {
+	struct ibemu_engine *e;
+	struct tp_msg *msgs; /* every record alive */
+};
+
+struct ibemu_tp {
+	struct ibemu_tp_domain *d;
+	struct ibemu_engine *e;
+	uint32_t node;
+	unsigned nports;
+	uint32_t first_port; /* global index of port 1 */
+	struct ibemu_tp_ops ops;
+	void *ctx;
+	struct tp_table pds, mrs, cqs, srqs, qps;
+	uint32_t rr[8]; /* round robin position per port (by number) */
+	uint8_t key_tag;
+};
+
+/* transport.c */
+void *ibemu__tp_table_get(const struct tp_table *t, uint32_t id);
+int ibemu__tp_table_add(struct tp_table *t, uint32_t first, void *p,
+			uint32_t *id);
+void ibemu__tp_table_del(struct tp_table *t, uint32_t id);
+struct tp_qp *ibemu__tp_qp(const struct ibemu_tp *tp, uint32_t qpn);
+/* The MR of key 'key' if [addr, addr + len) lies in it, PD 'pd' owns it
+ * and it allows 'access' (0 for local reads); else NULL. */
+const struct tp_mr *ibemu__tp_mr_check(const struct ibemu_tp *tp, uint32_t key,
+				       uint32_t pd, uint64_t addr, uint64_t len,
+				       uint32_t access);
+/* Whether P_Key 'pkey' matches the table of global port 'port'. */
+int ibemu__tp_pkey_ok(const struct ibemu_tp *tp, uint32_t port, uint16_t pkey);
+uint16_t ibemu__tp_pkey(const struct ibemu_tp *tp, const struct tp_qp *qp);
+void ibemu__tp_msg_put(struct ibemu_tp_domain *d, struct tp_msg *m);
+void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,
+		   const struct ibemu_tp_cqe *c);
+void ibemu__tp_timer_at(struct ibemu_tp *tp, struct tp_qp *qp, uint64_t when);
+
+/* transport_qp.c */
+/* Moves 'qp' to ERR: flushes both queues, raises 'event' (0: none). */
+void ibemu__tp_qp_error(struct ibemu_tp *tp, struct tp_qp *qp, int event);
+/* Completes the oldest send WQE 'm' with 'status' and frees it. */
+void ibemu__tp_send_complete(struct ibemu_tp *tp, struct tp_qp *qp,
+			     struct tp_msg *m, int status);
+/* Takes the next receive WQE of 'qp' (its RQ or SRQ), or NULL. */
+struct tp_rwqe *ibemu__tp_rq_take(struct ibemu_tp *tp, struct tp_qp *qp);
+void ibemu__tp_recv_complete(struct ibemu_tp *tp, struct tp_qp *qp,
+			     struct tp_rwqe *w, const struct ibemu_tp_cqe *c);
+
+/* transport_req.c */
+struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const uint16_t *credits, int *blocked);
+void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
+			struct ibemu_pkt *pkt);
+void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp);
+/* Whether the requester of 'qp' has a packet to build now. */
+int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp);
+
+/* transport_resp.c */
+struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				      const uint16_t *credits, int *blocked);
+void ibemu__tp_resp_recv(struct ibemu_tp *tp, struct tp_qp *qp,
+			 struct ibemu_pkt *pkt);
+void ibemu__tp_resp_reset(struct ibemu_tp *tp, struct tp_qp *qp);
+
+/* Wire sizes: LRH + BTH + 'ext' extended headers + payload (packet.h). */
+static inline unsigned tp_hdr(unsigned ext)
+{
+	return IBEMU_LRH_BYTES + IBEMU_BTH_BYTES + ext;
+}
+
+#endif

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester side of a QP (IBA 9.7.4 to 9.7.6): work requests become
+ * packets at the path MTU with their PSNs, built only when the port pulls
+ * one and the next hop has credit for it; acknowledgements complete them
+ * in order; NAKs, RNR NAKs and the retransmission timer rewind to the PSN
+ * to resend from (go-back-N). UC and UD requests complete as their last
+ * packet leaves.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport_int.h"
+#include "util.h"
+
+/* IBA 9.7.5.2.8 Table 45: RNR NAK timer field to time, in microseconds
+ * x 100 (0 is the longest, 655.36 ms). */
+static const uint32_t rnr_us100[32] = {
+	65536000, 1,	2,    3,     4,	    6,	   8,	  12,
+	16,	  24,	32,   48,    64,    96,	   128,	  192,
+	256,	  384,	512,  768,   1024,  1536,  2048,  3072,
+	4096,	  6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
+static uint64_t rnr_ps(unsigned t)
+{
+	return (uint64_t)rnr_us100[t & 31] * 10000000ull;
+}
+
+static uint64_t ack_timeout_ps(const struct tp_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return UINT64_MAX; /* IBA 9.7.6.1.3: 0 means infinite */
+	return IBEMU_TP_ACK_TIMEOUT_UNIT_PS << qp->attr.timeout;
+}
+
+static int is_rd_atomic(const struct tp_msg *m)
+{
+	return m->opcode >= IBEMU_WR_RDMA_READ;
+}
+
+static unsigned mtu_of(const struct tp_qp *qp)
+{
+	return IBEMU_MTU_BYTES(qp->attr.path_mtu);
+}
+
+/* PSN of the last packet of 'm'. */
+static uint32_t last_psn(const struct tp_msg *m)
+{
+	return PSN_ADD(m->first_psn, m->npsn - 1);
+}
+
+/* What the next packet of a message is, before it is built. */
+struct pkt_desc {
+	uint8_t opcode;
+	uint8_t last;
+	uint16_t hdr;
+	uint32_t payload;
+	uint32_t psn;
+};
+
+/* Opcode within the transport's group for packet 'k' of 'n'. */
+static uint8_t seg_opcode(unsigned first, unsigned k, unsigned n, int imm)
+{
+	/* first, middle, last, last+imm, only, only+imm: in this order
+	 * for SEND (0x00) and WRITE (0x06) alike. */
+	if (n == 1)
+		return (uint8_t)(first + 4 + (imm ? 1 : 0));
+	if (k == 0)
+		return (uint8_t)first;
+	if (k + 1 < n)
+		return (uint8_t)(first + 1);
+	return (uint8_t)(first + 2 + (imm ? 1 : 0));
+}
+
+static void describe(const struct tp_qp *qp, const struct tp_msg *m,
+		     struct pkt_desc *d)
+{
+	unsigned mtu = mtu_of(qp), k = m->sent, ext = 0;
+	uint8_t op, prefix = qp->type == IBEMU_QPT_RC	? OP_RC
+			     : qp->type == IBEMU_QPT_UC ? OP_UC
+							: OP_UD;
+	int imm = m->opcode == IBEMU_WR_SEND_WITH_IMM ||
+		  m->opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM;
+
+	d->psn = PSN_ADD(m->first_psn, k);
+	d->payload = 0;
+	d->last = 1;
+	switch (m->opcode) {
+	case IBEMU_WR_SEND:
+	case IBEMU_WR_SEND_WITH_IMM:
+	case IBEMU_WR_RDMA_WRITE:
+	case IBEMU_WR_RDMA_WRITE_WITH_IMM:
+		d->payload = m->len - k * mtu;
+		if (d->payload > mtu)
+			d->payload = mtu;
+		d->last = k + 1 == m->npsn;
+		op = seg_opcode(m->opcode <= IBEMU_WR_RDMA_WRITE_WITH_IMM
+					? OP_WRITE_FIRST
+					: OP_SEND_FIRST,
+				k, m->npsn, imm);
+		if (op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+		    op == OP_WRITE_ONLY_IMM)
+			ext += IBEMU_RETH_BYTES;
+		if (op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
+		    op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM)
+			ext += IBEMU_IMMDT_BYTES;
+		if (qp->type == IBEMU_QPT_UD)
+			ext += IBEMU_DETH_BYTES;
+		break;
+	case IBEMU_WR_RDMA_READ:
+		/* A re-request asks only for what has not come back. */
+		d->psn = PSN_ADD(m->first_psn, m->rd_got);
+		op = OP_READ_REQ;
+		ext = IBEMU_RETH_BYTES;
+		break;
+	default:
+		op = m->opcode == IBEMU_WR_ATOMIC_CMP_AND_SWP ? OP_CMP_SWAP
+							      : OP_FETCH_ADD;
+		ext = IBEMU_ATOMICETH_BYTES;
+		break;
+	}
+	d->opcode = prefix | op;
+	d->hdr = (uint16_t)tp_hdr(ext);
+}
+
+/* Local checks of a WQE as it starts (IBA 10.7.3.1, 11.4.1.1): keys,
+ * lengths; returns 0 or the completion status. */
+static int start_check(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
+{
+	uint32_t access = is_rd_atomic(m) ? IBEMU_ACCESS_LOCAL_WRITE : 0;
+	const struct tp_mr *mr;
+	uint32_t i;
+
+	if (m->status)
+		return m->status;
+	if (qp->type == IBEMU_QPT_UD && m->len > mtu_of(qp))
+		return IBEMU_WC_LOC_LEN_ERR;
+	if (m->opcode >= IBEMU_WR_ATOMIC_CMP_AND_SWP && m->len != 8)
+		return IBEMU_WC_LOC_LEN_ERR;
+	for (i = 0; i < m->nsge; i++) {
+		const struct ibemu_tp_sge *s = &m->sge[i];
+
+		if (!s->length)
+			continue;
+		mr = ibemu__tp_mr_check(tp, s->lkey, qp->pd, s->addr, s->length,
+					access);
+		if (!mr)
+			return IBEMU_WC_LOC_PROT_ERR;
+		m->seg[i].mr = mr->handle;
+		m->seg[i].addr = s->addr;
+		m->seg[i].len = s->length;
+	}
+	return 0;
+}
+
+/* A local error of the WQE at the head: RC QPs go to Error, UC and UD
+ * to SQ Error (IBA 10.3.1), flushing what follows. */
+static void local_error(struct ibemu_tp *tp, struct tp_qp *qp, int status)
+{
+	ibemu__tp_send_complete(tp, qp, qp->sq_head, status);
+	if (qp->type == IBEMU_QPT_RC) {
+		ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_REQ_ERR);
+		return;
+	}
+	qp->state = IBEMU_QPS_SQE;
+	while (qp->sq_head)
+		ibemu__tp_send_complete(tp, qp, qp->sq_head,
+					IBEMU_WC_WR_FLUSH_ERR);
+}
+
+int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp)
+{
+	const struct tp_msg *m = qp->cur;
+	uint64_t now = ibemu_engine_now(tp->e);
+
+	if (!m || (qp->state != IBEMU_QPS_RTS && qp->state != IBEMU_QPS_SQD))
+		return 0;
+	if (qp->rnr_at > now || m->posted + IBEMU_TP_DOORBELL_PS > now)
+		return 0;
+	if (m->started)
+		return 1;
+	/* SQD starts nothing new (IBA 10.3.1.?: drain). */
+	if (qp->state == IBEMU_QPS_SQD)
+		return 0;
+	if (is_rd_atomic(m) && qp->rd_out >= qp->attr.max_rd_atomic)
+		return 0; /* IBA 9.7.4.1.?: max_rd_atomic outstanding */
+	if (m->fence && qp->rd_out)
+		return 0; /* IBA 10.8.3.3: fence waits for READ/atomics */
+	return 1;
+}
+
+static void arm_rto(struct ibemu_tp *tp, struct tp_qp *qp)
+{
+	uint64_t to = ack_timeout_ps(qp);
+
+	if (to == UINT64_MAX) {
+		qp->rto_at = UINT64_MAX;
+		return;
+	}
+	qp->rto_at = ibemu_engine_now(tp->e) + to;
+	ibemu__tp_timer_at(tp, qp, qp->rto_at);
+}
+
+struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const uint16_t *credits, int *blocked)
+{
+	struct tp_msg *m;
+	struct pkt_desc d;
+	struct ibemu_pkt *pkt;
+	unsigned mtu;
+	int st;
+
+	/* A READ or atomic answered already is not sent again while it
+	 * waits for the WQEs before it. */
+	while (qp->cur && qp->cur->started && qp->cur->done)
+		qp->cur = qp->cur->next;
+	if (!ibemu__tp_req_ready(tp, qp))
+		return NULL;
+	m = qp->cur;
+	mtu = mtu_of(qp);
+	if (!m->started) {
+		/* Errors complete in order: wait until it is the oldest. */
+		st = start_check(tp, qp, m);
+		if (st) {
+			if (m == qp->sq_head)
+				local_error(tp, qp, st);
+			return NULL;
+		}
+		m->first_psn = qp->npsn;
+		m->npsn = 1;
+		if (m->opcode <= IBEMU_WR_RDMA_READ && m->len > mtu &&
+		    qp->type != IBEMU_QPT_UD)
+			m->npsn = (m->len + mtu - 1) / mtu;
+		qp->npsn = PSN_ADD(qp->npsn, m->npsn);
+		m->started = 1;
+		m->sent = 0;
+		if (is_rd_atomic(m))
+			qp->rd_out++;
+	}
+	describe(qp, m, &d);
+	pkt = ibemu_engine_pkt_alloc(tp->e);
+	if (!pkt)
+		return NULL;
+	ibemu_pkt_set_size(pkt, d.hdr, d.payload);
+	if (credits[m->ah.sl & 15] < pkt->blocks) {
+		*blocked = 1;
+		ibemu_engine_pkt_free(tp->e, pkt);
+		return NULL;
+	}
+	pkt->t_created = ibemu_engine_now(tp->e);
+	pkt->dlid = m->ah.dlid;
+	pkt->sl = m->ah.sl;
+	pkt->opcode = d.opcode;
+	pkt->psn = d.psn;
+	pkt->dqpn = m->remote_qpn;
+	pkt->pkey = ibemu__tp_pkey(tp, qp);
+	pkt->last = d.last;
+	/* IBA 9.7.4.1.5: AckReq on the last packet of every request; the
+	 * responder coalesces (transport_resp.c). */
+	pkt->ack_req = d.last && qp->type == IBEMU_QPT_RC;
+	pkt->cookie = (uint64_t)(uintptr_t)m;
+	m->inflight++;
+	if (m->opcode == IBEMU_WR_RDMA_READ)
+		m->sent = m->npsn; /* one request for every response */
+	else
+		m->sent++;
+	if (m->sent >= m->npsn) {
+		qp->cur = m->next;
+		if (qp->type != IBEMU_QPT_RC)
+			ibemu__tp_send_complete(tp, qp, m, IBEMU_WC_SUCCESS);
+	}
+	if (qp->type == IBEMU_QPT_RC && qp->rto_at == UINT64_MAX)
+		arm_rto(tp, qp);
+	return pkt;
+}
+
+/* Sends again from 'm' on (go-back-N, IBA 9.7.5.1.?). */
+static void rewind_to(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
+{
+	struct tp_msg *w;
+
+	for (w = m; w && w->started; w = w->next)
+		w->sent = 0;
+	qp->cur = m;
+	ibemu_engine_kick(tp->e, qp->port);
+}
+
+/*
+ * Everything up to PSN 'psn' has been received by the responder: complete
+ * the WQEs it covers, in order. A READ or atomic it covers whose response
+ * has not come is a lost response: resend it (IBA 9.7.5.1.?).
+ */
+static void ack_upto(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
+{
+	struct tp_msg *m;
+	int progress = 0;
+
+	/* Acknowledgements are cumulative: one for a later PSN that came
+	 * while an earlier READ waited for its data still counts. */
+	if (psn_diff(psn, qp->acked) > 0)
+		qp->acked = psn;
+	psn = qp->acked;
+
+	while ((m = qp->sq_head) && m->started) {
+		if (psn_diff(psn, last_psn(m)) < 0)
+			break;
+		if (is_rd_atomic(m) && !m->done) {
+			rewind_to(tp, qp, m);
+			break;
+		}
+		ibemu__tp_send_complete(tp, qp, m, IBEMU_WC_SUCCESS);
+		progress = 1;
+	}
+	if (progress) {
+		/* IBA 9.7.6.1.2: progress restarts the retry counts. */
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+		/* A READ or atomic done may let the next one start. */
+		ibemu_engine_kick(tp->e, qp->port);
+		if (qp->sq_head && qp->sq_head->started)
+			arm_rto(tp, qp);
+		else
+			qp->rto_at = UINT64_MAX;
+		ibemu__tp_req_timer(tp, qp);
+	}
+}
+
+/* The WQE whose PSNs hold 'psn', or NULL. */
+static struct tp_msg *msg_of_psn(struct tp_qp *qp, uint32_t psn)
+{
+	struct tp_msg *m;
+
+	for (m = qp->sq_head; m && m->started; m = m->next)
+		if (psn_diff(psn, m->first_psn) >= 0 &&
+		    psn_diff(psn, last_psn(m)) <= 0)
+			return m;
+	return NULL;
+}
+
+/* IBA 9.7.5.1.? NAK codes to the requester's completion status. */
+static int nak_status(unsigned code)
+{
+	switch (code) {
+	case NAK_INV_REQ:
+		return IBEMU_WC_REM_INV_REQ_ERR;
+	case NAK_REM_ACCESS:
+		return IBEMU_WC_REM_ACCESS_ERR;
+	default:
+		return IBEMU_WC_REM_OP_ERR;
+	}
+}
+
+/* The data of a READ's last response is the requester's now: it moves
+ * from the responder's memory into the WQE's scatter list. */
+static int read_land(struct ibemu_tp *tp, struct tp_msg *m)
+{
+	struct ibemu_tp_mem src = m->read_src, dst;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < m->nsge; i++) {
+		if (!m->seg[i].len)
+			continue;
+		dst.ctx = tp->ctx;
+		dst.mr = m->seg[i].mr;
+		dst.addr = m->seg[i].addr;
+		ret = tp->ops.copy(tp->ctx, &dst, &src, m->seg[i].len);
+		if (ret)
+			return ret;
+		src.addr += m->seg[i].len;
+	}
+	return 0;
+}
+
+static void fatal(struct ibemu_tp *tp, struct tp_qp *qp, int status)
+{
+	ibemu__tp_send_complete(tp, qp, qp->sq_head, status);
+	ibemu__tp_qp_error(tp, qp, 0);
+}
+
+void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
+			struct ibemu_pkt *pkt)
+{
+	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
+	uint8_t op = pkt->opcode & 0x1f, syn = AETH_SYN(pkt->aeth);
+	uint32_t psn = pkt->psn;
+	struct tp_msg *at;
+
+	if (qp->type != IBEMU_QPT_RC ||
+	    (qp->state != IBEMU_QPS_RTS && qp->state != IBEMU_QPS_SQD))
+		return;
+	/* Nothing outstanding covers it: a stale or duplicate response. */
+	if (!qp->sq_head || !qp->sq_head->started ||
+	    psn_diff(psn, qp->sq_head->first_psn) < -1 ||
+	    psn_diff(psn, qp->npsn) >= 0)
+		return;
+	switch (op) {
+	case OP_READ_RESP_FIRST:
+	case OP_READ_RESP_MIDDLE:
+	case OP_READ_RESP_LAST:
+	case OP_READ_RESP_ONLY:
+		if (!m || m->qp != qp)
+			return;
+		if (m->done) {
+			/* A duplicate answer: its AETH still acknowledges. */
+			if (op != OP_READ_RESP_MIDDLE)
+				ack_upto(tp, qp, psn);
+			return;
+		}
+		/* In order or not at all: a gap waits for the timer. */
+		if (psn != PSN_ADD(m->first_psn, m->rd_got))
+			return;
+		m->rd_got++;
+		if (op == OP_READ_RESP_LAST || op == OP_READ_RESP_ONLY) {
+			m->done = 1;
+			if (read_land(tp, m)) {
+				ack_upto(tp, qp,
+					 PSN_ADD(m->first_psn, (uint32_t)-1));
+				if (qp->sq_head == m)
+					fatal(tp, qp, IBEMU_WC_LOC_PROT_ERR);
+				return;
+			}
+		}
+		if (op != OP_READ_RESP_MIDDLE)
+			ack_upto(tp, qp, psn);
+		return;
+	case OP_ATOMIC_ACK:
+		if (!m || m->qp != qp || psn != m->first_psn)
+			return;
+		if (m->done) {
+			ack_upto(tp, qp, psn);
+			return;
+		}
+		m->done = 1;
+		m->orig = pkt->flow;
+		if (m->seg[0].len) {
+			struct ibemu_tp_mem dst = {tp->ctx, m->seg[0].mr,
+						   m->seg[0].addr};
+
+			if (tp->ops.write(tp->ctx, &dst, &m->orig, 8)) {
+				ack_upto(tp, qp, PSN_ADD(psn, (uint32_t)-1));
+				if (qp->sq_head == m)
+					fatal(tp, qp, IBEMU_WC_LOC_PROT_ERR);
+				return;
+			}
+		}
+		ack_upto(tp, qp, psn);
+		return;
+	case OP_ACK:
+		break;
+	default:
+		return;
+	}
+	if ((syn & 0xe0) == AETH_ACK) {
+		ack_upto(tp, qp, psn);
+		return;
+	}
+	/* A NAK: what comes before its PSN was received. */
+	ack_upto(tp, qp, PSN_ADD(psn, (uint32_t)-1));
+	if (qp->state == IBEMU_QPS_ERR)
+		return;
+	at = msg_of_psn(qp, psn);
+	if (!at)
+		return;
+	if ((syn & 0xe0) == AETH_RNR) {
+		/* IBA 9.7.5.2.8: wait the responder's time, then resend. */
+		if (qp->attr.rnr_retry != 7) {
+			if (!qp->rnr_left) {
+				if (at == qp->sq_head)
+					fatal(tp, qp,
+					      IBEMU_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			qp->rnr_left--;
+		}
+		qp->rnr_at = ibemu_engine_now(tp->e) + rnr_ps(syn & 0x1f);
+		ibemu__tp_timer_at(tp, qp, qp->rnr_at);
+		rewind_to(tp, qp, at);
+		arm_rto(tp, qp);
+		return;
+	}
+	if ((syn & 0x1f) == NAK_PSN_SEQ) {
+		/* IBA 9.7.5.1.?: resend from the PSN the responder expects. */
+		at->sent = psn_diff(psn, at->first_psn);
+		if (at->opcode == IBEMU_WR_RDMA_READ)
+			at->sent = 0;
+		for (m = at->next; m && m->started; m = m->next)
+			m->sent = 0;
+		qp->cur = at;
+		ibemu_engine_kick(tp->e, qp->port);
+		return;
+	}
+	if (at == qp->sq_head)
+		fatal(tp, qp, nak_status(syn & 0x1f));
+}
+
+void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp)
+{
+	uint64_t now = ibemu_engine_now(tp->e), next = UINT64_MAX;
+
+	if (qp->rnr_at && qp->rnr_at <= now) {
+		qp->rnr_at = 0;
+		ibemu_engine_kick(tp->e, qp->port);
+	}
+	if (qp->rto_at <= now) {
+		qp->rto_at = UINT64_MAX;
+		if (qp->sq_head && qp->sq_head->started &&
+		    (qp->state == IBEMU_QPS_RTS ||
+		     qp->state == IBEMU_QPS_SQD)) {
+			/* IBA 9.7.6.1.3: the Local ACK Timeout expired. */
+			if (!qp->retry_left) {
+				fatal(tp, qp, IBEMU_WC_RETRY_EXC_ERR);
+				return;
+			}
+			qp->retry_left--;
+			rewind_to(tp, qp, qp->sq_head);
+			arm_rto(tp, qp);
+		}
+	}
+	if (qp->rnr_at && qp->rnr_at < next)
+		next = qp->rnr_at;
+	if (qp->rto_at < next)
+		next = qp->rto_at;
+	if (next != UINT64_MAX)
+		ibemu__tp_timer_at(tp, qp, next);
+	/* IBA 11.6.3.1: SQ Drained once nothing started is outstanding. */
+	if (qp->state == IBEMU_QPS_SQD && !qp->sq_drained_sent &&
+	    (!qp->sq_head || !qp->sq_head->started)) {
+		qp->sq_drained_sent = 1;
+		if (qp->sqd_notify)
+			tp->ops.async(tp->ctx, IBEMU_EVENT_SQ_DRAINED, qp->qpn);
+	}
+}
