@@ -336,6 +336,10 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	 "run a traffic study (uniform, shift, permutation, alltoall, "
 	 "bisection, incast) in virtual time",
 	 1, ibemu__serve_traffic},
+	{"link", &ibemu__link_opts,
+	 "fault injection: take a link down, bring it up, or make a port "
+	 "drop data packets",
+	 1, ibemu__serve_link},
 	{"down", &down_opts, "stop the fabric's daemon and remove its files", 0,
 	 serve_down},
 	{NULL, NULL, NULL, 0, NULL},
@@ -359,6 +363,8 @@ int ibemu__ctl_dispatch(struct ibemu_ctl_call *call)
 		ibemu_buf_puts(call->err, "empty request");
 		return 2;
 	}
+	/* A link that trained while a study held the engine. */
+	ibemu__link_activate(call->d);
 	c = ibemu_ctl_command_find(call->argv[0]);
 	if (!c) {
 		ibemu_buf_printf(call->err, "unknown command '%s'",

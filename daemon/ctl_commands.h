@@ -79,6 +79,7 @@ int ibemu__ctl_parse(struct ibemu_ctl_call *call,
 extern const struct ibemu_opt_cmd ibemu__route_opts;
 extern const struct ibemu_opt_cmd ibemu__counters_opts;
 extern const struct ibemu_opt_cmd ibemu__traffic_opts;
+extern const struct ibemu_opt_cmd ibemu__link_opts;
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct ibemu_ctl_command ibemu_ctl_commands[];

@@ -66,8 +66,11 @@ const struct ibemu_opt_cmd ibemu__route_opts = {
 
 struct route_walk {
 	struct ibemu_table t;
+	int rows; /* fill the table; 0: only find where it stops */
 	unsigned hops;
 	const char *stop; /* why the walk ended early, or NULL */
+	uint32_t at_node; /* the last hop's node and port (out, else in) */
+	unsigned at_port;
 };
 
 static void hop_row(struct route_walk *w, const struct ibemu_daemon *d,
@@ -75,6 +78,10 @@ static void hop_row(struct route_walk *w, const struct ibemu_daemon *d,
 {
 	const struct ibemu_topo_node *n = &d->topo->nodes[node];
 
+	w->at_node = node;
+	w->at_port = out ? out : in;
+	if (!w->rows)
+		return;
 	ibemu_table_row(&w->t);
 	ibemu_table_uint(&w->t, w->hops);
 	ibemu_table_str(&w->t, n->name);
@@ -136,6 +143,23 @@ static void walk(struct route_walk *w, const struct ibemu_daemon *d,
 		w->stop = "the LFTs lead to another HCA port";
 }
 
+const char *ibemu__route_stop(const struct ibemu_daemon *d, uint32_t src,
+			      unsigned sp, uint32_t dst, unsigned dp,
+			      uint32_t *at_node, unsigned *at_port)
+{
+	struct route_walk w = {0};
+	uint16_t dlid = ibemu_engine_get_lid(d->engine, dst, dp);
+
+	*at_node = dst;
+	*at_port = dp;
+	if (!dlid)
+		return "the destination has no LID";
+	walk(&w, d, src, sp, dlid, dst, dp);
+	*at_node = w.at_node;
+	*at_port = w.at_port;
+	return w.stop;
+}
+
 int ibemu__serve_route(struct ibemu_ctl_call *call)
 {
 	static const struct ibemu_table_col cols[] = {
@@ -182,6 +206,7 @@ int ibemu__serve_route(struct ibemu_ctl_call *call)
 		return 1;
 	}
 	ibemu_table_init(&w.t, "route", cols, IBEMU_ARRAY_SIZE(cols));
+	w.rows = 1;
 	walk(&w, d, src, sp, dlid, dst, dp);
 	ibemu_table_render(&w.t, d->topo->name, json, call->out);
 	ibemu_table_fini(&w.t);

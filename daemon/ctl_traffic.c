@@ -24,12 +24,24 @@
 
 struct traffic_job {
 	struct ibemu_job job; /* first: the daemon sees only this */
+	struct ibemu_daemon *d;
 	struct ibemu_traffic *tr;
 	int json;
 	int stop; /* --stop: no study, stop the running one */
 	size_t top;
 	int ret; /* of the last step */
 };
+
+/* Ports that 'ibemu link drop' made lose data packets. */
+static unsigned dropping_ports(const struct ibemu_daemon *d)
+{
+	uint32_t pi, n = ibemu_engine_nports(d->engine);
+	unsigned count = 0;
+
+	for (pi = 0; pi < n; pi++)
+		count += ibemu_engine_drop_rate(d->engine, pi) != 0;
+	return count;
+}
 
 static void job_step(struct ibemu_job *job, int *done)
 {
@@ -55,6 +67,16 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 		ibemu_traffic_render(tj->tr, tj->json, tj->top, out);
 		return 0;
 	case -EIO:
+		if (dropping_ports(tj->d)) {
+			ibemu_buf_printf(err,
+					 "traffic: packets were lost: %u "
+					 "port(s) drop data packets ('ibemu "
+					 "link drop'; see PortXmitDiscards in "
+					 "'ibemu counters'), and a study does "
+					 "not retransmit",
+					 dropping_ports(tj->d));
+			return 1;
+		}
 		ibemu_buf_puts(err, "traffic: packets were lost: the fabric "
 				    "went idle with messages undelivered (a "
 				    "destination without a route?)");
@@ -111,6 +133,20 @@ static int check_configured(struct ibemu_ctl_call *call)
 			    ibemu_engine_port_state(d->engine, pi) ==
 				    IBEMU_PORT_ACTIVE)
 				continue;
+			if (ibemu_engine_phys_state(d->engine, pi) !=
+			    IBEMU_PHYS_LINKUP) {
+				ibemu_buf_printf(
+					call->err,
+					"traffic: %s:%u has its link down "
+					"(%s): 'ibemu link up %s:%u' brings "
+					"it back",
+					t->nodes[i].name, p,
+					ibemu_phys_state_name(
+						ibemu_engine_phys_state(
+							d->engine, pi)),
+					t->nodes[i].name, p);
+				return 1;
+			}
 			ibemu_buf_printf(
 				call->err,
 				"traffic: %s:%u is not configured "
@@ -123,6 +159,65 @@ static int check_configured(struct ibemu_ctl_call *call)
 					ibemu_engine_port_state(d->engine, pi)),
 				ibemu_daemon_routes_name(d->routing));
 			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A study loses nothing: one with a flow the LFTs would send into a link
+ * taken down ('ibemu link down' between switches: the test routes do not
+ * route around it) is refused, naming the pair and the hop. Looked for
+ * only when some cabled port is not Active, so a healthy fabric of
+ * thousands of hosts pays nothing.
+ */
+static int check_routes(struct ibemu_ctl_call *call)
+{
+	const struct ibemu_daemon *d = call->d;
+	const struct ibemu_topo *t = d->topo;
+	uint32_t pi, n = ibemu_engine_nports(d->engine), i, j, node;
+	struct ibemu_port_link l;
+	unsigned p, q, port;
+	const char *why;
+	int broken = 0;
+
+	for (pi = 0; pi < n && !broken; pi++)
+		broken = !ibemu_engine_port_link(d->engine, pi, &l) &&
+			 l.peer != IBEMU_NONE && l.state != IBEMU_PORT_ACTIVE;
+	if (!broken)
+		return 0;
+	for (i = 0; i < t->nnodes; i++) {
+		for (p = 1; p <= t->nodes[i].nports; p++) {
+			if (ibemu_traffic_host_number(d->engine, i, p) ==
+			    IBEMU_NONE)
+				continue;
+			for (j = 0; j < t->nnodes; j++) {
+				for (q = 1; q <= t->nodes[j].nports; q++) {
+					if ((i == j && p == q) ||
+					    ibemu_traffic_host_number(d->engine,
+								      j, q) ==
+						    IBEMU_NONE)
+						continue;
+					why = ibemu__route_stop(d, i, p, j, q,
+								&node, &port);
+					if (!why)
+						continue;
+					ibemu_buf_printf(
+						call->err,
+						"traffic: %s:%u cannot reach "
+						"%s:%u: at %s:%u %s ('ibemu "
+						"route %s:%u %s:%u' shows the "
+						"path); a study does not lose "
+						"packets, bring the link back "
+						"with 'ibemu link up'",
+						t->nodes[i].name, p,
+						t->nodes[j].name, q,
+						t->nodes[node].name, port, why,
+						t->nodes[i].name, p,
+						t->nodes[j].name, q);
+					return 1;
+				}
+			}
 		}
 	}
 	return 0;
@@ -374,6 +469,8 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 		return 1;
 	}
 	ret = check_configured(call);
+	if (!ret)
+		ret = check_routes(call);
 	if (ret) {
 		free(tj);
 		return ret;
@@ -389,6 +486,7 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 		return ret == -EINVAL ? 2 : 1;
 	}
 	ibemu_diag_fini(&diag);
+	tj->d = d;
 	tj->job.step = job_step;
 	tj->job.progress = job_progress;
 	tj->job.finish = job_finish;

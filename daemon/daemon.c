@@ -234,6 +234,7 @@ static void pace_cb(uv_timer_t *t)
 
 	/* The wall clock has caught up: run the event that waited. */
 	ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
+	ibemu__link_activate(d);
 	ibemu_daemon_pump(d);
 }
 
@@ -248,6 +249,7 @@ static int pump_step(struct ibemu_daemon *d)
 		return 0;
 	if (!ibemu__sess_attached(d)) {
 		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
+		ibemu__link_activate(d);
 		return ibemu_engine_pending(e) != 0;
 	}
 	if (next > now + PUMP_LEAP_PS) {
@@ -257,6 +259,7 @@ static int pump_step(struct ibemu_daemon *d)
 		return 0;
 	}
 	ibemu_engine_run(e, now + PUMP_LEAP_PS, PUMP_BATCH);
+	ibemu__link_activate(d);
 	return 1;
 }
 
@@ -416,6 +419,7 @@ static void daemon_fini(struct ibemu_daemon *d)
 				 uv_strerror(ret));
 	ibemu_daemon_log(d, "stopped");
 	free(d->snap);
+	free(d->training);
 	ibemu_routes_destroy(d->routes);
 	ibemu_engine_destroy(d->engine);
 	ibemu_topo_destroy(d->topo);

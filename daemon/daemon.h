@@ -129,6 +129,13 @@ struct ibemu_daemon {
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
+	/*
+	 * Ports brought back with 'ibemu link up' while the daemon plays the
+	 * SM (test routes): once their link has trained (LinkUp, Init), the
+	 * daemon makes them Active again, as it did at start (ctl_link.c).
+	 */
+	uint32_t *training;
+	uint32_t ntraining, training_cap;
 	uv_idle_t job_idle;  /* runs the job between requests */
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
 	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
@@ -207,5 +214,17 @@ int ibemu__ctl_dispatch(struct ibemu_ctl_call *call);
 int ibemu__serve_counters(struct ibemu_ctl_call *call);
 int ibemu__serve_traffic(struct ibemu_ctl_call *call);
 int ibemu__serve_route(struct ibemu_ctl_call *call);
+int ibemu__serve_link(struct ibemu_ctl_call *call);
+/* Makes the links 'ibemu link up' retrained Active again, with test
+ * routes (ctl_link.c); called after the engine runs. */
+void ibemu__link_activate(struct ibemu_daemon *d);
+/*
+ * Whether data from HCA port (src, sp) reaches HCA port (dst, dp) through
+ * the LFTs (ctl_route.c): NULL if it does, else why not, with the node and
+ * port where it stops in *at_node and *at_port.
+ */
+const char *ibemu__route_stop(const struct ibemu_daemon *d, uint32_t src,
+			      unsigned sp, uint32_t dst, unsigned dp,
+			      uint32_t *at_node, unsigned *at_port);
 
 #endif

@@ -869,6 +869,11 @@ int ibemu_engine_set_drop(struct ibemu_engine *e, uint32_t port,
 	return 0;
 }
 
+uint32_t ibemu_engine_drop_rate(const struct ibemu_engine *e, uint32_t port)
+{
+	return port < e->nports ? e->ports[port].drop_ppm : 0;
+}
+
 unsigned ibemu_engine_pkeys(const struct ibemu_engine *e, uint32_t port,
 			    uint16_t *pkeys, unsigned max)
 {

@@ -414,6 +414,9 @@ unsigned ibemu_engine_pkeys(const struct ibemu_engine *e, uint32_t port,
  */
 int ibemu_engine_set_drop(struct ibemu_engine *e, uint32_t port,
 			  uint32_t rate_ppm, uint64_t seed);
+/* The loss rate set on port 'port', in a million; 0 for none or a bad
+ * port. */
+uint32_t ibemu_engine_drop_rate(const struct ibemu_engine *e, uint32_t port);
 
 /* Packets inside the fabric (in buffers or on links). */
 uint64_t ibemu_engine_in_flight(const struct ibemu_engine *e);

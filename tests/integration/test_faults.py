@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: MIT
+"""Fault injection through the real CLI and daemon ('ibemu link down|up|
+drop'): a link taken down shows in 'ibemu ports' and breaks 'ibemu route';
+a traffic study that would cross it is refused rather than losing packets;
+'link up' retrains the link (1 ms of virtual time) and, with the daemon's
+test routes, makes it Active again; a seeded loss rate shows as
+PortXmitDiscards at the sending port while SMPs on VL15 still cross it."""
+
+import os
+
+from harness import IBEMU, IbemuTestCase, main, tool_env, topology
+
+BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
+CLIENT = os.path.join(BUILD, "tests", "umad-client")
+TWO = topology("two-switch.yaml")
+
+
+def fields(text):
+    """key=value pairs of every line, the last value of a key winning."""
+    out = {}
+    for line in text.splitlines():
+        for word in line.split():
+            if "=" in word:
+                key, value = word.split("=", 1)
+                out[key] = value
+    return out
+
+
+class FaultsTest(IbemuTestCase):
+    def port(self, fabric, node, num):
+        for p in self.json_of("ports", node, "--fabric", fabric)["ports"]:
+            if p["port"] == num:
+                return p["phys_state"], p["state"]
+        self.fail(f"no port {node}:{num}")
+
+    def counters(self, fabric):
+        rows = self.json_of("counters", "--fabric", fabric)["counters"]
+        return {(c["node"], c["port"]): c for c in rows}
+
+    def assertFails(self, p, status, text):
+        self.assertEqual(p.returncode, status, p.stderr)
+        self.assertIn(text, p.stderr)
+
+    def test_link_down_refuses_then_up_restores(self):
+        self.up(TWO, "fdown")
+        f = ("--fabric", "fdown")
+        out = self.json_of("link", "down", "sw1:8", *f)["link"]
+        self.assertEqual([(r["node"], r["port"], r["phys_state"], r["state"])
+                          for r in out],
+                         [("sw1", 8, "Disabled", "Down"),
+                          ("sw2", 8, "Polling", "Down")])
+        self.assertEqual(self.port("fdown", "sw1", 8), ("Disabled", "Down"))
+        self.assertEqual(self.port("fdown", "sw2", 8), ("Polling", "Down"))
+        # The test routes do not route around it: min-hop sends hca1's
+        # packets to hca3 through sw1:8 (routing/README.md's balancing).
+        r = self.ibemu("route", "hca1", "hca3", *f)
+        self.assertFails(r, 1, "not Active")
+        self.ibemu("route", "hca2", "hca4", *f, check=0)  # through sw1:7
+        # A study across the break is refused, naming the hop: nothing
+        # is sent, so nothing is lost.
+        t = self.ibemu("traffic", "uniform", "--duration", "5us", *f)
+        self.assertFails(t, 1, "hca1:1 cannot reach hca3:1: at sw1:8")
+        self.assertEqual(sum(c["xmit_pkts"] + c["xmit_discards"]
+                             for c in self.counters("fdown").values()), 0)
+        # An HCA's own link down: refused too, with the way back.
+        self.ibemu("link", "down", "hca4:1", *f, check=0)
+        t = self.ibemu("traffic", "uniform", "--duration", "5us", *f)
+        self.assertFails(t, 1, "'ibemu link up hca4:1'")
+        # Up at the other end of the cable enables both ends; the link
+        # trains and the daemon (playing the SM) makes it Active.
+        out = self.json_of("link", "up", "sw2:2", *f)["link"]
+        self.assertEqual({(r["phys_state"], r["state"]) for r in out},
+                         {("LinkUp", "Active")})
+        self.json_of("link", "up", "sw1:8", *f)
+        self.assertEqual(self.port("fdown", "sw1", 8), ("LinkUp", "Active"))
+        self.assertEqual(self.port("fdown", "sw2", 8), ("LinkUp", "Active"))
+        self.ibemu("route", "hca1", "hca3", *f, check=0)
+        # Up on a link that is up changes nothing.
+        self.ibemu("link", "up", "sw1:8", *f, check=0)
+        self.assertEqual(self.port("fdown", "sw1", 8), ("LinkUp", "Active"))
+        t = self.json_of("traffic", "uniform", "--duration", "5us", *f)
+        s = t["summary"]
+        self.assertGreater(s["msgs"], 0)
+        self.assertEqual(s["bytes"], s["msgs"] * 65536)
+        self.assertEqual(sum(c["xmit_discards"]
+                             for c in self.counters("fdown").values()), 0)
+        self.down("fdown")
+
+    def test_link_up_without_test_routes_waits_for_an_sm(self):
+        self.up(TWO, "fnosm", "--routes", "none")
+        f = ("--fabric", "fnosm")
+        self.ibemu("link", "down", "sw1:7", *f, check=0)
+        self.assertEqual(self.port("fnosm", "sw2", 7), ("Polling", "Down"))
+        self.ibemu("link", "up", "sw1:7", *f, check=0)
+        # Trained, and left in Init for a subnet manager.
+        self.assertEqual(self.port("fnosm", "sw1", 7), ("LinkUp", "Init"))
+        self.assertEqual(self.port("fnosm", "sw2", 7), ("LinkUp", "Init"))
+        self.down("fnosm")
+
+    def test_drop_counts_discards_and_spares_vl15(self):
+        self.up(TWO, "fdrop")
+        f = ("--fabric", "fdrop")
+        out = self.json_of("link", "drop", "sw1:8", "10%", "--seed", "7",
+                           *f)["link"]
+        self.assertEqual((out[0]["node"], out[0]["drop_ppm"]), ("sw1", 100000))
+        self.assertEqual(out[1]["drop_ppm"], 0)  # the loss is one-way
+        discards = []
+        for _ in range(2):
+            self.ibemu("counters", "--reset", *f, check=0)
+            t = self.ibemu("traffic", "uniform", "--duration", "20us", *f)
+            # A study has no retransmission: it reports the loss.
+            self.assertFails(t, 1, "drop data packets")
+            c = self.counters("fdrop")
+            sent = c[("sw1", 8)]["xmit_pkts"]
+            lost = c[("sw1", 8)]["xmit_discards"]
+            self.assertGreater(sent, 100)
+            # Seeded: about 10%, and only where it was set.
+            self.assertTrue(0.04 * sent < lost < 0.2 * sent, (lost, sent))
+            others = sum(v["xmit_discards"] for k, v in c.items()
+                         if k != ("sw1", 8))
+            self.assertEqual(others, 0)
+            discards.append(lost)
+            # Same seed, same losses: set it again for the second run.
+            self.ibemu("link", "drop", "sw1:8", "0.1", "--seed", "7", *f,
+                       check=0)
+        self.assertEqual(discards[0], discards[1])
+        # Management packets on VL15 are never dropped: directed-route
+        # SMPs from hca1 across sw1:8 to sw2 all come back.
+        env = tool_env(self.env)
+        for tid in range(5):
+            p = self.ibemu("exec", "--fabric", "fdrop", "--host", "hca1",
+                           "--", CLIENT, "smp", "1,8", env=env, check=0)
+            got = fields(p.stdout)
+            self.assertEqual((got["recv"], got["status"]), ("0", "0"), p.stdout)
+            self.assertEqual(got["local_port"], "8")
+        # Rate 0 turns it off: a study completes and loses nothing.
+        self.ibemu("link", "drop", "sw1:8", "0", *f, check=0)
+        self.ibemu("counters", "--reset", *f, check=0)
+        t = self.json_of("traffic", "uniform", "--duration", "5us", *f)
+        self.assertEqual(t["summary"]["bytes"], t["summary"]["msgs"] * 65536)
+        self.assertEqual(self.counters("fdrop")[("sw1", 8)]["xmit_discards"],
+                         0)
+        self.down("fdrop")
+
+    def test_bad_usage(self):
+        self.up(TWO, "fbad")
+        f = ("--fabric", "fbad")
+        self.assertFails(self.ibemu("link", "drop", "sw1:8", "2", *f), 2,
+                         "bad RATE")
+        self.assertFails(self.ibemu("link", "drop", "sw1:8", *f), 2, "usage")
+        self.assertFails(self.ibemu("link", "down", "sw1:8", "--seed", "3",
+                                    *f), 2, "does not apply")
+        self.assertFails(self.ibemu("link", "down", "nosuch:1", *f), 1,
+                         "no node named 'nosuch'")
+        self.assertFails(self.ibemu("link", "down", "sw1:3", *f), 1,
+                         "not cabled")
+        self.assertFails(self.ibemu("link", "down", "sw1:9", *f), 2,
+                         "ports 1..8")
+        self.assertFails(self.ibemu("link", "down", "sw1", *f), 2,
+                         "expected NODE:PORT")
+        self.assertFails(self.ibemu("link", "sideways", "sw1:8", *f), 2,
+                         "sideways")
+        self.down("fbad")
+
+
+if __name__ == "__main__":
+    main()
