@@ -6,7 +6,8 @@ both ends exit 0 and print their figures, their packets show in the PMA
 counters of the switch ports on the route, and the daemon holds nothing
 more once they are gone. Then the faults: a process killed with SIGKILL
 mid-transfer (its RC peer gets retry-exceeded completions, the daemon
-runs on) and garbage written into a ring (only that QP goes into error)."""
+runs on) and garbage written into a ring (only that QP or CQ goes into
+error)."""
 
 import mmap
 import os
@@ -264,10 +265,36 @@ class PingpongTest(SessionClient, IbemuTestCase):
                                                  (1, qpn3)]))
         # The CQ and a fresh QP on the stream are fine; so is the daemon.
         self.assertEqual(struct.unpack("=I", cq_ring[136:140])[0], 0)
-        qpn4, sq4, _ = self.make_qp(s, pd, cq)
+        qpn4, sq4, rq4 = self.make_qp(s, pd, cq)
         self.assertEqual(struct.unpack("=I", sq4[136:140])[0], 0)
+        # A CQ consumer index past the producer: that CQ goes into error
+        # (IBV_EVENT_CQ_ERR) at its next completion, here the flush of a
+        # receive posted to QP 4 when QP 4 moves to Error.
+        init = struct.pack("=7IHH16B", qpn4, 1 | 8 | 16 | 32, *[0] * 5, 0, 0,
+                           1, 0, 0, 0, 0, 1, *[0] * 10)
+        self.assertEqual(self.call(s, 17, init)[:2], (17, 0))
+        rq4[192:192 + 16] = struct.pack("=QII", 5, 0, 0)
+        rq4[0:4] = struct.pack("=I", 1)
+        socket.send_fds(s, [hdr(24, 0)], [])
+        end = time.time() + 10
+        while (struct.unpack("=I", rq4[64:68])[0] != 1 and
+               time.time() < end):
+            time.sleep(0.02)
+        cq_ring[64:68] = struct.pack("=I", 1000)
+        err = struct.pack("=7IHH16B", qpn4, 1, *[0] * 5, 0, 0, 6,
+                          *[0] * 15)
+        self.assertEqual(self.call(s, 17, err)[:2], (17, 0))
+        end = time.time() + 10
+        while (struct.unpack("=I", cq_ring[136:140])[0] != 1 and
+               time.time() < end):
+            time.sleep(0.02)
+        self.assertEqual(struct.unpack("=I", cq_ring[136:140])[0], 1)
+        prod = struct.unpack("=I", page[128:132])[0]
+        self.assertEqual(struct.unpack("=II", page[320 + 8 * (prod - 1):
+                                                   328 + 8 * (prod - 1)]),
+                         (0, cq))
         s.close()
-        for m in (page, cq_ring, sq1, sq2, sq3, rq3, sq4):
+        for m in (page, cq_ring, sq1, sq2, sq3, rq3, sq4, rq4):
             m.close()
         self.pingpong("ppgarb", "ibv_rc_pingpong", "hca07", "hca08", "-n",
                       "5")
