@@ -26,6 +26,7 @@ from sessproto import ERROR, SessionClient, bind, hdr
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 FAT = topology("fat-tree-2l-36.yaml")
+TWO = topology("two-switch.yaml")
 FIGURES = re.compile(r"^\d+ bytes in [\d.]+ seconds = .*\n"
                      r"\d+ iters in [\d.]+ seconds = [\d.]+ usec/iter$",
                      re.M)
@@ -114,19 +115,26 @@ class PingpongTest(SessionClient, IbemuTestCase):
         self.up(FAT, "pprc")
         for a, b in (("hca01", "hca02"), ("hca01", "hca36")):
             before = self.xmit_pkts("pprc")
-            self.pingpong("pprc", "ibv_rc_pingpong", a, b, "-n", "20")
-            # 20 exchanges of 4096 bytes at MTU 1024 each way, and ACKs.
-            self.assert_route_counted("pprc", a, b, before, 80)
+            # The defaults: 1000 exchanges of 4096 bytes at MTU 1024.
+            self.pingpong("pprc", "ibv_rc_pingpong", a, b)
+            self.assert_route_counted("pprc", a, b, before, 4000)
             self.pingpong("pprc", "ibv_rc_pingpong", a, b, "-s", "65536",
                           "-n", "50", "-m", "4096")
         self.down("pprc")
 
     def test_rc_events(self):
-        """-e: completions through a completion channel."""
+        """-e: completions through a completion channel; across the two
+        switches of two-switch.yaml too."""
         self.up(FAT, "ppev")
         self.pingpong("ppev", "ibv_rc_pingpong", "hca03", "hca30", "-e",
                       "-n", "30", "-s", "100")
         self.down("ppev")
+        self.up(TWO, "ppev2")
+        before = self.xmit_pkts("ppev2")
+        self.pingpong("ppev2", "ibv_rc_pingpong", "hca1", "hca2", "-e",
+                      "-n", "30")
+        self.assert_route_counted("ppev2", "hca1", "hca2", before, 120)
+        self.down("ppev2")
 
     def test_uc_ud_srq(self):
         self.up(FAT, "ppx")
