@@ -1242,8 +1242,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			ret = -EINVAL;
 			break;
 		}
-		qp_free(v, p);
 		v->qps[at] = v->qps[--v->nqps];
+		qp_free(v, p);
 		break;
 	case IBEMU_SESS_VERBS_SRQ_CREATE:
 		ret = do_srq_create(v, &u.srq, fds, nfds);
@@ -1290,12 +1290,14 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 
 	/* Children first: QPs, then SRQs and CQs, MRs, PDs. Its RC peers
 	 * find the QPs gone and retry until their retry count runs out. */
-	for (i = 0; i < v->nqps; i++)
-		qp_free(v, v->qps[i]);
-	for (i = 0; i < v->nsrqs; i++)
-		srq_free(v, v->srqs[i]);
-	for (i = 0; i < v->ncqs; i++)
-		cq_free(v, v->cqs[i]);
+	/* Each is off its array before it goes: the transport's callbacks
+	 * during a destroy must not find it. */
+	while (v->nqps)
+		qp_free(v, v->qps[--v->nqps]);
+	while (v->nsrqs)
+		srq_free(v, v->srqs[--v->nsrqs]);
+	while (v->ncqs)
+		cq_free(v, v->cqs[--v->ncqs]);
 	for (i = 0; i < v->nmrs; i++)
 		ibemu_tp_mr_dereg(tp, v->mrs[i]);
 	for (i = 0; i < v->npds; i++)
