@@ -14,6 +14,8 @@
 
 #include "daemon.h"
 #include "sess_proto.h"
+#include "transport.h"
+#include "verbs_proto.h"
 
 /* ib_umad's IB_UMAD_MAX_AGENTS, libibumad's UMAD_CA_MAX_AGENTS. */
 #define IBEMU_SESS_MAX_AGENTS 32u
@@ -81,6 +83,22 @@ enum ibemu_sess_kind {
 	IBEMU_SESS_CONN_NEW,	/* nothing received yet */
 	IBEMU_SESS_CONN_CALL,	/* answered; closes */
 	IBEMU_SESS_CONN_STREAM, /* a port stream (OPEN) */
+	IBEMU_SESS_CONN_VERBS,	/* a verbs stream (VERBS_OPEN) */
+};
+
+struct ibemu_sess_verbs;
+
+/*
+ * A bound HCA: its transport owns the HCA's ports in the engine (MADs for
+ * them come up through its mad_recv op), shared by the verbs streams of
+ * every process bound to it. Created with the first binding to the HCA,
+ * destroyed with the last.
+ */
+struct ibemu_sess_hca {
+	struct ibemu_sess_server *s;
+	uint32_t node;
+	struct ibemu_tp *tp;
+	struct ibemu_sess_verbs *verbs; /* its verbs streams (borrowed) */
 };
 
 struct ibemu_sess_conn {
@@ -92,6 +110,8 @@ struct ibemu_sess_conn {
 	enum ibemu_sess_kind kind;
 	int closing;
 	int events; /* UV_READABLE, plus UV_WRITABLE while out_head */
+	/* Verbs streams only (sess_verbs.c), owned. */
+	struct ibemu_sess_verbs *verbs;
 	/* Port streams only. */
 	uint64_t session;
 	uint32_t node;	     /* HCA, topology index */
@@ -126,7 +146,16 @@ struct ibemu_sess_server {
 	uint64_t rmpp_dropped; /* RMPP segments and transfers dropped */
 	uint64_t rmpp_dropped_logged_ms;
 	uint8_t *rbuf; /* IBEMU_SESS_STREAM_MAX_MSG bytes: one message read */
+	/* Verbs: the transports' domain and the bound HCAs (by node). */
+	struct ibemu_tp_domain *tpd;
+	struct ibemu_sess_hca **hcas; /* topo->nnodes entries */
+	uv_prepare_t verbs_prepare;   /* drains rings before the loop sleeps */
+	uv_check_t verbs_check;	      /* says the loop is awake again */
+	uint8_t *copy_buf;	      /* IBEMU_SESS_COPY_CHUNK bytes */
 };
+
+/* Bytes a copy between two processes moves per step (sess_verbs.c). */
+#define IBEMU_SESS_COPY_CHUNK (1u << 20)
 
 /* sess_issm.c */
 /* Creates issm/ and watches it; 0 or -errno (the fabric runs without). */
@@ -149,6 +178,31 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 /* Finds the port stream of process 'pid' named 'session', or NULL. */
 struct ibemu_sess_conn *ibemu__sess_stream_find(struct ibemu_sess_server *s,
 						uint64_t session, pid_t pid);
+
+/* Sends one message (header and payload) without blocking; 0 or -errno. */
+int ibemu__sess_send_msg(int fd, uint16_t type, int32_t status,
+			 const void *payload, size_t len);
+
+/* sess_verbs.c */
+/* The transport ops of a bound HCA ('ctx' is its struct ibemu_sess_hca). */
+extern const struct ibemu_tp_ops ibemu__sess_tp_ops;
+/*
+ * VERBS_OPEN on new connection 'c' for HCA 'node' (bound): maps the
+ * context page and takes the fds (owned from here on, closed on failure).
+ * Replies, or sends ERROR and closes.
+ */
+void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
+			    const struct ibemu_verbs_open *o, int *fds,
+			    int nfds);
+/* A call on verbs stream 'c'; 'fds' are owned by the callee. */
+void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
+			    const struct ibemu_sess_hdr *h, const void *payload,
+			    int *fds, int nfds);
+/* Destroys every object of verbs stream 'c' and frees its state. */
+void ibemu__sess_verbs_close(struct ibemu_sess_conn *c);
+/* Starts and stops the loop hooks that drain the rings. */
+void ibemu__sess_verbs_start(struct ibemu_sess_server *s);
+void ibemu__sess_verbs_stop(struct ibemu_sess_server *s);
 
 /* sess_bind.c */
 /*

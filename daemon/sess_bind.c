@@ -5,9 +5,10 @@
  * process holds, so that N programs started under 'ibemu exec' act as N
  * hosts. A binding lasts while its process lives; a pid that died (or was
  * reused by another process, which /proc's start time tells) frees it.
- * While bound, the HCA's ports are the session server's in the engine
- * (struct ibemu_port_ops): MADs that reach them come here, and a traffic
- * study leaves them alone.
+ * While bound, the HCA's ports belong to its QP transport (hca/transport.h,
+ * one per bound HCA, shared by the processes bound to it): it runs their
+ * QPs and passes MADs up to the session server, and a traffic study
+ * leaves them alone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -83,50 +84,46 @@ static int node_taken(struct ibemu_sess_server *s, uint32_t node)
 	return 0;
 }
 
-static void port_mad_recv_cb(void *ctx, uint32_t port,
-			     const struct ibemu_mad_msg *m)
-{
-	struct ibemu_sess_server *s = ctx;
-
-	ibemu__sess_mad_recv(s->d, port, m);
-}
-
-/* What the engine calls on the ports of a bound HCA. */
-static const struct ibemu_port_ops sess_port_ops = {
-	.mad_recv = port_mad_recv_cb,
-};
-
 static void release_ports(struct ibemu_sess_server *s, uint32_t node)
 {
-	struct ibemu_engine *e = s->d->engine;
-	unsigned p, nports = s->d->topo->nodes[node].nports;
+	struct ibemu_sess_hca *h = s->hcas ? s->hcas[node] : NULL;
 
-	for (p = 1; p <= nports; p++)
-		if (ibemu_engine_port_owner(
-			    e, ibemu_engine_port_index(e, node, p)) == s)
-			ibemu_engine_port_detach(
-				e, ibemu_engine_port_index(e, node, p));
+	if (!h)
+		return;
+	IBEMU_BUG_ON(h->verbs);
+	ibemu_tp_destroy(h->tp); /* detaches the ports */
+	free(h);
+	s->hcas[node] = NULL;
 }
 
-/* Takes the ports of HCA 'node'; -EBUSY if another owner holds one. */
+/*
+ * Takes the ports of HCA 'node' for its transport, which hands MADs up
+ * (ibemu__sess_tp_ops); -EBUSY if another owner holds one.
+ */
 static int hold_ports(struct ibemu_sess_server *s, uint32_t node)
 {
-	struct ibemu_engine *e = s->d->engine;
-	unsigned p, nports = s->d->topo->nodes[node].nports;
+	struct ibemu_sess_hca *h;
 	int ret;
 
-	for (p = 1; p <= nports; p++) {
-		uint32_t pi = ibemu_engine_port_index(e, node, p);
-
-		/* Processes named to one HCA share its ports. */
-		if (ibemu_engine_port_owner(e, pi) == s)
-			continue;
-		ret = ibemu_engine_port_attach(e, pi, &sess_port_ops, s);
-		if (ret) {
-			release_ports(s, node);
+	/* Processes named to one HCA share its ports. */
+	if (s->hcas[node])
+		return 0;
+	if (!s->tpd) {
+		ret = ibemu_tp_domain_create(s->d->engine, &s->tpd);
+		if (ret)
 			return ret;
-		}
 	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->s = s;
+	h->node = node;
+	ret = ibemu_tp_create(s->tpd, node, &ibemu__sess_tp_ops, h, &h->tp);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	s->hcas[node] = h;
 	return 0;
 }
 
@@ -135,12 +132,14 @@ static int ports_busy(struct ibemu_sess_server *s, uint32_t node)
 {
 	struct ibemu_engine *e = s->d->engine;
 	unsigned p, nports = s->d->topo->nodes[node].nports;
+	void *mine =
+		s->hcas && s->hcas[node] ? (void *)s->hcas[node]->tp : NULL;
 	void *owner;
 
 	for (p = 1; p <= nports; p++) {
 		owner = ibemu_engine_port_owner(
 			e, ibemu_engine_port_index(e, node, p));
-		if (owner && owner != s)
+		if (owner && owner != mine)
 			return 1;
 	}
 	return 0;
@@ -268,6 +267,13 @@ int ibemu__sess_bind(struct ibemu_sess_server *s, pid_t pid, const char *host,
 			snprintf(why, whylen, "out of memory");
 			return -ENOMEM;
 		}
+		if (!s->hcas) {
+			s->hcas = calloc(t->nnodes, sizeof(*s->hcas));
+			if (!s->hcas) {
+				snprintf(why, whylen, "out of memory");
+				return -ENOMEM;
+			}
+		}
 		if (hold_ports(s, want)) {
 			snprintf(why, whylen,
 				 "%s is in use by a traffic study; wait for "
@@ -305,4 +311,9 @@ void ibemu__sess_bind_fini(struct ibemu_sess_server *s)
 	free(s->binds);
 	s->binds = NULL;
 	s->nbinds = s->binds_cap = 0;
+	if (s->tpd)
+		ibemu_tp_domain_destroy(s->tpd);
+	s->tpd = NULL;
+	free(s->hcas);
+	s->hcas = NULL;
 }

@@ -27,8 +27,8 @@
 
 /* --- sending -------------------------------------------------------- */
 
-static int send_msg(int fd, uint16_t type, int32_t status, const void *payload,
-		    size_t len)
+int ibemu__sess_send_msg(int fd, uint16_t type, int32_t status,
+			 const void *payload, size_t len)
 {
 	struct ibemu_sess_hdr h = {
 		.magic = IBEMU_SESS_MAGIC,
@@ -105,6 +105,14 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
 			(long)c->pid, s->d->topo->nodes[c->node].name, c->port,
 			why ? ": " : "", why ? why : "", tail);
 	}
+	if (c->kind == IBEMU_SESS_CONN_VERBS) {
+		ibemu__sess_verbs_close(c);
+		ibemu__sess_bind_streams(s, c->pid, -1);
+		ibemu_daemon_log(
+			s->d, "process %ld closed its verbs context on %s%s%s",
+			(long)c->pid, s->d->topo->nodes[c->node].name,
+			why ? ": " : "", why ? why : "");
+	}
 	uv_poll_stop(&c->poll);
 	uv_close((uv_handle_t *)&c->poll, conn_close_cb);
 }
@@ -125,12 +133,14 @@ static void proto_error(struct ibemu_sess_conn *c, int status, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (c->kind != IBEMU_SESS_CONN_STREAM) {
+	if (c->kind != IBEMU_SESS_CONN_STREAM &&
+	    c->kind != IBEMU_SESS_CONN_VERBS) {
 		/* Each is a new connection: one limiter for them all. */
 		ibemu_daemon_log_limited(c->s->d, &c->s->d->refusals,
 					 "session client (pid %ld) refused: %s",
 					 (long)c->pid, msg);
-		send_msg(c->fd, IBEMU_SESS_ERROR, status, msg, strlen(msg));
+		ibemu__sess_send_msg(c->fd, IBEMU_SESS_ERROR, status, msg,
+				     strlen(msg));
 		ibemu__sess_conn_close(c, NULL);
 		return;
 	}
@@ -142,14 +152,14 @@ static void call_reply(struct ibemu_sess_conn *c, uint16_t type,
 		       const void *payload, size_t len)
 {
 	c->kind = IBEMU_SESS_CONN_CALL;
-	send_msg(c->fd, type, 0, payload, len);
+	ibemu__sess_send_msg(c->fd, type, 0, payload, len);
 	ibemu__sess_conn_close(c, NULL);
 }
 
 static void call_error(struct ibemu_sess_conn *c, int status, const char *why)
 {
 	c->kind = IBEMU_SESS_CONN_CALL;
-	send_msg(c->fd, IBEMU_SESS_ERROR, status, why, strlen(why));
+	ibemu__sess_send_msg(c->fd, IBEMU_SESS_ERROR, status, why, strlen(why));
 	ibemu__sess_conn_close(c, NULL);
 }
 
@@ -398,7 +408,8 @@ static void handle_open(struct ibemu_sess_conn *c,
 	snprintf(reply.host, sizeof(reply.host), "%s", n->name);
 	reply.session = c->session;
 	reply.port = port;
-	if (send_msg(c->fd, IBEMU_SESS_OPEN, 0, &reply, sizeof(reply))) {
+	if (ibemu__sess_send_msg(c->fd, IBEMU_SESS_OPEN, 0, &reply,
+				 sizeof(reply))) {
 		ibemu__sess_conn_close(c, "it left before its port opened");
 		return;
 	}
@@ -494,25 +505,61 @@ static void handle_send(struct ibemu_sess_conn *c,
 	ibemu__sess_send(c, m);
 }
 
-/* Checks one message, then hands it to its handler. */
-static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
+static void close_fds(int *fds, int nfds)
+{
+	int i;
+
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static void handle_verbs_open(struct ibemu_sess_conn *c,
+			      const struct ibemu_sess_hdr *h,
+			      const void *payload, int *fds, int nfds)
+{
+	struct ibemu_sess_hdr bh = *h;
+	struct ibemu_verbs_open o;
+	uint32_t node;
+
+	if (h->len != sizeof(o)) {
+		close_fds(fds, nfds);
+		proto_error(c, -EPROTO,
+			    "VERBS_OPEN with %u payload bytes; it takes %zu",
+			    h->len, sizeof(o));
+		return;
+	}
+	memcpy(&o, payload, sizeof(o));
+	bh.len = sizeof(o.bind);
+	if (bind_request(c, &bh, &o.bind, &o.bind, &node)) {
+		close_fds(fds, nfds);
+		return;
+	}
+	ibemu__sess_verbs_open(c, node, &o, fds, nfds);
+}
+
+/* Checks one message, then hands it to its handler ('fds' are its). */
+static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n,
+		   int *fds, int nfds)
 {
 	struct ibemu_sess_hdr h;
 	const void *payload = buf + sizeof(h);
 
 	if (n < sizeof(h)) {
+		close_fds(fds, nfds);
 		proto_error(c, -EPROTO,
 			    "message of %zu bytes, shorter than the header", n);
 		return;
 	}
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != IBEMU_SESS_MAGIC) {
+		close_fds(fds, nfds);
 		proto_error(c, -EPROTO,
 			    "not an ibemu session client (bad magic 0x%08x)",
 			    h.magic);
 		return;
 	}
 	if (h.version != IBEMU_SESS_VERSION) {
+		close_fds(fds, nfds);
 		proto_error(c, -EPROTONOSUPPORT,
 			    "session protocol version mismatch: the daemon "
 			    "speaks version %u, the client %u; use the "
@@ -522,12 +569,24 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 		return;
 	}
 	if (h.len != n - sizeof(h)) {
+		close_fds(fds, nfds);
 		proto_error(c, -EPROTO,
 			    "header announces %u payload bytes, the message "
 			    "has %zu",
 			    h.len, n - sizeof(h));
 		return;
 	}
+	if (c->kind == IBEMU_SESS_CONN_VERBS) {
+		if (h.type == IBEMU_SESS_VERBS_KICK && !h.len && !nfds)
+			return; /* prepare_cb drains the rings */
+		ibemu__sess_verbs_call(c, &h, payload, fds, nfds);
+		return;
+	}
+	if (h.type == IBEMU_SESS_VERBS_OPEN && c->kind == IBEMU_SESS_CONN_NEW) {
+		handle_verbs_open(c, &h, payload, fds, nfds);
+		return;
+	}
+	close_fds(fds, nfds);
 	if (c->kind == IBEMU_SESS_CONN_STREAM) {
 		if (h.type == IBEMU_SESS_SEND)
 			handle_send(c, &h, payload);
@@ -563,11 +622,43 @@ static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n)
 	}
 }
 
+/* File descriptors one message may carry (a QP's two rings). */
+#define MAX_FDS 4
+
+/* The fds of the control messages of 'mh' into fds[]; returns how many. */
+static int fds_of(struct msghdr *mh, int *fds)
+{
+	struct cmsghdr *cm;
+	int n = 0, i, k, fd;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(fd));
+			if (n < MAX_FDS)
+				fds[n++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
 static void conn_read(struct ibemu_sess_conn *c)
 {
 	/* The server's buffer, malloc'd: aligned for the payload structs,
 	 * which begin 16 bytes in. */
 	uint8_t *buf = c->s->rbuf;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(MAX_FDS * sizeof(int))];
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh;
+	int fds[MAX_FDS], nfds;
 	size_t max;
 	ssize_t n;
 	int i;
@@ -577,9 +668,17 @@ static void conn_read(struct ibemu_sess_conn *c)
 		max = c->kind == IBEMU_SESS_CONN_STREAM
 			      ? IBEMU_SESS_STREAM_MAX_MSG
 			      : IBEMU_SESS_MAX_MSG;
+		iov.iov_base = buf;
+		iov.iov_len = max;
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
 		/* MSG_TRUNC: the length of the whole message, even one
 		 * larger than the buffer. */
-		n = recv(c->fd, buf, max, MSG_DONTWAIT | MSG_TRUNC);
+		n = recvmsg(c->fd, &mh,
+			    MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
@@ -588,17 +687,21 @@ static void conn_read(struct ibemu_sess_conn *c)
 			ibemu__sess_conn_close(c, strerror(errno));
 			return;
 		}
+		nfds = fds_of(&mh, fds);
 		if (n == 0) {
+			close_fds(fds, nfds);
 			ibemu__sess_conn_close(c, NULL); /* EOF */
 			return;
 		}
-		if ((size_t)n > max) {
+		if ((size_t)n > max || (mh.msg_flags & MSG_CTRUNC)) {
+			close_fds(fds, nfds);
 			proto_error(c, -EMSGSIZE,
-				    "message of %zd bytes; at most %zu", n,
-				    max);
+				    "message of %zd bytes; at most %zu, with "
+				    "at most %d fds",
+				    n, max, MAX_FDS);
 			return;
 		}
-		handle(c, buf, (size_t)n);
+		handle(c, buf, (size_t)n, fds, nfds);
 	}
 }
 
@@ -664,7 +767,7 @@ static void accept_cb(struct ibemu_listener *l, int fd)
 static void refuse_cb(struct ibemu_listener *l, int fd, const char *why)
 {
 	(void)l;
-	send_msg(fd, IBEMU_SESS_ERROR, -EMFILE, why, strlen(why));
+	ibemu__sess_send_msg(fd, IBEMU_SESS_ERROR, -EMFILE, why, strlen(why));
 }
 
 static const struct ibemu_listener_ops sess_listener_ops = {
@@ -693,7 +796,8 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	s->next_hi_tid = 1;
 	s->issm_fd = -1;
 	s->rbuf = malloc(IBEMU_SESS_STREAM_MAX_MSG);
-	if (!s->rbuf) {
+	s->copy_buf = malloc(IBEMU_SESS_COPY_CHUNK);
+	if (!s->rbuf || !s->copy_buf) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -708,6 +812,7 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	if (ret)
 		goto err_free;
 	d->sess = s;
+	ibemu__sess_verbs_start(s);
 	ret = ibemu__sess_issm_start(s);
 	if (ret)
 		ibemu_daemon_log(d,
@@ -717,6 +822,7 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	return 0;
 
 err_free:
+	free(s->copy_buf);
 	free(s->rbuf);
 	free(s);
 err_log:
@@ -732,7 +838,9 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 	const struct ibemu_sess_conn *c;
 
 	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
-		if (c->kind == IBEMU_SESS_CONN_STREAM && !c->closing)
+		if ((c->kind == IBEMU_SESS_CONN_STREAM ||
+		     c->kind == IBEMU_SESS_CONN_VERBS) &&
+		    !c->closing)
 			return 1;
 	return 0;
 }
@@ -740,6 +848,7 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
 	ibemu__sess_bind_fini(s);
+	free(s->copy_buf);
 	free(s->rbuf);
 	free(s);
 }
@@ -763,6 +872,7 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 	d->sess = NULL;
 	while (s->conns)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
+	ibemu__sess_verbs_stop(s);
 	if (!d->orphaned) /* else the path may be another daemon's */
 		unlink(s->sock_path);
 	ibemu__listener_stop(&s->listener, server_closed_cb);

@@ -32,8 +32,9 @@
 
 #define IBEMU_SESS_MAGIC 0x49425353u /* "IBSS" */
 /* 2: MADs of RMPP transfers, up to 256 KiB; 3: PORT_QUERY, CA_QUERY says
- * the vendor and device ids and the P_Key table size. */
-#define IBEMU_SESS_VERSION 3u
+ * the vendor and device ids and the P_Key table size; 4: verbs streams
+ * (VERBS_*, payloads in verbs_proto.h). */
+#define IBEMU_SESS_VERSION 4u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -49,6 +50,25 @@ enum ibemu_sess_type {
 	IBEMU_SESS_SEND = 6,	   /* stream c->d: ibemu_sess_mad */
 	IBEMU_SESS_RECV = 7,	   /* stream d->c: ibemu_sess_mad */
 	IBEMU_SESS_PORT_QUERY = 8, /* call: ibemu_sess_bind -> _port_attr */
+	/* A verbs stream (verbs_proto.h): VERBS_OPEN starts it, the rest
+	 * are request/reply on it. */
+	IBEMU_SESS_VERBS_OPEN = 9,	  /* ibemu_verbs_open + 2 fds -> same */
+	IBEMU_SESS_VERBS_PD_ALLOC = 10,	  /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_PD_FREE = 11,	  /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_MR_REG = 12,	  /* ibemu_verbs_mr */
+	IBEMU_SESS_VERBS_MR_DEREG = 13,	  /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_CQ_CREATE = 14,  /* ibemu_verbs_cq + 1-2 fds */
+	IBEMU_SESS_VERBS_CQ_DESTROY = 15, /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_QP_CREATE = 16,  /* ibemu_verbs_qp + 1-2 fds */
+	IBEMU_SESS_VERBS_QP_MODIFY = 17,  /* ibemu_verbs_qp_attr */
+	IBEMU_SESS_VERBS_QP_QUERY = 18,	  /* ibemu_verbs_qp_attr */
+	IBEMU_SESS_VERBS_QP_DESTROY = 19, /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_SRQ_CREATE = 20, /* ibemu_verbs_srq + 1 fd */
+	IBEMU_SESS_VERBS_SRQ_MODIFY = 21, /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_SRQ_QUERY = 22,  /* ibemu_verbs_srq_req */
+	IBEMU_SESS_VERBS_SRQ_DESTROY = 23, /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_KICK = 24, /* c->d, empty, no reply: rings have work */
+	IBEMU_SESS_NTYPES
 };
 
 struct ibemu_sess_hdr {

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "sess_proto.h"
+
 /* Objects of one process (one ibv_context). */
 #define IBEMU_VERBS_MAX_QP  4096u
 #define IBEMU_VERBS_MAX_CQ  4096u
@@ -58,5 +60,273 @@
 
 /* Completion vectors: one event source per process for now. */
 #define IBEMU_VERBS_COMP_VECTORS 1u
+
+/*
+ * --- The verbs stream and its shared rings ----------------------------
+ *
+ * ibv_open_device() opens a verbs stream on sess.sock (IBEMU_SESS_VERBS_OPEN
+ * in sess_proto.h); the calls below are request/reply on it, one at a time,
+ * the reply being the same type or ERROR. Object ids are those of the
+ * HCA's transport (hca/transport.h); the daemon checks that each one it is
+ * given belongs to the calling stream, so a wrong one is an errno, never
+ * another process's object.
+ *
+ * The fast path is shared memory: the library creates one memfd per queue
+ * (send queue, receive queue, SRQ, CQ) and one per context (its page: the
+ * doorbell flag, the async event ring and the seam of the time rule), and
+ * passes it with SCM_RIGHTS in the call that creates the object; both map
+ * it. A post that finds the daemon asleep (the page's 'sleeps') kicks it
+ * with a VERBS_KICK message on the stream (no reply). A ring is a header of three cache lines (the producer's index, the
+ * consumer's index, fixed fields) and then 2^n fixed-size entries. The
+ * indices run freely (uint32, wrapping); entry i is at i & (size - 1). The
+ * daemon never trusts what it reads there: it keeps its own copy of the
+ * size and of the index it owns, copies an entry out before checking it,
+ * and a producer index more than 'size' ahead puts that queue, and only
+ * it, into error.
+ */
+#define IBEMU_VERBS_CACHE_LINE 64u
+
+struct ibemu_verbs_ring_hdr {
+	uint32_t prod; /* written by the producer only */
+	uint8_t pad0[IBEMU_VERBS_CACHE_LINE - 4];
+	uint32_t cons; /* written by the consumer only */
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 4];
+	/*
+	 * CQs only: 'arm' is set by ibv_req_notify_cq (1: next completion,
+	 * 2: next solicited one) and cleared by the daemon when it raises
+	 * the event, after which it adds one to 'events' and writes the
+	 * completion channel's eventfd. 'error' is set by the daemon when the
+	 * queue went into error (then nothing more is consumed or written).
+	 */
+	uint32_t arm;
+	uint32_t events;
+	uint32_t error;
+	uint32_t size; /* entries, a power of two: informative */
+	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 16];
+};
+_Static_assert(sizeof(struct ibemu_verbs_ring_hdr) ==
+		       3 * IBEMU_VERBS_CACHE_LINE,
+	       "a ring header is three cache lines");
+
+/* Bytes of a ring of 'n' entries of 'sz' bytes. */
+#define IBEMU_VERBS_RING_BYTES(n, sz) \
+	(sizeof(struct ibemu_verbs_ring_hdr) + (size_t)(n) * (sz))
+
+struct ibemu_verbs_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+_Static_assert(sizeof(struct ibemu_verbs_sge) == 16, "sge is 16 bytes");
+
+/* SGEs (or bytes of inline data) a send WQE has room for. */
+#define IBEMU_VERBS_WQE_SGES 30u
+
+/* A send work request in the SQ ring (ibv_send_wr, flattened). */
+struct ibemu_verbs_swqe {
+	uint64_t wr_id;
+	uint32_t opcode; /* enum ibv_wr_opcode */
+	uint32_t send_flags;
+	uint32_t num_sge;    /* sge[] entries, or 0 with IBV_SEND_INLINE */
+	uint32_t inline_len; /* bytes in data[] with IBV_SEND_INLINE */
+	uint32_t imm_data;   /* host order */
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	/* UD: the address handle's vector and the destination. */
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t port_num;
+	uint8_t reserved[3];
+	union {
+		struct ibemu_verbs_sge sge[IBEMU_VERBS_WQE_SGES];
+		uint8_t data[IBEMU_VERBS_WQE_SGES *
+			     sizeof(struct ibemu_verbs_sge)];
+	};
+};
+_Static_assert(sizeof(struct ibemu_verbs_swqe) == 72 + 480,
+	       "send WQE is 552 bytes");
+_Static_assert(IBEMU_VERBS_MAX_INLINE <= IBEMU_VERBS_WQE_SGES * 16,
+	       "inline data fits a send WQE");
+_Static_assert(IBEMU_VERBS_MAX_SGE <= IBEMU_VERBS_WQE_SGES,
+	       "the SGEs fit a send WQE");
+
+/* A receive work request in an RQ or SRQ ring. */
+struct ibemu_verbs_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t reserved;
+	struct ibemu_verbs_sge sge[IBEMU_VERBS_WQE_SGES];
+};
+_Static_assert(sizeof(struct ibemu_verbs_rwqe) == 496,
+	       "receive WQE is 496 bytes");
+
+/* A completion in a CQ ring (ibv_wc). */
+struct ibemu_verbs_cqe {
+	uint64_t wr_id;
+	uint32_t status; /* enum ibv_wc_status */
+	uint32_t opcode; /* enum ibv_wc_opcode */
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data; /* host order */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+	uint8_t reserved[18];
+};
+_Static_assert(sizeof(struct ibemu_verbs_cqe) == 64, "CQE is 64 bytes");
+
+/* An async event in the context page's ring. */
+struct ibemu_verbs_async {
+	uint32_t event; /* enum ibv_event_type */
+	uint32_t id;	/* QP number, SRQ id, CQ id or port, by the event */
+};
+_Static_assert(sizeof(struct ibemu_verbs_async) == 8, "async is 8 bytes");
+
+#define IBEMU_VERBS_ASYNC_ENTRIES 128u
+
+/*
+ * The context page (one memfd per open context, IBEMU_VERBS_PAGE bytes).
+ * 'sleeps' is set by the daemon when its loop is about to block in the
+ * kernel, and cleared when it wakes: a library that has just bumped a
+ * producer index writes a VERBS_KICK on its stream only while it is set,
+ * so a post costs no system call while the daemon runs. The async ring
+ * has its own header, with the same rules as the queues.
+ *
+ * 'clock_ps' and 'waiting' are the seam of DESIGN.md section 3's
+ * quiescence rule (the next step): the process's virtual clock and
+ * whether it waits (polls an empty CQ, blocks on a channel). Nothing
+ * reads them yet: the engine runs freely (--clock free semantics).
+ */
+struct ibemu_verbs_page {
+	uint32_t sleeps; /* written by the daemon */
+	uint8_t pad0[IBEMU_VERBS_CACHE_LINE - 4];
+	uint64_t clock_ps; /* reserved: the time rule */
+	uint32_t waiting;  /* reserved: the time rule */
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 12];
+	struct ibemu_verbs_ring_hdr async_hdr;
+	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
+};
+#define IBEMU_VERBS_PAGE 4096u
+_Static_assert(sizeof(struct ibemu_verbs_page) <= IBEMU_VERBS_PAGE,
+	       "the context page is one page");
+
+/* --- calls on a verbs stream (payloads; replies carry the same) --- */
+
+/*
+ * VERBS_OPEN, with two fds (the context page's memfd, sealed against
+ * shrinking as every ring's memfd must be, and the async eventfd the
+ * daemon writes). 'probe_addr' is the
+ * address of a uint64 holding 'probe' in the process: the daemon reads it
+ * with process_vm_readv() to prove that it can reach the process's memory
+ * (or says why not).
+ */
+struct ibemu_verbs_open {
+	struct ibemu_sess_bind bind;
+	uint64_t probe_addr;
+	uint64_t probe;
+};
+_Static_assert(sizeof(struct ibemu_verbs_open) == 88, "open is 88 bytes");
+
+/*
+ * PD_ALLOC (-> id), PD_FREE, MR_DEREG (id: the lkey), CQ_DESTROY,
+ * QP_DESTROY, SRQ_DESTROY, SRQ_MODIFY (arg: the limit).
+ */
+struct ibemu_verbs_obj {
+	uint32_t id;
+	uint32_t arg;
+};
+_Static_assert(sizeof(struct ibemu_verbs_obj) == 8, "obj is 8 bytes");
+
+struct ibemu_verbs_mr_req {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t pd;
+	uint32_t access;
+	uint32_t lkey; /* reply */
+	uint32_t rkey; /* reply */
+};
+_Static_assert(sizeof(struct ibemu_verbs_mr_req) == 32,
+	       "mr request is 32 bytes");
+
+/* CQ_CREATE, with the ring's memfd and, if 'channel', the channel's fd. */
+struct ibemu_verbs_cq_req {
+	uint32_t entries; /* ring size: a power of two */
+	uint32_t channel;
+	uint32_t id; /* reply */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_verbs_cq_req) == 16, "cq is 16 bytes");
+
+/*
+ * QP_CREATE, with the SQ ring's memfd, then the RQ's unless 'srq'. The
+ * ring sizes are powers of two at least max_send_wr and max_recv_wr.
+ */
+struct ibemu_verbs_qp_req {
+	uint32_t qp_type; /* enum ibv_qp_type */
+	uint32_t sq_sig_all;
+	uint32_t pd;
+	uint32_t send_cq;
+	uint32_t recv_cq;
+	uint32_t srq; /* 0: none */
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	uint32_t sq_entries;
+	uint32_t rq_entries;
+	uint32_t qpn; /* reply */
+};
+_Static_assert(sizeof(struct ibemu_verbs_qp_req) == 56, "qp is 56 bytes");
+
+/* QP_MODIFY and QP_QUERY (reply): ibv_qp_attr's fields the HCA uses. */
+struct ibemu_verbs_qp_attr {
+	uint32_t qpn;
+	uint32_t mask; /* enum ibv_qp_attr_mask */
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t qp_access_flags;
+	uint16_t pkey_index;
+	uint16_t dlid;
+	uint8_t qp_state;
+	uint8_t cur_qp_state;
+	uint8_t path_mtu;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t ah_port_num;
+	uint8_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_verbs_qp_attr) == 48, "qp attr is 48 bytes");
+
+/* SRQ_CREATE (with the ring's memfd) and SRQ_QUERY (by id). */
+struct ibemu_verbs_srq_req {
+	uint32_t pd;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	uint32_t entries; /* ring size: a power of two */
+	uint32_t id;	  /* reply */
+};
+_Static_assert(sizeof(struct ibemu_verbs_srq_req) == 24, "srq is 24 bytes");
 
 #endif

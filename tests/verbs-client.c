@@ -8,7 +8,11 @@
  * prints "FAIL: ..." with what it got and what it wanted; the exit status
  * is the number of them (capped), 0 when all hold.
  *
- * usage: verbs-client
+ * It also runs QPs: the state machine's errors, a loopback RC SEND and
+ * WRITE, a bad lkey; and, as 'verbs-client peer OUT IN victim|writer', one
+ * end of an RC connection for the SIGKILL test (see peer()).
+ *
+ * usage: verbs-client [peer OUT IN victim|writer]
  */
 #include <endian.h>
 #include <errno.h>
@@ -312,36 +316,336 @@ static void check_ahs(struct ibv_context *ctx, const struct ibv_port_attr *pa)
 static void check_unsupported(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = {.max_send_wr = 1,
-			.max_recv_wr = 1,
-			.max_send_sge = 1,
-			.max_recv_sge = 1},
-	};
-	struct ibv_qp_init_attr_ex qx = {0};
-	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 1, .max_sge = 1}};
 	struct ibv_cq_init_attr_ex cx = {.cqe = 16};
 
-	if (!pd || !cq)
+	if (!pd)
 		return;
-	qa.send_cq = qa.recv_cq = cq;
-	CHECK_NULL_ERRNO(ibv_create_qp(pd, &qa), EOPNOTSUPP);
-	qx.qp_type = IBV_QPT_RC;
-	qx.send_cq = qx.recv_cq = cq;
-	qx.pd = pd;
-	qx.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qx.cap = qa.cap;
-	CHECK_NULL_ERRNO(ibv_create_qp_ex(ctx, &qx), EOPNOTSUPP);
-	CHECK_NULL_ERRNO(ibv_create_srq(pd, &sa), EOPNOTSUPP);
 	CHECK_NULL_ERRNO(ibv_create_cq_ex(ctx, &cx), EOPNOTSUPP);
 	CHECK_NULL_ERRNO(ibv_alloc_mw(pd, IBV_MW_TYPE_1), EOPNOTSUPP);
 	CHECK_NULL_ERRNO(ibv_alloc_td(ctx, &(struct ibv_td_init_attr){0}),
 			 EOPNOTSUPP);
-	CHECK_RET(ibv_destroy_cq(cq), 0);
 	CHECK_RET(ibv_dealloc_pd(pd), 0);
-	printf("qp=EOPNOTSUPP\n");
+	printf("cq_ex=EOPNOTSUPP\n");
+}
+
+/* Polls 'cq' for one completion for up to 5 s; 1 if it got one. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int i, n;
+
+	for (i = 0; i < 5000000; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n == 1;
+		if (i > 1000)
+			usleep(1);
+	}
+	return 0;
+}
+
+static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 16,
+			.max_recv_wr = 16,
+			.max_send_sge = 2,
+			.max_recv_sge = 2},
+	};
+
+	return ibv_create_qp(pd, &qa);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards (dlid, dqpn); 0 or an errno. */
+static int rc_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
+		      uint8_t timeout, uint8_t retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags =
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_2048;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = dlid;
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = 7;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * Queue pairs through the real API: the state machine's errors, a
+ * loopback RC SEND and RDMA WRITE (the QP connected to itself, through
+ * the leaf switch and back), a completion event, a bad lkey, an SRQ.
+ */
+static void check_qps(struct ibv_context *ctx, const struct ibv_port_attr *pa)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ch ? ibv_create_cq(ctx, 64, NULL, ch, 0) : NULL;
+	static char src[8192], dst[8192];
+	struct ibv_mr *smr, *dmr;
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_sge sge;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_wc wc;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_srq *srq;
+	struct ibv_srq_init_attr sia = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_srq_attr sattr;
+	int i;
+
+	CHECK(pd && cq, "PD %p CQ %p: errno %d", (void *)pd, (void *)cq, errno);
+	if (!pd || !cq)
+		return;
+	smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, sizeof(dst),
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(smr && dmr, "ibv_reg_mr: errno %d", errno);
+	qp = rc_qp(pd, cq);
+	CHECK(qp, "ibv_create_qp: errno %d", errno);
+	if (!qp || !smr || !dmr)
+		return;
+	CHECK(qp->qp_num >= 2 && qp->state == IBV_QPS_RESET,
+	      "QP number %u state %d", qp->qp_num, qp->state);
+	CHECK_RET(ibv_query_qp(qp, &a, IBV_QP_CAP, &ia), 0);
+	CHECK(ia.cap.max_send_wr >= 16 && ia.cap.max_inline_data > 0,
+	      "caps: send_wr %u inline %u", ia.cap.max_send_wr,
+	      ia.cap.max_inline_data);
+	/* IBA 10.3.1: RESET goes to INIT only, with its attributes. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	a.qp_state = IBV_QPS_INIT;
+	CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	/* Nothing is sent from RESET. */
+	sge = (struct ibv_sge){(uintptr_t)src, 64, smr->lkey};
+	swr = (struct ibv_send_wr){.wr_id = 1,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED};
+	CHECK_RET(ibv_post_send(qp, &swr, &bad_s), EINVAL);
+	CHECK_RET(rc_connect(qp, pa->lid, qp->qp_num, 14, 7), 0);
+	CHECK_RET(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	CHECK(a.qp_state == IBV_QPS_RTS, "state %d after connect", a.qp_state);
+	/* RTS cannot go back to RTR. */
+	a.qp_state = IBV_QPS_RTR;
+	CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+
+	/* A SEND to itself, with a completion event for the receive. */
+	for (i = 0; i < 4096; i++)
+		src[i] = (char)(i * 7 + 1);
+	memset(dst, 0, sizeof(dst));
+	sge = (struct ibv_sge){(uintptr_t)dst, 4096, dmr->lkey};
+	rwr = (struct ibv_recv_wr){.wr_id = 2, .sg_list = &sge, .num_sge = 1};
+	CHECK_RET(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	CHECK_RET(ibv_req_notify_cq(cq, 0), 0);
+	{
+		struct ibv_sge s2 = {(uintptr_t)src, 4096, smr->lkey};
+
+		swr.sg_list = &s2;
+		CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+	}
+	CHECK_RET(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	CHECK(ev_cq == cq, "event for CQ %p, want %p", (void *)ev_cq,
+	      (void *)cq);
+	ibv_ack_cq_events(cq, 1);
+	for (i = 0; i < 2; i++) {
+		CHECK(poll_one(cq, &wc), "no completion %d for the SEND", i);
+		CHECK(wc.status == IBV_WC_SUCCESS, "SEND wr %llu: status %s",
+		      (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status));
+		if (wc.wr_id == 2)
+			CHECK(wc.opcode == IBV_WC_RECV && wc.byte_len == 4096,
+			      "receive opcode %d len %u", wc.opcode,
+			      wc.byte_len);
+	}
+	CHECK(!memcmp(src, dst, 4096), "the SEND's bytes did not arrive");
+	printf("loopback_send=ok\n");
+
+	/* An RDMA WRITE with inline data, to itself. */
+	{
+		struct ibv_sge s2 = {(uintptr_t)src + 100, 32, 0};
+
+		swr = (struct ibv_send_wr){
+			.wr_id = 3,
+			.sg_list = &s2,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+			.wr.rdma = {(uintptr_t)dst + 5000, dmr->rkey}};
+		CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+		CHECK(poll_one(cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+			      wc.wr_id == 3,
+		      "RDMA WRITE: status %d wr_id %llu", wc.status,
+		      (unsigned long long)wc.wr_id);
+		CHECK(!memcmp(src + 100, dst + 5000, 32),
+		      "the WRITE's bytes did not arrive");
+	}
+
+	/* A bad lkey: a local protection error, then the QP flushes. */
+	{
+		struct ibv_sge s2 = {(uintptr_t)src, 64, smr->lkey ^ 0x5a5a00};
+
+		swr = (struct ibv_send_wr){.wr_id = 4,
+					   .sg_list = &s2,
+					   .num_sge = 1,
+					   .opcode = IBV_WR_SEND,
+					   .send_flags = IBV_SEND_SIGNALED};
+		CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+		CHECK(poll_one(cq, &wc) && wc.wr_id == 4 &&
+			      wc.status == IBV_WC_LOC_PROT_ERR,
+		      "bad lkey: wr_id %llu status %s",
+		      (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status));
+		printf("bad_lkey=%s\n", ibv_wc_status_str(wc.status));
+	}
+	CHECK_RET(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	CHECK(a.qp_state == IBV_QPS_ERR, "state %d after a bad lkey",
+	      a.qp_state);
+	/* A CQ and a PD in use cannot go. */
+	CHECK_RET(ibv_destroy_cq(cq), EBUSY);
+	CHECK_RET(ibv_dealloc_pd(pd), EBUSY);
+	CHECK_RET(ibv_destroy_qp(qp), 0);
+
+	srq = ibv_create_srq(pd, &sia);
+	CHECK(srq, "ibv_create_srq: errno %d", errno);
+	if (srq) {
+		CHECK_RET(ibv_query_srq(srq, &sattr), 0);
+		CHECK(sattr.max_wr >= 8, "SRQ max_wr %u", sattr.max_wr);
+		sge = (struct ibv_sge){(uintptr_t)dst, 64, dmr->lkey};
+		rwr = (struct ibv_recv_wr){
+			.wr_id = 9, .sg_list = &sge, .num_sge = 1};
+		CHECK_RET(ibv_post_srq_recv(srq, &rwr, &bad_r), 0);
+		CHECK_RET(ibv_destroy_srq(srq), 0);
+	}
+	CHECK_RET(ibv_dereg_mr(smr), 0);
+	CHECK_RET(ibv_dereg_mr(dmr), 0);
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	CHECK_RET(ibv_destroy_comp_channel(ch), 0);
+	CHECK_RET(ibv_dealloc_pd(pd), 0);
+	printf("qp=ok\n");
+}
+
+/*
+ * 'peer OUT IN victim|writer': two processes connect an RC QP through
+ * files (OUT gets "lid qpn addr rkey", IN is read when it appears). The
+ * victim waits to be killed; the writer RDMA-WRITEs 64 KiB to it in a loop
+ * until a completion fails, and prints that completion's status.
+ */
+static int peer(const char *out, const char *in, int writer)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx =
+		list && list[0] ? ibv_open_device(list[0]) : NULL;
+	static char buf[65536];
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	unsigned lid, qpn, rkey;
+	unsigned long long addr, n = 0;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	FILE *f;
+	char tmp[4096];
+
+	if (!ctx || ibv_query_port(ctx, 1, &pa))
+		return 2;
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	qp = pd && cq && mr ? rc_qp(pd, cq) : NULL;
+	if (!qp)
+		return 3;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	f = fopen(tmp, "w");
+	if (!f)
+		return 4;
+	fprintf(f, "%u %u %llu %u\n", pa.lid, qp->qp_num,
+		(unsigned long long)(uintptr_t)buf, mr->rkey);
+	fclose(f);
+	rename(tmp, out);
+	while (!(f = fopen(in, "r")))
+		usleep(10000);
+	if (fscanf(f, "%u %u %llu %u", &lid, &qpn, &addr, &rkey) != 4)
+		return 5;
+	fclose(f);
+	/* 4.096 us x 2^10 = 4 ms per try, 3 retries. */
+	if (rc_connect(qp, (uint16_t)lid, qpn, 10, 3))
+		return 6;
+	if (!writer) {
+		printf("victim=ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	for (;;) {
+		sge = (struct ibv_sge){(uintptr_t)buf, sizeof(buf), mr->lkey};
+		wr = (struct ibv_send_wr){.wr_id = n,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED,
+					  .wr.rdma = {addr, rkey}};
+		if (ibv_post_send(qp, &wr, &bad))
+			return 7;
+		while (ibv_poll_cq(cq, 1, &wc) == 0)
+			usleep(10);
+		if (wc.status != IBV_WC_SUCCESS)
+			break;
+		if (++n == 1) {
+			printf("writes=started\n");
+			fflush(stdout);
+		}
+	}
+	printf("writes=%llu\nstatus=%s\n", n, ibv_wc_status_str(wc.status));
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return 0;
 }
 
 static void print_device(struct ibv_context *ctx, struct ibv_device_attr *a)
@@ -402,7 +706,7 @@ static void print_port(struct ibv_context *ctx, struct ibv_port_attr *pa)
 	CHECK_RET(ibv_query_pkey(ctx, 1, pa->pkey_tbl_len, &pkey), -1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx;
@@ -410,6 +714,8 @@ int main(void)
 	struct ibv_port_attr pa;
 	int num = -1;
 
+	if (argc == 5 && !strcmp(argv[1], "peer"))
+		return peer(argv[2], argv[3], !strcmp(argv[4], "writer"));
 	list = ibv_get_device_list(&num);
 	if (!list) {
 		printf("FAIL: ibv_get_device_list: %s\n", strerror(errno));
@@ -438,6 +744,7 @@ int main(void)
 	check_cqs(ctx, &attr);
 	check_ahs(ctx, &pa);
 	check_unsupported(ctx);
+	check_qps(ctx, &pa);
 	printf("wc_status=%s\nevent=%s\n",
 	       ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR),
 	       ibv_event_type_str(IBV_EVENT_PORT_ACTIVE));

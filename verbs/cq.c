@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queues and completion channels. A channel's fd is an eventfd
- * (semaphore mode) that counts the completion events queued on it, so it
- * polls readable exactly while ibv_get_cq_event() has one to return, and a
- * program may make it non-blocking. An armed CQ (ibv_req_notify_cq) raises
- * one event at its next completion (IBA 11.4.2.2); destroying a CQ waits
- * until every event it raised is acknowledged, as rdma-core does. The
- * completions themselves come with the transport: until then a CQ stays
- * empty and ibv_poll_cq() returns 0.
+ * Completion queues and completion channels. A CQ is a ring in memory
+ * shared with the daemon, which writes the completions of the HCA's
+ * transport into it; ibv_poll_cq() reads them without a system call. A
+ * channel's fd is an eventfd (semaphore mode) the daemon writes once per
+ * event, so it polls readable exactly while ibv_get_cq_event() has one to
+ * return, and a program may make it non-blocking. An armed CQ
+ * (ibv_req_notify_cq, a flag in the ring's header) raises one event at its
+ * next completion (IBA 11.4.2.2); destroying a CQ waits until every event
+ * it raised is acknowledged, as rdma-core does.
  */
+#include <endian.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -51,14 +54,23 @@ VERBS_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* The smallest 2^n - 1 that holds 'cqe' entries, as ConnectX sizes CQs. */
+/*
+ * The ring of a CQ of 'cqe' entries: the smallest power of two above it,
+ * as ConnectX sizes CQs (which report 2^n - 1), and at least 256 entries
+ * (16 KiB), room that ibv_resize_cq() may grow into.
+ */
+#define CQ_MIN_RING 256u
+
+static uint32_t cq_ring_size(int cqe)
+{
+	uint32_t n = ibemu__verbs_pow2((uint32_t)cqe + 1);
+
+	return n < CQ_MIN_RING ? CQ_MIN_RING : n;
+}
+
 static int cq_size(int cqe)
 {
-	unsigned n = 1;
-
-	while (n - 1 < (unsigned)cqe)
-		n <<= 1;
-	return (int)(n - 1);
+	return (int)(ibemu__verbs_pow2((uint32_t)cqe + 1) - 1);
 }
 
 VERBS_EXPORT struct ibv_cq *
@@ -77,30 +89,69 @@ struct ibv_cq *ibemu__ibv_create_cq(struct ibv_context *context, int cqe,
 	    comp_vector >= context->num_comp_vectors ||
 	    (channel && channel->context != context))
 		return ibemu__verbs_null(EINVAL);
+	struct ibemu_verbs_cq_req r = {0};
+	int fds[2], ret;
+
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return ibemu__verbs_null(ENOMEM);
+	fds[0] = ibemu__verbs_ring_create(&cq->ring, cq_ring_size(cqe),
+					  sizeof(struct ibemu_verbs_cqe));
+	if (fds[0] < 0) {
+		free(cq);
+		return ibemu__verbs_null(-fds[0]);
+	}
+	r.entries = cq->ring.size;
+	r.channel = !!channel;
+	if (channel)
+		fds[1] = channel->fd;
+	ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_CQ_CREATE, &r, sizeof(r),
+				fds, channel ? 2 : 1);
+	close(fds[0]);
+	if (ret) {
+		ibemu__verbs_ring_destroy(&cq->ring);
+		free(cq);
+		return ibemu__verbs_null(ret);
+	}
+	cq->cq.handle = r.id;
 	pthread_mutex_lock(&context->mutex);
 	if (ctx->ncqs >= IBEMU_VERBS_MAX_CQ) {
+		struct ibemu_verbs_obj o = {.id = r.id};
+
 		pthread_mutex_unlock(&context->mutex);
+		ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_CQ_DESTROY, &o,
+				  sizeof(o), NULL, 0);
+		ibemu__verbs_ring_destroy(&cq->ring);
 		free(cq);
 		return ibemu__verbs_null(ENOMEM);
 	}
 	ctx->ncqs++;
 	if (channel)
 		channel->refcnt++;
+	cq->next = ctx->cqs;
+	ctx->cqs = cq;
 	pthread_mutex_unlock(&context->mutex);
 	cq->cq.context = context;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;
 	cq->cq.cqe = cq_size(cqe);
 	pthread_mutex_init(&cq->cq.mutex, NULL);
+	pthread_mutex_init(&cq->poll_lock, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
+	if (channel) {
+		struct ibemu_verbs_channel *c =
+			(struct ibemu_verbs_channel *)channel;
+
+		pthread_mutex_lock(&c->lock);
+		cq->next_on_channel = c->cqs;
+		c->cqs = cq;
+		pthread_mutex_unlock(&c->lock);
+	}
 	return &cq->cq;
 }
 
-/* Takes CQ 'cq' off its channel's queue if its event is still there. */
-static void channel_unqueue(struct ibemu_verbs_cq *cq)
+/* Takes CQ 'cq' off its channel's list: its unread events are skipped. */
+static void channel_unlink(struct ibemu_verbs_cq *cq)
 {
 	struct ibemu_verbs_channel *c;
 	struct ibemu_verbs_cq **p;
@@ -109,17 +160,11 @@ static void channel_unqueue(struct ibemu_verbs_cq *cq)
 		return;
 	c = (struct ibemu_verbs_channel *)cq->cq.channel;
 	pthread_mutex_lock(&c->lock);
-	if (cq->queued) {
-		for (p = &c->head; *p != cq; p = &(*p)->next_event)
-			;
-		*p = cq->next_event;
-		if (c->tail == cq) {
-			c->tail = NULL;
-			for (p = &c->head; *p; p = &(*p)->next_event)
-				c->tail = *p;
+	for (p = &c->cqs; *p; p = &(*p)->next_on_channel) {
+		if (*p == cq) {
+			*p = cq->next_on_channel;
+			break;
 		}
-		cq->queued = 0;
-		c->stale++; /* its count stays in the eventfd */
 	}
 	pthread_mutex_unlock(&c->lock);
 }
@@ -128,10 +173,18 @@ VERBS_EXPORT int ibemu__ibv_destroy_cq(struct ibv_cq *cq);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_destroy_cq, ibv_destroy_cq, "IBVERBS_1.1");
 int ibemu__ibv_destroy_cq(struct ibv_cq *cq)
 {
-	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq, **pp;
 	struct ibv_context *context = cq->context;
+	struct ibemu_verbs_obj o = {.id = cq->handle};
+	int ret;
 
-	channel_unqueue(q);
+	/* EBUSY while a QP uses it. */
+	ret = ibemu__verbs_call(ibemu__verbs_ctx(context),
+				IBEMU_SESS_VERBS_CQ_DESTROY, &o, sizeof(o),
+				NULL, 0);
+	if (ret)
+		return ret;
+	channel_unlink(q);
 	/* ibv_destroy_cq(3): every event read must have been acked. */
 	pthread_mutex_lock(&cq->mutex);
 	while (cq->comp_events_completed != q->events_read)
@@ -141,9 +194,17 @@ int ibemu__ibv_destroy_cq(struct ibv_cq *cq)
 	ibemu__verbs_ctx(context)->ncqs--;
 	if (cq->channel)
 		cq->channel->refcnt--;
+	for (pp = &ibemu__verbs_ctx(context)->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&context->mutex);
+	ibemu__verbs_ring_destroy(&q->ring);
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
+	pthread_mutex_destroy(&q->poll_lock);
 	free(q);
 	return 0;
 }
@@ -152,9 +213,14 @@ VERBS_EXPORT int ibemu__ibv_resize_cq(struct ibv_cq *cq, int cqe);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_resize_cq, ibv_resize_cq, "IBVERBS_1.1");
 int ibemu__ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
+	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+
 	if (cqe < 1 || (unsigned)cqe > IBEMU_VERBS_MAX_CQE)
 		return EINVAL;
-	/* Nothing is queued yet that a smaller CQ could not hold. */
+	/* Within the ring's room; moving completions to a larger ring is
+	 * not done yet. */
+	if ((uint32_t)cqe >= q->ring.size)
+		return ENOMEM;
 	cq->cqe = cq_size(cqe);
 	return 0;
 }
@@ -181,15 +247,15 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 			continue;
 		if (n != sizeof(one))
 			return -1;
+		/* The CQ whose header counts more events than were taken. */
 		pthread_mutex_lock(&c->lock);
-		q = c->head;
-		if (q) {
-			c->head = q->next_event;
-			if (!c->head)
-				c->tail = NULL;
-			q->queued = 0;
-		} else if (c->stale) {
-			c->stale--;
+		for (q = c->cqs; q; q = q->next_on_channel) {
+			if (__atomic_load_n(&q->ring.hdr->events,
+					    __ATOMIC_ACQUIRE) !=
+			    q->events_taken) {
+				q->events_taken++;
+				break;
+			}
 		}
 		pthread_mutex_unlock(&c->lock);
 		if (q)
@@ -215,55 +281,58 @@ void ibemu__ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-/* No completion is produced before the transport exists. */
+/* Reads completions from the CQ's ring: no system call. */
 int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	return num_entries < 0 ? -1 : 0;
+	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+	struct ibemu_verbs_ring *r = &q->ring;
+	const struct ibemu_verbs_cqe *e;
+	uint32_t prod;
+	int n = 0;
+
+	if (num_entries < 0)
+		return -1;
+	pthread_mutex_lock(&q->poll_lock);
+	prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+	while (n < num_entries && r->idx != prod) {
+		e = (const void *)(r->ents +
+				   (size_t)(r->idx & (r->size - 1)) * r->esz);
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = e->wr_id;
+		wc[n].status = (enum ibv_wc_status)e->status;
+		wc[n].opcode = (enum ibv_wc_opcode)e->opcode;
+		wc[n].vendor_err = e->vendor_err;
+		wc[n].byte_len = e->byte_len;
+		wc[n].imm_data = htobe32(e->imm_data);
+		wc[n].qp_num = e->qp_num;
+		wc[n].src_qp = e->src_qp;
+		wc[n].wc_flags = e->wc_flags;
+		wc[n].pkey_index = e->pkey_index;
+		wc[n].slid = e->slid;
+		wc[n].sl = e->sl;
+		wc[n].dlid_path_bits = e->dlid_path_bits;
+		n++;
+		r->idx++;
+	}
+	if (n)
+		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&q->poll_lock);
+	/* A CQ the daemon put into error (overrun) fails, as a provider's
+	 * poll on a CQ in error does. */
+	if (!n && __atomic_load_n(&r->hdr->error, __ATOMIC_ACQUIRE))
+		return -1;
+	return n;
 }
 
 /*
- * Arms the CQ for its next completion (any, or solicited only): the
- * transport calls ibemu__verbs_cq_event() when one arrives. With an empty
- * CQ nothing fires.
+ * Arms the CQ for its next completion (any, or solicited only) through
+ * the ring's header; the daemon raises the event and disarms it.
  */
 int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
 
-	pthread_mutex_lock(&cq->mutex);
-	q->armed = solicited_only ? 2 : 1;
-	pthread_mutex_unlock(&cq->mutex);
+	__atomic_store_n(&q->ring.hdr->arm, solicited_only ? 2u : 1u,
+			 __ATOMIC_SEQ_CST);
 	return 0;
-}
-
-void ibemu__verbs_cq_event(struct ibv_cq *cq, int solicited)
-{
-	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
-	struct ibemu_verbs_channel *c;
-	uint64_t one = 1;
-	ssize_t n;
-	int fire;
-
-	pthread_mutex_lock(&cq->mutex);
-	fire = q->armed == 1 || (q->armed == 2 && solicited);
-	if (fire)
-		q->armed = 0;
-	pthread_mutex_unlock(&cq->mutex);
-	if (!fire || !cq->channel)
-		return;
-	c = (struct ibemu_verbs_channel *)cq->channel;
-	pthread_mutex_lock(&c->lock);
-	if (!q->queued) {
-		q->queued = 1;
-		q->next_event = NULL;
-		if (c->tail)
-			c->tail->next_event = q;
-		else
-			c->head = q;
-		c->tail = q;
-		/* An eventfd write fails only at a count of 2^64 - 1. */
-		n = write(cq->channel->fd, &one, sizeof(one));
-		(void)n;
-	}
-	pthread_mutex_unlock(&c->lock);
 }

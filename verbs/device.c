@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "verbs_int.h"
@@ -139,12 +140,14 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 {
 	struct ibemu_verbs_context *ctx = calloc(1, sizeof(*ctx));
 	struct ibv_context *c;
+	int ret;
 
 	if (!ctx)
 		return ibemu__verbs_null(ENOMEM);
 	c = &ctx->vctx.context;
-	/* Async events (port changes, QP errors) will be counted here; an
-	 * eventfd polls readable exactly while one waits. */
+	/* The daemon counts async events (port changes, QP errors) here, one
+	 * per entry of the context page's ring: an eventfd polls readable
+	 * exactly while one waits. */
 	c->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (c->async_fd < 0) {
 		free(ctx);
@@ -156,10 +159,21 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 	c->cmd_fd = -1; /* no uverbs device behind it */
 	c->num_comp_vectors = IBEMU_VERBS_COMP_VECTORS;
 	pthread_mutex_init(&c->mutex, NULL);
+	pthread_mutex_init(&ctx->sess_lock, NULL);
+	pthread_mutex_init(&ctx->async_lock, NULL);
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(ctx->vctx);
-	ctx->next_key = 0x100;
 	ibemu__verbs_ops_init(ctx);
+	ret = ibemu__verbs_stream_open(ctx, device->name);
+	if (ret) {
+		close(c->async_fd);
+		pthread_mutex_destroy(&c->mutex);
+		pthread_mutex_destroy(&ctx->sess_lock);
+		pthread_mutex_destroy(&ctx->async_lock);
+		ibemu__verbs_device_put(ctx->dev);
+		free(ctx);
+		return ibemu__verbs_null(ret);
+	}
 	return c;
 }
 
@@ -171,7 +185,12 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 
+	/* The daemon reclaims what the stream still holds. */
+	close(ctx->sess_fd);
+	munmap(ctx->page, IBEMU_VERBS_PAGE);
 	close(context->async_fd);
+	pthread_mutex_destroy(&ctx->sess_lock);
+	pthread_mutex_destroy(&ctx->async_lock);
 	pthread_mutex_destroy(&context->mutex);
 	ibemu__verbs_device_put(ctx->dev);
 	free(ctx);
@@ -179,9 +198,11 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 }
 
 /*
- * No asynchronous event is raised yet (they come with the transport and
- * port monitoring): a blocking call waits, one on a non-blocking async_fd
- * fails with EAGAIN, as with the kernel.
+ * The next event of the context page's ring, which the daemon fills and
+ * counts in async_fd: a blocking call waits, one on a non-blocking
+ * async_fd fails with EAGAIN, as with the kernel. The element is found by
+ * its number among the context's objects; one destroyed meanwhile is
+ * skipped.
  */
 VERBS_EXPORT int ibemu__ibv_get_async_event(struct ibv_context *context,
 					    struct ibv_async_event *event);
@@ -190,17 +211,67 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_get_async_event, ibv_get_async_event,
 int ibemu__ibv_get_async_event(struct ibv_context *context,
 			       struct ibv_async_event *event)
 {
+	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
+	struct ibemu_verbs_ring_hdr *h = &ctx->page->async_hdr;
+	struct ibemu_verbs_async a;
+	struct ibemu_verbs_qp *qp;
+	struct ibemu_verbs_srq *srq;
+	struct ibemu_verbs_cq *cq;
+	uint32_t cons;
 	uint64_t n;
 	ssize_t r;
+	int found;
 
-	do
-		r = read(context->async_fd, &n, sizeof(n));
-	while (r < 0 && errno == EINTR);
-	if (r != sizeof(n))
-		return -1;
-	/* Nothing writes the counter yet. */
-	errno = EAGAIN;
-	return -1;
+	for (;;) {
+		do
+			r = read(context->async_fd, &n, sizeof(n));
+		while (r < 0 && errno == EINTR);
+		if (r != sizeof(n))
+			return -1;
+		pthread_mutex_lock(&ctx->async_lock);
+		cons = h->cons;
+		if (cons == __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&ctx->async_lock);
+			continue;
+		}
+		a = ctx->page->async[cons % IBEMU_VERBS_ASYNC_ENTRIES];
+		__atomic_store_n(&h->cons, cons + 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&ctx->async_lock);
+		memset(event, 0, sizeof(*event));
+		event->event_type = (enum ibv_event_type)a.event;
+		found = 1;
+		pthread_mutex_lock(&context->mutex);
+		switch (a.event) {
+		case IBV_EVENT_PORT_ACTIVE:
+		case IBV_EVENT_PORT_ERR:
+			event->element.port_num = (int)a.id;
+			break;
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+		case IBV_EVENT_SRQ_ERR:
+			for (srq = ctx->srqs; srq && srq->srq.handle != a.id;
+			     srq = srq->next)
+				;
+			event->element.srq = srq ? &srq->srq : NULL;
+			found = !!srq;
+			break;
+		case IBV_EVENT_CQ_ERR:
+			for (cq = ctx->cqs; cq && cq->cq.handle != a.id;
+			     cq = cq->next)
+				;
+			event->element.cq = cq ? &cq->cq : NULL;
+			found = !!cq;
+			break;
+		default:
+			for (qp = ctx->qps; qp && qp->qp.qp_num != a.id;
+			     qp = qp->next)
+				;
+			event->element.qp = qp ? &qp->qp : NULL;
+			found = !!qp;
+		}
+		pthread_mutex_unlock(&context->mutex);
+		if (found)
+			return 0;
+	}
 }
 
 VERBS_EXPORT void ibemu__ibv_ack_async_event(struct ibv_async_event *event);

@@ -28,27 +28,6 @@ static int dealloc_mw(struct ibv_mw *mw)
 	return EOPNOTSUPP;
 }
 
-static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
-static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		     struct ibv_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
-static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		     struct ibv_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
 /*
  * The _compat slots were the pre-1.1 way to reach a provider; only
  * binaries of that age call them, through the IBVERBS_1.0 symbols, which
@@ -96,13 +75,13 @@ static const struct ibv_context_ops context_ops = {
 	._compat_modify_srq = compat_stub,
 	._compat_query_srq = compat_stub,
 	._compat_destroy_srq = compat_stub,
-	.post_srq_recv = post_srq_recv,
+	.post_srq_recv = ibemu__verbs_post_srq_recv,
 	._compat_create_qp = compat_stub,
 	._compat_query_qp = compat_stub,
 	._compat_modify_qp = compat_stub,
 	._compat_destroy_qp = compat_stub,
-	.post_send = post_send,
-	.post_recv = post_recv,
+	.post_send = ibemu__verbs_post_send,
+	.post_recv = ibemu__verbs_post_recv,
 	._compat_create_ah = compat_stub,
 	._compat_destroy_ah = compat_stub,
 	._compat_attach_mcast = compat_stub,

@@ -5,9 +5,8 @@
  * it (EBUSY); an MR's access flags are checked as ib_check_mr_access()
  * does; its memory must be mapped in this process (any mapping: malloc,
  * stack, mmap), as pinning it would require. lkey and rkey are one key
- * (as on ConnectX), unique among the context's MRs. The daemon will read
- * and write registered memory in place (DESIGN.md section 6); for now a
- * region is bookkeeping in this process.
+ * (as on ConnectX), given by the HCA's transport in the daemon, which
+ * reads and writes registered memory in place (DESIGN.md section 6).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,9 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_alloc_pd, ibv_alloc_pd, "IBVERBS_1.1");
 struct ibv_pd *ibemu__ibv_alloc_pd(struct ibv_context *context)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
+	struct ibemu_verbs_obj o = {0};
 	struct ibemu_verbs_pd *pd;
+	int ret = ENOMEM;
 
 	pthread_mutex_lock(&context->mutex);
 	if (ctx->npds >= IBEMU_VERBS_MAX_PD) {
@@ -30,14 +31,20 @@ struct ibv_pd *ibemu__ibv_alloc_pd(struct ibv_context *context)
 	}
 	ctx->npds++;
 	pthread_mutex_unlock(&context->mutex);
+
 	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
+	if (pd)
+		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_PD_ALLOC, &o,
+					sizeof(o), NULL, 0);
+	if (ret) {
+		free(pd);
 		pthread_mutex_lock(&context->mutex);
 		ctx->npds--;
 		pthread_mutex_unlock(&context->mutex);
-		return ibemu__verbs_null(ENOMEM);
+		return ibemu__verbs_null(ret);
 	}
 	pd->pd.context = context;
+	pd->pd.handle = o.id;
 	return &pd->pd;
 }
 
@@ -47,12 +54,21 @@ int ibemu__ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct ibemu_verbs_pd *p = (struct ibemu_verbs_pd *)pd;
 	struct ibv_context *context = pd->context;
+	struct ibemu_verbs_obj o = {.id = pd->handle};
+	int ret;
 
 	pthread_mutex_lock(&context->mutex);
 	if (p->users) {
 		pthread_mutex_unlock(&context->mutex);
 		return EBUSY;
 	}
+	pthread_mutex_unlock(&context->mutex);
+	ret = ibemu__verbs_call(ibemu__verbs_ctx(context),
+				IBEMU_SESS_VERBS_PD_FREE, &o, sizeof(o), NULL,
+				0);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&context->mutex);
 	ibemu__verbs_ctx(context)->npds--;
 	pthread_mutex_unlock(&context->mutex);
 	free(p);
@@ -148,11 +164,30 @@ VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 		return ibemu__verbs_null(ENOMEM);
 	}
 	ctx->nmrs++;
-	/* Unique while fewer than 2^32 regions are made in a context. */
-	mr->mr.lkey = ctx->next_key++;
 	((struct ibemu_verbs_pd *)pd)->users++;
 	pthread_mutex_unlock(&context->mutex);
-	mr->mr.rkey = mr->mr.lkey;
+	{
+		struct ibemu_verbs_mr_req m = {
+			.addr = (uintptr_t)addr,
+			.len = length,
+			.pd = pd->handle,
+			.access = access,
+		};
+
+		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_MR_REG, &m,
+					sizeof(m), NULL, 0);
+		if (ret) {
+			pthread_mutex_lock(&context->mutex);
+			ctx->nmrs--;
+			((struct ibemu_verbs_pd *)pd)->users--;
+			pthread_mutex_unlock(&context->mutex);
+			free(mr);
+			return ibemu__verbs_null(ret);
+		}
+		mr->mr.lkey = m.lkey;
+		mr->mr.rkey = m.rkey;
+		mr->mr.handle = m.lkey;
+	}
 	mr->mr.context = context;
 	mr->mr.pd = pd;
 	mr->mr.addr = addr;
@@ -184,7 +219,14 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_dereg_mr, ibv_dereg_mr, "IBVERBS_1.1");
 int ibemu__ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct ibv_context *context = mr->context;
+	struct ibemu_verbs_obj o = {.id = mr->lkey};
+	int ret;
 
+	ret = ibemu__verbs_call(ibemu__verbs_ctx(context),
+				IBEMU_SESS_VERBS_MR_DEREG, &o, sizeof(o), NULL,
+				0);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&context->mutex);
 	ibemu__verbs_ctx(context)->nmrs--;
 	((struct ibemu_verbs_pd *)mr->pd)->users--;

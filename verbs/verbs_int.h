@@ -60,8 +60,45 @@ struct ibemu_verbs_device {
 struct ibemu_verbs_context {
 	struct verbs_context vctx; /* first; ends with the ibv_context */
 	struct ibemu_verbs_device *dev;
-	uint32_t next_key; /* lkey/rkey of the next MR */
 	unsigned npds, nmrs, ncqs, nahs;
+	/* The verbs stream: calls under sess_lock, one at a time. */
+	int sess_fd;
+	pthread_mutex_t sess_lock;
+	struct ibemu_verbs_page *page; /* shared with the daemon */
+	uint64_t probe;		       /* the daemon reads it at open */
+	/* For async events: QPs, SRQs and CQs by number (context.mutex). */
+	struct ibemu_verbs_qp *qps;
+	struct ibemu_verbs_srq *srqs;
+	struct ibemu_verbs_cq *cqs;
+	pthread_mutex_t async_lock;
+};
+
+/* A ring shared with the daemon (proto/verbs_proto.h). */
+struct ibemu_verbs_ring {
+	void *map;
+	size_t bytes;
+	struct ibemu_verbs_ring_hdr *hdr;
+	uint8_t *ents;
+	uint32_t size;
+	uint32_t esz;
+	uint32_t idx; /* ours: prod of a work queue, cons of a CQ */
+};
+
+struct ibemu_verbs_qp {
+	struct ibv_qp qp;
+	struct ibemu_verbs_qp *next; /* on the context's list */
+	pthread_mutex_t sq_lock, rq_lock;
+	struct ibemu_verbs_ring sq, rq;
+	struct ibv_qp_cap cap;
+	int sq_sig_all;
+};
+
+struct ibemu_verbs_srq {
+	struct ibv_srq srq;
+	struct ibemu_verbs_srq *next;
+	pthread_mutex_t lock;
+	struct ibemu_verbs_ring ring;
+	uint32_t max_wr, max_sge;
 };
 
 struct ibemu_verbs_pd {
@@ -82,24 +119,26 @@ struct ibemu_verbs_ah {
 struct ibemu_verbs_cq;
 
 /*
- * A completion channel: 'fd' is an eventfd in semaphore mode that counts
- * the events queued on 'head' (CQs, each at most once: an armed CQ raises
- * one event, IBA 11.4.2.2). A CQ destroyed with its event unread leaves a
- * count with no event behind it ('stale'), which a reader skips.
+ * A completion channel: 'fd' is an eventfd in semaphore mode that the
+ * daemon writes once per event it raises on one of the channel's CQs
+ * ('cqs'); the CQ's ring header counts its events, so a reader finds which
+ * CQ it was. A CQ destroyed with an event unread leaves a count with no
+ * event behind it, which a reader skips.
  */
 struct ibemu_verbs_channel {
 	struct ibv_comp_channel ch;
 	pthread_mutex_t lock;
-	struct ibemu_verbs_cq *head, *tail;
-	unsigned stale;
+	struct ibemu_verbs_cq *cqs; /* linked by next_on_channel */
 };
 
 struct ibemu_verbs_cq {
 	struct ibv_cq cq; /* mutex, cond and comp_events_completed used */
-	struct ibemu_verbs_cq *next_event; /* on the channel's queue */
-	int armed;	      /* req_notify_cq: 1 any, 2 solicited */
-	int queued;	      /* an event is on the channel */
-	uint32_t events_read; /* by ibv_get_cq_event */
+	struct ibemu_verbs_cq *next_on_channel;
+	struct ibemu_verbs_cq *next; /* on the context's list */
+	pthread_mutex_t poll_lock;
+	struct ibemu_verbs_ring ring;
+	uint32_t events_taken; /* of ring.hdr->events, by get_cq_event */
+	uint32_t events_read;  /* by ibv_get_cq_event */
 };
 
 static inline struct ibemu_verbs_context *
@@ -150,12 +189,39 @@ void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx);
 /* cq.c */
 int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* verbs_sess.c: the verbs stream */
 /*
- * A completion reached 'cq' ('solicited': with the Solicited Event bit):
- * if the CQ is armed for it, queues one event on its channel. For the
- * transport; any thread.
+ * Opens the verbs stream of 'ctx' on HCA 'host'; 0 or a positive errno
+ * (what went wrong said on stderr).
  */
-void ibemu__verbs_cq_event(struct ibv_cq *cq, int solicited);
+int ibemu__verbs_stream_open(struct ibemu_verbs_context *ctx, const char *host);
+/*
+ * A call on the stream: request 'type' with 'len' bytes of 'msg' and
+ * 'nfds' fds; the reply (same length) overwrites 'msg'. Returns 0 or a
+ * positive errno (the daemon's, or EIO when the stream broke).
+ */
+int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
+		      size_t len, const int *fds, int nfds);
+/* Wakes the daemon if it published that it sleeps (after a post). */
+void ibemu__verbs_kick(struct ibemu_verbs_context *ctx);
+/*
+ * Creates a sealed memfd holding a ring of 'n' entries of 'esz' bytes,
+ * maps it into 'r' and returns the fd (to pass, then close) or -errno.
+ */
+int ibemu__verbs_ring_create(struct ibemu_verbs_ring *r, uint32_t n,
+			     uint32_t esz);
+void ibemu__verbs_ring_destroy(struct ibemu_verbs_ring *r);
+/* The smallest power of two >= n (at least 1). */
+uint32_t ibemu__verbs_pow2(uint32_t n);
+
+/* qp.c: the posting verbs of the ops table. */
+int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr);
+int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr);
 
 /* pd.c */
 /* A user of 'pd' more (+1) or less (-1): MRs, AHs, QPs keep it alive. */

@@ -2,15 +2,21 @@
 /*
  * The verbs library's side of the session protocol (proto/sess_proto.h):
  * calls to the daemon of the fabric this process is attached to, over the
- * sess.sock that 'ibemu exec' names in $IBEMU_SESSION_SOCKET. Each call
- * connects, sends one request, reads one reply and closes, so a query sees
- * the port as the SM left it at that moment, as sysfs would.
+ * sess.sock that 'ibemu exec' names in $IBEMU_SESSION_SOCKET. Each query
+ * connects, sends one request, reads one reply and closes, so it sees the
+ * port as the SM left it at that moment, as sysfs would. An open context
+ * keeps a verbs stream instead (proto/verbs_proto.h): its calls, the
+ * rings it shares with the daemon, and the kick that wakes a sleeping
+ * daemon after a post.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -207,4 +213,192 @@ int ibemu__verbs_port_query(const char *host, unsigned port,
 		say_once("port %u of %s: %s", port, host,
 			 *why ? why : strerror(-ret));
 	return ret;
+}
+
+/* Sends 'type' with 'len' bytes of 'msg' and 'nfds' fds on 'fd'. */
+static int send_with_fds(int fd, uint16_t type, const void *msg, size_t len,
+			 const int *fds, int nfds, int flags)
+{
+	struct ibemu_sess_hdr h = {
+		.magic = IBEMU_SESS_MAGIC,
+		.version = IBEMU_SESS_VERSION,
+		.type = type,
+		.len = (uint32_t)len,
+	};
+	struct iovec iov[2] = {
+		{.iov_base = &h, .iov_len = sizeof(h)},
+		{.iov_base = (void *)msg, .iov_len = len},
+	};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (nfds) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? errno : 0;
+}
+
+/* Reads the reply to 'type' into 'msg' ('len' bytes); 0 or errno. */
+static int recv_reply(int fd, uint16_t type, void *msg, size_t len, char *why,
+		      size_t whylen)
+{
+	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
+	struct ibemu_sess_hdr h;
+	ssize_t n;
+
+	*why = '\0';
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < (ssize_t)sizeof(h) || (size_t)n > sizeof(buf))
+		return EIO;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != IBEMU_SESS_MAGIC || h.version != IBEMU_SESS_VERSION ||
+	    h.len != (size_t)n - sizeof(h))
+		return EIO;
+	if (h.type == IBEMU_SESS_ERROR) {
+		snprintf(why, whylen, "%.*s", (int)h.len, buf + sizeof(h));
+		return h.status < 0 ? -h.status : EIO;
+	}
+	if (h.type != type || h.len != len)
+		return EIO;
+	memcpy(msg, buf + sizeof(h), len);
+	return 0;
+}
+
+int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
+		      size_t len, const int *fds, int nfds)
+{
+	char why[256];
+	int ret;
+
+	pthread_mutex_lock(&ctx->sess_lock);
+	ret = send_with_fds(ctx->sess_fd, type, msg, len, fds, nfds, 0);
+	if (!ret)
+		ret = recv_reply(ctx->sess_fd, type, msg, len, why,
+				 sizeof(why));
+	pthread_mutex_unlock(&ctx->sess_lock);
+	return ret;
+}
+
+void ibemu__verbs_kick(struct ibemu_verbs_context *ctx)
+{
+	/* Orders our producer index before the read of 'sleeps', against
+	 * the daemon's store of 'sleeps' before its read of the index. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ctx->page->sleeps, __ATOMIC_SEQ_CST))
+		send_with_fds(ctx->sess_fd, IBEMU_SESS_VERBS_KICK, NULL, 0,
+			      NULL, 0, MSG_DONTWAIT);
+}
+
+uint32_t ibemu__verbs_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+int ibemu__verbs_ring_create(struct ibemu_verbs_ring *r, uint32_t n,
+			     uint32_t esz)
+{
+	size_t bytes = IBEMU_VERBS_RING_BYTES(n, esz);
+	int fd, ret;
+
+	memset(r, 0, sizeof(*r));
+	fd = memfd_create("ibemu-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)bytes) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto err;
+	r->map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED)
+		goto err;
+	r->bytes = bytes;
+	r->hdr = r->map;
+	r->hdr->size = n;
+	r->ents = (uint8_t *)r->map + sizeof(*r->hdr);
+	r->size = n;
+	r->esz = esz;
+	return fd;
+err:
+	ret = -errno;
+	close(fd);
+	r->map = NULL;
+	return ret;
+}
+
+void ibemu__verbs_ring_destroy(struct ibemu_verbs_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->bytes);
+	r->map = NULL;
+}
+
+int ibemu__verbs_stream_open(struct ibemu_verbs_context *ctx, const char *host)
+{
+	struct ibemu_verbs_open o;
+	struct ibemu_verbs_ring page;
+	int fds[2], fd, ret;
+	char why[512];
+
+	/*
+	 * The daemon moves payload with process_vm_readv/writev; under the
+	 * Yama LSM (ptrace_scope 1) that needs this process's consent.
+	 */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	memset(&o, 0, sizeof(o));
+	ret = bind_fill(&o.bind, host, 0);
+	if (ret)
+		return -ret;
+	fd = sess_connect();
+	if (fd < 0)
+		return -fd;
+	/* A context page is a ring of nothing: only its header size. */
+	fds[0] = ibemu__verbs_ring_create(&page, 1,
+					  IBEMU_VERBS_PAGE - sizeof(*page.hdr));
+	if (fds[0] < 0) {
+		close(fd);
+		return -fds[0];
+	}
+	ctx->page = page.map;
+	ctx->page->async_hdr.size = IBEMU_VERBS_ASYNC_ENTRIES;
+	ctx->probe = ((uint64_t)getpid() << 32) ^ (uintptr_t)ctx ^ 0x1be3u;
+	o.probe = ctx->probe;
+	o.probe_addr = (uintptr_t)&ctx->probe;
+	fds[1] = ctx->vctx.context.async_fd;
+	ret = send_with_fds(fd, IBEMU_SESS_VERBS_OPEN, &o, sizeof(o), fds, 2,
+			    0);
+	close(fds[0]);
+	if (!ret)
+		ret = recv_reply(fd, IBEMU_SESS_VERBS_OPEN, &o, sizeof(o), why,
+				 sizeof(why));
+	if (ret) {
+		fprintf(stderr, "libibverbs (ibemu): cannot open %s: %s\n",
+			host, *why ? why : strerror(ret));
+		munmap(ctx->page, IBEMU_VERBS_PAGE);
+		ctx->page = NULL;
+		close(fd);
+		return ret;
+	}
+	/* Calls are answered at once; a hung daemon fails them. */
+	ctx->sess_fd = fd;
+	return 0;
 }

@@ -208,7 +208,8 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.assertEqual(f["mr_key_dups"], "0")
         self.assertEqual(f["mr_keys"], str(6 + 4 * 64))
         self.assertEqual(f["comp_channel"], "ok")
-        self.assertEqual(f["qp"], "EOPNOTSUPP")
+        self.assertEqual((f["qp"], f["loopback_send"], f["bad_lkey"]),
+                         ("ok", "ok", "local protection error"))
         self.assertEqual(f["wc_status"], "transport retry counter exceeded")
         self.assertEqual(f["event"], "port active")
         # proto/verbs_proto.h's limits, as the daemon will enforce them.

@@ -1,0 +1,313 @@
+# SPDX-License-Identifier: MIT
+"""Debian's unmodified ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong
+and ibv_srq_pingpong between two processes under 'ibemu exec --host A'
+and '--host B' (same leaf and different leaves of a two-level fat tree):
+both ends exit 0 and print their figures, their packets show in the PMA
+counters of the switch ports on the route, and the daemon holds nothing
+more once they are gone. Then the faults: a process killed with SIGKILL
+mid-transfer (its RC peer gets retry-exceeded completions, the daemon
+runs on) and garbage written into a ring (only that QP or CQ goes into
+error)."""
+
+import mmap
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+from harness import IBEMU, IbemuTestCase, main, pid_alive, tool_env, topology
+from sessproto import ERROR, SessionClient, bind, hdr
+
+BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
+CLIENT = os.path.join(BUILD, "tests", "verbs-client")
+FAT = topology("fat-tree-2l-36.yaml")
+TWO = topology("two-switch.yaml")
+FIGURES = re.compile(r"^\d+ bytes in [\d.]+ seconds = .*\n"
+                     r"\d+ iters in [\d.]+ seconds = [\d.]+ usec/iter$",
+                     re.M)
+
+
+def free_port():
+    """A TCP port nobody listens on, for the pingpongs' exchange."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port):
+    """Whether a TCP socket listens on 'port' (any address)."""
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                for line in f.readlines()[1:]:
+                    parts = line.split()
+                    if (parts[3] == "0A" and
+                            int(parts[1].rsplit(":", 1)[1], 16) == port):
+                        return True
+        except FileNotFoundError:
+            pass
+    return False
+
+
+class PingpongTest(SessionClient, IbemuTestCase):
+    def setUp(self):
+        super().setUp()
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+
+    def exec_popen(self, fabric, host, *cmd):
+        return subprocess.Popen(
+            [IBEMU, "exec", "--fabric", fabric,
+             "--host", host, "--", *cmd],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+
+    def pingpong(self, fabric, prog, a, b, *args):
+        """Runs 'prog args' as server on HCA a and client on HCA b;
+        returns both outputs, asserting success."""
+        port = str(free_port())
+        srv = self.exec_popen(fabric, a, prog, "-p", port, *args)
+        end = time.time() + 20
+        while not listening(int(port)) and time.time() < end:
+            self.assertIsNone(srv.poll(), srv.stdout.read()
+                              if srv.poll() is not None else "")
+            time.sleep(0.02)
+        cli = self.exec_popen(fabric, b, prog, "-p", port, *args,
+                              "localhost")
+        outs = []
+        for p in (cli, srv):
+            try:
+                out, _ = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            outs.append(out)
+            self.assertEqual(p.returncode, 0,
+                             f"{prog} {' '.join(args)} on {a}/{b}: {out}")
+        for out in outs:
+            self.assertRegex(out, FIGURES)
+        return outs
+
+    def xmit_pkts(self, fabric):
+        return {(c["node"], c["port"]): c["xmit_pkts"] for c in
+                self.json_of("counters", "--fabric", fabric)["counters"]}
+
+    def route_ports(self, fabric, a, b):
+        """(switch, out port) of each switch on the route a -> b."""
+        hops = self.json_of("route", a, b, "--fabric", fabric)["route"]
+        return [(h["node"], h["out_port"]) for h in hops
+                if h["type"] == "switch"]
+
+    def assert_route_counted(self, fabric, a, b, before, at_least):
+        after = self.xmit_pkts(fabric)
+        for a_, b_ in ((a, b), (b, a)):
+            for key in self.route_ports(fabric, a_, b_):
+                self.assertGreaterEqual(after[key] - before[key], at_least,
+                                        f"{key} on the route {a_} -> {b_}")
+
+    def test_rc_same_and_different_leaves(self):
+        self.up(FAT, "pprc")
+        for a, b in (("hca01", "hca02"), ("hca01", "hca36")):
+            before = self.xmit_pkts("pprc")
+            # The defaults: 1000 exchanges of 4096 bytes at MTU 1024.
+            self.pingpong("pprc", "ibv_rc_pingpong", a, b)
+            self.assert_route_counted("pprc", a, b, before, 4000)
+            self.pingpong("pprc", "ibv_rc_pingpong", a, b, "-s", "65536",
+                          "-n", "50", "-m", "4096")
+        self.down("pprc")
+
+    def test_rc_events(self):
+        """-e: completions through a completion channel; across the two
+        switches of two-switch.yaml too."""
+        self.up(FAT, "ppev")
+        self.pingpong("ppev", "ibv_rc_pingpong", "hca03", "hca30", "-e",
+                      "-n", "30", "-s", "100")
+        self.down("ppev")
+        self.up(TWO, "ppev2")
+        before = self.xmit_pkts("ppev2")
+        self.pingpong("ppev2", "ibv_rc_pingpong", "hca1", "hca2", "-e",
+                      "-n", "30")
+        self.assert_route_counted("ppev2", "hca1", "hca2", before, 120)
+        self.down("ppev2")
+
+    def test_uc_ud_srq(self):
+        self.up(FAT, "ppx")
+        before = self.xmit_pkts("ppx")
+        self.pingpong("ppx", "ibv_uc_pingpong", "hca01", "hca36", "-n", "20")
+        self.assert_route_counted("ppx", "hca01", "hca36", before, 20)
+        before = self.xmit_pkts("ppx")
+        self.pingpong("ppx", "ibv_ud_pingpong", "hca02", "hca35", "-n", "20",
+                      "-s", "1024")
+        self.assert_route_counted("ppx", "hca02", "hca35", before, 20)
+        self.pingpong("ppx", "ibv_ud_pingpong", "hca02", "hca03", "-e")
+        self.pingpong("ppx", "ibv_srq_pingpong", "hca04", "hca33", "-n",
+                      "20", "-q", "4")
+        self.pingpong("ppx", "ibv_srq_pingpong", "hca04", "hca05", "-s",
+                      "8192", "-n", "10")
+        self.down("ppx")
+
+    def test_sigkill_mid_transfer(self):
+        """The victim dies with SIGKILL while its peer RDMA-WRITEs to it:
+        the writer's next WRITE fails with retry exceeded after the
+        modelled timeouts, the daemon frees the victim's objects and
+        serves a new pingpong."""
+        self.up(FAT, "ppkill")
+        d = tempfile.mkdtemp(prefix="ibemu-kill-")
+        self.addCleanup(shutil.rmtree, d, True)
+        fa, fb = os.path.join(d, "a"), os.path.join(d, "b")
+        victim = self.exec_popen("ppkill", "hca01", CLIENT, "peer", fa, fb,
+                                 "victim")
+        writer = self.exec_popen("ppkill", "hca36", CLIENT, "peer", fb, fa,
+                                 "writer")
+        line = writer.stdout.readline()
+        self.assertEqual(line, "writes=started\n")
+        self.assertEqual(victim.stdout.readline(), "victim=ready\n")
+        time.sleep(0.2)  # mid-transfer
+        # 'ibemu exec' runs the program as its child: kill the program.
+        kids = subprocess.run(["pgrep", "-P", str(victim.pid)],
+                              capture_output=True, text=True).stdout.split()
+        for pid in kids or [str(victim.pid)]:
+            os.kill(int(pid), signal.SIGKILL)
+        victim.communicate(timeout=10)
+        out, _ = writer.communicate(timeout=30)
+        self.assertEqual(writer.returncode, 0, out)
+        self.assertIn("status=transport retry counter exceeded", out)
+        self.assertTrue(pid_alive(self.started["ppkill"]))
+        self.pingpong("ppkill", "ibv_rc_pingpong", "hca01", "hca36", "-n",
+                      "5")
+        self.down("ppkill")
+
+    # --- garbage in the rings, through the raw protocol --------------
+
+    def verbs_open(self, fabric, host):
+        """A raw verbs stream: (socket, context page mmap)."""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(0x59616d61, ctypes.c_ulong(-1), 0, 0, 0)  # PR_SET_PTRACER
+        self.probe = ctypes.c_uint64(0x1234abcd)
+        page_fd = self.memfd(4096)
+        page = mmap.mmap(page_fd, 4096)
+        async_fd = os.eventfd(0, os.EFD_NONBLOCK)
+        s = self.sess(fabric)
+        msg = bind(host) + struct.pack("=QQ", ctypes.addressof(self.probe),
+                                       self.probe.value)
+        socket.send_fds(s, [hdr(9, len(msg)) + msg], [page_fd, async_fd])
+        os.close(page_fd)
+        self.addCleanup(os.close, async_fd)
+        type_, status, body = self.reply(s)
+        self.assertEqual((type_, status), (9, 0), body)
+        return s, page, async_fd
+
+    def memfd(self, size):
+        fd = os.memfd_create("ibemu-test", os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, size)
+        import fcntl
+        fcntl.fcntl(fd, 1033, 0x2 | 0x4 | 0x1)  # F_ADD_SEALS
+        return fd
+
+    def call(self, s, type_, payload, fds=()):
+        socket.send_fds(s, [hdr(type_, len(payload)) + payload], list(fds))
+        return self.reply(s)
+
+    def ring(self, entries, esz):
+        size = 192 + entries * esz
+        fd = self.memfd(size)
+        return fd, mmap.mmap(fd, size)
+
+    def make_qp(self, s, pd, cq):
+        sq_fd, sq = self.ring(4, 552)
+        rq_fd, rq = self.ring(4, 496)
+        req = struct.pack("=14I", 2, 0, pd, cq, cq, 0, 4, 4, 1, 1, 0, 4, 4,
+                          0)
+        t, st, body = self.call(s, 16, req, [sq_fd, rq_fd])
+        os.close(sq_fd)
+        os.close(rq_fd)
+        self.assertEqual((t, st), (16, 0), body)
+        return struct.unpack("=14I", body)[13], sq, rq
+
+    def test_garbage_in_rings(self):
+        self.up(FAT, "ppgarb")
+        s, page, async_fd = self.verbs_open("ppgarb", "hca07")
+        t, st, body = self.call(s, 10, struct.pack("=II", 0, 0))
+        pd = struct.unpack("=II", body)[0]
+        cq_fd, cq_ring = self.ring(256, 64)
+        t, st, body = self.call(s, 14, struct.pack("=4I", 256, 0, 0, 0),
+                                [cq_fd])
+        os.close(cq_fd)
+        self.assertEqual((t, st), (14, 0), body)
+        cq = struct.unpack("=4I", body)[2]
+        qpn1, sq1, _ = self.make_qp(s, pd, cq)
+        qpn2, sq2, _ = self.make_qp(s, pd, cq)
+        qpn3, sq3, rq3 = self.make_qp(s, pd, cq)
+        # Ids of no object of this stream: errors, not crashes.
+        t, st, _ = self.call(s, 17, struct.pack("=7IHH16B", 999, 1, *[0] * 5,
+                                                0, 0, *[0] * 16))
+        self.assertEqual((t, st), (ERROR, -22))
+        t, st, _ = self.call(s, 13, struct.pack("=II", 0xdead00, 0))
+        self.assertEqual((t, st), (ERROR, -22))
+        # QP 1: an unknown opcode. QP 2: a producer index past the ring.
+        # QP 3: a receive WQE with 1000 SGEs.
+        sq1[192:192 + 16] = struct.pack("=QII", 1, 77, 0)
+        sq1[0:4] = struct.pack("=I", 1)
+        sq2[0:4] = struct.pack("=I", 1000)
+        rq3[192:192 + 12] = struct.pack("=QI", 1, 1000)
+        rq3[0:4] = struct.pack("=I", 1)
+        socket.send_fds(s, [hdr(24, 0)], [])
+        end = time.time() + 10
+        errs = lambda: [struct.unpack("=I", r[136:140])[0]
+                        for r in (sq1, sq2, sq3)]
+        while errs() != [1, 1, 1] and time.time() < end:
+            time.sleep(0.02)
+        self.assertEqual(errs(), [1, 1, 1])
+        # Each raised a catastrophic error (IBV_EVENT_QP_FATAL) on its QP.
+        prod = struct.unpack("=I", page[128:132])[0]
+        events = [struct.unpack("=II", page[320 + 8 * i:328 + 8 * i])
+                  for i in range(prod)]
+        self.assertEqual(sorted(events), sorted([(1, qpn1), (1, qpn2),
+                                                 (1, qpn3)]))
+        # The CQ and a fresh QP on the stream are fine; so is the daemon.
+        self.assertEqual(struct.unpack("=I", cq_ring[136:140])[0], 0)
+        qpn4, sq4, rq4 = self.make_qp(s, pd, cq)
+        self.assertEqual(struct.unpack("=I", sq4[136:140])[0], 0)
+        # A CQ consumer index past the producer: that CQ goes into error
+        # (IBV_EVENT_CQ_ERR) at its next completion, here the flush of a
+        # receive posted to QP 4 when QP 4 moves to Error.
+        init = struct.pack("=7IHH16B", qpn4, 1 | 8 | 16 | 32, *[0] * 5, 0, 0,
+                           1, 0, 0, 0, 0, 1, *[0] * 10)
+        self.assertEqual(self.call(s, 17, init)[:2], (17, 0))
+        rq4[192:192 + 16] = struct.pack("=QII", 5, 0, 0)
+        rq4[0:4] = struct.pack("=I", 1)
+        socket.send_fds(s, [hdr(24, 0)], [])
+        end = time.time() + 10
+        while (struct.unpack("=I", rq4[64:68])[0] != 1 and
+               time.time() < end):
+            time.sleep(0.02)
+        cq_ring[64:68] = struct.pack("=I", 1000)
+        err = struct.pack("=7IHH16B", qpn4, 1, *[0] * 5, 0, 0, 6,
+                          *[0] * 15)
+        self.assertEqual(self.call(s, 17, err)[:2], (17, 0))
+        end = time.time() + 10
+        while (struct.unpack("=I", cq_ring[136:140])[0] != 1 and
+               time.time() < end):
+            time.sleep(0.02)
+        self.assertEqual(struct.unpack("=I", cq_ring[136:140])[0], 1)
+        prod = struct.unpack("=I", page[128:132])[0]
+        self.assertEqual(struct.unpack("=II", page[320 + 8 * (prod - 1):
+                                                   328 + 8 * (prod - 1)]),
+                         (0, cq))
+        s.close()
+        for m in (page, cq_ring, sq1, sq2, sq3, rq3, sq4, rq4):
+            m.close()
+        self.pingpong("ppgarb", "ibv_rc_pingpong", "hca07", "hca08", "-n",
+                      "5")
+        self.down("ppgarb")
+
+
+if __name__ == "__main__":
+    main()
