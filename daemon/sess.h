@@ -17,6 +17,25 @@
 #include "transport.h"
 #include "verbs_proto.h"
 
+/*
+ * What the library promises a process (proto/verbs_proto.h, reported by
+ * ibv_query_device) must be what the transport can carry: one source for
+ * the device's limits, checked against the other at build time.
+ */
+_Static_assert(IBEMU_VERBS_MAX_SGE <= IBEMU_TP_MAX_SGE &&
+		       IBEMU_VERBS_MAX_SGE_RD <= IBEMU_TP_MAX_SGE &&
+		       IBEMU_VERBS_MAX_SRQ_SGE <= IBEMU_TP_MAX_SGE,
+	       "scatter/gather entries");
+_Static_assert(IBEMU_VERBS_MAX_QP_WR <= IBEMU_TP_MAX_WR &&
+		       IBEMU_VERBS_MAX_SRQ_WR <= IBEMU_TP_MAX_WR,
+	       "work requests per queue");
+_Static_assert(IBEMU_VERBS_MAX_INLINE <= IBEMU_TP_MAX_INLINE, "inline data");
+_Static_assert(IBEMU_VERBS_MAX_QP_RD_ATOM <= IBEMU_TP_MAX_RD_ATOMIC &&
+		       IBEMU_VERBS_MAX_QP_INIT_RD_ATOM <=
+			       IBEMU_TP_MAX_RD_ATOMIC,
+	       "outstanding READs and atomics");
+_Static_assert(IBEMU_VERBS_MAX_MSG_SZ <= IBEMU_TP_MAX_MSG, "message size");
+
 /* ib_umad's IB_UMAD_MAX_AGENTS, libibumad's UMAD_CA_MAX_AGENTS. */
 #define IBEMU_SESS_MAX_AGENTS 32u
 /* RECV messages a stream may hold while its process does not read, and
