@@ -325,8 +325,13 @@ static void consume(struct rig *r)
 			if (e.status > IBEMU_WC_GENERAL_ERR ||
 			    (e.opcode > IBEMU_WC_FETCH_ADD &&
 			     e.opcode != IBEMU_WC_RECV &&
-			     e.opcode != IBEMU_WC_RECV_RDMA_WITH_IMM))
-				fail("a completion of no status or opcode");
+			     e.opcode != IBEMU_WC_RECV_RDMA_WITH_IMM)) {
+				fprintf(stderr,
+					"fuzz-rings: completion of QP %u with "
+					"status %u, opcode %u\n",
+					e.qp_num, e.status, e.opcode);
+				abort();
+			}
 			if (e.qp_num != r->qpa && e.qp_num != r->qpb &&
 			    e.qp_num != r->qpu)
 				fail("a completion of another QP");
@@ -398,7 +403,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				n = size - off < 1 ? 0 : data[off++];
 				at = IBEMU_VERBS_CACHE_LINE +
 				     at % (2 * IBEMU_VERBS_CACHE_LINE);
-				t = &r.t[1];
+				if (n > 3 * IBEMU_VERBS_CACHE_LINE - at)
+					n = 3 * IBEMU_VERBS_CACHE_LINE - at;
 			} else if (t == &r.t[1]) {
 				break; /* the process never produces CQEs */
 			} else if (op == 0) {
