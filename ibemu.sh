@@ -104,11 +104,12 @@ test_suite() {
 		>/dev/null
 	cmake --build build-asan -j "$JOBS"
 	(cd build-asan && ctest -j "$JOBS" --output-on-failure --timeout 900)
-	say "fuzzing the loaders, MAD decoders and agents with libFuzzer (build-fuzz/)"
+	say "fuzzing the loaders, MAD decoders, agents, session protocol and" \
+		"verbs rings with libFuzzer (build-fuzz/)"
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug \
 		-DIBEMU_SANITIZE=ON -DIBEMU_FUZZ=ON >/dev/null
 	cmake --build build-fuzz -j "$JOBS" --target fuzz-topo fuzz-mad fuzz-smi \
-		fuzz-agent
+		fuzz-agent fuzz-sess fuzz-rings
 	(cd build-fuzz && ctest -R '^fuzz\.' --output-on-failure --timeout 900)
 	say "all tests passed"
 }

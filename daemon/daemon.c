@@ -48,6 +48,9 @@ static void log_rotate(struct ibemu_daemon *d)
 }
 
 static void log_line(struct ibemu_daemon *d, const char *fmt, va_list ap,
+		     const char *tail) IBEMU_PRINTF(2, 0);
+
+static void log_line(struct ibemu_daemon *d, const char *fmt, va_list ap,
 		     const char *tail)
 {
 	char stamp[32];

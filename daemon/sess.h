@@ -194,6 +194,17 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why);
 void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 			 uint32_t status, const struct ibemu_sess_addr *addr,
 			 const uint8_t *mad, uint32_t len);
+/*
+ * Checks one message received on 'c' ('n' bytes at 'buf', which is aligned
+ * for the payload structs; at most IBEMU_SESS_MAX_MSG bytes, or
+ * IBEMU_SESS_STREAM_MAX_MSG on a port stream) and hands it to its handler.
+ * 'fds' are the descriptors that came with it, owned by the callee: each
+ * is kept or closed. The connection may be closing on return (c->closing),
+ * and then takes no more messages. Takes no socket read, so the fuzzer
+ * drives it directly.
+ */
+void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
+			     size_t n, int *fds, int nfds);
 /* Finds the port stream of process 'pid' named 'session', or NULL. */
 struct ibemu_sess_conn *ibemu__sess_stream_find(struct ibemu_sess_server *s,
 						uint64_t session, pid_t pid);

@@ -537,9 +537,8 @@ static void handle_verbs_open(struct ibemu_sess_conn *c,
 	ibemu__sess_verbs_open(c, node, &o, fds, nfds);
 }
 
-/* Checks one message, then hands it to its handler ('fds' are its). */
-static void handle(struct ibemu_sess_conn *c, const uint8_t *buf, size_t n,
-		   int *fds, int nfds)
+void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
+			     size_t n, int *fds, int nfds)
 {
 	struct ibemu_sess_hdr h;
 	const void *payload = buf + sizeof(h);
@@ -701,7 +700,7 @@ static void conn_read(struct ibemu_sess_conn *c)
 				    n, max, MAX_FDS);
 			return;
 		}
-		handle(c, buf, (size_t)n, fds, nfds);
+		ibemu__sess_conn_handle(c, buf, (size_t)n, fds, nfds);
 	}
 }
 
