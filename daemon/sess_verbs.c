@@ -586,13 +586,19 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 	out->sl = e->sl;
 	out->dlid_path_bits = e->dlid_path_bits;
 	q->ring.idx++;
-	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_SEQ_CST);
 	/*
+	 * The producer index before the read of 'arm', against the process's
+	 * store of 'arm' before its poll reads the index (Dekker's protocol,
+	 * as for 'sleeps'): without the fence both can miss, the process
+	 * blocking for an event the daemon never raises.
+	 *
 	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
 	 * not say which receives were solicited, so a CQ armed for
 	 * solicited completions fires on any receive or error completion.
 	 */
-	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_ACQUIRE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_SEQ_CST);
 	if (!arm || (arm == 2 && e->opcode < IBEMU_WC_RECV && !e->status))
 		return;
 	if (!__atomic_compare_exchange_n(&q->ring.hdr->arm, &arm, 0, 0,
