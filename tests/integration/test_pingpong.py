@@ -221,8 +221,8 @@ class PingpongTest(SessionClient, IbemuTestCase):
         return fd, mmap.mmap(fd, size)
 
     def make_qp(self, s, pd, cq):
-        sq_fd, sq = self.ring(4, 552)
-        rq_fd, rq = self.ring(4, 496)
+        sq_fd, sq = self.ring(4, 560)
+        rq_fd, rq = self.ring(4, 504)
         req = struct.pack("=14I", 2, 0, pd, cq, cq, 0, 4, 4, 1, 1, 0, 4, 4,
                           0)
         t, st, body = self.call(s, 16, req, [sq_fd, rq_fd])
