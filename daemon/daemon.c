@@ -304,7 +304,11 @@ static int quiesce_step(struct ibemu_daemon *d)
 			(long)presumed, IBEMU_GRACE_MS);
 	}
 	ibemu__link_activate(d);
-	ibemu__sess_flush(d);
+	/* A run cut short by the batch limit publishes nothing yet: a
+	 * process must find every completion up to the cap at once. */
+	d->mid_run = n == PUMP_BATCH;
+	if (!d->mid_run)
+		ibemu__sess_flush(d);
 	return ibemu_engine_pending(e) != 0;
 }
 

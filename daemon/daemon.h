@@ -166,6 +166,7 @@ struct ibemu_daemon {
 	uint64_t run_cap; /* a run stops before this (hand-offs lower it) */
 	uint64_t last_horizon; /* the bound the rule gave at the last look */
 	int nondet;	       /* the grace period let time advance */
+	int mid_run;	       /* a run stopped at its batch limit */
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 	/* An fd kept open on /dev/null, given up to accept and refuse a

@@ -735,7 +735,7 @@ void ibemu__sess_flush(struct ibemu_daemon *d)
 	struct ibemu_sess_conn *c;
 	uint32_t i;
 
-	if (!s || !s->verbs_dirty)
+	if (!s || !s->verbs_dirty || d->mid_run)
 		return;
 	s->verbs_dirty = 0;
 	for (c = s->conns; c; c = c->next)
@@ -744,8 +744,11 @@ void ibemu__sess_flush(struct ibemu_daemon *d)
 				cq_publish(c->verbs, c->verbs->cqs[i]);
 }
 
-/* CPU time (clock ticks, all threads) process 'pid' has used, or 0. */
-static uint64_t cpu_ticks(pid_t pid)
+/*
+ * CPU time (clock ticks, all threads) process 'pid' has used, or 0; its
+ * main thread's state ('R' running, 'S' sleeping...) in *state.
+ */
+static uint64_t cpu_ticks(pid_t pid, char *state)
 {
 	unsigned long long ut = 0, st = 0;
 	char path[64], line[1024], *p;
@@ -758,24 +761,27 @@ static uint64_t cpu_ticks(pid_t pid)
 	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
 	fclose(f);
 	/* After the name: state, then 10 fields, then utime and stime. */
+	*state = 'R';
 	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
 			 "%llu",
-			 &ut, &st) != 2)
+			 state, &ut, &st) != 3)
 		return 0;
 	return ut + st;
 }
 
 /*
  * The grace period: a running process that has made no verbs call and
- * been handed nothing for IBEMU_GRACE_MS of wall time, twice over, and
- * that used the CPU meanwhile (it spins, on memory an RDMA WRITE fills),
- * counts as waiting. One merely not scheduled (a loaded host) does not:
- * it still runs, as far as the rule knows.
+ * been handed nothing for IBEMU_GRACE_MS of wall time, twice over, counts
+ * as waiting if it used the CPU meanwhile (it spins, on memory an RDMA
+ * WRITE fills) or sleeps in the kernel (in anything but verbs: a socket,
+ * pause()). One runnable but not scheduled (a loaded host) does not: it
+ * still runs, as far as the rule knows.
  */
 static int grace_over(struct ibemu_sess_verbs *v, uint64_t now_ms)
 {
 	uint64_t mark, cpu;
+	char state;
 
 	mark = __atomic_load_n(&v->page->calls, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&v->page->wait_seq, __ATOMIC_RELAXED) +
@@ -789,8 +795,8 @@ static int grace_over(struct ibemu_sess_verbs *v, uint64_t now_ms)
 	}
 	if (now_ms - v->idle_since_ms < IBEMU_GRACE_MS)
 		return 0;
-	cpu = cpu_ticks(v->c->pid);
-	if (v->idle_cpu_known && cpu > v->idle_cpu)
+	cpu = cpu_ticks(v->c->pid, &state);
+	if (v->idle_cpu_known && (cpu > v->idle_cpu || state != 'R'))
 		return 1;
 	v->idle_cpu_known = 1;
 	v->idle_cpu = cpu;
@@ -1318,6 +1324,28 @@ err:
 	return ret;
 }
 
+/*
+ * Before a QP goes under the time rule: payload moves when a message's
+ * last packet arrives, and a UC or UD send completes as it leaves, so a
+ * program may destroy its QP and exit while its last message is on the
+ * wire (the engine waited for it meanwhile). The fabric first carries
+ * what is in flight, up to IBEMU_SESS_CARRY_PS of virtual time: this
+ * bends the rule, at teardown only.
+ */
+#define IBEMU_SESS_CARRY_PS 100000000ull /* 100 us */
+
+static void carry_sent(struct ibemu_daemon *d)
+{
+	struct ibemu_engine *e = d->engine;
+
+	if (d->job || ibemu_engine_next_time(e) == UINT64_MAX)
+		return;
+	ibemu_engine_run(e, ibemu_engine_now(e) + IBEMU_SESS_CARRY_PS, 1000000);
+	ibemu__link_activate(d);
+	d->mid_run = 0;
+	ibemu__sess_flush(d);
+}
+
 void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			    const struct ibemu_sess_hdr *h, const void *payload,
 			    int *fds, int nfds)
@@ -1468,6 +1496,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			ret = -EINVAL;
 			break;
 		}
+		if (rule_on(c->s->d))
+			carry_sent(c->s->d);
 		v->qps[at] = v->qps[--v->nqps];
 		qp_free(v, p);
 		break;

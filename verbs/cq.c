@@ -295,10 +295,11 @@ void ibemu__ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 /*
  * Reads completions from the CQ's ring: no system call. Under the time
- * rule one call returns completions of one virtual time only (the first
- * one's): the daemon publishes all those of a time together, so what a
- * call returns does not depend on when it looked, and the clock moves to
- * that time. An empty CQ means the process waits.
+ * rule the clock moves to the latest time among those returned (the
+ * daemon makes visible at once every completion up to a doorbell delay
+ * past the one that resumes the process, and nothing more until it waits
+ * again, so what a call finds does not depend on when it looked). An
+ * empty CQ means the process waits.
  */
 int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
@@ -320,10 +321,8 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	while (n < num_entries && r->idx != prod) {
 		e = (const void *)(r->ents +
 				   (size_t)(r->idx & (r->size - 1)) * r->esz);
-		if (!n)
+		if (e->time_ps > t0)
 			t0 = e->time_ps;
-		else if (rule && e->time_ps != t0)
-			break;
 		memset(&wc[n], 0, sizeof(wc[n]));
 		wc[n].wr_id = e->wr_id;
 		wc[n].status = (enum ibv_wc_status)e->status;
