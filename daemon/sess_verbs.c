@@ -100,15 +100,28 @@ static int is_waiting(const struct ibemu_sess_verbs *v)
 }
 
 /*
+ * A hand-off begins: bumps 'handing' before anything becomes visible to
+ * the process, so that it never claims to wait on a count older than
+ * what it saw. Returns whether the process waited.
+ */
+static int handoff_begin(struct ibemu_sess_verbs *v)
+{
+	int was = is_waiting(v);
+
+	__atomic_store_n(&v->page->handing, v->handed + 1, __ATOMIC_SEQ_CST);
+	return was;
+}
+
+/*
  * Something at virtual time 't' became visible to the process: it runs
  * from now on, with a clock of at least 't' if it was waiting. The engine
  * may still run until 't' plus the doorbell delay.
  */
-static void handoff(struct ibemu_sess_verbs *v, uint64_t t)
+static void handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
 {
 	struct ibemu_daemon *d = daemon_of(v);
 
-	if (is_waiting(v) && t > v->hand_ps)
+	if (was_waiting && t > v->hand_ps)
 		v->hand_ps = t;
 	v->handed++;
 	__atomic_store_n(&v->page->handed, v->handed, __ATOMIC_SEQ_CST);
@@ -262,16 +275,18 @@ static void async_raise(struct ibemu_sess_verbs *v, uint32_t event, uint32_t id)
 
 	/* A full ring (a process that never reads) loses the event. */
 	uint64_t now = ibemu_engine_now(daemon_of(v)->engine);
+	int was;
 
 	if (prod - cons >= IBEMU_VERBS_ASYNC_ENTRIES)
 		return;
+	was = handoff_begin(v);
 	v->page->async[prod % IBEMU_VERBS_ASYNC_ENTRIES] =
 		(struct ibemu_verbs_async){
 			.event = event, .id = id, .time_ps = now};
 	__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
-	handoff(v, now);
 	n = write(v->async_fd, &one, sizeof(one));
 	(void)n;
+	handoff(v, was, now);
 }
 
 /* What the process wrote into its rings that no HCA would take. */
@@ -652,9 +667,11 @@ static void cq_publish(struct ibemu_sess_verbs *v, struct vcq *q)
 	uint32_t i, arm, fire = 0;
 	uint64_t one = 1;
 	ssize_t n;
+	int was;
 
 	if (q->published == q->ring.idx || q->error)
 		return;
+	was = handoff_begin(v);
 	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_RELEASE);
 	/*
 	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
@@ -677,7 +694,7 @@ static void cq_publish(struct ibemu_sess_verbs *v, struct vcq *q)
 			(void)n;
 		}
 	}
-	handoff(v, ce->time_ps);
+	handoff(v, was, ce->time_ps);
 }
 
 static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
@@ -1039,6 +1056,7 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	/* The process's clock starts at the fabric's time. */
 	v->page->rule = rule_on(s->d);
 	v->page->handed = 0;
+	v->page->handing = 0;
 	v->page->wait_seq = 0;
 	v->page->clock_ps = ibemu_engine_now(s->d->engine);
 	v->async_fd = fds[1];

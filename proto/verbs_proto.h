@@ -209,11 +209,13 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
  *
  * The time rule (DESIGN.md section 3, 'rule' set by the daemon unless it
  * runs with --clock free): the daemon counts in 'handed' every completion
- * and async event it makes visible to the process (it bumps the count
- * after the ring's producer index). The library publishes its state: a
- * process that finds nothing to do (an empty CQ, a channel or async fd
- * about to block) stores 'wait_seq' = 1 + the 'handed' it read before it
- * looked; any other call stores 0 (running). The daemon counts the
+ * and async event it makes visible to the process: it bumps 'handing'
+ * before it moves the ring's producer index (or writes an eventfd) and
+ * 'handed' after. The library publishes its state: a process that finds
+ * nothing to do (an empty CQ, a channel or async fd about to block)
+ * stores 'wait_seq' = 1 + the 'handed' it read before it looked, if
+ * 'handing' read after it looked is the same (else a hand-off was under
+ * way and it looks again); any other call stores 0 (running). The daemon counts the
  * process as waiting while 'wait_seq' == 1 + its own 'handed': a hand-off
  * after the process looked makes it running again, without a message.
  * 'clock_ps' is the process's virtual clock (the time of the completion
@@ -233,8 +235,9 @@ struct ibemu_verbs_page {
 	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 24];
 	/* Written by the daemon. */
 	uint64_t handed;
-	uint32_t rule; /* 1: the quiescence rule holds; 0: --clock free */
-	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 12];
+	uint64_t handing; /* one ahead of 'handed' during a hand-off */
+	uint32_t rule;	  /* 1: the quiescence rule holds; 0: --clock free */
+	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 20];
 	struct ibemu_verbs_ring_hdr async_hdr;
 	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
 };

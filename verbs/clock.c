@@ -56,16 +56,21 @@ uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
 	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);
 }
 
-void ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen)
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen)
 {
 	struct ibemu_verbs_page *p = ctx->page;
 
-	if (!p->rule ||
-	    __atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
-		return;
+	if (!p->rule)
+		return 1;
+	/* A hand-off under way since 'seen' was read: look again. */
+	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
+		return 0;
+	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
+		return 1;
 	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
 	/* From running to waiting: the daemon may advance time now. */
 	ibemu__verbs_kick(ctx);
+	return 1;
 }
 
 VERBS_EXPORT uint64_t ibemu_now_ps(void)

@@ -244,16 +244,16 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 
 	for (;;) {
 		/* About to block with no event raised: the process waits. */
-		seen = ibemu__verbs_handed(ctx);
-		pthread_mutex_lock(&c->lock);
-		for (q = c->cqs; q; q = q->next_on_channel)
-			if (__atomic_load_n(&q->ring.hdr->events,
-					    __ATOMIC_ACQUIRE) !=
-			    q->events_taken)
-				break;
-		pthread_mutex_unlock(&c->lock);
-		if (!q)
-			ibemu__verbs_waiting(ctx, seen);
+		do {
+			seen = ibemu__verbs_handed(ctx);
+			pthread_mutex_lock(&c->lock);
+			for (q = c->cqs; q; q = q->next_on_channel)
+				if (__atomic_load_n(&q->ring.hdr->events,
+						    __ATOMIC_ACQUIRE) !=
+				    q->events_taken)
+					break;
+			pthread_mutex_unlock(&c->lock);
+		} while (!q && !ibemu__verbs_waiting(ctx, seen));
 		n = read(channel->fd, &one, sizeof(one));
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -224,10 +224,11 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 
 	for (;;) {
 		/* About to block with no event in the ring: it waits. */
-		n = ibemu__verbs_handed(ctx);
-		if (__atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) ==
-		    __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE))
-			ibemu__verbs_waiting(ctx, n);
+		do
+			n = ibemu__verbs_handed(ctx);
+		while (__atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) ==
+			       __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) &&
+		       !ibemu__verbs_waiting(ctx, n));
 		do
 			r = read(context->async_fd, &n, sizeof(n));
 		while (r < 0 && errno == EINTR);

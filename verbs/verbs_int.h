@@ -233,9 +233,10 @@ void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
 /*
  * Nothing found after hand-off 'seen': the process waits (kicking the
- * daemon, if it sleeps, when this is news).
+ * daemon, if it sleeps, when this is news). Returns 0 if a hand-off was
+ * under way meanwhile (look again), else 1.
  */
-void ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen);
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen);
 
 /* pd.c */
 /* A user of 'pd' more (+1) or less (-1): MRs, AHs, QPs keep it alive. */
