@@ -235,7 +235,7 @@ int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 	return ret;
 }
 
-enum { UP_NAME, UP_ROUTES, UP_SM, UP_FOREGROUND, UP_NOPTS };
+enum { UP_NAME, UP_ROUTES, UP_SM, UP_CLOCK, UP_FOREGROUND, UP_NOPTS };
 
 /*
  * What --routes takes: the engines of routing/'s registry, then none
@@ -256,6 +256,8 @@ __attribute__((constructor)) static void routes_values_fill(void)
 }
 
 static const char *const sm_values[] = {"none", NULL};
+/* In the order of enum ibemu_daemon_clock. */
+static const char *const clock_values[] = {"quiesce", "free", NULL};
 
 static const struct ibemu_opt up_opts[] = {
 	[UP_NAME] = {.name = "name",
@@ -276,6 +278,15 @@ static const struct ibemu_opt up_opts[] = {
 		   .help = "the subnet manager; ibemu has none of its own yet, "
 			   "so 'none' (same as --routes none) leaves the "
 			   "fabric to an external one"},
+	[UP_CLOCK] = {.name = "clock",
+		      .type = IBEMU_OPT_ENUM,
+		      .values = clock_values,
+		      .def = "quiesce",
+		      .help = "virtual time: 'quiesce' advances it only while "
+			      "every attached verbs process waits "
+			      "(deterministic); 'free' runs the engine "
+			      "whenever it has events (fastest, not "
+			      "deterministic)"},
 	[UP_FOREGROUND] = {.name = "foreground",
 			   .type = IBEMU_OPT_FLAG,
 			   .help = "run the daemon in this terminal until "
@@ -314,6 +325,7 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 					 "FILE [options] (see 'ibemu up "
 					 "--help')");
 	opts.foreground = (int)v[UP_FOREGROUND].u;
+	opts.clock = (enum ibemu_daemon_clock)v[UP_CLOCK].u;
 	/* The table's values are the daemon's names. */
 	if (ibemu_daemon_routes_parse(routes_values[v[UP_ROUTES].u],
 				      &opts.routes))

@@ -6,7 +6,8 @@
 set(IBEMU_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # ibemu_abi_library(<name> SOVERSION <n> MAP <file> REFERENCE <path>
-#                   SOURCES <src>... [VERSION <full version>])
+#                   SOURCES <src>... [VERSION <full version>]
+#                   [EXTRA_VERSION <node>])
 #
 # lib<name>.so.<SOVERSION> in build/lib, a shared library that stands in
 # for the system library at REFERENCE: built with -fvisibility=hidden (the
@@ -15,11 +16,12 @@ set(IBEMU_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 # <SOVERSION>.<project version>. Adds the ctest entry abi.<name>, which
 # fails unless the library defines the same dynamic symbols with the same
 # versions and has the same SONAME as REFERENCE (skipped when REFERENCE is
-# absent). Include directories and link libraries are the caller's
+# absent). EXTRA_VERSION names the one version node of ibemu's own that the
+# library may add (its symbols are listed, the rest must match exactly). Include directories and link libraries are the caller's
 # (target_include_directories, target_link_libraries on <name>).
 function(ibemu_abi_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SOVERSION;VERSION;MAP;REFERENCE"
-    "SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG ""
+    "SOVERSION;VERSION;MAP;REFERENCE;EXTRA_VERSION" "SOURCES")
   foreach(req SOVERSION MAP REFERENCE SOURCES)
     if(NOT ARG_${req})
       message(FATAL_ERROR "ibemu_abi_library(${name}): ${req} is required")
@@ -49,7 +51,7 @@ function(ibemu_abi_library name)
 
   add_test(NAME abi.${name}
     COMMAND ${IBEMU_CMAKE_DIR}/abi-check ${CMAKE_OBJDUMP}
-      $<TARGET_FILE:${name}> ${ARG_REFERENCE})
+      $<TARGET_FILE:${name}> ${ARG_REFERENCE} ${ARG_EXTRA_VERSION})
   set_tests_properties(abi.${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
 endfunction()
 

@@ -90,12 +90,20 @@ static int serve_status(struct ibemu_ctl_call *call)
 	struct ibemu_daemon *d = call->d;
 	struct ibemu_buf *out = call->out, *err = call->err;
 	static const struct ibemu_table_col cols[] = {
-		{"fabric", "Fabric", 0},     {"source", "Source", 0},
-		{"pid", "Pid", 1},	     {"uptime_s", "Uptime (s)", 1},
-		{"switches", "Switches", 1}, {"hcas", "HCAs", 1},
-		{"links", "Links", 1},	     {"routes", "Routes", 0},
-		{"mtu", "MTU", 1},	     {"socket", "Socket", 0},
-		{"log", "Log", 0},	     {"protocol", "Protocol", 1},
+		{"fabric", "Fabric", 0},
+		{"source", "Source", 0},
+		{"pid", "Pid", 1},
+		{"uptime_s", "Uptime (s)", 1},
+		{"switches", "Switches", 1},
+		{"hcas", "HCAs", 1},
+		{"links", "Links", 1},
+		{"routes", "Routes", 0},
+		{"mtu", "MTU", 1},
+		{"socket", "Socket", 0},
+		{"log", "Log", 0},
+		{"protocol", "Protocol", 1},
+		{"clock", "Clock", 0},
+		{"deterministic", "Deterministic", 0},
 	};
 	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
@@ -124,6 +132,12 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_str(&t, d->paths.sock);
 	ibemu_table_str(&t, d->paths.log);
 	ibemu_table_uint(&t, IBEMU_CTL_VERSION);
+	ibemu_table_str(&t, ibemu_daemon_clock_name(d->clock));
+	/* Free running is never deterministic with processes attached; the
+	 * rule is, unless the grace period let time advance. */
+	ibemu_table_str(&t, d->clock == IBEMU_CLOCK_FREE ? "no"
+			    : d->nondet			 ? "no"
+							 : "yes");
 	ibemu_table_render_record(&t, d->topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;

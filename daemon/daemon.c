@@ -197,6 +197,7 @@ static void close_handles(struct ibemu_daemon *d)
 	ibemu__ctl_jobs_fini(d);
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->pace_timer, NULL);
+	uv_close((uv_handle_t *)&d->grace_timer, NULL);
 	uv_close((uv_handle_t *)&d->watch_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
@@ -235,10 +236,83 @@ static void pace_cb(uv_timer_t *t)
 {
 	struct ibemu_daemon *d = t->data;
 
-	/* The wall clock has caught up: run the event that waited. */
-	ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
-	ibemu__link_activate(d);
+	/* The wall clock has caught up: run the event that waited (under
+	 * the time rule, quiesce_step runs it, up to pace_until). */
+	if (d->clock == IBEMU_CLOCK_FREE) {
+		ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
+		ibemu__link_activate(d);
+	}
 	ibemu_daemon_pump(d);
+}
+
+static void grace_cb(uv_timer_t *t)
+{
+	/* A process that ran without verbs calls may count as waiting now. */
+	ibemu_daemon_pump(t->data);
+}
+
+/*
+ * The quiescence rule (DESIGN.md section 3): runs the events before the
+ * horizon that the running verbs processes leave (each one's clock plus
+ * the doorbell delay: nothing it posts can act earlier), one at a time,
+ * since a completion handed to a process at T lowers the horizon to T
+ * plus the doorbell delay. Returns 1 if the idle handler should go on.
+ */
+static int quiesce_step(struct ibemu_daemon *d)
+{
+	struct ibemu_engine *e = d->engine;
+	uint64_t next = ibemu_engine_next_time(e), now = ibemu_engine_now(e);
+	uint64_t until = UINT64_MAX, horizon;
+	pid_t presumed = 0;
+	size_t n = 0;
+
+	horizon = ibemu__sess_horizon(d, &presumed);
+	d->last_horizon = horizon;
+	/* Work posted before a process said it waits enters first. */
+	if (ibemu__sess_drain(d))
+		next = ibemu_engine_next_time(e);
+	if (next >= horizon) {
+		/* A process runs: time waits for it (or for its grace). */
+		if (!uv_is_active((uv_handle_t *)&d->grace_timer))
+			uv_timer_start(&d->grace_timer, grace_cb,
+				       IBEMU_GRACE_MS, 0);
+		return 0;
+	}
+	/* umad processes live in wall time (their MADs' timeouts too). */
+	if (ibemu__sess_umad_attached(d)) {
+		until = now + PUMP_LEAP_PS > d->pace_until ? now + PUMP_LEAP_PS
+							   : d->pace_until;
+		if (next > until) {
+			d->pace_until = next;
+			uv_timer_start(
+				&d->pace_timer, pace_cb,
+				(next - now + 999999999ull) / 1000000000ull, 0);
+			return 0;
+		}
+	}
+	d->run_cap = horizon;
+	while (n < PUMP_BATCH) {
+		next = ibemu_engine_next_time(e);
+		if (next >= d->run_cap || next > until)
+			break;
+		n += ibemu_engine_run(e, next, 1);
+	}
+	if (n && presumed && !d->nondet) {
+		d->nondet = 1;
+		ibemu_daemon_log(
+			d,
+			"process %ld ran more than %u ms without a "
+			"verbs call and was counted as waiting: "
+			"virtual time is not deterministic in this run",
+			(long)presumed, IBEMU_GRACE_MS);
+	}
+	ibemu__link_activate(d);
+	/* A run cut short by the batch limit publishes nothing yet: a
+	 * process must find every completion up to the cap at once. */
+	d->mid_run = n == PUMP_BATCH;
+	if (!d->mid_run)
+		ibemu__sess_flush(d);
+	return ibemu_engine_pending(e) != 0;
 }
 
 /* Runs a batch of events; returns 1 if the idle handler should go on. */
@@ -255,6 +329,8 @@ static int pump_step(struct ibemu_daemon *d)
 		ibemu__link_activate(d);
 		return ibemu_engine_pending(e) != 0;
 	}
+	if (d->clock == IBEMU_CLOCK_QUIESCE)
+		return quiesce_step(d);
 	if (next > now + PUMP_LEAP_PS) {
 		wait_ms = (next - now + 999999999ull) / 1000000000ull;
 		d->pace_until = next;
@@ -297,6 +373,11 @@ static int write_pid(const struct ibemu_runtime_paths *p)
 		return -errno;
 	fprintf(f, "%ld\n", (long)getpid());
 	return fclose(f) ? -errno : 0;
+}
+
+const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c)
+{
+	return c == IBEMU_CLOCK_FREE ? "free" : "quiesce";
 }
 
 /* What --routes takes besides the engines' names. */
@@ -377,6 +458,8 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	d->pump_idle.data = d;
 	uv_timer_init(&d->loop, &d->pace_timer);
 	d->pace_timer.data = d;
+	uv_timer_init(&d->loop, &d->grace_timer);
+	d->grace_timer.data = d;
 	d->reserve_fd = ibemu__reserve_fd_open();
 	ret = write_pid(&d->paths);
 	if (ret) {
@@ -446,9 +529,10 @@ static void log_start(struct ibemu_daemon *d, int stale)
 				 d->paths.sock);
 	ibemu_daemon_log(d,
 			 "listening on %s: %u switches, %u HCAs, %u links, "
-			 "%s routes",
+			 "%s routes, clock %s",
 			 d->paths.sock, sw, hca, d->topo->nlinks,
-			 ibemu_daemon_routes_name(d->routing));
+			 ibemu_daemon_routes_name(d->routing),
+			 ibemu_daemon_clock_name(d->clock));
 }
 
 /* Body of the detached child: never returns. */
@@ -567,6 +651,7 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	d->topo = t;
 	d->lock_fd = -1;
 	d->routing = opts->routes;
+	d->clock = opts->clock;
 	ret = ibemu_runtime_paths(t->name, &d->paths);
 	if (ret) {
 		ibemu_runtime_explain(ret, t->name, why, whylen);

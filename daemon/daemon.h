@@ -54,6 +54,26 @@ enum ibemu_daemon_routes {
 };
 
 /*
+ * How virtual time relates to the attached processes (DESIGN.md section
+ * 3; 'ibemu up --clock'). QUIESCE: time advances only while every verbs
+ * process waits, their work stamped with their own clocks (deterministic).
+ * FREE: the engine runs whenever it has events (fastest, not
+ * deterministic).
+ */
+enum ibemu_daemon_clock {
+	IBEMU_CLOCK_QUIESCE = 0,
+	IBEMU_CLOCK_FREE = 1,
+};
+
+/*
+ * Wall-clock milliseconds a verbs process may run without any verbs call
+ * (a program spinning on memory that an RDMA WRITE fills) before it is
+ * counted as waiting; if virtual time then advances, the run is marked
+ * non-deterministic.
+ */
+#define IBEMU_GRACE_MS 10u
+
+/*
  * The daemon's listening sockets (listener.c): owner-only Unix sockets
  * whose connections are accepted by hand, so that a daemon out of file
  * descriptors refuses new clients with a reason instead of spinning.
@@ -140,6 +160,13 @@ struct ibemu_daemon {
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
 	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
 	uint64_t pace_until;   /* the event pace_timer waits for */
+	/* The time rule (--clock). */
+	enum ibemu_daemon_clock clock;
+	uv_timer_t grace_timer; /* looks again at processes that run long */
+	uint64_t run_cap; /* a run stops before this (hand-offs lower it) */
+	uint64_t last_horizon; /* the bound the rule gave at the last look */
+	int nondet;	       /* the grace period let time advance */
+	int mid_run;	       /* a run stopped at its batch limit */
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 	/* An fd kept open on /dev/null, given up to accept and refuse a
@@ -155,7 +182,11 @@ struct ibemu_daemon {
 struct ibemu_daemon_opts {
 	int foreground; /* stay attached to the terminal, log to stderr */
 	enum ibemu_daemon_routes routes;
+	enum ibemu_daemon_clock clock;
 };
+
+/* "quiesce" or "free". */
+const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c);
 
 /* An engine's name (ibemu_routing_find()) or "none": 0 or -EINVAL. */
 int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out);
@@ -197,6 +228,23 @@ int ibemu__sess_server_start(struct ibemu_daemon *d);
 void ibemu__sess_server_stop(struct ibemu_daemon *d);
 /* Whether any process has a port stream open. */
 int ibemu__sess_attached(const struct ibemu_daemon *d);
+/* Whether any process has a umad port stream open (verbs ones aside). */
+int ibemu__sess_umad_attached(const struct ibemu_daemon *d);
+/*
+ * The time rule (sess_verbs.c): the virtual time before which the engine
+ * may run, given the verbs processes that run now (UINT64_MAX when every
+ * one waits). A process counted as waiting only because it ran past the
+ * grace period sets *presumed to its pid.
+ */
+uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
+/*
+ * Hands the work in the verbs rings to the transports (no pump); 1 if
+ * there was any. Under the rule, called after the horizon was read: a
+ * process that posted before it said it waits has its work taken first.
+ */
+int ibemu__sess_drain(struct ibemu_daemon *d);
+/* Makes the completions written during a run visible to the processes. */
+void ibemu__sess_flush(struct ibemu_daemon *d);
 /* The engine's mad_recv callback: a MAD for an attached process. */
 void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 			  const struct ibemu_mad_msg *m);

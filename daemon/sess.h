@@ -171,6 +171,7 @@ struct ibemu_sess_server {
 	uv_prepare_t verbs_prepare;   /* drains rings before the loop sleeps */
 	uv_check_t verbs_check;	      /* says the loop is awake again */
 	uint8_t *copy_buf;	      /* IBEMU_SESS_COPY_CHUNK bytes */
+	int verbs_dirty; /* completions written, not yet published */
 };
 
 /* Bytes a copy between two processes moves per step (sess_verbs.c). */

@@ -844,6 +844,16 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 	return 0;
 }
 
+int ibemu__sess_umad_attached(const struct ibemu_daemon *d)
+{
+	const struct ibemu_sess_conn *c;
+
+	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_STREAM && !c->closing)
+			return 1;
+	return 0;
+}
+
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
 	ibemu__sess_bind_fini(s);

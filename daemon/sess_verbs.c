@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,6 +39,7 @@ struct vcq {
 	uint32_t id;
 	int chan_fd; /* the completion channel's eventfd, or -1 */
 	int error;
+	uint32_t published; /* the producer index the process may see */
 	struct vring ring;
 };
 
@@ -69,11 +71,62 @@ struct ibemu_sess_verbs {
 	struct vsrq **srqs;
 	uint32_t nsrqs, srqs_cap;
 	struct ibemu_log_limit garbage_log;
+	/* The time rule: hand-offs so far (the page's 'handed'), the
+	 * earliest clock the process can have since the last one that
+	 * resumed it, and what the grace period watches. */
+	uint64_t handed;
+	uint64_t hand_ps;
+	uint64_t idle_mark, idle_since_ms, idle_cpu;
+	int idle_known, idle_cpu_known;
 };
 
 static struct ibemu_daemon *daemon_of(struct ibemu_sess_verbs *v)
 {
 	return v->c->s->d;
+}
+
+/* --- the time rule -------------------------------------------------- */
+
+static int rule_on(const struct ibemu_daemon *d)
+{
+	return d->clock == IBEMU_CLOCK_QUIESCE;
+}
+
+/* Whether the process said it waits, having seen every hand-off. */
+static int is_waiting(const struct ibemu_sess_verbs *v)
+{
+	return __atomic_load_n(&v->page->wait_seq, __ATOMIC_SEQ_CST) ==
+	       v->handed + 1;
+}
+
+/*
+ * A hand-off begins: bumps 'handing' before anything becomes visible to
+ * the process, so that it never claims to wait on a count older than
+ * what it saw. Returns whether the process waited.
+ */
+static int handoff_begin(struct ibemu_sess_verbs *v)
+{
+	int was = is_waiting(v);
+
+	__atomic_store_n(&v->page->handing, v->handed + 1, __ATOMIC_SEQ_CST);
+	return was;
+}
+
+/*
+ * Something at virtual time 't' became visible to the process: it runs
+ * from now on, with a clock of at least 't' if it was waiting. The engine
+ * may still run until 't' plus the doorbell delay.
+ */
+static void handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
+{
+	struct ibemu_daemon *d = daemon_of(v);
+
+	if (was_waiting && t > v->hand_ps)
+		v->hand_ps = t;
+	v->handed++;
+	__atomic_store_n(&v->page->handed, v->handed, __ATOMIC_SEQ_CST);
+	if (t + IBEMU_TP_DOORBELL_PS < d->run_cap)
+		d->run_cap = t + IBEMU_TP_DOORBELL_PS;
 }
 
 /* --- object sets ---------------------------------------------------- */
@@ -221,13 +274,19 @@ static void async_raise(struct ibemu_sess_verbs *v, uint32_t event, uint32_t id)
 	ssize_t n;
 
 	/* A full ring (a process that never reads) loses the event. */
+	uint64_t now = ibemu_engine_now(daemon_of(v)->engine);
+	int was;
+
 	if (prod - cons >= IBEMU_VERBS_ASYNC_ENTRIES)
 		return;
+	was = handoff_begin(v);
 	v->page->async[prod % IBEMU_VERBS_ASYNC_ENTRIES] =
-		(struct ibemu_verbs_async){.event = event, .id = id};
+		(struct ibemu_verbs_async){
+			.event = event, .id = id, .time_ps = now};
 	__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
 	n = write(v->async_fd, &one, sizeof(one));
 	(void)n;
+	handoff(v, was, now);
 }
 
 /* What the process wrote into its rings that no HCA would take. */
@@ -356,7 +415,10 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q)
 			wr.wr.rdma.remote_addr = w.remote_addr;
 			wr.wr.rdma.rkey = w.rkey;
 		}
-		ret = ibemu_tp_post_send(v->hca->tp, q->qpn, &wr);
+		ret = rule_on(daemon_of(v))
+			      ? ibemu_tp_post_send_at(v->hca->tp, q->qpn, &wr,
+						      w.stamp_ps)
+			      : ibemu_tp_post_send(v->hca->tp, q->qpn, &wr);
 		if (ret == -ENOMEM)
 			break; /* the queue is full: later */
 		if (ret) {
@@ -382,6 +444,7 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
 	struct ibemu_tp_recv_wr wr;
 	int64_t n = ring_avail(r);
 	int ret, did = 0;
+	uint64_t at;
 
 	if (n < 0)
 		return -1;
@@ -393,8 +456,9 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
 		wr.wr_id = w.wr_id;
 		wr.sg_list = sg;
 		wr.num_sge = w.num_sge;
-		ret = srq ? ibemu_tp_srq_post_recv(v->hca->tp, srq, &wr)
-			  : ibemu_tp_post_recv(v->hca->tp, qpn, &wr);
+		at = rule_on(daemon_of(v)) ? w.stamp_ps : IBEMU_TP_AT_ONCE;
+		ret = srq ? ibemu_tp_srq_post_recv_at(v->hca->tp, srq, &wr, at)
+			  : ibemu_tp_post_recv_at(v->hca->tp, qpn, &wr, at);
 		if (ret == -ENOMEM)
 			break;
 		if (ret)
@@ -460,14 +524,21 @@ static int verbs_pending(struct ibemu_sess_verbs *v)
 	return 0;
 }
 
-static int drain_all(struct ibemu_sess_server *s)
+int ibemu__sess_drain(struct ibemu_daemon *d)
 {
 	struct ibemu_sess_conn *c;
 	int did = 0;
 
-	for (c = s->conns; c; c = c->next)
+	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
 		if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing)
 			did |= verbs_drain(c->verbs);
+	return did;
+}
+
+static int drain_all(struct ibemu_sess_server *s)
+{
+	int did = ibemu__sess_drain(s->d);
+
 	if (did)
 		ibemu_daemon_pump(s->d);
 	return did;
@@ -489,6 +560,34 @@ static void set_sleeps(struct ibemu_sess_server *s, uint32_t val)
  * saw it clear and did not kick; the seq_cst store and loads order the two
  * sides as Dekker's protocol does).
  */
+/*
+ * Under the time rule: whether a process went waiting since the engine
+ * last stopped (the horizon moved up), and if so, the engine runs again.
+ * Returns 1 then.
+ */
+static int rule_pump(struct ibemu_sess_server *s)
+{
+	struct ibemu_daemon *d = s->d;
+	pid_t presumed = 0;
+	uint64_t h;
+
+	if (!rule_on(d) || !ibemu_engine_pending(d->engine))
+		return 0;
+	h = ibemu__sess_horizon(d, &presumed);
+	if (h <= d->last_horizon)
+		return 0;
+	d->last_horizon = h;
+	ibemu_daemon_pump(d);
+	return 1;
+}
+
+/*
+ * Before the loop may block: take what the rings hold, make what the
+ * engine wrote visible, then publish that the daemon sleeps and look once
+ * more (a post, or a process going waiting, that raced with the flag saw
+ * it clear and did not kick; the seq_cst stores and loads order the two
+ * sides as Dekker's protocol does).
+ */
 static void prepare_cb(uv_prepare_t *h)
 {
 	struct ibemu_sess_server *s = h->data;
@@ -496,6 +595,8 @@ static void prepare_cb(uv_prepare_t *h)
 	int again;
 
 	drain_all(s);
+	ibemu__sess_flush(s->d);
+	rule_pump(s);
 	if (uv_is_active((uv_handle_t *)&s->d->pump_idle))
 		return; /* the loop will not block */
 	do {
@@ -509,9 +610,13 @@ static void prepare_cb(uv_prepare_t *h)
 		if (again) {
 			set_sleeps(s, 0);
 			drain_all(s);
-			if (uv_is_active((uv_handle_t *)&s->d->pump_idle))
-				return;
+		} else if (rule_pump(s)) {
+			set_sleeps(s, 0);
+			again = 1;
 		}
+		ibemu__sess_flush(s->d);
+		if (again && uv_is_active((uv_handle_t *)&s->d->pump_idle))
+			return;
 	} while (again);
 }
 
@@ -549,16 +654,65 @@ static struct ibemu_sess_verbs *cq_owner(struct ibemu_sess_hca *h, uint32_t id,
 	return NULL;
 }
 
+/*
+ * Makes the completions written into CQ 'q' since the last time visible
+ * (the producer index), raises the event of an armed CQ and counts the
+ * hand-off. Under the time rule this waits until the engine stops
+ * (ibemu__sess_flush), so that the process finds every completion of one
+ * virtual time together, whenever it looks.
+ */
+static void cq_publish(struct ibemu_sess_verbs *v, struct vcq *q)
+{
+	const struct ibemu_verbs_cqe *ce;
+	uint32_t i, arm, fire = 0;
+	uint64_t one = 1;
+	ssize_t n;
+	int was;
+
+	if (q->published == q->ring.idx || q->error)
+		return;
+	was = handoff_begin(v);
+	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_SEQ_CST);
+	/*
+	 * The producer index before the read of 'arm', against the process's
+	 * store of 'arm' before its poll reads the index (Dekker's protocol,
+	 * as for 'sleeps'): without the fence both can miss, the process
+	 * blocking for an event the daemon never raises.
+	 *
+	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
+	 * not say which receives were solicited, so a CQ armed for
+	 * solicited completions fires on any receive or error completion.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_SEQ_CST);
+	for (i = q->published; arm && i != q->ring.idx && !fire; i++) {
+		ce = ring_ent(&q->ring, i);
+		fire = arm == 1 || ce->opcode >= IBEMU_WC_RECV || ce->status;
+	}
+	ce = ring_ent(&q->ring, q->published);
+	q->published = q->ring.idx;
+	if (fire &&
+	    __atomic_compare_exchange_n(&q->ring.hdr->arm, &arm, 0, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&q->ring.hdr->events, 1, __ATOMIC_RELEASE);
+		if (q->chan_fd >= 0) {
+			n = write(q->chan_fd, &one, sizeof(one));
+			(void)n;
+		}
+	}
+	handoff(v, was, ce->time_ps);
+}
+
 static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 {
+	struct ibemu_sess_hca *h = ctx;
+	struct ibemu_daemon *d = h->s->d;
 	struct ibemu_sess_verbs *v;
 	struct ibemu_verbs_cqe *out;
 	struct vcq *q;
-	uint32_t cons, arm;
-	uint64_t one = 1;
-	ssize_t n;
+	uint32_t cons;
 
-	v = cq_owner(ctx, cq, &q);
+	v = cq_owner(h, cq, &q);
 	if (!v || q->error)
 		return;
 	cons = __atomic_load_n(&q->ring.hdr->cons, __ATOMIC_ACQUIRE);
@@ -585,30 +739,120 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 	out->slid = e->slid;
 	out->sl = e->sl;
 	out->dlid_path_bits = e->dlid_path_bits;
+	out->time_ps = ibemu_engine_now(d->engine);
 	q->ring.idx++;
-	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_SEQ_CST);
-	/*
-	 * The producer index before the read of 'arm', against the process's
-	 * store of 'arm' before its poll reads the index (Dekker's protocol,
-	 * as for 'sleeps'): without the fence both can miss, the process
-	 * blocking for an event the daemon never raises.
-	 *
-	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
-	 * not say which receives were solicited, so a CQ armed for
-	 * solicited completions fires on any receive or error completion.
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_SEQ_CST);
-	if (!arm || (arm == 2 && e->opcode < IBEMU_WC_RECV && !e->status))
+	if (!rule_on(d)) {
+		cq_publish(v, q);
 		return;
-	if (!__atomic_compare_exchange_n(&q->ring.hdr->arm, &arm, 0, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	__atomic_fetch_add(&q->ring.hdr->events, 1, __ATOMIC_RELEASE);
-	if (q->chan_fd >= 0) {
-		n = write(q->chan_fd, &one, sizeof(one));
-		(void)n;
 	}
+	h->s->verbs_dirty = 1;
+	/* The process resumes at this time: the run stops a doorbell
+	 * delay later, whatever it was allowed before. */
+	if (out->time_ps + IBEMU_TP_DOORBELL_PS < d->run_cap)
+		d->run_cap = out->time_ps + IBEMU_TP_DOORBELL_PS;
+}
+
+void ibemu__sess_flush(struct ibemu_daemon *d)
+{
+	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_sess_conn *c;
+	uint32_t i;
+
+	if (!s || !s->verbs_dirty || d->mid_run)
+		return;
+	s->verbs_dirty = 0;
+	for (c = s->conns; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs)
+			for (i = 0; i < c->verbs->ncqs; i++)
+				cq_publish(c->verbs, c->verbs->cqs[i]);
+}
+
+/*
+ * CPU time (clock ticks, all threads) process 'pid' has used, or 0; its
+ * main thread's state ('R' running, 'S' sleeping...) in *state.
+ */
+static uint64_t cpu_ticks(pid_t pid, char *state)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], line[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then 10 fields, then utime and stime. */
+	*state = 'R';
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 "%llu",
+			 state, &ut, &st) != 3)
+		return 0;
+	return ut + st;
+}
+
+/*
+ * The grace period: a running process that has made no verbs call and
+ * been handed nothing for IBEMU_GRACE_MS of wall time, twice over, counts
+ * as waiting if it used the CPU meanwhile (it spins, on memory an RDMA
+ * WRITE fills) or sleeps in the kernel (in anything but verbs: a socket,
+ * pause()). One runnable but not scheduled (a loaded host) does not: it
+ * still runs, as far as the rule knows.
+ */
+static int grace_over(struct ibemu_sess_verbs *v, uint64_t now_ms)
+{
+	uint64_t mark, cpu;
+	char state;
+
+	mark = __atomic_load_n(&v->page->calls, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&v->page->wait_seq, __ATOMIC_RELAXED) +
+	       v->handed;
+	if (!v->idle_known || mark != v->idle_mark) {
+		v->idle_known = 1;
+		v->idle_cpu_known = 0;
+		v->idle_mark = mark;
+		v->idle_since_ms = now_ms;
+		return 0;
+	}
+	if (now_ms - v->idle_since_ms < IBEMU_GRACE_MS)
+		return 0;
+	cpu = cpu_ticks(v->c->pid, &state);
+	if (v->idle_cpu_known && (cpu > v->idle_cpu || state != 'R'))
+		return 1;
+	v->idle_cpu_known = 1;
+	v->idle_cpu = cpu;
+	v->idle_since_ms = now_ms;
+	return 0;
+}
+
+uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
+{
+	struct ibemu_sess_server *s = d->sess;
+	uint64_t h = UINT64_MAX, clk, now_ms = uv_now(&d->loop);
+	struct ibemu_sess_verbs *v;
+	struct ibemu_sess_conn *c;
+
+	for (c = s ? s->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+			continue;
+		v = c->verbs;
+		if (is_waiting(v)) {
+			v->idle_known = 0;
+			continue;
+		}
+		if (grace_over(v, now_ms)) {
+			*presumed = c->pid;
+			continue;
+		}
+		clk = __atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE);
+		if (clk < v->hand_ps)
+			clk = v->hand_ps;
+		if (clk + IBEMU_TP_DOORBELL_PS < h)
+			h = clk + IBEMU_TP_DOORBELL_PS;
+	}
+	return h;
 }
 
 static void tp_async_cb(void *ctx, enum ibemu_event_type event, uint32_t id)
@@ -815,6 +1059,12 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 		}
 	}
 	close(fds[0]);
+	/* The process's clock starts at the fabric's time. */
+	v->page->rule = rule_on(s->d);
+	v->page->handed = 0;
+	v->page->handing = 0;
+	v->page->wait_seq = 0;
+	v->page->clock_ps = ibemu_engine_now(s->d->engine);
 	v->async_fd = fds[1];
 	v->c = c;
 	v->hca = s->hcas[node];
@@ -1098,6 +1348,28 @@ err:
 	return ret;
 }
 
+/*
+ * Before a QP goes under the time rule: payload moves when a message's
+ * last packet arrives, and a UC or UD send completes as it leaves, so a
+ * program may destroy its QP and exit while its last message is on the
+ * wire (the engine waited for it meanwhile). The fabric first carries
+ * what is in flight, up to IBEMU_SESS_CARRY_PS of virtual time: this
+ * bends the rule, at teardown only.
+ */
+#define IBEMU_SESS_CARRY_PS 100000000ull /* 100 us */
+
+static void carry_sent(struct ibemu_daemon *d)
+{
+	struct ibemu_engine *e = d->engine;
+
+	if (d->job || ibemu_engine_next_time(e) == UINT64_MAX)
+		return;
+	ibemu_engine_run(e, ibemu_engine_now(e) + IBEMU_SESS_CARRY_PS, 1000000);
+	ibemu__link_activate(d);
+	d->mid_run = 0;
+	ibemu__sess_flush(d);
+}
+
 void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			    const struct ibemu_sess_hdr *h, const void *payload,
 			    int *fds, int nfds)
@@ -1248,6 +1520,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			ret = -EINVAL;
 			break;
 		}
+		if (rule_on(c->s->d))
+			carry_sent(c->s->d);
 		v->qps[at] = v->qps[--v->nqps];
 		qp_free(v, p);
 		break;

@@ -399,6 +399,26 @@ int ibemu_tp_post_send(struct ibemu_tp *tp, uint32_t qpn,
 int ibemu_tp_post_recv(struct ibemu_tp *tp, uint32_t qpn,
 		       const struct ibemu_tp_recv_wr *wr);
 
+/*
+ * The same, for work stamped with the poster's virtual clock 'at' (the
+ * time rule of DESIGN.md section 3: a process's clock may lie behind the
+ * engine, which runs ahead by up to the doorbell delay). A send reaches
+ * the wire no earlier than at + IBEMU_TP_DOORBELL_PS; a receive is there
+ * for packets that arrive from at + IBEMU_TP_DOORBELL_PS on (a receive
+ * doorbell takes as long as a send's), never before one posted earlier on
+ * the same queue. Work stamped so late that this moment is past enters at
+ * the engine's time (a send then still waits its doorbell delay). The
+ * calls without a stamp post a send at the engine's time and a receive
+ * there at once (IBEMU_TP_AT_ONCE).
+ */
+#define IBEMU_TP_AT_ONCE UINT64_MAX
+int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
+			  const struct ibemu_tp_send_wr *wr, uint64_t at);
+int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
+			  const struct ibemu_tp_recv_wr *wr, uint64_t at);
+int ibemu_tp_srq_post_recv_at(struct ibemu_tp *tp, uint32_t srq,
+			      const struct ibemu_tp_recv_wr *wr, uint64_t at);
+
 /* The engine the transport runs on, and its node. */
 struct ibemu_engine *ibemu_tp_engine(const struct ibemu_tp *tp);
 uint32_t ibemu_tp_node(const struct ibemu_tp *tp);

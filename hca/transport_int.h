@@ -112,7 +112,8 @@ struct tp_rwqe {
 	struct tp_rwqe *next;
 	uint64_t wr_id;
 	uint32_t nsge;
-	uint64_t cap; /* bytes it holds */
+	uint64_t cap;	   /* bytes it holds */
+	uint64_t ready_at; /* packets arriving before this do not see it */
 	struct ibemu_tp_sge sge[];
 };
 

@@ -336,8 +336,12 @@ static struct tp_rwqe *rq_pop(struct tp_rq *q)
 struct tp_rwqe *ibemu__tp_rq_take(struct ibemu_tp *tp, struct tp_qp *qp)
 {
 	struct tp_srq *s = qp->srq;
+	const struct tp_rq *q = s ? &s->rq : &qp->rq;
 	struct tp_rwqe *w;
 
+	/* A receive posted later in virtual time is not there yet. */
+	if (q->head && q->head->ready_at > ibemu_engine_now(tp->e))
+		return NULL;
 	if (!s)
 		return rq_pop(&qp->rq);
 	w = rq_pop(&s->rq);
@@ -681,6 +685,13 @@ static int wr_allowed(unsigned type, unsigned opcode)
 int ibemu_tp_post_send(struct ibemu_tp *tp, uint32_t qpn,
 		       const struct ibemu_tp_send_wr *wr)
 {
+	return ibemu_tp_post_send_at(tp, qpn, wr, ibemu_engine_now(tp->e));
+}
+
+int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
+			  const struct ibemu_tp_send_wr *wr, uint64_t at)
+{
+	uint64_t now = ibemu_engine_now(tp->e);
 	struct tp_qp *qp = ibemu__tp_qp(tp, qpn);
 	uint64_t len = 0;
 	struct tp_msg *m;
@@ -719,7 +730,9 @@ int ibemu_tp_post_send(struct ibemu_tp *tp, uint32_t qpn,
 	m->tp = tp;
 	m->qp = qp;
 	m->wr_id = wr->wr_id;
-	m->posted = ibemu_engine_now(tp->e);
+	/* At its stamp, unless that is so late that its doorbell delay
+	 * would already be over: then now (the engine cannot go back). */
+	m->posted = at + IBEMU_TP_DOORBELL_PS >= now ? at : now;
 	m->opcode = wr->opcode;
 	m->signaled = qp->sq_sig_all || (wr->send_flags & IBEMU_SEND_SIGNALED);
 	m->fence = !!(wr->send_flags & IBEMU_SEND_FENCE);
@@ -792,7 +805,7 @@ err_mem:
 }
 
 static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
-		   const struct ibemu_tp_recv_wr *wr)
+		   const struct ibemu_tp_recv_wr *wr, uint64_t ready_at)
 {
 	struct tp_rwqe *w;
 	uint32_t i;
@@ -808,6 +821,10 @@ static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
 	w->wr_id = wr->wr_id;
 	w->nsge = wr->num_sge;
 	w->cap = 0;
+	/* Never before a receive posted earlier: the queue is in order. */
+	w->ready_at = q->tail && q->tail->ready_at > ready_at
+			      ? q->tail->ready_at
+			      : ready_at;
 	for (i = 0; i < wr->num_sge; i++) {
 		w->sge[i] = wr->sg_list[i];
 		w->cap += wr->sg_list[i].length;
@@ -823,22 +840,45 @@ static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
 	return 0;
 }
 
-int ibemu_tp_post_recv(struct ibemu_tp *tp, uint32_t qpn,
-		       const struct ibemu_tp_recv_wr *wr)
+/* When a receive posted at 'at' is there for arriving packets. */
+static uint64_t recv_ready(const struct ibemu_tp *tp, uint64_t at)
+{
+	uint64_t now = ibemu_engine_now(tp->e);
+
+	if (at == IBEMU_TP_AT_ONCE)
+		return 0;
+	return at + IBEMU_TP_DOORBELL_PS >= now ? at + IBEMU_TP_DOORBELL_PS
+						: now;
+}
+
+int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
+			  const struct ibemu_tp_recv_wr *wr, uint64_t at)
 {
 	struct tp_qp *qp = ibemu__tp_qp(tp, qpn);
 
 	if (!qp || qp->srq || qp->state == IBEMU_QPS_RESET)
 		return -EINVAL;
-	return post_rq(tp, qp, &qp->rq, wr);
+	return post_rq(tp, qp, &qp->rq, wr, recv_ready(tp, at));
 }
 
-int ibemu_tp_srq_post_recv(struct ibemu_tp *tp, uint32_t srq,
-			   const struct ibemu_tp_recv_wr *wr)
+int ibemu_tp_post_recv(struct ibemu_tp *tp, uint32_t qpn,
+		       const struct ibemu_tp_recv_wr *wr)
+{
+	return ibemu_tp_post_recv_at(tp, qpn, wr, IBEMU_TP_AT_ONCE);
+}
+
+int ibemu_tp_srq_post_recv_at(struct ibemu_tp *tp, uint32_t srq,
+			      const struct ibemu_tp_recv_wr *wr, uint64_t at)
 {
 	struct tp_srq *s = ibemu__tp_table_get(&tp->srqs, srq);
 
 	if (!s)
 		return -EINVAL;
-	return post_rq(tp, NULL, &s->rq, wr);
+	return post_rq(tp, NULL, &s->rq, wr, recv_ready(tp, at));
+}
+
+int ibemu_tp_srq_post_recv(struct ibemu_tp *tp, uint32_t srq,
+			   const struct ibemu_tp_recv_wr *wr)
+{
+	return ibemu_tp_srq_post_recv_at(tp, srq, wr, IBEMU_TP_AT_ONCE);
 }

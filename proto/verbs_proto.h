@@ -142,14 +142,16 @@ struct ibemu_verbs_swqe {
 	uint8_t src_path_bits;
 	uint8_t port_num;
 	uint8_t reserved[3];
+	/* The process's virtual clock when it posted (the time rule). */
+	uint64_t stamp_ps;
 	union {
 		struct ibemu_verbs_sge sge[IBEMU_VERBS_WQE_SGES];
 		uint8_t data[IBEMU_VERBS_WQE_SGES *
 			     sizeof(struct ibemu_verbs_sge)];
 	};
 };
-_Static_assert(sizeof(struct ibemu_verbs_swqe) == 72 + 480,
-	       "send WQE is 552 bytes");
+_Static_assert(sizeof(struct ibemu_verbs_swqe) == 80 + 480,
+	       "send WQE is 560 bytes");
 _Static_assert(IBEMU_VERBS_MAX_INLINE <= IBEMU_VERBS_WQE_SGES * 16,
 	       "inline data fits a send WQE");
 _Static_assert(IBEMU_VERBS_MAX_SGE <= IBEMU_VERBS_WQE_SGES,
@@ -160,10 +162,11 @@ struct ibemu_verbs_rwqe {
 	uint64_t wr_id;
 	uint32_t num_sge;
 	uint32_t reserved;
+	uint64_t stamp_ps; /* the process's virtual clock when it posted */
 	struct ibemu_verbs_sge sge[IBEMU_VERBS_WQE_SGES];
 };
-_Static_assert(sizeof(struct ibemu_verbs_rwqe) == 496,
-	       "receive WQE is 496 bytes");
+_Static_assert(sizeof(struct ibemu_verbs_rwqe) == 504,
+	       "receive WQE is 504 bytes");
 
 /* A completion in a CQ ring (ibv_wc). */
 struct ibemu_verbs_cqe {
@@ -180,16 +183,19 @@ struct ibemu_verbs_cqe {
 	uint16_t slid;
 	uint8_t sl;
 	uint8_t dlid_path_bits;
-	uint8_t reserved[18];
+	uint8_t reserved[2];
+	uint64_t time_ps; /* virtual time of the completion */
+	uint8_t reserved2[8];
 };
 _Static_assert(sizeof(struct ibemu_verbs_cqe) == 64, "CQE is 64 bytes");
 
 /* An async event in the context page's ring. */
 struct ibemu_verbs_async {
-	uint32_t event; /* enum ibv_event_type */
-	uint32_t id;	/* QP number, SRQ id, CQ id or port, by the event */
+	uint32_t event;	  /* enum ibv_event_type */
+	uint32_t id;	  /* QP number, SRQ id, CQ id or port, by the event */
+	uint64_t time_ps; /* virtual time of the event */
 };
-_Static_assert(sizeof(struct ibemu_verbs_async) == 8, "async is 8 bytes");
+_Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
 
 #define IBEMU_VERBS_ASYNC_ENTRIES 128u
 
@@ -201,17 +207,37 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 8, "async is 8 bytes");
  * so a post costs no system call while the daemon runs. The async ring
  * has its own header, with the same rules as the queues.
  *
- * 'clock_ps' and 'waiting' are the seam of DESIGN.md section 3's
- * quiescence rule (the next step): the process's virtual clock and
- * whether it waits (polls an empty CQ, blocks on a channel). Nothing
- * reads them yet: the engine runs freely (--clock free semantics).
+ * The time rule (DESIGN.md section 3, 'rule' set by the daemon unless it
+ * runs with --clock free): the daemon counts in 'handed' every completion
+ * and async event it makes visible to the process: it bumps 'handing'
+ * before it moves the ring's producer index (or writes an eventfd) and
+ * 'handed' after. The library publishes its state: a process that finds
+ * nothing to do (an empty CQ, a channel or async fd about to block)
+ * stores 'wait_seq' = 1 + the 'handed' it read before it looked, if
+ * 'handing' read after it looked is the same (else a hand-off was under
+ * way and it looks again); any other call stores 0 (running). The daemon counts the
+ * process as waiting while 'wait_seq' == 1 + its own 'handed': a hand-off
+ * after the process looked makes it running again, without a message.
+ * 'clock_ps' is the process's virtual clock (the time of the completion
+ * that last resumed it plus declared compute time), which bounds how far
+ * the engine may run while it runs; 'calls' changes at every post and
+ * every poll that returns work (the grace period watches it). A process
+ * that goes from running to waiting kicks the daemon only if 'sleeps' is
+ * set, as a post does.
  */
 struct ibemu_verbs_page {
 	uint32_t sleeps; /* written by the daemon */
 	uint8_t pad0[IBEMU_VERBS_CACHE_LINE - 4];
-	uint64_t clock_ps; /* reserved: the time rule */
-	uint32_t waiting;  /* reserved: the time rule */
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 12];
+	/* Written by the process. */
+	uint64_t clock_ps;
+	uint64_t wait_seq;
+	uint64_t calls;
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 24];
+	/* Written by the daemon. */
+	uint64_t handed;
+	uint64_t handing; /* one ahead of 'handed' during a hand-off */
+	uint32_t rule;	  /* 1: the quiescence rule holds; 0: --clock free */
+	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 20];
 	struct ibemu_verbs_ring_hdr async_hdr;
 	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
 };

@@ -237,11 +237,23 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 			    struct ibv_cq **cq, void **cq_context)
 {
 	struct ibemu_verbs_channel *c = (struct ibemu_verbs_channel *)channel;
+	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(channel->context);
 	struct ibemu_verbs_cq *q;
-	uint64_t one;
+	uint64_t one, seen;
 	ssize_t n;
 
 	for (;;) {
+		/* About to block with no event raised: the process waits. */
+		do {
+			seen = ibemu__verbs_handed(ctx);
+			pthread_mutex_lock(&c->lock);
+			for (q = c->cqs; q; q = q->next_on_channel)
+				if (__atomic_load_n(&q->ring.hdr->events,
+						    __ATOMIC_ACQUIRE) !=
+				    q->events_taken)
+					break;
+			pthread_mutex_unlock(&c->lock);
+		} while (!q && !ibemu__verbs_waiting(ctx, seen));
 		n = read(channel->fd, &one, sizeof(one));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -281,22 +293,36 @@ void ibemu__ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-/* Reads completions from the CQ's ring: no system call. */
+/*
+ * Reads completions from the CQ's ring: no system call. Under the time
+ * rule the clock moves to the latest time among those returned (the
+ * daemon makes visible at once every completion up to a doorbell delay
+ * past the one that resumes the process, and nothing more until it waits
+ * again, so what a call finds does not depend on when it looked). An
+ * empty CQ means the process waits.
+ */
 int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(cq->context);
 	struct ibemu_verbs_ring *r = &q->ring;
 	const struct ibemu_verbs_cqe *e;
+	int rule = (int)ctx->page->rule;
+	uint64_t seen = 0, t0 = 0;
 	uint32_t prod;
 	int n = 0;
 
 	if (num_entries < 0)
 		return -1;
+	if (rule)
+		seen = ibemu__verbs_handed(ctx);
 	pthread_mutex_lock(&q->poll_lock);
 	prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
 	while (n < num_entries && r->idx != prod) {
 		e = (const void *)(r->ents +
 				   (size_t)(r->idx & (r->size - 1)) * r->esz);
+		if (e->time_ps > t0)
+			t0 = e->time_ps;
 		memset(&wc[n], 0, sizeof(wc[n]));
 		wc[n].wr_id = e->wr_id;
 		wc[n].status = (enum ibv_wc_status)e->status;
@@ -317,6 +343,12 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (n)
 		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&q->poll_lock);
+	if (rule && n) {
+		ibemu__verbs_clock_at_least(ctx, t0);
+		ibemu__verbs_running(ctx);
+	} else if (rule) {
+		ibemu__verbs_waiting(ctx, seen);
+	}
 	/* A CQ the daemon put into error (overrun) fails, as a provider's
 	 * poll on a CQ in error does. */
 	if (!n && __atomic_load_n(&r->hdr->error, __ATOMIC_ACQUIRE))

@@ -223,6 +223,12 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 	int found;
 
 	for (;;) {
+		/* About to block with no event in the ring: it waits. */
+		do
+			n = ibemu__verbs_handed(ctx);
+		while (__atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) ==
+			       __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) &&
+		       !ibemu__verbs_waiting(ctx, n));
 		do
 			r = read(context->async_fd, &n, sizeof(n));
 		while (r < 0 && errno == EINTR);
@@ -237,6 +243,7 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 		a = ctx->page->async[cons % IBEMU_VERBS_ASYNC_ENTRIES];
 		__atomic_store_n(&h->cons, cons + 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&ctx->async_lock);
+		ibemu__verbs_clock_at_least(ctx, a.time_ps);
 		memset(event, 0, sizeof(*event));
 		event->event_type = (enum ibv_event_type)a.event;
 		found = 1;

@@ -373,8 +373,10 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
+	uint64_t stamp = ibemu__verbs_clock();
 	int ret = 0, posted = 0;
 
+	ibemu__verbs_running(ctx_of(qp->context));
 	/* IBA 10.8.2: sends are posted to a QP in RTS or later. */
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
 	    qp->state == IBV_QPS_RTR) {
@@ -390,6 +392,8 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		ret = swqe_fill(q, ring_slot(&q->sq), wr);
 		if (ret)
 			break;
+		((struct ibemu_verbs_swqe *)ring_slot(&q->sq))->stamp_ps =
+			stamp;
 		q->sq.idx++;
 		__atomic_store_n(&q->sq.hdr->prod, q->sq.idx, __ATOMIC_RELEASE);
 		posted = 1;
@@ -407,6 +411,7 @@ static int rq_post(struct ibemu_verbs_ring *r, uint32_t max_sge,
 		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
 		   int *posted)
 {
+	uint64_t stamp = ibemu__verbs_clock();
 	struct ibemu_verbs_rwqe *w;
 	int i;
 
@@ -422,6 +427,7 @@ static int rq_post(struct ibemu_verbs_ring *r, uint32_t max_sge,
 		w = ring_slot(r);
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
+		w->stamp_ps = stamp;
 		for (i = 0; i < wr->num_sge; i++) {
 			w->sge[i].addr = wr->sg_list[i].addr;
 			w->sge[i].length = wr->sg_list[i].length;
@@ -440,6 +446,7 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
 	int ret, posted = 0;
 
+	ibemu__verbs_running(ctx_of(qp->context));
 	if (qp->srq || qp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -458,6 +465,7 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	struct ibemu_verbs_srq *s = (struct ibemu_verbs_srq *)srq;
 	int ret, posted = 0;
 
+	ibemu__verbs_running(ctx_of(srq->context));
 	pthread_mutex_lock(&s->lock);
 	ret = rq_post(&s->ring, s->max_sge, wr, bad_wr, &posted);
 	pthread_mutex_unlock(&s->lock);

@@ -223,6 +223,21 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr);
 
+/* clock.c: the process's virtual clock and the time rule's page fields */
+uint64_t ibemu__verbs_clock(void);
+/* Moves the clock to 't' if behind it, and publishes it in 'ctx'. */
+void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t);
+/* Any call but a wait: the process runs (under the time rule). */
+void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
+/* The daemon's hand-off count, read before looking for work. */
+uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
+/*
+ * Nothing found after hand-off 'seen': the process waits (kicking the
+ * daemon, if it sleeps, when this is news). Returns 0 if a hand-off was
+ * under way meanwhile (look again), else 1.
+ */
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen);
+
 /* pd.c */
 /* A user of 'pd' more (+1) or less (-1): MRs, AHs, QPs keep it alive. */
 void ibemu__verbs_pd_use(struct ibv_pd *pd, int delta);

@@ -287,6 +287,7 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 	char why[256];
 	int ret;
 
+	ibemu__verbs_running(ctx);
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = send_with_fds(ctx->sess_fd, type, msg, len, fds, nfds, 0);
 	if (!ret)
@@ -400,5 +401,7 @@ int ibemu__verbs_stream_open(struct ibemu_verbs_context *ctx, const char *host)
 	}
 	/* Calls are answered at once; a hung daemon fails them. */
 	ctx->sess_fd = fd;
+	/* The daemon set the page's clock to the fabric's time. */
+	ibemu__verbs_clock_at_least(ctx, ctx->page->clock_ps);
 	return 0;
 }

@@ -221,8 +221,8 @@ class PingpongTest(SessionClient, IbemuTestCase):
         return fd, mmap.mmap(fd, size)
 
     def make_qp(self, s, pd, cq):
-        sq_fd, sq = self.ring(4, 552)
-        rq_fd, rq = self.ring(4, 496)
+        sq_fd, sq = self.ring(4, 560)
+        rq_fd, rq = self.ring(4, 504)
         req = struct.pack("=14I", 2, 0, pd, cq, cq, 0, 4, 4, 1, 1, 0, 4, 4,
                           0)
         t, st, body = self.call(s, 16, req, [sq_fd, rq_fd])
@@ -266,8 +266,8 @@ class PingpongTest(SessionClient, IbemuTestCase):
             time.sleep(0.02)
         self.assertEqual(errs(), [1, 1, 1])
         # Each raised a catastrophic error (IBV_EVENT_QP_FATAL) on its QP.
-        prod = struct.unpack("=I", page[128:132])[0]
-        events = [struct.unpack("=II", page[320 + 8 * i:328 + 8 * i])
+        prod = struct.unpack("=I", page[192:196])[0]
+        events = [struct.unpack("=II", page[384 + 16 * i:392 + 16 * i])
                   for i in range(prod)]
         self.assertEqual(sorted(events), sorted([(1, qpn1), (1, qpn2),
                                                  (1, qpn3)]))
@@ -297,9 +297,9 @@ class PingpongTest(SessionClient, IbemuTestCase):
                time.time() < end):
             time.sleep(0.02)
         self.assertEqual(struct.unpack("=I", cq_ring[136:140])[0], 1)
-        prod = struct.unpack("=I", page[128:132])[0]
-        self.assertEqual(struct.unpack("=II", page[320 + 8 * (prod - 1):
-                                                   328 + 8 * (prod - 1)]),
+        prod = struct.unpack("=I", page[192:196])[0]
+        self.assertEqual(struct.unpack("=II", page[384 + 16 * (prod - 1):
+                                                   392 + 16 * (prod - 1)]),
                          (0, cq))
         s.close()
         for m in (page, cq_ring, sq1, sq2, sq3, rq3, sq4, rq4):

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The process's virtual clock and what the library tells the daemon of
+ * it (DESIGN.md section 3, proto/verbs_proto.h's context page): the time
+ * of the completion or event that last resumed the process, plus the
+ * compute time it declared (ibemu.h). Work it posts is stamped with it.
+ * One clock per process, whatever the number of contexts; each context's
+ * page carries the last value the library published there, which is never
+ * ahead of the clock (a stale one only makes the daemon wait longer).
+ */
+#include <stdint.h>
+
+#include "ibemu.h"
+#include "verbs_int.h"
+
+static uint64_t proc_clock;
+
+uint64_t ibemu__verbs_clock(void)
+{
+	return __atomic_load_n(&proc_clock, __ATOMIC_ACQUIRE);
+}
+
+static void clock_publish(struct ibemu_verbs_context *ctx, uint64_t t)
+{
+	if (__atomic_load_n(&ctx->page->clock_ps, __ATOMIC_RELAXED) != t)
+		__atomic_store_n(&ctx->page->clock_ps, t, __ATOMIC_RELEASE);
+}
+
+void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
+{
+	uint64_t cur = __atomic_load_n(&proc_clock, __ATOMIC_ACQUIRE);
+
+	while (cur < t &&
+	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	clock_publish(ctx, cur < t ? t : cur);
+}
+
+void ibemu__verbs_running(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+
+	if (!p->rule)
+		return;
+	__atomic_store_n(&p->calls,
+			 __atomic_load_n(&p->calls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	clock_publish(ctx, ibemu__verbs_clock());
+	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->wait_seq, 0, __ATOMIC_SEQ_CST);
+}
+
+uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
+{
+	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);
+}
+
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+
+	if (!p->rule)
+		return 1;
+	/* A hand-off under way since 'seen' was read: look again. */
+	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
+		return 0;
+	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
+		return 1;
+	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
+	/* From running to waiting: the daemon may advance time now. */
+	ibemu__verbs_kick(ctx);
+	return 1;
+}
+
+VERBS_EXPORT uint64_t ibemu_now_ps(void)
+{
+	return ibemu__verbs_clock();
+}
+
+VERBS_EXPORT void ibemu_compute_ps(uint64_t ps)
+{
+	__atomic_fetch_add(&proc_clock, ps, __ATOMIC_ACQ_REL);
+}
