@@ -5,8 +5,8 @@
  * switch, driven directly as tests/test-transport.c does (no daemon, plain
  * buffers), next to the published hardware figures (perftest's
  * ib_write_lat and ib_write_bw on ConnectX-5 EDR). The figures are virtual
- * time, so they are the same on any machine; the wall-clock half needs the
- * daemon's verbs session (bench/README.md).
+ * time, so they are the same on any machine; the wall-clock half is
+ * bench-verbs-wall (verbs-wall.c, run by verbs.sh).
  */
 #include <errno.h>
 #include <getopt.h>
