@@ -4,18 +4,22 @@
 # (two HCAs on one 4x EDR switch, the virtual half's fabric), runs
 # bench-verbs-wall against it (references and both verbs ends, one run),
 # and stops it. Options go to bench-verbs-wall ('--help'); the first
-# may be '--build DIR' (default: build) and '--strace' counts the daemon's
-# system calls during the run (strace -c -f, printed after the figures).
+# may be '--build DIR' (default: build), '--clock quiesce|free' (the
+# fabric's clock, default quiesce as 'ibemu up'), and '--strace' counts the
+# daemon's system calls during the run (strace -c -f, printed after the
+# figures).
 #
 #   bench/verbs.sh                 # about 10 s
-#   bench/verbs.sh --quick
+#   bench/verbs.sh --clock free --quick
 set -eu
 
 BUILD=build
 STRACE=
+CLOCK=quiesce
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) BUILD=$2; shift 2 ;;
+	--clock) CLOCK=$2; shift 2 ;;
 	--strace) STRACE=1; shift ;;
 	*) break ;;
 	esac
@@ -52,7 +56,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$IBEMU" up "$DIR/fabric.yaml" --name "$NAME" >/dev/null
+"$IBEMU" up "$DIR/fabric.yaml" --name "$NAME" --clock "$CLOCK" >/dev/null
+echo "fabric clock: $CLOCK"
 if [ -n "$STRACE" ]; then
 	DPID=$(cat "$IBEMU_RUNTIME_DIR/$NAME/pid")
 	strace -c -f -p "$DPID" -o "$DIR/strace.txt" &
