@@ -191,13 +191,28 @@ static void signals_start(struct ibemu_daemon *d)
  * The servers close theirs before; the loop then runs until every close
  * callback has been called.
  */
+void ibemu__daemon_pump_init(struct ibemu_daemon *d)
+{
+	uv_idle_init(&d->loop, &d->pump_idle);
+	d->pump_idle.data = d;
+	uv_timer_init(&d->loop, &d->pace_timer);
+	d->pace_timer.data = d;
+	uv_timer_init(&d->loop, &d->grace_timer);
+	d->grace_timer.data = d;
+}
+
+void ibemu__daemon_pump_close(struct ibemu_daemon *d)
+{
+	uv_close((uv_handle_t *)&d->pump_idle, NULL);
+	uv_close((uv_handle_t *)&d->pace_timer, NULL);
+	uv_close((uv_handle_t *)&d->grace_timer, NULL);
+}
+
 static void close_handles(struct ibemu_daemon *d)
 {
 	d->stopping = 1;
 	ibemu__ctl_jobs_fini(d);
-	uv_close((uv_handle_t *)&d->pump_idle, NULL);
-	uv_close((uv_handle_t *)&d->pace_timer, NULL);
-	uv_close((uv_handle_t *)&d->grace_timer, NULL);
+	ibemu__daemon_pump_close(d);
 	uv_close((uv_handle_t *)&d->watch_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
@@ -454,12 +469,7 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	uv_timer_init(&d->loop, &d->watch_timer);
 	d->watch_timer.data = d;
 	ibemu__ctl_jobs_init(d);
-	uv_idle_init(&d->loop, &d->pump_idle);
-	d->pump_idle.data = d;
-	uv_timer_init(&d->loop, &d->pace_timer);
-	d->pace_timer.data = d;
-	uv_timer_init(&d->loop, &d->grace_timer);
-	d->grace_timer.data = d;
+	ibemu__daemon_pump_init(d);
 	d->reserve_fd = ibemu__reserve_fd_open();
 	ret = write_pid(&d->paths);
 	if (ret) {

@@ -222,6 +222,13 @@ void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
  * a traffic study takes it over). Call after feeding the engine input.
  */
 void ibemu_daemon_pump(struct ibemu_daemon *d);
+/*
+ * The handles that drive the engine (the pump, the pace and grace timers):
+ * set up on the daemon's loop, and closed, in one place for the daemon and
+ * for the fuzz targets that build a daemon without forking one.
+ */
+void ibemu__daemon_pump_init(struct ibemu_daemon *d);
+void ibemu__daemon_pump_close(struct ibemu_daemon *d);
 
 /* The session server (sess_server.c): attached processes, sess.sock. */
 int ibemu__sess_server_start(struct ibemu_daemon *d);

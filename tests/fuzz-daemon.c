@@ -63,10 +63,7 @@ struct ibemu_daemon *ibemu_fuzz_daemon_create(void)
 	if (uv_loop_init(&d->loop))
 		fail("uv_loop_init");
 	d->loop.data = d;
-	uv_idle_init(&d->loop, &d->pump_idle);
-	d->pump_idle.data = d;
-	uv_timer_init(&d->loop, &d->pace_timer);
-	d->pace_timer.data = d;
+	ibemu__daemon_pump_init(d);
 	if (ibemu__sess_server_start(d))
 		fail("cannot start the session server");
 	return d;
@@ -77,8 +74,7 @@ void ibemu_fuzz_daemon_destroy(struct ibemu_daemon *d)
 	/* ibemu_daemon_stop()'s order: servers first, then the handles. */
 	ibemu__sess_server_stop(d);
 	d->stopping = 1;
-	uv_close((uv_handle_t *)&d->pump_idle, NULL);
-	uv_close((uv_handle_t *)&d->pace_timer, NULL);
+	ibemu__daemon_pump_close(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&d->loop))
 		fail("the loop has handles left");
