@@ -10,9 +10,11 @@
  *
  * It also runs QPs: the state machine's errors, a loopback RC SEND and
  * WRITE, a bad lkey; and, as 'verbs-client peer OUT IN victim|writer', one
- * end of an RC connection for the SIGKILL test (see peer()).
+ * end of an RC connection for the SIGKILL test (see peer()); and, as
+ * 'verbs-client threads N', N threads posting and polling at once on their
+ * own QPs and CQs of one context (see threads()).
  *
- * usage: verbs-client [peer OUT IN victim|writer]
+ * usage: verbs-client [peer OUT IN victim|writer | threads N]
  */
 #include <endian.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -648,6 +651,354 @@ static int peer(const char *out, const char *in, int writer)
 	return 0;
 }
 
+/*
+ * 'threads N': N threads post and poll at once on one context, each on its
+ * own RC QP pair (QP a connected to QP b through the port's own LID, the
+ * leaf switch and back) with its own two CQs. Each thread keeps up to
+ * T_DEPTH iterations in flight; an iteration is a RECV on b and a SEND of
+ * a varying size from a, and every fourth one an RDMA WRITE from a into
+ * b's memory as well. Every completion's status, opcode, wr_id order and
+ * byte count is checked, and the bytes that arrived.
+ */
+#define T_ITERS	  200
+#define T_DEPTH	  8
+#define T_SLOT	  8192
+#define T_WSLOT	  4096
+#define T_MAX_THR 16
+
+struct t_pair {
+	int id;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *a, *b;
+	struct ibv_mr *mr;
+	char *buf; /* src, dst, wsrc, wdst: T_DEPTH slots each */
+	uint32_t max_inline;
+	pthread_barrier_t *start;
+	unsigned sends, writes, recvs, inl;
+	unsigned long long bytes;
+	int bad;
+};
+
+#define TFAIL(p, ...)                                                      \
+	do {                                                               \
+		char m_[256];                                              \
+		snprintf(m_, sizeof(m_), __VA_ARGS__);                     \
+		printf("FAIL: thread %d line %d: %s\n", (p)->id, __LINE__, \
+		       m_);                                                \
+		(p)->bad++;                                                \
+	} while (0)
+
+static char *t_src(struct t_pair *p, unsigned i)
+{
+	return p->buf + (i % T_DEPTH) * T_SLOT;
+}
+
+static char *t_dst(struct t_pair *p, unsigned i)
+{
+	return p->buf + (T_DEPTH + i % T_DEPTH) * T_SLOT;
+}
+
+static char *t_wsrc(struct t_pair *p, unsigned i)
+{
+	return p->buf + 2 * T_DEPTH * T_SLOT + (i % T_DEPTH) * T_WSLOT;
+}
+
+static char *t_wdst(struct t_pair *p, unsigned i)
+{
+	return p->buf + 2 * T_DEPTH * T_SLOT +
+	       (T_DEPTH + i % T_DEPTH) * T_WSLOT;
+}
+
+/* Sizes from 1 byte to four MTUs, different in each thread. */
+static uint32_t t_send_len(const struct t_pair *p, unsigned i)
+{
+	return 1 + (i * 1237u + (unsigned)p->id * 311u) % T_SLOT;
+}
+
+static uint32_t t_write_len(const struct t_pair *p, unsigned i)
+{
+	return 1 + (i * 53u + (unsigned)p->id * 17u) % T_WSLOT;
+}
+
+static int t_has_write(unsigned i)
+{
+	return i % 4 == 3;
+}
+
+static void t_fill(char *b, uint32_t len, const struct t_pair *p, unsigned i,
+		   unsigned salt)
+{
+	uint32_t k;
+
+	for (k = 0; k < len; k++)
+		b[k] = (char)(p->id * 31 + i * 7 + salt + k * 13);
+}
+
+/* Posts iteration i: the RECV, the SEND and perhaps the WRITE. */
+static int t_post(struct t_pair *p, unsigned i)
+{
+	struct ibv_sge rs = {(uintptr_t)t_dst(p, i), T_SLOT, p->mr->lkey};
+	struct ibv_sge ss = {(uintptr_t)t_src(p, i), t_send_len(p, i),
+			     p->mr->lkey};
+	struct ibv_sge ws = {(uintptr_t)t_wsrc(p, i), t_write_len(p, i),
+			     p->mr->lkey};
+	struct ibv_recv_wr rwr = {.wr_id = i, .sg_list = &rs, .num_sge = 1};
+	struct ibv_send_wr swr[2], *bad_s;
+	struct ibv_recv_wr *bad_r;
+	int ret;
+
+	t_fill(t_src(p, i), ss.length, p, i, 0);
+	memset(t_dst(p, i), 0, T_SLOT);
+	memset(&swr, 0, sizeof(swr));
+	swr[0].wr_id = (uint64_t)i << 1;
+	swr[0].sg_list = &ss;
+	swr[0].num_sge = 1;
+	swr[0].opcode = IBV_WR_SEND;
+	swr[0].send_flags = IBV_SEND_SIGNALED;
+	if (ss.length <= p->max_inline && i % 2) {
+		swr[0].send_flags |= IBV_SEND_INLINE;
+		p->inl++;
+	}
+	if (t_has_write(i)) {
+		t_fill(t_wsrc(p, i), ws.length, p, i, 101);
+		memset(t_wdst(p, i), 0, T_WSLOT);
+		swr[0].next = &swr[1];
+		swr[1].wr_id = ((uint64_t)i << 1) | 1;
+		swr[1].sg_list = &ws;
+		swr[1].num_sge = 1;
+		swr[1].opcode = IBV_WR_RDMA_WRITE;
+		swr[1].send_flags = IBV_SEND_SIGNALED;
+		swr[1].wr.rdma.remote_addr = (uintptr_t)t_wdst(p, i);
+		swr[1].wr.rdma.rkey = p->mr->rkey;
+	}
+	ret = ibv_post_recv(p->b, &rwr, &bad_r);
+	if (ret) {
+		TFAIL(p, "ibv_post_recv %u: %d", i, ret);
+		return ret;
+	}
+	ret = ibv_post_send(p->a, swr, &bad_s);
+	if (ret)
+		TFAIL(p, "ibv_post_send %u: %d", i, ret);
+	return ret;
+}
+
+static double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *t_run(void *arg)
+{
+	struct t_pair *p = arg;
+	unsigned posted = 0, rdone = 0, sdone = 0, wphase = 0;
+	double deadline;
+	struct ibv_wc wc[16];
+	int n, k, idle;
+
+	pthread_barrier_wait(p->start);
+	deadline = t_now() + 60;
+	while ((rdone < T_ITERS || sdone < T_ITERS) && !p->bad) {
+		while (posted < T_ITERS &&
+		       posted - (rdone < sdone ? rdone : sdone) < T_DEPTH) {
+			if (t_post(p, posted))
+				return NULL;
+			posted++;
+		}
+		idle = 1;
+		n = ibv_poll_cq(p->scq, 16, wc);
+		if (n < 0)
+			TFAIL(p, "ibv_poll_cq (send): %d", n);
+		for (k = 0; k < n; k++) {
+			uint64_t want = ((uint64_t)sdone << 1) | wphase;
+
+			idle = 0;
+			if (wc[k].status != IBV_WC_SUCCESS ||
+			    wc[k].wr_id != want) {
+				TFAIL(p,
+				      "send CQ: wr_id %llu status %s, want "
+				      "wr_id %llu success",
+				      (unsigned long long)wc[k].wr_id,
+				      ibv_wc_status_str(wc[k].status),
+				      (unsigned long long)want);
+				break;
+			}
+			if (!wphase) {
+				if (wc[k].opcode != IBV_WC_SEND)
+					TFAIL(p, "SEND %u: opcode %d", sdone,
+					      wc[k].opcode);
+				p->sends++;
+				if (t_has_write(sdone)) {
+					wphase = 1;
+					continue;
+				}
+			} else {
+				uint32_t len = t_write_len(p, sdone);
+
+				if (wc[k].opcode != IBV_WC_RDMA_WRITE)
+					TFAIL(p, "WRITE %u: opcode %d", sdone,
+					      wc[k].opcode);
+				if (memcmp(t_wsrc(p, sdone), t_wdst(p, sdone),
+					   len))
+					TFAIL(p, "WRITE %u: %u bytes differ",
+					      sdone, len);
+				p->writes++;
+				p->bytes += len;
+				wphase = 0;
+			}
+			sdone++;
+		}
+		n = ibv_poll_cq(p->rcq, 16, wc);
+		if (n < 0)
+			TFAIL(p, "ibv_poll_cq (recv): %d", n);
+		for (k = 0; k < n; k++) {
+			uint32_t len = t_send_len(p, rdone);
+
+			idle = 0;
+			if (wc[k].status != IBV_WC_SUCCESS ||
+			    wc[k].wr_id != rdone ||
+			    wc[k].opcode != IBV_WC_RECV ||
+			    wc[k].byte_len != len) {
+				TFAIL(p,
+				      "recv CQ: wr_id %llu status %s opcode "
+				      "%d len %u, want %u success RECV %u",
+				      (unsigned long long)wc[k].wr_id,
+				      ibv_wc_status_str(wc[k].status),
+				      wc[k].opcode, wc[k].byte_len, rdone, len);
+				break;
+			}
+			if (memcmp(t_src(p, rdone), t_dst(p, rdone), len))
+				TFAIL(p, "RECV %u: %u bytes differ", rdone,
+				      len);
+			p->recvs++;
+			p->bytes += len;
+			rdone++;
+		}
+		if (idle && t_now() > deadline) {
+			TFAIL(p, "timed out: %u posted, %u sent, %u received",
+			      posted, sdone, rdone);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int t_setup(struct ibv_context *ctx, struct ibv_pd *pd, uint16_t lid,
+		   struct t_pair *p)
+{
+	size_t len = 2 * T_DEPTH * (T_SLOT + T_WSLOT);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 2 * T_DEPTH,
+			.max_recv_wr = T_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = 64},
+	};
+
+	p->pd = pd;
+	p->buf = calloc(1, len);
+	p->scq = ibv_create_cq(ctx, 4 * T_DEPTH, NULL, NULL, 0);
+	p->rcq = ibv_create_cq(ctx, 4 * T_DEPTH, NULL, NULL, 0);
+	if (!p->buf || !p->scq || !p->rcq)
+		return -1;
+	p->mr = ibv_reg_mr(pd, p->buf, len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	qa.send_cq = qa.recv_cq = p->scq;
+	p->a = ibv_create_qp(pd, &qa);
+	p->max_inline = qa.cap.max_inline_data;
+	qa.send_cq = qa.recv_cq = p->rcq;
+	p->b = ibv_create_qp(pd, &qa);
+	if (!p->mr || !p->a || !p->b)
+		return -1;
+	if (rc_connect(p->a, lid, p->b->qp_num, 14, 7) ||
+	    rc_connect(p->b, lid, p->a->qp_num, 14, 7))
+		return -1;
+	return 0;
+}
+
+static void t_teardown(struct t_pair *p)
+{
+	if (p->a)
+		CHECK_RET(ibv_destroy_qp(p->a), 0);
+	if (p->b)
+		CHECK_RET(ibv_destroy_qp(p->b), 0);
+	if (p->mr)
+		CHECK_RET(ibv_dereg_mr(p->mr), 0);
+	if (p->scq)
+		CHECK_RET(ibv_destroy_cq(p->scq), 0);
+	if (p->rcq)
+		CHECK_RET(ibv_destroy_cq(p->rcq), 0);
+	free(p->buf);
+}
+
+static int threads(int nthr)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx =
+		list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct t_pair pairs[T_MAX_THR];
+	pthread_t th[T_MAX_THR];
+	pthread_barrier_t start;
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd = NULL;
+	unsigned sends = 0, writes = 0, recvs = 0, inl = 0;
+	unsigned long long bytes = 0;
+	int i, ok = 0;
+
+	if (nthr < 1 || nthr > T_MAX_THR) {
+		printf("FAIL: threads %d: want 1 to %d\n", nthr, T_MAX_THR);
+		return 1;
+	}
+	memset(pairs, 0, sizeof(pairs));
+	CHECK(ctx, "ibv_open_device: errno %d", errno);
+	if (ctx) {
+		CHECK_RET(ibv_query_port(ctx, 1, &pa), 0);
+		pd = ibv_alloc_pd(ctx);
+		CHECK(pd, "ibv_alloc_pd: errno %d", errno);
+	}
+	for (i = 0; pd && i < nthr; i++) {
+		pairs[i].id = i;
+		pairs[i].start = &start;
+		if (t_setup(ctx, pd, pa.lid, &pairs[i])) {
+			CHECK(0, "pair %d: setup failed: errno %d", i, errno);
+			break;
+		}
+	}
+	if (pd && i == nthr) {
+		pthread_barrier_init(&start, NULL, (unsigned)nthr);
+		for (i = 0; i < nthr; i++)
+			pthread_create(&th[i], NULL, t_run, &pairs[i]);
+		for (i = 0; i < nthr; i++) {
+			pthread_join(th[i], NULL);
+			ok += !pairs[i].bad && pairs[i].recvs == T_ITERS &&
+			      pairs[i].sends == T_ITERS;
+			failures += pairs[i].bad;
+			sends += pairs[i].sends;
+			writes += pairs[i].writes;
+			recvs += pairs[i].recvs;
+			inl += pairs[i].inl;
+			bytes += pairs[i].bytes;
+		}
+		pthread_barrier_destroy(&start);
+	}
+	for (i = 0; i < nthr; i++)
+		t_teardown(&pairs[i]);
+	if (pd)
+		CHECK_RET(ibv_dealloc_pd(pd), 0);
+	if (ctx)
+		CHECK_RET(ibv_close_device(ctx), 0);
+	if (list)
+		ibv_free_device_list(list);
+	printf("threads_ok=%d\nsends=%u\nwrites=%u\nrecvs=%u\ninline=%u\n"
+	       "bytes=%llu\nfailures=%d\n",
+	       ok, sends, writes, recvs, inl, bytes, failures);
+	return failures > 100 ? 100 : failures;
+}
+
 static void print_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 {
 	struct ibv_device_attr_ex ax;
@@ -716,6 +1067,8 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "peer"))
 		return peer(argv[2], argv[3], !strcmp(argv[4], "writer"));
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return threads(atoi(argv[2]));
 	list = ibv_get_device_list(&num);
 	if (!list) {
 		printf("FAIL: ibv_get_device_list: %s\n", strerror(errno));

@@ -218,6 +218,24 @@ class VerbsTest(SessionClient, IbemuTestCase):
                          ("4096", "16384", "30", "65535", "16"))
         self.down("vobj")
 
+    def test_threads(self):
+        """Issue 10: as thread-safe as the real library. Four threads post
+        and poll at once, each on its own loopback RC QP pair and CQs of
+        one context: 200 SENDs of 1 to 8192 bytes with their RECVs and 50
+        RDMA WRITEs each, every completion in order and every byte right;
+        afterwards the daemon holds nothing (down)."""
+        self.up(TWO, "vthr")
+        p = self.exec_("vthr", CLIENT, "threads", "4", host="hca3",
+                       check=None)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        f = fields(p.stdout)
+        self.assertEqual((f["failures"], f["threads_ok"]), ("0", "4"),
+                         p.stdout)
+        self.assertEqual((f["sends"], f["recvs"], f["writes"]),
+                         ("800", "800", "200"))
+        self.assertGreater(int(f["inline"]), 0)
+        self.down("vthr")
+
     def test_port_query_protocol(self):
         """PORT_QUERY names a port of the process's HCA; others are
         refused with EINVAL and the reason."""
