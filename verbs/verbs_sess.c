@@ -18,14 +18,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "sess_connect.h"
 #include "verbs_int.h"
 
 /* A daemon answers calls at once; this only bounds a hung one. */
-#define CALL_TIMEOUT_S 30
 
 /* Says once why this process cannot see its HCA: tools call often. */
 static void say_once(const char *fmt, ...)
@@ -52,31 +50,18 @@ static void say_once(const char *fmt, ...)
 static int sess_connect(void)
 {
 	const char *path = getenv(IBEMU_SESS_ENV_SOCKET);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = CALL_TIMEOUT_S};
-	int fd, ret;
+	int fd;
 
 	if (!path || !*path)
 		return -ENODEV;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	fd = ibemu_sess_connect(path);
+	if (fd == -ENAMETOOLONG)
 		say_once("%s is too long for a socket path",
 			 IBEMU_SESS_ENV_SOCKET);
-		return -ENAMETOOLONG;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
+	else if (fd < 0)
 		say_once("cannot reach the fabric daemon at %s: %s (is the "
 			 "fabric up?)",
-			 path, strerror(errno));
-		close(fd);
-		return ret;
-	}
+			 path, strerror(-fd));
 	return fd;
 }
 
