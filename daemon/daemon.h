@@ -238,19 +238,19 @@ int ibemu__sess_attached(const struct ibemu_daemon *d);
 /* Whether any process has a umad port stream open (verbs ones aside). */
 int ibemu__sess_umad_attached(const struct ibemu_daemon *d);
 /*
- * The time rule (sess_verbs.c): the virtual time before which the engine
+ * The time rule (sess_verbs_rule.c): the virtual time before which the engine
  * may run, given the verbs processes that run now (UINT64_MAX when every
  * one waits). A process counted as waiting only because it ran past the
  * grace period sets *presumed to its pid.
  */
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
 /*
- * Hands the work in the verbs rings to the transports (no pump); 1 if
- * there was any. Under the rule, called after the horizon was read: a
+ * Hands the work in the verbs rings to the transports (sess_verbs_ring.c;
+ * no pump); 1 if there was any. Under the rule, called after the horizon was read: a
  * process that posted before it said it waits has its work taken first.
  */
 int ibemu__sess_drain(struct ibemu_daemon *d);
-/* Makes the completions written during a run visible to the processes. */
+/* Makes the completions written during a run visible (sess_verbs_tp.c). */
 void ibemu__sess_flush(struct ibemu_daemon *d);
 /* The engine's mad_recv callback: a MAD for an attached process. */
 void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,

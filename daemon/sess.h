@@ -174,7 +174,7 @@ struct ibemu_sess_server {
 	int verbs_dirty; /* completions written, not yet published */
 };
 
-/* Bytes a copy between two processes moves per step (sess_verbs.c). */
+/* Bytes a copy between two processes moves per step (sess_verbs_tp.c). */
 #define IBEMU_SESS_COPY_CHUNK (1u << 20)
 
 /* sess_issm.c */
@@ -214,9 +214,11 @@ struct ibemu_sess_conn *ibemu__sess_stream_find(struct ibemu_sess_server *s,
 int ibemu__sess_send_msg(int fd, uint16_t type, int32_t status,
 			 const void *payload, size_t len);
 
-/* sess_verbs.c */
+/* sess_verbs_tp.c */
 /* The transport ops of a bound HCA ('ctx' is its struct ibemu_sess_hca). */
 extern const struct ibemu_tp_ops ibemu__sess_tp_ops;
+
+/* sess_verbs.c (sess_verbs_int.h: the files of verbs streams) */
 /*
  * VERBS_OPEN on new connection 'c' for HCA 'node' (bound): maps the
  * context page and takes the fds (owned from here on, closed on failure).
@@ -231,6 +233,7 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			    int *fds, int nfds);
 /* Destroys every object of verbs stream 'c' and frees its state. */
 void ibemu__sess_verbs_close(struct ibemu_sess_conn *c);
+/* sess_verbs_rule.c */
 /* Starts and stops the loop hooks that drain the rings. */
 void ibemu__sess_verbs_start(struct ibemu_sess_server *s);
 void ibemu__sess_verbs_stop(struct ibemu_sess_server *s);

@@ -368,7 +368,7 @@ int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 			 __ATOMIC_SEQ_CST);
 	/* Orders the arm before the next poll's read of the producer index,
 	 * against the daemon's store of the index before its read of 'arm'
-	 * (daemon/sess_verbs.c, tp_cqe_cb). */
+	 * (daemon/sess_verbs_tp.c, tp_cqe_cb). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }

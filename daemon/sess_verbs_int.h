@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Verbs streams inside the daemon: what an ibv_context of an attached
+ * process is, shared by the files that serve it. sess_verbs.c answers the
+ * control calls of the stream (PD, MR, CQ, QP, SRQ), sess_verbs_ring.c
+ * reads the work rings the process shares with the daemon,
+ * sess_verbs_tp.c is the transport's upper layer (completions, async
+ * events, payload) and sess_verbs_rule.c the quiescence time rule and the
+ * loop's doorbell protocol.
+ */
+#ifndef IBEMU_DAEMON_SESS_VERBS_INT_H
+#define IBEMU_DAEMON_SESS_VERBS_INT_H
+
+#include "sess.h"
+
+/* enum ibv_event_type's IBV_EVENT_CQ_ERR (transport.h has no CQ events:
+ * the rings are the daemon's). */
+#define EVENT_CQ_ERR 0
+
+/* A ring mapped from a process's memfd. */
+struct vring {
+	void *map;
+	size_t bytes;
+	struct ibemu_verbs_ring_hdr *hdr;
+	uint8_t *ents;
+	uint32_t size; /* entries: the daemon's copy, never re-read */
+	uint32_t esz;
+	uint32_t idx; /* the daemon's index: cons of a queue, prod of a CQ */
+};
+
+struct vcq {
+	uint32_t id;
+	int chan_fd; /* the completion channel's eventfd, or -1 */
+	int error;
+	uint32_t published; /* the producer index the process may see */
+	struct vring ring;
+};
+
+struct vqp {
+	uint32_t qpn;
+	uint32_t srq; /* 0: own receive queue */
+	int error;
+	struct vring sq, rq;
+};
+
+struct vsrq {
+	uint32_t id;
+	int error;
+	struct vring ring;
+};
+
+struct ibemu_sess_verbs {
+	struct ibemu_sess_conn *c; /* borrowed: the stream owns this */
+	struct ibemu_sess_hca *hca;
+	struct ibemu_sess_verbs *next; /* on hca->verbs */
+	struct ibemu_verbs_page *page;
+	int async_fd;
+	uint32_t *pds, npds, pds_cap;
+	uint32_t *mrs, nmrs, mrs_cap; /* lkeys */
+	struct vcq **cqs;
+	uint32_t ncqs, cqs_cap;
+	struct vqp **qps;
+	uint32_t nqps, qps_cap;
+	struct vsrq **srqs;
+	uint32_t nsrqs, srqs_cap;
+	struct ibemu_log_limit garbage_log;
+	/* The time rule: hand-offs so far (the page's 'handed'), the
+	 * earliest clock the process can have since the last one that
+	 * resumed it, and what the grace period watches. */
+	uint64_t handed;
+	uint64_t hand_ps;
+	uint64_t idle_mark, idle_since_ms, idle_cpu;
+	int idle_known, idle_cpu_known;
+};
+
+static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)
+{
+	return v->c->s->d;
+}
+
+static inline int ibemu__vs_rule_on(const struct ibemu_daemon *d)
+{
+	return d->clock == IBEMU_CLOCK_QUIESCE;
+}
+
+/* sess_verbs.c: the stream's objects */
+struct vcq *ibemu__vs_cq_find(struct ibemu_sess_verbs *v, uint32_t id, int *at);
+struct vqp *ibemu__vs_qp_find(struct ibemu_sess_verbs *v, uint32_t qpn,
+			      int *at);
+struct vsrq *ibemu__vs_srq_find(struct ibemu_sess_verbs *v, uint32_t id,
+				int *at);
+
+/* sess_verbs_ring.c: rings, errors, draining */
+int ibemu__vs_ring_map(struct vring *r, int fd, uint32_t n, uint32_t esz,
+		       uint32_t max);
+void ibemu__vs_ring_unmap(struct vring *r);
+void *ibemu__vs_ring_ent(const struct vring *r, uint32_t i);
+void ibemu__vs_async_raise(struct ibemu_sess_verbs *v, uint32_t event,
+			   uint32_t id);
+void ibemu__vs_cq_fail(struct ibemu_sess_verbs *v, struct vcq *q,
+		       const char *why);
+int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v);
+
+/* sess_verbs_rule.c: hand-offs to the process (DESIGN.md section 3) */
+int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v);
+void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
+
+/* sess_verbs_tp.c: reads 'len' bytes at 'addr' of process 'pid' */
+int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The quiescence time rule (DESIGN.md section 3) as the verbs streams see
+ * it: hand-offs counted on the context page, the horizon the running
+ * processes leave the engine, the grace period of a process that runs
+ * without verbs calls, and the loop's doorbell protocol (drain before the
+ * loop blocks, publish 'sleeps', look once more).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sess_verbs_int.h"
+
+/* Whether the process said it waits, having seen every hand-off. */
+static int is_waiting(const struct ibemu_sess_verbs *v)
+{
+	return __atomic_load_n(&v->page->wait_seq, __ATOMIC_SEQ_CST) ==
+	       v->handed + 1;
+}
+
+/*
+ * A hand-off begins: bumps 'handing' before anything becomes visible to
+ * the process, so that it never claims to wait on a count older than
+ * what it saw. Returns whether the process waited.
+ */
+int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v)
+{
+	int was = is_waiting(v);
+
+	__atomic_store_n(&v->page->handing, v->handed + 1, __ATOMIC_SEQ_CST);
+	return was;
+}
+
+/*
+ * Something at virtual time 't' became visible to the process: it runs
+ * from now on, with a clock of at least 't' if it was waiting. The engine
+ * may still run until 't' plus the doorbell delay.
+ */
+void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
+{
+	struct ibemu_daemon *d = vs_daemon(v);
+
+	if (was_waiting && t > v->hand_ps)
+		v->hand_ps = t;
+	v->handed++;
+	__atomic_store_n(&v->page->handed, v->handed, __ATOMIC_SEQ_CST);
+	if (t + IBEMU_TP_DOORBELL_PS < d->run_cap)
+		d->run_cap = t + IBEMU_TP_DOORBELL_PS;
+}
+
+static int drain_all(struct ibemu_sess_server *s)
+{
+	int did = ibemu__sess_drain(s->d);
+
+	if (did)
+		ibemu_daemon_pump(s->d);
+	return did;
+}
+
+static void set_sleeps(struct ibemu_sess_server *s, uint32_t val)
+{
+	struct ibemu_sess_conn *c;
+
+	for (c = s->conns; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing)
+			__atomic_store_n(&c->verbs->page->sleeps, val,
+					 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Before the loop may block: take what the rings hold, then publish that
+ * the daemon sleeps and look once more (a post that raced with the flag
+ * saw it clear and did not kick; the seq_cst store and loads order the two
+ * sides as Dekker's protocol does).
+ */
+/*
+ * Under the time rule: whether a process went waiting since the engine
+ * last stopped (the horizon moved up), and if so, the engine runs again.
+ * Returns 1 then.
+ */
+static int rule_pump(struct ibemu_sess_server *s)
+{
+	struct ibemu_daemon *d = s->d;
+	pid_t presumed = 0;
+	uint64_t h;
+
+	if (!ibemu__vs_rule_on(d) || !ibemu_engine_pending(d->engine))
+		return 0;
+	h = ibemu__sess_horizon(d, &presumed);
+	if (h <= d->last_horizon)
+		return 0;
+	d->last_horizon = h;
+	ibemu_daemon_pump(d);
+	return 1;
+}
+
+/*
+ * Before the loop may block: take what the rings hold, make what the
+ * engine wrote visible, then publish that the daemon sleeps and look once
+ * more (a post, or a process going waiting, that raced with the flag saw
+ * it clear and did not kick; the seq_cst stores and loads order the two
+ * sides as Dekker's protocol does).
+ */
+static void prepare_cb(uv_prepare_t *h)
+{
+	struct ibemu_sess_server *s = h->data;
+	struct ibemu_sess_conn *c;
+	int again;
+
+	drain_all(s);
+	ibemu__sess_flush(s->d);
+	rule_pump(s);
+	if (uv_is_active((uv_handle_t *)&s->d->pump_idle))
+		return; /* the loop will not block */
+	do {
+		set_sleeps(s, 1);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		again = 0;
+		for (c = s->conns; c; c = c->next)
+			if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing &&
+			    ibemu__vs_verbs_pending(c->verbs))
+				again = 1;
+		if (again) {
+			set_sleeps(s, 0);
+			drain_all(s);
+		} else if (rule_pump(s)) {
+			set_sleeps(s, 0);
+			again = 1;
+		}
+		ibemu__sess_flush(s->d);
+		if (again && uv_is_active((uv_handle_t *)&s->d->pump_idle))
+			return;
+	} while (again);
+}
+
+static void check_cb(uv_check_t *h)
+{
+	set_sleeps(h->data, 0);
+}
+
+void ibemu__sess_verbs_start(struct ibemu_sess_server *s)
+{
+	uv_prepare_init(&s->d->loop, &s->verbs_prepare);
+	uv_check_init(&s->d->loop, &s->verbs_check);
+	s->verbs_prepare.data = s;
+	s->verbs_check.data = s;
+	uv_prepare_start(&s->verbs_prepare, prepare_cb);
+	uv_check_start(&s->verbs_check, check_cb);
+}
+
+void ibemu__sess_verbs_stop(struct ibemu_sess_server *s)
+{
+	uv_close((uv_handle_t *)&s->verbs_prepare, NULL);
+	uv_close((uv_handle_t *)&s->verbs_check, NULL);
+}
+
+/*
+ * CPU time (clock ticks, all threads) process 'pid' has used, or 0; its
+ * main thread's state ('R' running, 'S' sleeping...) in *state.
+ */
+static uint64_t cpu_ticks(pid_t pid, char *state)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], line[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then 10 fields, then utime and stime. */
+	*state = 'R';
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 "%llu",
+			 state, &ut, &st) != 3)
+		return 0;
+	return ut + st;
+}
+
+/*
+ * The grace period: a running process that has made no verbs call and
+ * been handed nothing for IBEMU_GRACE_MS of wall time, twice over, counts
+ * as waiting if it used the CPU meanwhile (it spins, on memory an RDMA
+ * WRITE fills) or sleeps in the kernel (in anything but verbs: a socket,
+ * pause()). One runnable but not scheduled (a loaded host) does not: it
+ * still runs, as far as the rule knows.
+ */
+static int grace_over(struct ibemu_sess_verbs *v, uint64_t now_ms)
+{
+	uint64_t mark, cpu;
+	char state;
+
+	mark = __atomic_load_n(&v->page->calls, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&v->page->wait_seq, __ATOMIC_RELAXED) +
+	       v->handed;
+	if (!v->idle_known || mark != v->idle_mark) {
+		v->idle_known = 1;
+		v->idle_cpu_known = 0;
+		v->idle_mark = mark;
+		v->idle_since_ms = now_ms;
+		return 0;
+	}
+	if (now_ms - v->idle_since_ms < IBEMU_GRACE_MS)
+		return 0;
+	cpu = cpu_ticks(v->c->pid, &state);
+	if (v->idle_cpu_known && (cpu > v->idle_cpu || state != 'R'))
+		return 1;
+	v->idle_cpu_known = 1;
+	v->idle_cpu = cpu;
+	v->idle_since_ms = now_ms;
+	return 0;
+}
+
+uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
+{
+	struct ibemu_sess_server *s = d->sess;
+	uint64_t h = UINT64_MAX, clk, now_ms = uv_now(&d->loop);
+	struct ibemu_sess_verbs *v;
+	struct ibemu_sess_conn *c;
+
+	for (c = s ? s->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+			continue;
+		v = c->verbs;
+		if (is_waiting(v)) {
+			v->idle_known = 0;
+			continue;
+		}
+		if (grace_over(v, now_ms)) {
+			*presumed = c->pid;
+			continue;
+		}
+		clk = __atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE);
+		if (clk < v->hand_ps)
+			clk = v->hand_ps;
+		if (clk + IBEMU_TP_DOORBELL_PS < h)
+			h = clk + IBEMU_TP_DOORBELL_PS;
+	}
+	return h;
+}

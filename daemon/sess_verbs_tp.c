@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The transport's upper layer for verbs streams (struct ibemu_tp_ops):
+ * completions written into the CQ rings and published, async events, MADs
+ * for umad processes, and the payload moved between processes with
+ * process_vm_readv/writev, once per message.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sess_verbs_int.h"
+
+/* --- the transport's upper ops -------------------------------------- */
+
+static struct ibemu_sess_verbs *cq_owner(struct ibemu_sess_hca *h, uint32_t id,
+					 struct vcq **out)
+{
+	struct ibemu_sess_verbs *v;
+
+	for (v = h->verbs; v; v = v->next)
+		if ((*out = ibemu__vs_cq_find(v, id, NULL)))
+			return v;
+	return NULL;
+}
+
+/*
+ * Makes the completions written into CQ 'q' since the last time visible
+ * (the producer index), raises the event of an armed CQ and counts the
+ * hand-off. Under the time rule this waits until the engine stops
+ * (ibemu__sess_flush), so that the process finds every completion of one
+ * virtual time together, whenever it looks.
+ */
+static void cq_publish(struct ibemu_sess_verbs *v, struct vcq *q)
+{
+	const struct ibemu_verbs_cqe *ce;
+	uint32_t i, arm, fire = 0;
+	uint64_t one = 1;
+	ssize_t n;
+	int was;
+
+	if (q->published == q->ring.idx || q->error)
+		return;
+	was = ibemu__vs_handoff_begin(v);
+	__atomic_store_n(&q->ring.hdr->prod, q->ring.idx, __ATOMIC_SEQ_CST);
+	/*
+	 * The producer index before the read of 'arm', against the process's
+	 * store of 'arm' before its poll reads the index (Dekker's protocol,
+	 * as for 'sleeps'): without the fence both can miss, the process
+	 * blocking for an event the daemon never raises.
+	 *
+	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
+	 * not say which receives were solicited, so a CQ armed for
+	 * solicited completions fires on any receive or error completion.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_SEQ_CST);
+	for (i = q->published; arm && i != q->ring.idx && !fire; i++) {
+		ce = ibemu__vs_ring_ent(&q->ring, i);
+		fire = arm == 1 || ce->opcode >= IBEMU_WC_RECV || ce->status;
+	}
+	ce = ibemu__vs_ring_ent(&q->ring, q->published);
+	q->published = q->ring.idx;
+	if (fire &&
+	    __atomic_compare_exchange_n(&q->ring.hdr->arm, &arm, 0, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&q->ring.hdr->events, 1, __ATOMIC_RELEASE);
+		if (q->chan_fd >= 0) {
+			n = write(q->chan_fd, &one, sizeof(one));
+			(void)n;
+		}
+	}
+	ibemu__vs_handoff(v, was, ce->time_ps);
+}
+
+static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
+{
+	struct ibemu_sess_hca *h = ctx;
+	struct ibemu_daemon *d = h->s->d;
+	struct ibemu_sess_verbs *v;
+	struct ibemu_verbs_cqe *out;
+	struct vcq *q;
+	uint32_t cons;
+
+	v = cq_owner(h, cq, &q);
+	if (!v || q->error)
+		return;
+	cons = __atomic_load_n(&q->ring.hdr->cons, __ATOMIC_ACQUIRE);
+	if (q->ring.idx - cons > q->ring.size) {
+		ibemu__vs_cq_fail(v, q, "consumer index past the producer");
+		return;
+	}
+	if (q->ring.idx - cons == q->ring.size) {
+		/* IBA 11.4.2.1: an overrun CQ goes into error. */
+		ibemu__vs_cq_fail(v, q, "completion queue overrun");
+		return;
+	}
+	out = ibemu__vs_ring_ent(&q->ring, q->ring.idx);
+	memset(out, 0, sizeof(*out));
+	out->wr_id = e->wr_id;
+	out->status = e->status;
+	out->opcode = e->opcode;
+	out->byte_len = e->byte_len;
+	out->imm_data = e->imm_data;
+	out->qp_num = e->qp_num;
+	out->src_qp = e->src_qp;
+	out->wc_flags = e->wc_flags;
+	out->pkey_index = e->pkey_index;
+	out->slid = e->slid;
+	out->sl = e->sl;
+	out->dlid_path_bits = e->dlid_path_bits;
+	out->time_ps = ibemu_engine_now(d->engine);
+	q->ring.idx++;
+	if (!ibemu__vs_rule_on(d)) {
+		cq_publish(v, q);
+		return;
+	}
+	h->s->verbs_dirty = 1;
+	/* The process resumes at this time: the run stops a doorbell
+	 * delay later, whatever it was allowed before. */
+	if (out->time_ps + IBEMU_TP_DOORBELL_PS < d->run_cap)
+		d->run_cap = out->time_ps + IBEMU_TP_DOORBELL_PS;
+}
+
+void ibemu__sess_flush(struct ibemu_daemon *d)
+{
+	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_sess_conn *c;
+	uint32_t i;
+
+	if (!s || !s->verbs_dirty || d->mid_run)
+		return;
+	s->verbs_dirty = 0;
+	for (c = s->conns; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs)
+			for (i = 0; i < c->verbs->ncqs; i++)
+				cq_publish(c->verbs, c->verbs->cqs[i]);
+}
+
+static void tp_async_cb(void *ctx, enum ibemu_event_type event, uint32_t id)
+{
+	struct ibemu_sess_hca *h = ctx;
+	struct ibemu_sess_verbs *v;
+
+	for (v = h->verbs; v; v = v->next) {
+		switch (event) {
+		case IBEMU_EVENT_PORT_ACTIVE:
+		case IBEMU_EVENT_PORT_ERR:
+			ibemu__vs_async_raise(v, event, id);
+			break;
+		case IBEMU_EVENT_SRQ_LIMIT_REACHED:
+			if (ibemu__vs_srq_find(v, id, NULL))
+				ibemu__vs_async_raise(v, event, id);
+			break;
+		default:
+			if (ibemu__vs_qp_find(v, id, NULL))
+				ibemu__vs_async_raise(v, event, id);
+		}
+	}
+}
+
+static void tp_mad_recv_cb(void *ctx, uint32_t port,
+			   const struct ibemu_mad_msg *m)
+{
+	struct ibemu_sess_hca *h = ctx;
+	struct ibemu_engine *e = h->s->d->engine;
+
+	ibemu__sess_mad_recv(h->s->d, ibemu_engine_port_index(e, h->node, port),
+			     m);
+}
+
+/* Registered memory's handle (ibemu_tp_mem.mr) is its process's pid. */
+int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr,
+			       .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int vm_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr,
+			       .iov_len = len};
+	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/*
+ * Through the daemon's buffer: a read from one process and a write to the
+ * other per MiB (the shared-mapping fast path of DESIGN.md section 6 will
+ * make it one copy).
+ */
+static int tp_copy_cb(void *ctx, const struct ibemu_tp_mem *dst,
+		      const struct ibemu_tp_mem *src, uint64_t len)
+{
+	struct ibemu_sess_hca *h = ctx;
+	uint8_t *buf = h->s->copy_buf;
+	uint64_t off = 0;
+	size_t chunk;
+	int ret;
+
+	while (off < len) {
+		chunk = len - off < IBEMU_SESS_COPY_CHUNK
+				? (size_t)(len - off)
+				: IBEMU_SESS_COPY_CHUNK;
+		ret = ibemu__vs_vm_read((pid_t)src->mr, src->addr + off, buf,
+					chunk);
+		if (!ret)
+			ret = vm_write((pid_t)dst->mr, dst->addr + off, buf,
+				       chunk);
+		if (ret)
+			return ret;
+		off += chunk;
+	}
+	return 0;
+}
+
+static int tp_write_cb(void *ctx, const struct ibemu_tp_mem *dst,
+		       const void *buf, uint64_t len)
+{
+	(void)ctx;
+	return vm_write((pid_t)dst->mr, dst->addr, buf, (size_t)len);
+}
+
+/*
+ * Atomic with respect to the other operations of emulated HCAs (they all
+ * run on this thread), not to the process's own CPU accesses: as on real
+ * HCAs, whose atomics are not atomic with the host's.
+ */
+static int tp_atomic_cb(void *ctx, const struct ibemu_tp_mem *m, int opcode,
+			uint64_t compare_add, uint64_t swap, uint64_t *orig)
+{
+	uint64_t v;
+	int ret = ibemu__vs_vm_read((pid_t)m->mr, m->addr, &v, sizeof(v));
+
+	(void)ctx;
+	if (ret)
+		return ret;
+	*orig = v;
+	if (opcode == IBEMU_WR_ATOMIC_FETCH_AND_ADD)
+		v += compare_add;
+	else if (v == compare_add)
+		v = swap;
+	else
+		return 0;
+	return vm_write((pid_t)m->mr, m->addr, &v, sizeof(v));
+}
+
+const struct ibemu_tp_ops ibemu__sess_tp_ops = {
+	.cqe = tp_cqe_cb,
+	.async = tp_async_cb,
+	.mad_recv = tp_mad_recv_cb,
+	.copy = tp_copy_cb,
+	.write = tp_write_cb,
+	.atomic = tp_atomic_cb,
+};
