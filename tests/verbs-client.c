@@ -31,38 +31,7 @@
 
 #include <infiniband/verbs.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			printf("FAIL: line %d: ", __LINE__); \
-			printf(__VA_ARGS__);                 \
-			printf("\n");                        \
-			failures++;                          \
-		}                                            \
-	} while (0)
-
-/* A constructor that must fail with errno 'want'. */
-#define CHECK_NULL_ERRNO(expr, want)                             \
-	do {                                                     \
-		void *p_;                                        \
-		errno = 0;                                       \
-		p_ = (void *)(expr);                             \
-		CHECK(!p_ && errno == (want),                    \
-		      "%s: got %p errno %d (%s), "               \
-		      "want NULL errno %d (%s)",                 \
-		      #expr, p_, errno, strerror(errno), (want), \
-		      strerror(want));                           \
-	} while (0)
-
-/* A call that must return 'want'. */
-#define CHECK_RET(expr, want)                                         \
-	do {                                                          \
-		int r_ = (expr);                                      \
-		CHECK(r_ == (want), "%s: got %d, want %d", #expr, r_, \
-		      (int)(want));                                   \
-	} while (0)
+#include "verbs-check.h"
 
 #define NMRS	   8
 #define NTHREADS   4
@@ -319,7 +288,8 @@ static void check_ahs(struct ibv_context *ctx, const struct ibv_port_attr *pa)
 static void check_unsupported(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_cq_init_attr_ex cx = {.cqe = 16};
+	struct ibv_cq_init_attr_ex cx = {.cqe = 16,
+					 .wc_flags = IBV_WC_EX_WITH_CVLAN};
 
 	if (!pd)
 		return;
@@ -328,7 +298,7 @@ static void check_unsupported(struct ibv_context *ctx)
 	CHECK_NULL_ERRNO(ibv_alloc_td(ctx, &(struct ibv_td_init_attr){0}),
 			 EOPNOTSUPP);
 	CHECK_RET(ibv_dealloc_pd(pd), 0);
-	printf("cq_ex=EOPNOTSUPP\n");
+	printf("cq_ex_cvlan=EOPNOTSUPP\n");
 }
 
 /* Polls 'cq' for one completion for up to 5 s; 1 if it got one. */

@@ -73,14 +73,10 @@ static int cq_size(int cqe)
 	return (int)(ibemu__verbs_pow2((uint32_t)cqe + 1) - 1);
 }
 
-VERBS_EXPORT struct ibv_cq *
-ibemu__ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-		     struct ibv_comp_channel *channel, int comp_vector);
-VERBS_SYMVER_DEFAULT(ibemu__ibv_create_cq, ibv_create_cq, "IBVERBS_1.1");
-struct ibv_cq *ibemu__ibv_create_cq(struct ibv_context *context, int cqe,
-				    void *cq_context,
-				    struct ibv_comp_channel *channel,
-				    int comp_vector)
+struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
+					      int cqe, void *cq_context,
+					      struct ibv_comp_channel *channel,
+					      int comp_vector)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 	struct ibemu_verbs_cq *cq;
@@ -147,7 +143,22 @@ struct ibv_cq *ibemu__ibv_create_cq(struct ibv_context *context, int cqe,
 		c->cqs = cq;
 		pthread_mutex_unlock(&c->lock);
 	}
-	return &cq->cq;
+	return cq;
+}
+
+VERBS_EXPORT struct ibv_cq *
+ibemu__ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+		     struct ibv_comp_channel *channel, int comp_vector);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_create_cq, ibv_create_cq, "IBVERBS_1.1");
+struct ibv_cq *ibemu__ibv_create_cq(struct ibv_context *context, int cqe,
+				    void *cq_context,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector)
+{
+	struct ibemu_verbs_cq *cq = ibemu__verbs_cq_create(
+		context, cqe, cq_context, channel, comp_vector);
+
+	return cq ? &cq->cq : NULL;
 }
 
 /* Takes CQ 'cq' off its channel's list: its unread events are skipped. */

@@ -228,20 +228,6 @@ static struct ibv_wq *create_wq(struct ibv_context *context,
 	return ibemu__verbs_null(EOPNOTSUPP);
 }
 
-static int query_rt_values(struct ibv_context *context,
-			   struct ibv_values_ex *values)
-{
-	return EOPNOTSUPP;
-}
-
-/* Extended CQs (ibv_create_cq_ex and its polling API) come with the
- * transport. */
-static struct ibv_cq_ex *create_cq_ex(struct ibv_context *context,
-				      struct ibv_cq_init_attr_ex *init_attr)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
-}
-
 static int destroy_flow(struct ibv_flow *flow)
 {
 	return EOPNOTSUPP;
@@ -259,13 +245,6 @@ static void abi_placeholder(void)
 
 static struct ibv_qp *open_qp(struct ibv_context *context,
 			      struct ibv_qp_open_attr *attr)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
-}
-
-/* Queue pairs come with the transport (hca/). */
-static struct ibv_qp *create_qp_ex(struct ibv_context *context,
-				   struct ibv_qp_init_attr_ex *attr)
 {
 	return ibemu__verbs_null(EOPNOTSUPP);
 }
@@ -321,8 +300,8 @@ void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx)
 	v->destroy_wq = destroy_wq;
 	v->modify_wq = modify_wq;
 	v->create_wq = create_wq;
-	v->query_rt_values = query_rt_values;
-	v->create_cq_ex = create_cq_ex;
+	v->query_rt_values = ibemu__verbs_query_rt_values;
+	v->create_cq_ex = ibemu__verbs_create_cq_ex;
 	v->priv = NULL;
 	v->query_device_ex = ibemu__verbs_query_device_ex;
 	v->ibv_destroy_flow = destroy_flow;
@@ -330,7 +309,7 @@ void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx)
 	v->ibv_create_flow = create_flow;
 	v->ABI_placeholder1 = abi_placeholder;
 	v->open_qp = open_qp;
-	v->create_qp_ex = create_qp_ex;
+	v->create_qp_ex = ibemu__verbs_create_qp_ex;
 	v->get_srq_num = get_srq_num;
 	v->create_srq_ex = create_srq_ex;
 	v->open_xrcd = open_xrcd;

@@ -31,11 +31,8 @@ static int qp_caps_ok(const struct ibv_qp_cap *cap, int has_srq)
 			    cap->max_recv_sge <= IBEMU_VERBS_MAX_SGE));
 }
 
-VERBS_EXPORT struct ibv_qp *ibemu__ibv_create_qp(struct ibv_pd *pd,
-						 struct ibv_qp_init_attr *attr);
-VERBS_SYMVER_DEFAULT(ibemu__ibv_create_qp, ibv_create_qp, "IBVERBS_1.1");
-struct ibv_qp *ibemu__ibv_create_qp(struct ibv_pd *pd,
-				    struct ibv_qp_init_attr *attr)
+struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
+					      struct ibv_qp_init_attr *attr)
 {
 	struct ibv_context *context = pd->context;
 	struct ibemu_verbs_context *ctx = ctx_of(context);
@@ -119,7 +116,7 @@ struct ibv_qp *ibemu__ibv_create_qp(struct ibv_pd *pd,
 	ctx->qps = qp;
 	pthread_mutex_unlock(&context->mutex);
 	ibemu__verbs_pd_use(pd, 1);
-	return &qp->qp;
+	return qp;
 
 err_rq:
 	if (fds[1] >= 0) {
@@ -132,6 +129,17 @@ err_sq:
 err_free:
 	free(qp);
 	return ibemu__verbs_null(ret);
+}
+
+VERBS_EXPORT struct ibv_qp *ibemu__ibv_create_qp(struct ibv_pd *pd,
+						 struct ibv_qp_init_attr *attr);
+VERBS_SYMVER_DEFAULT(ibemu__ibv_create_qp, ibv_create_qp, "IBVERBS_1.1");
+struct ibv_qp *ibemu__ibv_create_qp(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr)
+{
+	struct ibemu_verbs_qp *qp = ibemu__verbs_qp_create(pd, attr);
+
+	return qp ? &qp->qp : NULL;
 }
 
 VERBS_EXPORT int ibemu__ibv_query_qp(struct ibv_qp *qp,
@@ -270,26 +278,26 @@ int ibemu__ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_destroy(&q->rq_lock);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	free(q->build);
 	free(q);
 	return 0;
 }
 
 /* --- posting -------------------------------------------------------- */
 
-static int ring_full(const struct ibemu_verbs_ring *r)
+int ibemu__verbs_ring_full(const struct ibemu_verbs_ring *r)
 {
 	return r->idx - __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE) >=
 	       r->size;
 }
 
-static void *ring_slot(const struct ibemu_verbs_ring *r)
+void *ibemu__verbs_ring_slot(const struct ibemu_verbs_ring *r)
 {
 	return r->ents + (size_t)(r->idx & (r->size - 1)) * r->esz;
 }
 
-/* Fills send WQE 'w' from 'wr'; 0 or the errno a provider gives. */
-static int swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
-		     const struct ibv_send_wr *wr)
+int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
+			   const struct ibv_send_wr *wr)
 {
 	uint32_t i, len = 0;
 
@@ -385,15 +393,16 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	}
 	pthread_mutex_lock(&q->sq_lock);
 	for (; wr; wr = wr->next) {
-		if (ring_full(&q->sq)) {
+		if (ibemu__verbs_ring_full(&q->sq)) {
 			ret = ENOMEM;
 			break;
 		}
-		ret = swqe_fill(q, ring_slot(&q->sq), wr);
+		ret = ibemu__verbs_swqe_fill(q, ibemu__verbs_ring_slot(&q->sq),
+					     wr);
 		if (ret)
 			break;
-		((struct ibemu_verbs_swqe *)ring_slot(&q->sq))->stamp_ps =
-			stamp;
+		((struct ibemu_verbs_swqe *)ibemu__verbs_ring_slot(&q->sq))
+			->stamp_ps = stamp;
 		q->sq.idx++;
 		__atomic_store_n(&q->sq.hdr->prod, q->sq.idx, __ATOMIC_RELEASE);
 		posted = 1;
@@ -420,11 +429,11 @@ static int rq_post(struct ibemu_verbs_ring *r, uint32_t max_sge,
 			*bad_wr = wr;
 			return EINVAL;
 		}
-		if (ring_full(r)) {
+		if (ibemu__verbs_ring_full(r)) {
 			*bad_wr = wr;
 			return ENOMEM;
 		}
-		w = ring_slot(r);
+		w = ibemu__verbs_ring_slot(r);
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		w->stamp_ps = stamp;
@@ -472,11 +481,6 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	if (posted)
 		ibemu__verbs_kick(ctx_of(srq->context));
 	return ret;
-}
-
-VERBS_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
 }
 
 VERBS_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,

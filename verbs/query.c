@@ -87,6 +87,9 @@ int ibemu__verbs_query_device_ex(struct ibv_context *context,
 	ibemu__verbs_device_attr(ibemu__verbs_ctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+	/* Completion timestamps count nanoseconds of virtual time (cq_ex.c). */
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = IBEMU_VERBS_CORE_CLOCK_KHZ;
 	memset(attr, 0, attr_size);
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;

@@ -84,13 +84,32 @@ struct ibemu_verbs_ring {
 	uint32_t idx; /* ours: prod of a work queue, cons of a CQ */
 };
 
+/*
+ * The work request ibv_wr_*() builds (qp_ex.c): it is checked and written
+ * into the send ring, as ibv_post_send() would, when the next one starts
+ * or at ibv_wr_complete(). Its gather list and inline bytes are copies:
+ * the program may reuse its own as soon as each call returns.
+ */
+struct ibemu_verbs_wr_build {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[IBEMU_VERBS_MAX_SGE];
+	uint8_t inline_data[IBEMU_VERBS_MAX_INLINE];
+	uint32_t start; /* the ring's producer index at ibv_wr_start */
+	int open;	/* 'wr' holds a request not yet written */
+	int err;	/* the first error since ibv_wr_start, or 0 */
+};
+
 struct ibemu_verbs_qp {
-	struct ibv_qp qp;
+	union { /* an ibv_qp_ex begins with its ibv_qp */
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex (qp_ex.c) */
+	};
 	struct ibemu_verbs_qp *next; /* on the context's list */
 	pthread_mutex_t sq_lock, rq_lock;
 	struct ibemu_verbs_ring sq, rq;
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
+	struct ibemu_verbs_wr_build *build; /* with send ops only */
 };
 
 struct ibemu_verbs_srq {
@@ -132,13 +151,18 @@ struct ibemu_verbs_channel {
 };
 
 struct ibemu_verbs_cq {
-	struct ibv_cq cq; /* mutex, cond and comp_events_completed used */
+	union {			  /* an ibv_cq_ex begins as an ibv_cq does */
+		struct ibv_cq cq; /* mutex, cond, comp_events_completed */
+		struct ibv_cq_ex cq_ex; /* ibv_create_cq_ex (cq_ex.c) */
+	};
 	struct ibemu_verbs_cq *next_on_channel;
 	struct ibemu_verbs_cq *next; /* on the context's list */
 	pthread_mutex_t poll_lock;
 	struct ibemu_verbs_ring ring;
 	uint32_t events_taken; /* of ring.hdr->events, by get_cq_event */
 	uint32_t events_read;  /* by ibv_get_cq_event */
+	/* Extended polling: the entry start_poll/next_poll is at. */
+	const struct ibemu_verbs_cqe *cur;
 };
 
 static inline struct ibemu_verbs_context *
@@ -188,6 +212,18 @@ void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx);
 
 /* cq.c */
 int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+/* A CQ as ibv_create_cq() makes it (cq.c); NULL with errno set. */
+struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
+					      int cqe, void *cq_context,
+					      struct ibv_comp_channel *channel,
+					      int comp_vector);
+/* cq_ex.c: ibv_create_cq_ex and the clock its timestamps count (kHz:
+ * one tick a nanosecond of virtual time) */
+#define IBEMU_VERBS_CORE_CLOCK_KHZ 1000000ull
+struct ibv_cq_ex *ibemu__verbs_create_cq_ex(struct ibv_context *context,
+					    struct ibv_cq_init_attr_ex *attr);
+int ibemu__verbs_query_rt_values(struct ibv_context *context,
+				 struct ibv_values_ex *values);
 int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /* verbs_sess.c: the verbs stream */
@@ -218,6 +254,18 @@ uint32_t ibemu__verbs_pow2(uint32_t n);
 /* qp.c: the posting verbs of the ops table. */
 int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
+/* A QP as ibv_create_qp() makes it; NULL with errno set. */
+struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
+					      struct ibv_qp_init_attr *attr);
+/* Whether the work ring is full; its slot at the producer index. */
+int ibemu__verbs_ring_full(const struct ibemu_verbs_ring *r);
+void *ibemu__verbs_ring_slot(const struct ibemu_verbs_ring *r);
+/* Fills send WQE 'w' from 'wr'; 0 or the errno a provider gives. */
+int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
+			   const struct ibv_send_wr *wr);
+/* qp_ex.c: the create_qp_ex op */
+struct ibv_qp *ibemu__verbs_create_qp_ex(struct ibv_context *context,
+					 struct ibv_qp_init_attr_ex *attr);
 int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr);
 int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,

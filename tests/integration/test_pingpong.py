@@ -136,6 +136,30 @@ class PingpongTest(SessionClient, IbemuTestCase):
         self.assert_route_counted("ppev2", "hca1", "hca2", before, 120)
         self.down("ppev2")
 
+    def test_rc_timestamps_and_new_send(self):
+        """-t: an extended CQ with completion timestamps, which count
+        nanoseconds of virtual time, so two runs print the same receive
+        completion deltas (the time rule makes them deterministic); -N:
+        the ibv_wr_* work request builders of an extended QP."""
+        self.up(FAT, "ppts")
+        deltas = []
+        for _ in range(2):
+            outs = self.pingpong("ppts", "ibv_rc_pingpong", "hca07",
+                                 "hca31", "-t", "-n", "40", "-s", "256")
+            lines = [re.findall(r"^(?:Max|Min|Average) receive completion "
+                                r"clock cycles = ([\d.]+)$", o, re.M)
+                     for o in outs]
+            for found in lines:
+                self.assertEqual(len(found), 3, outs)
+                self.assertGreater(float(found[1]), 0)
+            deltas.append(lines)
+        self.assertEqual(deltas[0], deltas[1])
+        self.pingpong("ppts", "ibv_rc_pingpong", "hca07", "hca08", "-N",
+                      "-n", "100")
+        self.pingpong("ppts", "ibv_rc_pingpong", "hca07", "hca31", "-N",
+                      "-t", "-e", "-n", "20", "-s", "100")
+        self.down("ppts")
+
     def test_uc_ud_srq(self):
         self.up(FAT, "ppx")
         before = self.xmit_pkts("ppx")

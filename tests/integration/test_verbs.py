@@ -17,6 +17,7 @@ from sessproto import ERROR, PORT_QUERY, SessionClient, bind, hdr
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
+EX = os.path.join(BUILD, "tests", "verbs-ex")
 TWO = topology("two-switch.yaml")
 SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 
@@ -235,6 +236,22 @@ class VerbsTest(SessionClient, IbemuTestCase):
                          ("800", "800", "200"))
         self.assertGreater(int(f["inline"]), 0)
         self.down("vthr")
+
+    def test_extended_cq_and_builders(self):
+        """ibv_create_cq_ex with completion timestamps and the ibv_wr_*
+        builders of ibv_create_qp_ex, through the real API
+        (tests/verbs-ex.c): SEND with immediate from an inline list,
+        WRITE, READ and both atomics in one batch, a batch with a bad
+        request that posts nothing, ibv_wr_abort, the refusals."""
+        self.up(TWO, "vex")
+        p = self.exec_("vex", EX, host="hca3", check=None)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        f = fields(p.stdout)
+        self.assertEqual(f["failures"], "0", p.stdout)
+        for key in ("send_imm", "rdma_atomics", "batch_errors", "refusals"):
+            self.assertEqual(f[key], "ok", key)
+        self.assertGreater(int(f["recv_ts_ns"]), 0)
+        self.down("vex")
 
     def test_port_query_protocol(self):
         """PORT_QUERY names a port of the process's HCA; others are
