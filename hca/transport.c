@@ -278,10 +278,18 @@ static void tp_state_change(void *ctx, uint32_t port,
 	unsigned num = port - tp->first_port + 1;
 
 	(void)phys;
-	/* IBA 11.6.3: port events, as ibv_get_async_event gives them. */
+	/*
+	 * IBA 11.6.3: port events, as ibv_get_async_event gives them, once
+	 * per change of the logical state (a physical change within Down is
+	 * none). As mlx5 reports them: Active is PORT_ACTIVE, Down and Init
+	 * are PORT_ERR, Armed is no event.
+	 */
+	if (num >= IBEMU_ARRAY_SIZE(tp->told) || tp->told[num] == state)
+		return;
+	tp->told[num] = state;
 	if (state == IBEMU_PORT_ACTIVE)
 		tp->ops.async(tp->ctx, IBEMU_EVENT_PORT_ACTIVE, num);
-	else
+	else if (state != IBEMU_PORT_ARMED)
 		tp->ops.async(tp->ctx, IBEMU_EVENT_PORT_ERR, num);
 }
 
@@ -328,6 +336,8 @@ int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
 	if (!tp->ops.atomic)
 		tp->ops.atomic = stub_atomic;
 	for (p = 1; p <= tp->nports; p++) {
+		tp->told[p] =
+			ibemu_engine_port_state(d->e, tp->first_port + p - 1);
 		ret = ibemu_engine_port_attach(d->e, tp->first_port + p - 1,
 					       &tp_port_ops, tp);
 		if (ret)

@@ -230,6 +230,8 @@ struct ibemu_tp {
 	void *ctx;
 	struct tp_table pds, mrs, cqs, srqs, qps;
 	uint32_t rr[8]; /* round robin position per port (by number) */
+	/* The logical state last told to the process, per port. */
+	enum ibemu_port_state told[8];
 	uint8_t key_tag;
 };
 

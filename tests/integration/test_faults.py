@@ -4,9 +4,12 @@ drop'): a link taken down shows in 'ibemu ports' and breaks 'ibemu route';
 a traffic study that would cross it is refused rather than losing packets;
 'link up' retrains the link (1 ms of virtual time) and, with the daemon's
 test routes, makes it Active again; a seeded loss rate shows as
-PortXmitDiscards at the sending port while SMPs on VL15 still cross it."""
+PortXmitDiscards at the sending port while SMPs on VL15 still cross it;
+a process attached to the HCA whose port goes down and up gets the port
+events."""
 
 import os
+import subprocess
 
 from harness import IBEMU, IbemuTestCase, main, tool_env, topology
 
@@ -96,6 +99,34 @@ class FaultsTest(IbemuTestCase):
         self.assertEqual(self.port("fnosm", "sw1", 7), ("LinkUp", "Init"))
         self.assertEqual(self.port("fnosm", "sw2", 7), ("LinkUp", "Init"))
         self.down("fnosm")
+
+    def test_port_events_reach_the_process(self):
+        """Debian's ibv_asyncwatch on hca1 sees its port go and come back
+        as mlx5 reports it: PORT_ERR when the port goes Down, PORT_ERR
+        when it trains to Init, PORT_ACTIVE once Active; no more."""
+        self.up(TWO, "fev")
+        f = ("--fabric", "fev")
+        env = tool_env(self.env)
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            env.pop(key, None)
+        watch = subprocess.Popen(
+            [IBEMU, "exec", *f, "--host", "hca1", "--", "ibv_asyncwatch"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env)
+        try:
+            line = watch.stdout.readline()
+            self.assertIn("hca1: async event FD", line)
+            self.ibemu("link", "down", "hca1:1", *f, check=0)
+            self.ibemu("link", "up", "hca1:1", *f, check=0)
+            self.assertEqual(self.port("fev", "hca1", 1),
+                             ("LinkUp", "Active"))
+            events = [watch.stdout.readline().split()[1] for _ in range(3)]
+        finally:
+            watch.kill()
+            watch.communicate()
+        self.assertEqual(events, ["IBV_EVENT_PORT_ERR", "IBV_EVENT_PORT_ERR",
+                                  "IBV_EVENT_PORT_ACTIVE"])
+        self.down("fev")
 
     def test_drop_counts_discards_and_spares_vl15(self):
         self.up(TWO, "fdrop")
