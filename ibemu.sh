@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Set-up and checks for ibemu on Debian 12:
 #   ./ibemu.sh demo   install what is missing, build, start the default fabric,
-#                     show it, stop it
+#                     bring it up with OpenSM, run a verbs job on it, show it,
+#                     stop it
 #   ./ibemu.sh test   install what is missing, build, run the whole test suite
 #                     (plain build, then ASan+UBSan build, then the fuzzer)
 #   ./ibemu.sh deps | build    the first steps alone
@@ -41,6 +42,17 @@ build() {
 	cmake --build build -j "$JOBS"
 }
 
+# Waits (up to 10 s) until a TCP socket listens on port $1.
+wait_listening() {
+	hex=$(printf ':%04X ' "$1")
+	for _ in $(seq 100); do
+		cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			awk '$4 == "0A" { print $2 " " }' | grep -q "$hex" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 demo() {
 	deps
 	build
@@ -72,6 +84,19 @@ demo() {
 	$ibemu --fabric $fabric exec -- smpquery -D nodedesc 0,1,7
 	say "ibemu route hca01 hca36 (through the LFTs OpenSM programmed)"
 	$ibemu --fabric $fabric route hca01 hca36
+	say "ibemu exec --host hca01 -- ibv_devinfo (Debian's, through ibemu's libibverbs)"
+	$ibemu --fabric $fabric exec --host hca01 -- ibv_devinfo
+	say "ibv_rc_pingpong -t between hca01 and hca36 (Debian's, unmodified;" \
+		"completion timestamps count nanoseconds of virtual time)"
+	$ibemu --fabric $fabric exec --host hca01 -- ibv_rc_pingpong -t \
+		-p 18515 -n 200 >"$osm/pingpong-server.txt" 2>&1 &
+	server=$!
+	wait_listening 18515
+	$ibemu --fabric $fabric exec --host hca36 -- ibv_rc_pingpong -t \
+		-p 18515 -n 200 localhost
+	wait $server
+	say "ibemu counters --top 5 (the pingpong's packets on its route)"
+	$ibemu --fabric $fabric counters --top 5
 	say "ibemu links (first 8)"
 	$ibemu --fabric $fabric links | head -n 9
 	say "ibemu traffic incast --duration 50us --victims --top 5"
