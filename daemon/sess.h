@@ -171,10 +171,11 @@ struct ibemu_sess_server {
 	uv_prepare_t verbs_prepare;   /* drains rings before the loop sleeps */
 	uv_check_t verbs_check;	      /* says the loop is awake again */
 	uint8_t *copy_buf;	      /* IBEMU_SESS_COPY_CHUNK bytes */
+	struct ibemu_sess_mrs *mrs;   /* registered regions (sess_verbs_mem) */
 	int verbs_dirty; /* completions written, not yet published */
 };
 
-/* Bytes a copy between two processes moves per step (sess_verbs_tp.c). */
+/* Bytes a copy between two processes moves per step (sess_verbs_mem.c). */
 #define IBEMU_SESS_COPY_CHUNK (1u << 20)
 
 /* sess_issm.c */
@@ -233,6 +234,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			    int *fds, int nfds);
 /* Destroys every object of verbs stream 'c' and frees its state. */
 void ibemu__sess_verbs_close(struct ibemu_sess_conn *c);
+/* sess_verbs_mem.c: unmaps every registered region, at the server's end. */
+void ibemu__sess_verbs_mrs_free(struct ibemu_sess_server *s);
 /* sess_verbs_rule.c */
 /* Starts and stops the loop hooks that drain the rings. */
 void ibemu__sess_verbs_start(struct ibemu_sess_server *s);

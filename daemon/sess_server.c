@@ -857,6 +857,7 @@ int ibemu__sess_umad_attached(const struct ibemu_daemon *d)
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
 	ibemu__sess_bind_fini(s);
+	ibemu__sess_verbs_mrs_free(s);
 	free(s->copy_buf);
 	free(s->rbuf);
 	free(s);

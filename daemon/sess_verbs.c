@@ -216,26 +216,61 @@ static int pd_owned(struct ibemu_sess_verbs *v, uint32_t pd)
 	return u32_find(v->pds, v->npds, pd) >= 0;
 }
 
-static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m)
+/* MR_REG, with the memfd of the region's shared pages if it has some. */
+static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
+		     int *fds, int nfds)
 {
+	struct vmr_key *grown;
+	uint64_t handle;
 	int ret;
 
-	if (!pd_owned(v, m->pd))
-		return -EINVAL;
-	if (!m->len || m->len > IBEMU_VERBS_MAX_MR_SIZE ||
-	    m->addr + m->len < m->addr)
-		return -EINVAL;
-	if (v->nmrs >= IBEMU_VERBS_MAX_MR)
-		return -ENOMEM;
-	ret = ibemu_tp_mr_reg(v->hca->tp, m->pd, m->addr, m->len,
-			      m->access & 0xf, (uint64_t)v->c->pid, &m->lkey,
-			      &m->rkey);
+	if (!pd_owned(v, m->pd) || nfds != (m->shm_len ? 1 : 0))
+		ret = -EINVAL;
+	else if (!m->len || m->len > IBEMU_VERBS_MAX_MR_SIZE ||
+		 m->addr + m->len < m->addr)
+		ret = -EINVAL;
+	else if (v->nmrs >= IBEMU_VERBS_MAX_MR)
+		ret = -ENOMEM;
+	else
+		ret = ibemu__vs_mr_add(v, m, nfds ? fds[0] : -1, &handle);
+	close_fds(fds, nfds); /* mapped, or refused */
 	if (ret)
 		return ret;
-	ret = u32_add(&v->mrs, &v->nmrs, &v->mrs_cap, m->lkey);
+	if (v->nmrs == v->mrs_cap) {
+		grown = realloc(v->mrs, (v->mrs_cap * 2 + 8) * sizeof(*grown));
+		if (!grown) {
+			ibemu__vs_mr_drop(v->c->s, handle);
+			return -ENOMEM;
+		}
+		v->mrs = grown;
+		v->mrs_cap = v->mrs_cap * 2 + 8;
+	}
+	ret = ibemu_tp_mr_reg(v->hca->tp, m->pd, m->addr, m->len,
+			      m->access & 0xf, handle, &m->lkey, &m->rkey);
+	if (ret) {
+		ibemu__vs_mr_drop(v->c->s, handle);
+		return ret;
+	}
+	v->mrs[v->nmrs++] = (struct vmr_key){m->lkey, handle};
+	return 0;
+}
+
+/* MR_DEREG of the region of key 'lkey'. */
+static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < v->nmrs && v->mrs[i].lkey != lkey; i++)
+		;
+	if (i == v->nmrs)
+		return -EINVAL;
+	ret = ibemu_tp_mr_dereg(v->hca->tp, lkey);
 	if (ret)
-		ibemu_tp_mr_dereg(v->hca->tp, m->lkey);
-	return ret;
+		return ret;
+	ibemu__vs_mr_drop(v->c->s, v->mrs[i].handle);
+	v->mrs[i] = v->mrs[--v->nmrs];
+	return 0;
 }
 
 static void cq_free(struct ibemu_sess_verbs *v, struct vcq *q)
@@ -538,8 +573,9 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 		return;
 	}
 	memcpy(&u, payload, h->len);
-	/* Only the creates carry fds. */
-	if (h->type != IBEMU_SESS_VERBS_CQ_CREATE &&
+	/* Only the creates and MR_REG carry fds. */
+	if (h->type != IBEMU_SESS_VERBS_MR_REG &&
+	    h->type != IBEMU_SESS_VERBS_CQ_CREATE &&
 	    h->type != IBEMU_SESS_VERBS_QP_CREATE &&
 	    h->type != IBEMU_SESS_VERBS_SRQ_CREATE && nfds) {
 		close_fds(fds, nfds);
@@ -566,13 +602,10 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			u32_del(v->pds, &v->npds, at);
 		break;
 	case IBEMU_SESS_VERBS_MR_REG:
-		ret = do_mr_reg(v, &u.mr);
+		ret = do_mr_reg(v, &u.mr, fds, nfds);
 		break;
 	case IBEMU_SESS_VERBS_MR_DEREG:
-		at = u32_find(v->mrs, v->nmrs, u.obj.id);
-		ret = at < 0 ? -EINVAL : ibemu_tp_mr_dereg(tp, u.obj.id);
-		if (!ret)
-			u32_del(v->mrs, &v->nmrs, at);
+		ret = do_mr_dereg(v, u.obj.id);
 		break;
 	case IBEMU_SESS_VERBS_CQ_CREATE:
 		ret = do_cq_create(v, &u.cq, fds, nfds);
@@ -697,8 +730,10 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		srq_free(v, v->srqs[--v->nsrqs]);
 	while (v->ncqs)
 		cq_free(v, v->cqs[--v->ncqs]);
-	for (i = 0; i < v->nmrs; i++)
-		ibemu_tp_mr_dereg(tp, v->mrs[i]);
+	for (i = 0; i < v->nmrs; i++) {
+		ibemu_tp_mr_dereg(tp, v->mrs[i].lkey);
+		ibemu__vs_mr_drop(c->s, v->mrs[i].handle);
+	}
 	for (i = 0; i < v->npds; i++)
 		ibemu_tp_pd_free(tp, v->pds[i]);
 	for (pp = &v->hca->verbs; *pp; pp = &(*pp)->next) {

@@ -49,6 +49,13 @@ struct vsrq {
 	struct vring ring;
 };
 
+/* A region of a stream: its key in the transport, its handle in
+ * sess_verbs_mem.c. */
+struct vmr_key {
+	uint32_t lkey;
+	uint64_t handle;
+};
+
 struct ibemu_sess_verbs {
 	struct ibemu_sess_conn *c; /* borrowed: the stream owns this */
 	struct ibemu_sess_hca *hca;
@@ -56,7 +63,8 @@ struct ibemu_sess_verbs {
 	struct ibemu_verbs_page *page;
 	int async_fd;
 	uint32_t *pds, npds, pds_cap;
-	uint32_t *mrs, nmrs, mrs_cap; /* lkeys */
+	struct vmr_key *mrs; /* its regions */
+	uint32_t nmrs, mrs_cap;
 	struct vcq **cqs;
 	uint32_t ncqs, cqs_cap;
 	struct vqp **qps;
@@ -105,7 +113,25 @@ int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v);
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v);
 void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
 
-/* sess_verbs_tp.c: reads 'len' bytes at 'addr' of process 'pid' */
+/* sess_verbs_mem.c: payload between processes */
+/* Reads 'len' bytes at 'addr' of process 'pid'; 0 or -EFAULT. */
 int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/*
+ * The handle of a region stream 'v' registers, for ibemu_tp_mr_reg():
+ * with the memfd 'fd' of its shared pages mapped, or -1 for none. 0,
+ * -EINVAL for a memfd that is not as m->shm_* says (logged), or -ENOMEM.
+ */
+int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
+		     const struct ibemu_verbs_mr_req *m, int fd,
+		     uint64_t *handle);
+/* The region is gone: its mapping too (queued work keeps the pid). */
+void ibemu__vs_mr_drop(struct ibemu_sess_server *s, uint64_t handle);
+/* The transport's copy, write and atomic ops. */
+int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
+		   const struct ibemu_tp_mem *src, uint64_t len);
+int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
+		    uint64_t len);
+int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
+		     uint64_t compare_add, uint64_t swap, uint64_t *orig);
 
 #endif

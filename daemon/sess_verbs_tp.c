@@ -175,93 +175,11 @@ static void tp_mad_recv_cb(void *ctx, uint32_t port,
 			     m);
 }
 
-/* Registered memory's handle (ibemu_tp_mem.mr) is its process's pid. */
-int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr,
-			       .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int vm_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr,
-			       .iov_len = len};
-	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
-/*
- * Through the daemon's buffer: a read from one process and a write to the
- * other per MiB (the shared-mapping fast path of DESIGN.md section 6 will
- * make it one copy).
- */
-static int tp_copy_cb(void *ctx, const struct ibemu_tp_mem *dst,
-		      const struct ibemu_tp_mem *src, uint64_t len)
-{
-	struct ibemu_sess_hca *h = ctx;
-	uint8_t *buf = h->s->copy_buf;
-	uint64_t off = 0;
-	size_t chunk;
-	int ret;
-
-	while (off < len) {
-		chunk = len - off < IBEMU_SESS_COPY_CHUNK
-				? (size_t)(len - off)
-				: IBEMU_SESS_COPY_CHUNK;
-		ret = ibemu__vs_vm_read((pid_t)src->mr, src->addr + off, buf,
-					chunk);
-		if (!ret)
-			ret = vm_write((pid_t)dst->mr, dst->addr + off, buf,
-				       chunk);
-		if (ret)
-			return ret;
-		off += chunk;
-	}
-	return 0;
-}
-
-static int tp_write_cb(void *ctx, const struct ibemu_tp_mem *dst,
-		       const void *buf, uint64_t len)
-{
-	(void)ctx;
-	return vm_write((pid_t)dst->mr, dst->addr, buf, (size_t)len);
-}
-
-/*
- * Atomic with respect to the other operations of emulated HCAs (they all
- * run on this thread), not to the process's own CPU accesses: as on real
- * HCAs, whose atomics are not atomic with the host's.
- */
-static int tp_atomic_cb(void *ctx, const struct ibemu_tp_mem *m, int opcode,
-			uint64_t compare_add, uint64_t swap, uint64_t *orig)
-{
-	uint64_t v;
-	int ret = ibemu__vs_vm_read((pid_t)m->mr, m->addr, &v, sizeof(v));
-
-	(void)ctx;
-	if (ret)
-		return ret;
-	*orig = v;
-	if (opcode == IBEMU_WR_ATOMIC_FETCH_AND_ADD)
-		v += compare_add;
-	else if (v == compare_add)
-		v = swap;
-	else
-		return 0;
-	return vm_write((pid_t)m->mr, m->addr, &v, sizeof(v));
-}
-
 const struct ibemu_tp_ops ibemu__sess_tp_ops = {
 	.cqe = tp_cqe_cb,
 	.async = tp_async_cb,
 	.mad_recv = tp_mad_recv_cb,
-	.copy = tp_copy_cb,
-	.write = tp_write_cb,
-	.atomic = tp_atomic_cb,
+	.copy = ibemu__vs_copy,
+	.write = ibemu__vs_write,
+	.atomic = ibemu__vs_atomic,
 };

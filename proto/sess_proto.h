@@ -33,8 +33,9 @@
 #define IBEMU_SESS_MAGIC 0x49425353u /* "IBSS" */
 /* 2: MADs of RMPP transfers, up to 256 KiB; 3: PORT_QUERY, CA_QUERY says
  * the vendor and device ids and the P_Key table size; 4: verbs streams
- * (VERBS_*, payloads in verbs_proto.h). */
-#define IBEMU_SESS_VERSION 4u
+ * (VERBS_*, payloads in verbs_proto.h); 5: MR_REG may carry a memfd of
+ * the region's pages. */
+#define IBEMU_SESS_VERSION 5u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */

@@ -272,6 +272,14 @@ struct ibemu_verbs_obj {
 };
 _Static_assert(sizeof(struct ibemu_verbs_obj) == 8, "obj is 8 bytes");
 
+/*
+ * MR_REG. When 'shm_len' is not 0 the message carries a memfd (sealed
+ * against shrinking) whose bytes from 'shm_off' are the process's memory
+ * at [shm_addr, shm_addr + shm_len): pages of the region the library moved
+ * onto shared memory (verbs/mr_share.c), which the daemon maps to move
+ * payload with memcpy. All three are page multiples; the window may cover
+ * only part of the region.
+ */
 struct ibemu_verbs_mr_req {
 	uint64_t addr;
 	uint64_t len;
@@ -279,9 +287,12 @@ struct ibemu_verbs_mr_req {
 	uint32_t access;
 	uint32_t lkey; /* reply */
 	uint32_t rkey; /* reply */
+	uint64_t shm_addr;
+	uint64_t shm_len;
+	uint64_t shm_off;
 };
-_Static_assert(sizeof(struct ibemu_verbs_mr_req) == 32,
-	       "mr request is 32 bytes");
+_Static_assert(sizeof(struct ibemu_verbs_mr_req) == 56,
+	       "mr request is 56 bytes");
 
 /* CQ_CREATE, with the ring's memfd and, if 'channel', the channel's fd. */
 struct ibemu_verbs_cq_req {

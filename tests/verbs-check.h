@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The checks of the verbs test programs (verbs-client.c, verbs-ex.c):
- * each broken rule prints "FAIL: line N: ..." with what it got and what
- * it wanted, and counts in 'failures', which the program returns.
+ * What the verbs test programs (verbs-client.c, verbs-ex.c, verbs-mem.c)
+ * share: the checks (each broken rule prints "FAIL: line N: ..." with
+ * what it got and what it wanted, and counts in 'failures', which the
+ * program returns) and an RC QP connected to itself.
  */
 #ifndef IBEMU_TESTS_VERBS_CHECK_H
 #define IBEMU_TESTS_VERBS_CHECK_H
@@ -10,6 +11,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <infiniband/verbs.h>
 
 static int failures;
 
@@ -43,5 +46,53 @@ static int failures;
 		CHECK(r_ == (want), "%s: got %d, want %d", #expr, r_, \
 		      (int)(want));                                   \
 	} while (0)
+
+/*
+ * RESET -> INIT -> RTR -> RTS of RC QP 'qp' towards itself (LID 'lid' of
+ * port 1: through the leaf switch and back), with remote write, read and
+ * atomic access; 0 or an errno.
+ */
+static inline int loopback_connect(struct ibv_qp *qp, uint16_t lid,
+				   enum ibv_mtu mtu, uint8_t rd_atomic)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR,
+				 .path_mtu = mtu,
+				 .dest_qp_num = qp->qp_num,
+				 .rq_psn = 1,
+				 .max_dest_rd_atomic = rd_atomic,
+				 .min_rnr_timer = 12,
+				 .ah_attr = {.dlid = lid, .port_num = 1}};
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
+				 .timeout = 14,
+				 .retry_cnt = 7,
+				 .rnr_retry = 7,
+				 .sq_psn = 1,
+				 .max_rd_atomic = rd_atomic};
+	return ibv_modify_qp(qp, &a,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
 
 #endif

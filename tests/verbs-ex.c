@@ -70,45 +70,6 @@ static int poll_ex(struct ibv_cq_ex *cq, struct got *g)
 	return 0;
 }
 
-static int connect_self(struct ibv_qp *qp, uint16_t lid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR,
-				 .path_mtu = IBV_MTU_1024,
-				 .dest_qp_num = qp->qp_num,
-				 .rq_psn = 1,
-				 .max_dest_rd_atomic = 4,
-				 .min_rnr_timer = 12,
-				 .ah_attr = {.dlid = lid, .port_num = 1}};
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
-				 .timeout = 14,
-				 .retry_cnt = 7,
-				 .rnr_retry = 7,
-				 .sq_psn = 1,
-				 .max_rd_atomic = 4};
-	return ibv_modify_qp(qp, &a,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				     IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static void post_recv(struct ex *x, uint64_t id, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = {(uintptr_t)x->buf + off, len, x->mr->lkey};
@@ -332,7 +293,7 @@ static int setup(struct ex *x)
 	ibv_wr_send(x->qpx);
 	ibv_wr_set_sge(x->qpx, x->mr->lkey, (uintptr_t)x->buf, 8);
 	CHECK_RET(ibv_wr_complete(x->qpx), EINVAL);
-	CHECK_RET(connect_self(x->qp, pa.lid), 0);
+	CHECK_RET(loopback_connect(x->qp, pa.lid, IBV_MTU_1024, 4), 0);
 	return 0;
 }
 

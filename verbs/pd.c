@@ -173,9 +173,10 @@ VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 			.pd = pd->handle,
 			.access = access,
 		};
+		int fd = ibemu__verbs_mr_share((uintptr_t)addr, length, &m);
 
 		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_MR_REG, &m,
-					sizeof(m), NULL, 0);
+					sizeof(m), &fd, fd >= 0 ? 1 : 0);
 		if (ret) {
 			pthread_mutex_lock(&context->mutex);
 			ctx->nmrs--;

@@ -217,6 +217,13 @@ struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
 					      int cqe, void *cq_context,
 					      struct ibv_comp_channel *channel,
 					      int comp_vector);
+/*
+ * mr_share.c: moves the pages of [addr, addr + len) onto shared memory if
+ * it can (DESIGN.md section 6) and describes them in m->shm_*; the memfd
+ * to send with the registration (the library keeps it), or -1.
+ */
+int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,
+			  struct ibemu_verbs_mr_req *m);
 /* cq_ex.c: ibv_create_cq_ex and the clock its timestamps count (kHz:
  * one tick a nanosecond of virtual time) */
 #define IBEMU_VERBS_CORE_CLOCK_KHZ 1000000ull

@@ -255,6 +255,45 @@ class PingpongTest(SessionClient, IbemuTestCase):
         self.assertEqual((t, st), (16, 0), body)
         return struct.unpack("=14I", body)[13], sq, rq
 
+    def test_bad_memory_registrations(self):
+        """MR_REG with the memfd of shared pages (DESIGN.md section 6):
+        an fd that is not a memfd, an unsealed memfd, one smaller than
+        the window it claims, a window of no whole pages, a window with
+        no fd: each is refused with EINVAL; the daemon and a good
+        registration on the same stream go on."""
+        self.up(FAT, "ppmr")
+        s, page, async_fd = self.verbs_open("ppmr", "hca09")
+        t, st, body = self.call(s, 10, struct.pack("=II", 0, 0))
+        pd = struct.unpack("=II", body)[0]
+
+        def mr(shm_len, shm_off=0, fds=(), shm_addr=0x7f0000000000):
+            req = struct.pack("=QQIIIIQQQ", 0x7f0000000000, 8192, pd, 1,
+                              0, 0, shm_addr, shm_len, shm_off)
+            t, st, body = self.call(s, 12, req, fds)
+            self.assertEqual(t, 12 if st == 0 else ERROR, body)
+            return st
+
+        r, w = os.pipe()
+        unsealed = os.memfd_create("ibemu-test", os.MFD_ALLOW_SEALING)
+        os.ftruncate(unsealed, 8192)
+        small, good = self.memfd(4096), self.memfd(8192)
+        try:
+            self.assertEqual(mr(8192, fds=[r]), -22)
+            self.assertEqual(mr(8192, fds=[unsealed]), -22)
+            self.assertEqual(mr(8192, fds=[small]), -22)
+            self.assertEqual(mr(100, fds=[good]), -22)
+            self.assertEqual(mr(4096, shm_off=4096, fds=[small]), -22)
+            self.assertEqual(mr(8192), -22)
+            self.assertEqual(mr(8192, fds=[good]), 0)
+        finally:
+            for fd in (r, w, unsealed, small, good):
+                os.close(fd)
+        self.assertIn("memory registration refused",
+                      open(self.paths("ppmr")["log"]).read())
+        self.ibemu("status", "--fabric", "ppmr")
+        s.close()
+        self.down("ppmr")
+
     def test_garbage_in_rings(self):
         self.up(FAT, "ppgarb")
         s, page, async_fd = self.verbs_open("ppgarb", "hca07")

@@ -18,6 +18,7 @@ from sessproto import ERROR, PORT_QUERY, SessionClient, bind, hdr
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 EX = os.path.join(BUILD, "tests", "verbs-ex")
+MEM = os.path.join(BUILD, "tests", "verbs-mem")
 TWO = topology("two-switch.yaml")
 SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 
@@ -252,6 +253,25 @@ class VerbsTest(SessionClient, IbemuTestCase):
             self.assertEqual(f[key], "ok", key)
         self.assertGreater(int(f["recv_ts_ns"]), 0)
         self.down("vex")
+
+    def test_registered_memory_of_every_kind(self):
+        """DESIGN.md section 6's fast path (tests/verbs-mem.c): malloc'd
+        and mmap'd regions move onto shared memory with their bytes
+        intact, again when registered twice or remapped; the stack and
+        a file mapping stay on the process_vm path; WRITE, READ and
+        fetch-and-add move the right bytes on all of them; after fork()
+        the child's writes do not reach the parent."""
+        self.up(TWO, "vmem")
+        p = self.exec_("vmem", MEM, host="hca3", check=None)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        f = fields(p.stdout)
+        self.assertEqual(f["failures"], "0", p.stdout)
+        self.assertEqual({k: f["shared_" + k] for k in (
+            "malloc", "malloc_again", "mmap", "mmap_again", "stack",
+            "file")}, {"malloc": "1", "malloc_again": "1", "mmap": "1",
+                       "mmap_again": "1", "stack": "0", "file": "0"})
+        self.assertEqual(f["fork_private"], "1")
+        self.down("vmem")
 
     def test_port_query_protocol(self):
         """PORT_QUERY names a port of the process's HCA; others are
