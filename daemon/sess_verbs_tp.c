@@ -55,15 +55,15 @@ static void cq_publish(struct ibemu_sess_verbs *v, struct vcq *q)
 	 * as for 'sleeps'): without the fence both can miss, the process
 	 * blocking for an event the daemon never raises.
 	 *
-	 * IBA 11.4.2.2: an armed CQ raises one event. The transport does
-	 * not say which receives were solicited, so a CQ armed for
-	 * solicited completions fires on any receive or error completion.
+	 * IBA 11.4.2.2: an armed CQ raises one event; one armed for
+	 * solicited completions only at a receive whose message had SE
+	 * set, or at an error completion.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	arm = __atomic_load_n(&q->ring.hdr->arm, __ATOMIC_SEQ_CST);
 	for (i = q->published; arm && i != q->ring.idx && !fire; i++) {
 		ce = ibemu__vs_ring_ent(&q->ring, i);
-		fire = arm == 1 || ce->opcode >= IBEMU_WC_RECV || ce->status;
+		fire = arm == 1 || ce->solicited || ce->status;
 	}
 	ce = ibemu__vs_ring_ent(&q->ring, q->published);
 	q->published = q->ring.idx;
@@ -115,6 +115,7 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 	out->slid = e->slid;
 	out->sl = e->sl;
 	out->dlid_path_bits = e->dlid_path_bits;
+	out->solicited = e->solicited;
 	out->time_ps = ibemu_engine_now(d->engine);
 	q->ring.idx++;
 	if (!ibemu__vs_rule_on(d)) {

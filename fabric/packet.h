@@ -52,6 +52,7 @@ struct ibemu_pkt {
 	uint8_t last : 1;    /* last packet of its message */
 	uint8_t ack_req : 1; /* BTH AckReq (hca/transport) */
 	uint8_t lost : 1;    /* dropped by fault injection (engine) */
+	uint8_t se : 1;	     /* BTH SE: solicited event (hca/transport) */
 	/*
 	 * The BTH and AETH fields the QP transport (hca/transport*.c) acts
 	 * on, by value: 12 bytes. The other headers (RETH, DETH, ImmDt,

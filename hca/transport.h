@@ -276,6 +276,9 @@ struct ibemu_tp_cqe {
 	uint16_t slid;
 	uint8_t sl;
 	uint8_t dlid_path_bits;
+	/* A receive whose message had SE set: it satisfies a CQ armed for
+	 * solicited completions (IBA 11.4.2.2). */
+	uint8_t solicited;
 };
 
 /*

@@ -84,6 +84,7 @@ struct tp_msg {
 	uint32_t inflight; /* packets naming it still on the wire */
 	uint8_t opcode;	   /* enum ibemu_wr_opcode */
 	uint8_t signaled;
+	uint8_t solicited; /* BTH SE on its last packet (IBA 9.2.3) */
 	uint8_t fence;
 	uint8_t is_inline;
 	uint8_t started;  /* its first packet was built */

@@ -736,6 +736,7 @@ int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
 	m->opcode = wr->opcode;
 	m->signaled = qp->sq_sig_all || (wr->send_flags & IBEMU_SEND_SIGNALED);
 	m->fence = !!(wr->send_flags & IBEMU_SEND_FENCE);
+	m->solicited = !!(wr->send_flags & IBEMU_SEND_SOLICITED);
 	m->is_inline = (uint8_t)inl;
 	/* Too long for a message: a local length error when it starts. */
 	m->len = len > IBEMU_TP_MAX_MSG ? IBEMU_TP_MAX_MSG : (uint32_t)len;

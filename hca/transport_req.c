@@ -257,6 +257,12 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 	pkt->dqpn = m->remote_qpn;
 	pkt->pkey = ibemu__tp_pkey(tp, qp);
 	pkt->last = d.last;
+	/* IBA 9.2.3: SE in the last packet of a SEND or a WRITE with
+	 * immediate the requester asked to be solicited. */
+	pkt->se = d.last && m->solicited &&
+		  (m->opcode == IBEMU_WR_SEND ||
+		   m->opcode == IBEMU_WR_SEND_WITH_IMM ||
+		   m->opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM);
 	/* IBA 9.7.4.1.5: AckReq on the last packet of every request; the
 	 * responder coalesces (transport_resp.c). */
 	pkt->ack_req = d.last && qp->type == IBEMU_QPT_RC;

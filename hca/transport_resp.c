@@ -311,6 +311,7 @@ static void recv_done(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rwqe *w,
 		.slid = pkt->slid,
 		.sl = pkt->sl,
 		.pkey_index = qp->attr.pkey_index,
+		.solicited = pkt->se,
 	};
 
 	if (has_imm(op)) {

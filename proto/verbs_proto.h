@@ -183,7 +183,8 @@ struct ibemu_verbs_cqe {
 	uint16_t slid;
 	uint8_t sl;
 	uint8_t dlid_path_bits;
-	uint8_t reserved[2];
+	uint8_t solicited; /* the message had BTH SE (IBA 11.4.2.2) */
+	uint8_t reserved;
 	uint64_t time_ps; /* virtual time of the completion */
 	uint8_t reserved2[8];
 };

@@ -11,6 +11,7 @@
  * the number of broken rules.
  */
 #include <endian.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -198,6 +199,90 @@ static void check_errors(struct ex *x)
 	printf("batch_errors=ok\n");
 }
 
+/* Polls 'n' completions of 'cq' (any status) within 5 s; how many came. */
+static int drain(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc;
+	int got = 0, i;
+
+	for (i = 0; got < n && i < 5000000; i++) {
+		got += ibv_poll_cq(cq, 1, &wc) == 1;
+		if (i > 1000)
+			usleep(1);
+	}
+	return got;
+}
+
+/* Whether the channel has an event within 'ms' (non-blocking reads). */
+static int event_within(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int i;
+
+	for (i = 0; i < ms; i++) {
+		if (!ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+			ibv_ack_cq_events(ev_cq, 1);
+			return ev_cq == cq;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * A CQ armed for solicited completions only (ibv_req_notify_cq(cq, 1))
+ * raises no event at a receive whose SEND was not solicited, and one at a
+ * receive whose SEND was (IBA 11.4.2.2, BTH SE).
+ */
+static void check_solicited(struct ex *x, uint16_t lid)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(x->ctx);
+	struct ibv_cq *cq = ch ? ibv_create_cq(x->ctx, 16, NULL, ch, 0) : NULL;
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 4,
+			.max_recv_wr = 4,
+			.max_send_sge = 1,
+			.max_recv_sge = 1},
+	};
+	struct ibv_qp *qp = cq ? ibv_create_qp(x->pd, &qa) : NULL;
+	struct ibv_sge sge = {(uintptr_t)x->buf, 64, x->mr->lkey};
+	struct ibv_recv_wr rwr = {.sg_list = &sge, .num_sge = 1}, *bad_r;
+	struct ibv_send_wr swr = {.sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED},
+			   *bad_s;
+	int quiet, loud;
+
+	CHECK(qp && !loopback_connect(qp, lid, IBV_MTU_1024, 1),
+	      "solicited: QP: errno %d", errno);
+	if (!qp)
+		return;
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	CHECK_RET(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	CHECK_RET(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	CHECK_RET(ibv_req_notify_cq(cq, 1), 0);
+	CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+	CHECK(drain(cq, 2) == 2, "solicited: the plain SEND did not complete");
+	quiet = !event_within(ch, cq, 20);
+	swr.send_flags |= IBV_SEND_SOLICITED;
+	CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+	CHECK(drain(cq, 2) == 2, "solicited: the SEND did not complete");
+	loud = event_within(ch, cq, 1000);
+	CHECK(quiet && loud,
+	      "solicited only: event at a plain receive %d, "
+	      "at a solicited one %d",
+	      !quiet, loud);
+	printf("solicited_only=%s\n", quiet && loud ? "ok" : "wrong");
+	CHECK_RET(ibv_destroy_qp(qp), 0);
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	CHECK_RET(ibv_destroy_comp_channel(ch), 0);
+}
+
 /* What the extended objects refuse, with rdma-core's errno values. */
 static void check_refusals(struct ex *x)
 {
@@ -229,7 +314,7 @@ static void check_refusals(struct ex *x)
 	printf("refusals=ok\n");
 }
 
-static int setup(struct ex *x)
+static int setup(struct ex *x, uint16_t *lid)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_device_attr_ex dx;
@@ -294,6 +379,7 @@ static int setup(struct ex *x)
 	ibv_wr_set_sge(x->qpx, x->mr->lkey, (uintptr_t)x->buf, 8);
 	CHECK_RET(ibv_wr_complete(x->qpx), EINVAL);
 	CHECK_RET(loopback_connect(x->qp, pa.lid, IBV_MTU_1024, 4), 0);
+	*lid = pa.lid;
 	return 0;
 }
 
@@ -301,9 +387,10 @@ int main(void)
 {
 	struct ex x = {0};
 	struct got g[16];
+	uint16_t lid = 0;
 
 	memset(g, 0, sizeof(g));
-	if (setup(&x)) {
+	if (setup(&x, &lid)) {
 		printf("FAIL: setup: %s\nfailures=%d\n", strerror(errno),
 		       failures + 1);
 		return 1;
@@ -312,6 +399,7 @@ int main(void)
 	check_rdma(&x, g);
 	check_errors(&x);
 	check_refusals(&x);
+	check_solicited(&x, lid);
 	CHECK_RET(ibv_destroy_qp(x.qp), 0);
 	CHECK_RET(ibv_destroy_cq(ibv_cq_ex_to_cq(x.cq)), 0);
 	CHECK_RET(ibv_dereg_mr(x.mr), 0);

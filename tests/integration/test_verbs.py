@@ -243,13 +243,16 @@ class VerbsTest(SessionClient, IbemuTestCase):
         builders of ibv_create_qp_ex, through the real API
         (tests/verbs-ex.c): SEND with immediate from an inline list,
         WRITE, READ and both atomics in one batch, a batch with a bad
-        request that posts nothing, ibv_wr_abort, the refusals."""
+        request that posts nothing, ibv_wr_abort, the refusals; and a CQ
+        armed for solicited completions only: no event at a plain SEND's
+        receive, one at a solicited SEND's (BTH SE)."""
         self.up(TWO, "vex")
         p = self.exec_("vex", EX, host="hca3", check=None)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         f = fields(p.stdout)
         self.assertEqual(f["failures"], "0", p.stdout)
-        for key in ("send_imm", "rdma_atomics", "batch_errors", "refusals"):
+        for key in ("send_imm", "rdma_atomics", "batch_errors", "refusals",
+                    "solicited_only"):
             self.assertEqual(f[key], "ok", key)
         self.assertGreater(int(f["recv_ts_ns"]), 0)
         self.down("vex")
