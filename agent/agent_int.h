@@ -63,8 +63,8 @@ struct ibemu_agent_port {
 	uint16_t master_sm_lid;
 	uint16_t m_key_lease_period; /* seconds; 0: never expires */
 	uint16_t m_key_violations;
-	uint16_t p_key_violations;
-	uint16_t q_key_violations;
+	/* P_Key and Q_Key violations: the engine's port counters, which
+	 * the port's owner (a QP transport) counts. */
 	uint32_t cap_mask;
 	uint16_t cap_mask2;
 	uint8_t guid_cap;

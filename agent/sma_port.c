@@ -279,8 +279,13 @@ void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 	out->filter_raw_inbound = ap->filter_raw_in;
 	out->filter_raw_outbound = ap->filter_raw_out;
 	out->m_key_violations = mp->m_key_violations;
-	out->p_key_violations = ap->p_key_violations;
-	out->q_key_violations = ap->q_key_violations;
+	{
+		struct ibemu_port_counters c;
+
+		ibemu_engine_counters(e, pi, &c);
+		out->p_key_violations = c.p_key_violations;
+		out->q_key_violations = c.q_key_violations;
+	}
 	out->guid_cap = ap->guid_cap;
 	out->mcast_pkey_trap_suppression = ap->mcast_pkey_trap_suppr;
 	out->subnet_timeout = mp->subnet_timeout;
@@ -498,10 +503,12 @@ static void port_info_apply(struct ibemu_engine *e, uint32_t pi,
 	ap->part_enf_out = in->partition_enforcement_outbound;
 	ap->filter_raw_in = in->filter_raw_inbound;
 	ap->filter_raw_out = in->filter_raw_outbound;
-	ap->p_key_violations =
-		counter_write(ap->p_key_violations, in->p_key_violations);
-	ap->q_key_violations =
-		counter_write(ap->q_key_violations, in->q_key_violations);
+	/* Writing 0 clears a violation counter (as counter_write). */
+	ibemu_engine_counters_clear(
+		e, pi,
+		(in->p_key_violations ? 0 : IBEMU_CNT_P_KEY_VIOLATIONS) |
+			(in->q_key_violations ? 0
+					      : IBEMU_CNT_Q_KEY_VIOLATIONS));
 	ap->mcast_pkey_trap_suppr = in->mcast_pkey_trap_suppression;
 	ap->local_phy_errors = in->local_phy_errors;
 	ap->overrun_errors = in->overrun_errors;

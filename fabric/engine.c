@@ -1107,6 +1107,26 @@ void ibemu_engine_counters_clear(struct ibemu_engine *e, uint32_t port,
 		if (p->wait_since != UINT64_MAX)
 			p->wait_since = e->now;
 	}
+	if (what & IBEMU_CNT_P_KEY_VIOLATIONS)
+		c->p_key_violations = 0;
+	if (what & IBEMU_CNT_Q_KEY_VIOLATIONS)
+		c->q_key_violations = 0;
+}
+
+void ibemu_engine_count_violation(struct ibemu_engine *e, uint32_t port,
+				  unsigned what)
+{
+	struct ibemu_port_counters *c;
+
+	if (port >= e->nports)
+		return;
+	c = &e->ports[port].cnt;
+	if ((what & IBEMU_CNT_P_KEY_VIOLATIONS) &&
+	    c->p_key_violations != UINT16_MAX)
+		c->p_key_violations++;
+	if ((what & IBEMU_CNT_Q_KEY_VIOLATIONS) &&
+	    c->q_key_violations != UINT16_MAX)
+		c->q_key_violations++;
 }
 
 int ibemu_engine_settle(struct ibemu_engine *e)

@@ -76,6 +76,11 @@ struct ibemu_port_counters {
 	uint64_t unicast_rcv_pkts;
 	uint64_t busy_ps; /* time the transmitter was busy, for utilization */
 	uint64_t fecn_marked;
+	/* PortInfo's P_KeyViolations and Q_KeyViolations (IBA 14.2.5.6),
+	 * which an HCA port's owner counts (ibemu_engine_count_violation):
+	 * 16 bits, stopping at their maximum. */
+	uint16_t p_key_violations;
+	uint16_t q_key_violations;
 };
 
 /* PortXmitWait counts ticks of 1 ns (the tick is implementation-defined). */
@@ -299,11 +304,17 @@ enum ibemu_counter_bits {
 	IBEMU_CNT_XMIT_DISCARDS = 1u << 8,
 	IBEMU_CNT_VL15_DROPPED = 1u << 9,
 	IBEMU_CNT_XMIT_WAIT = 1u << 10,
+	IBEMU_CNT_P_KEY_VIOLATIONS = 1u << 11,
+	IBEMU_CNT_Q_KEY_VIOLATIONS = 1u << 12,
 };
 /* Zeroes the counters of port 'port' selected by 'what' (the bits above);
  * a wait in progress counts again from now. */
 void ibemu_engine_counters_clear(struct ibemu_engine *e, uint32_t port,
 				 unsigned what);
+/* Counts one P_Key or Q_Key violation at port 'port' ('what':
+ * IBEMU_CNT_P_KEY_VIOLATIONS or IBEMU_CNT_Q_KEY_VIOLATIONS). */
+void ibemu_engine_count_violation(struct ibemu_engine *e, uint32_t port,
+				  unsigned what);
 
 /* What the engine knows of a port's link, for agents and the CLI. */
 struct ibemu_port_link {

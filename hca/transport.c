@@ -214,11 +214,18 @@ static void tp_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
 	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
 	struct tp_qp *qp = ibemu__tp_qp(tp, pkt->dqpn);
 
-	/* IBA 9.6.1.1: a packet whose P_Key the port's table does not
-	 * hold is dropped silently (a P_Key violation). */
+	/* IBA 9.6.1.1, 10.9.3: a packet whose P_Key does not match the
+	 * one of the QP it names is dropped silently and counted in the
+	 * port's P_KeyViolations. */
+	if (qp && qp->port == port &&
+	    !ibemu__tp_pkey_match(ibemu__tp_pkey(tp, qp), pkt->pkey)) {
+		ibemu_engine_count_violation(tp->e, port,
+					     IBEMU_CNT_P_KEY_VIOLATIONS);
+		qp = NULL;
+	}
 	/* A request whose requester is gone (its QP destroyed) names no
 	 * data any more: as if it never arrived. */
-	if (qp && qp->port == port && ibemu__tp_pkey_ok(tp, port, pkt->pkey) &&
+	if (qp && qp->port == port &&
 	    (!m || m->tp || is_response(pkt->opcode))) {
 		if (is_response(pkt->opcode))
 			ibemu__tp_req_recv(tp, qp, pkt);
@@ -404,25 +411,11 @@ void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,
 /* P_Keys (IBA 10.9.3): the base (15 bits) must match and at least one
  * of the two be a full member. */
 
-static int pkey_match(uint16_t a, uint16_t b)
+int ibemu__tp_pkey_match(uint16_t a, uint16_t b)
 {
 	if (!(a & 0x7fff) || (a & 0x7fff) != (b & 0x7fff))
 		return 0;
 	return (a | b) & 0x8000 ? 1 : 0;
-}
-
-int ibemu__tp_pkey_ok(const struct ibemu_tp *tp, uint32_t port, uint16_t pkey)
-{
-	uint16_t keys[128];
-	unsigned n, i;
-
-	n = ibemu_engine_pkeys(tp->e, port, keys, IBEMU_ARRAY_SIZE(keys));
-	if (n > IBEMU_ARRAY_SIZE(keys))
-		n = IBEMU_ARRAY_SIZE(keys);
-	for (i = 0; i < n; i++)
-		if (pkey_match(keys[i], pkey))
-			return 1;
-	return 0;
 }
 
 /* The P_Key a QP sends with: its P_Key index into its port's table. */

@@ -247,8 +247,8 @@ struct tp_qp *ibemu__tp_qp(const struct ibemu_tp *tp, uint32_t qpn);
 const struct tp_mr *ibemu__tp_mr_check(const struct ibemu_tp *tp, uint32_t key,
 				       uint32_t pd, uint64_t addr, uint64_t len,
 				       uint32_t access);
-/* Whether P_Key 'pkey' matches the table of global port 'port'. */
-int ibemu__tp_pkey_ok(const struct ibemu_tp *tp, uint32_t port, uint16_t pkey);
+/* Whether P_Keys 'a' and 'b' match (IBA 10.9.3). */
+int ibemu__tp_pkey_match(uint16_t a, uint16_t b);
 uint16_t ibemu__tp_pkey(const struct ibemu_tp *tp, const struct tp_qp *qp);
 void ibemu__tp_msg_put(struct ibemu_tp_domain *d, struct tp_msg *m);
 void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,

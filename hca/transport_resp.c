@@ -675,9 +675,13 @@ static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	if (op != OP_SEND_ONLY && op != OP_SEND_ONLY_IMM)
 		return;
-	/* IBA 10.2.5 (C10-15): a Q_Key mismatch drops it silently. */
-	if (m->qkey != qp->attr.qkey)
+	/* IBA 10.2.5 (C10-15): a Q_Key mismatch drops it silently and
+	 * counts in the port's Q_KeyViolations. */
+	if (m->qkey != qp->attr.qkey) {
+		ibemu_engine_count_violation(tp->e, qp->port,
+					     IBEMU_CNT_Q_KEY_VIOLATIONS);
 		return;
+	}
 	w = ibemu__tp_rq_take(tp, qp);
 	if (!w)
 		return; /* no receive WQE: dropped (IBA 9.8.?) */

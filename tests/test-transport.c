@@ -533,6 +533,63 @@ static int ud_send(struct host *a, uint32_t qpn, struct host *b, uint32_t rqpn,
 	return ibemu_tp_post_send(a->tp, qpn, &wr);
 }
 
+/* The P_Key and Q_Key violations counted at host 'h''s port. */
+static struct ibemu_port_counters violations(const struct host *h)
+{
+	struct ibemu_port_counters c;
+
+	ibemu_engine_counters(h->e, ibemu_engine_port_index(h->e, h->node, 1),
+			      &c);
+	return c;
+}
+
+/*
+ * A packet whose P_Key does not match the receiving QP's is dropped and
+ * counted in P_KeyViolations (IBA 10.9.3): QP 'qb' takes P_Key index 1,
+ * an empty (invalid) entry of the default table, which matches nothing;
+ * QP 'qc' of the same port, at index 0, receives the same SEND.
+ */
+static void test_pkey_violation(void)
+{
+	struct ibemu_tp_qp_attr at = {0};
+	struct host *a, *b;
+	uint32_t qa, qb, qc;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[2];
+	qa = qp_new(a, IBEMU_QPT_UD);
+	qb = qp_new(b, IBEMU_QPT_UD);
+	qc = qp_new(b, IBEMU_QPT_UD);
+	ud_init(a, qa, 0x11111111);
+	ud_init(b, qc, 0x22222222);
+	at.qp_state = IBEMU_QPS_INIT;
+	at.port_num = 1;
+	at.pkey_index = 1;
+	at.qkey = 0x22222222;
+	T_EQ_INT(ibemu_tp_qp_modify(b->tp, qb, &at,
+				    IBEMU_QP_STATE | IBEMU_QP_PKEY_INDEX |
+					    IBEMU_QP_PORT | IBEMU_QP_QKEY),
+		 0);
+	at.qp_state = IBEMU_QPS_RTR;
+	T_EQ_INT(ibemu_tp_qp_modify(b->tp, qb, &at, IBEMU_QP_STATE), 0);
+	post_recv(b, qb, 5, 0, 40 + 64);
+	post_recv(b, qc, 6, 4096, 40 + 64);
+	T_EQ_INT(ud_send(a, qa, b, qb, 0x22222222, 64), 0);
+	run(&f);
+	T_EQ_INT(b->ncqe, 0);
+	T_EQ_INT(violations(b).p_key_violations, 1);
+	T_EQ_INT(ud_send(a, qa, b, qc, 0x22222222, 64), 0);
+	run(&f);
+	T_EQ_INT(b->ncqe, 1);
+	T_EQ_INT(b->cqe[0].wr_id, 6);
+	T_EQ_INT(b->cqe[0].status, IBEMU_WC_SUCCESS);
+	T_EQ_INT(violations(b).p_key_violations, 1);
+	T_EQ_INT(violations(a).p_key_violations, 0);
+	fx_down(&f);
+}
+
 static void test_ud(void)
 {
 	struct host *a, *b;
@@ -570,6 +627,9 @@ static void test_ud(void)
 	run(&f);
 	T_EQ_INT(a->ncqe, 3);
 	T_EQ_INT(b->ncqe, 1);
+	/* Both counted in the receiving port's Q_KeyViolations. */
+	T_EQ_INT(violations(b).q_key_violations, 2);
+	T_EQ_INT(violations(b).p_key_violations, 0);
 	/* Beyond the MTU: a local length error, the QP in SQE. */
 	T_EQ_INT(ud_send(a, qa, b, qb, 0x22222222, 4097), 0);
 	run(&f);
@@ -1174,6 +1234,7 @@ void ibemu_test_register_transport(void)
 	static const struct ibemu_test tests[] = {
 		{"state_machine", test_state_machine},
 		{"ud", test_ud},
+		{"pkey_violation", test_pkey_violation},
 		{"send_one_switch", test_send_one_switch},
 		{"send_two_switches", test_send_two_switches},
 		{"write", test_write},
