@@ -75,13 +75,13 @@ class TimeRuleTest(IbemuTestCase):
         compute: the process never waited, so the server's SEND is handed
         to it only after the second SEND was posted, at 10 us. Had the
         context been taken as waiting (its last call said so), the waiter
-        would have woken at the SEND's arrival (0.6 us) and the second
+        would have woken at the SEND's arrival (1.2 us) and the second
         SEND left 10 us after that."""
         runs = []
         for i in range(2):
             name = f"dethr{i}"
             self.up(FAT, name)
-            runs.append(self.exchange(name, ("tserver", "tclient"), 4))
+            runs.append(self.exchange(name, ("tserver", "tclient"), 3))
             self.assertEqual(self.status(name)["deterministic"], "yes")
             self.down(name)
         self.assertEqual(runs[1], runs[0])
@@ -90,7 +90,7 @@ class TimeRuleTest(IbemuTestCase):
                  for line in (server + client).splitlines()
                  if not line.startswith("end")}
         self.assertEqual(times["waiter recv 0"], 10_000_000, client)
-        self.assertEqual(times["sender send 0"], 10_000_000, client)
+        self.assertGreater(times["sender send 1"], 10_000_000, client)
         # Both SENDs cross the same idle path, the second 10 us later.
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
                          10_000_000, server)
