@@ -6,6 +6,7 @@
  * without verbs calls, and the loop's doorbell protocol (drain before the
  * loop blocks, publish 'sleeps', look once more).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -162,8 +163,42 @@ void ibemu__sess_verbs_stop(struct ibemu_sess_server *s)
 }
 
 /*
- * CPU time (clock ticks, all threads) process 'pid' has used, or 0; its
- * main thread's state ('R' running, 'S' sleeping...) in *state.
+ * Whether a thread of process 'pid' other than its main one is runnable
+ * ('R' in /proc/PID/task/TID/stat): a worker may run while the main thread
+ * sleeps in pthread_join (the library counts waiting per thread).
+ */
+static int task_runnable(pid_t pid)
+{
+	char path[64], line[1024], *p;
+	struct dirent *e;
+	int found = 0;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == (long)pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%.20s/stat",
+			 (long)pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		found = p && p[1] == ' ' && p[2] == 'R';
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * CPU time (clock ticks, all threads) process 'pid' has used, or 0; in
+ * *state 'R' if one of its threads is runnable, else its main thread's
+ * state ('S' sleeping...).
  */
 static uint64_t cpu_ticks(pid_t pid, char *state)
 {
@@ -184,6 +219,8 @@ static uint64_t cpu_ticks(pid_t pid, char *state)
 			 "%llu",
 			 state, &ut, &st) != 3)
 		return 0;
+	if (*state != 'R' && task_runnable(pid))
+		*state = 'R';
 	return ut + st;
 }
 
@@ -192,8 +229,8 @@ static uint64_t cpu_ticks(pid_t pid, char *state)
  * been handed nothing for IBEMU_GRACE_MS of wall time, twice over, counts
  * as waiting if it used the CPU meanwhile (it spins, on memory an RDMA
  * WRITE fills) or sleeps in the kernel (in anything but verbs: a socket,
- * pause()). One runnable but not scheduled (a loaded host) does not: it
- * still runs, as far as the rule knows.
+ * pause()) in every thread. One runnable but not scheduled (a loaded
+ * host) does not: it still runs, as far as the rule knows.
  */
 static int grace_over(struct ibemu_sess_verbs *v, uint64_t now_ms)
 {

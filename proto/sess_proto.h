@@ -82,7 +82,6 @@ struct ibemu_sess_hdr {
 _Static_assert(sizeof(struct ibemu_sess_hdr) == 16, "sess header is 16 bytes");
 
 #define IBEMU_SESS_HOST_LEN 64 /* a node name: at most 63 chars and NUL */
-#define IBEMU_SESS_CA_NAME  "ibemu0"
 /* umad_ca_t holds ports 1-9 (UMAD_CA_MAX_PORTS - 1). */
 #define IBEMU_SESS_MAX_PORTS 9
 #define IBEMU_SESS_PKEYS     32

@@ -213,7 +213,8 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
  * and async event it makes visible to the process: it bumps 'handing'
  * before it moves the ring's producer index (or writes an eventfd) and
  * 'handed' after. The library publishes its state: a process that finds
- * nothing to do (an empty CQ, a channel or async fd about to block)
+ * nothing to do (an empty CQ, a channel or async fd about to block, in
+ * every thread that takes part in the context: verbs/waiting.c)
  * stores 'wait_seq' = 1 + the 'handed' it read before it looked, if
  * 'handing' read after it looked is the same (else a hand-off was under
  * way and it looks again); any other call stores 0 (running). The daemon counts the

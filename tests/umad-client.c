@@ -105,11 +105,22 @@ static int cmd_ca(void)
 	for (i = 0; i < n; i++)
 		printf("portguid%d=0x%016" PRIx64 "\n", i, be64toh(guids[i]));
 	printf("portguids_small=%d\n", umad_get_ca_portguids(NULL, guids, 1));
-	if (umad_get_port("ibemu0", 0, &port) == 0) {
-		printf("best_port=%d\n", port.portnum);
+	printf("ca_ca_name=%s\n", ca.ca_name);
+	if (umad_get_port(names[0], 0, &port) == 0) {
+		printf("best_port=%d\nport_ca_name=%s\n", port.portnum,
+		       port.ca_name);
 		umad_release_port(&port);
 	}
-	printf("get_port_missing=%d\n", umad_get_port("ibemu0", 9, &port));
+	printf("get_port_missing=%d\n", umad_get_port(names[0], 9, &port));
+	/* NULL, "" and the name CAs had before stand for the one CA. */
+	n = umad_get_ca("", &ca);
+	printf("get_ca_empty=%d\n", n);
+	if (!n)
+		umad_release_ca(&ca);
+	if (!umad_get_ca("ibemu0", &ca)) {
+		printf("get_ca_old=%s\n", ca.ca_name);
+		umad_release_ca(&ca);
+	}
 	printf("get_ca_wrong=%d\n", umad_get_ca("mlx5_0", &ca));
 	if (umad_get_issm_path(NULL, 0, issm, sizeof(issm)) == 0) {
 		fd = open(issm, O_RDWR);

@@ -11,8 +11,18 @@
  * twice can be compared byte for byte. Linked against the system
  * libibverbs, as real programs are; it needs ibemu's (ibemu exec).
  *
- * usage: verbs-det server|client OUT IN
+ * 'tserver' and 'tclient' run the threads scenario instead: in the client
+ * one thread blocks in ibv_get_cq_event for the server's SEND while
+ * another, which posted a SEND just before, sleeps 5 ms of
+ * wall time, declares 10 us of compute and posts a second SEND. The
+ * process runs all along (one of its threads does), so the server's SEND
+ * cannot be handed to it before the second SEND is posted: the waiting
+ * thread wakes with the clock at exactly 10 us and the second SEND leaves
+ * at 10 us (verbs/README.md, "Virtual time").
+ *
+ * usage: verbs-det server|client|tserver|tclient OUT IN
  */
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +40,9 @@
 static const uint32_t sizes[] = {8, 64, 256, 1000, 1024, 4096, 5000, 16384};
 static const uint32_t rdma_sizes[] = {8, 4096, 10000, 65536, 262144};
 
-static struct ibv_cq *cq;
+static struct ibv_cq *cq;  /* every completion but tclient's receives */
+static struct ibv_cq *rcq; /* receives (tclient: on the channel 'ch') */
+static struct ibv_comp_channel *ch, *sch; /* tclient: rcq's and cq's */
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
@@ -42,22 +54,63 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* Waits for one completion (busy polling) and prints its time. */
-static void take(const char *what, unsigned i)
+/*
+ * Takes one completion from 'q' if there is one, writing what it was and
+ * the virtual time then into 'out'; returns whether it took one.
+ */
+static int take_once(struct ibv_cq *q, const char *what, unsigned i, char *out,
+		     size_t len)
 {
 	struct ibv_wc wc;
 	int n;
 
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		;
+	n = ibv_poll_cq(q, 1, &wc);
+	if (!n)
+		return 0;
 	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "verbs-det: %s %u: %s\n", what, i,
 			n < 0 ? "poll failed" : ibv_wc_status_str(wc.status));
 		exit(1);
 	}
-	printf("%s %u wr %" PRIu64 " op %d len %u t %" PRIu64 "\n", what, i,
-	       (uint64_t)wc.wr_id, (int)wc.opcode, wc.byte_len,
-	       ibemu_now_ps() - t0);
+	snprintf(out, len, "%s %u wr %" PRIu64 " op %d len %u t %" PRIu64 "\n",
+		 what, i, (uint64_t)wc.wr_id, (int)wc.opcode, wc.byte_len,
+		 ibemu_now_ps() - t0);
+	return 1;
+}
+
+/* Waits for one completion on 'q' (busy polling) and describes it. */
+static void take_on(struct ibv_cq *q, const char *what, unsigned i, char *out,
+		    size_t len)
+{
+	while (!take_once(q, what, i, out, len))
+		;
+}
+
+/* The same, blocking in ibv_get_cq_event on 'c' while 'q' is empty. */
+static void take_blocking(struct ibv_cq *q, struct ibv_comp_channel *c,
+			  const char *what, unsigned i, char *out, size_t len)
+{
+	struct ibv_cq *evq;
+	void *evctx;
+
+	while (!take_once(q, what, i, out, len)) {
+		if (ibv_req_notify_cq(q, 0))
+			die("ibv_req_notify_cq");
+		if (take_once(q, what, i, out, len))
+			return;
+		if (ibv_get_cq_event(c, &evq, &evctx) || evq != q)
+			die("ibv_get_cq_event");
+		ibv_ack_cq_events(evq, 1);
+	}
+}
+
+/* Waits for one completion and prints it. */
+static void take(const char *what, unsigned i)
+{
+	char line[256];
+
+	take_on(cq, what, i, line, sizeof(line));
+	fputs(line, stdout);
 }
 
 static void post_recv(uint64_t id)
@@ -70,20 +123,27 @@ static void post_recv(uint64_t id)
 		die("ibv_post_recv");
 }
 
-static void post_send(uint64_t id, enum ibv_wr_opcode op, uint32_t len,
-		      uint64_t raddr, uint32_t rkey)
+/* Posts a send request, signaled unless 'quiet'. */
+static void post_send_as(uint64_t id, enum ibv_wr_opcode op, uint32_t len,
+			 uint64_t raddr, uint32_t rkey, int quiet)
 {
 	struct ibv_sge sge = {(uintptr_t)buf + BUF / 2, len, mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = id,
 				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .opcode = op,
-				 .send_flags = IBV_SEND_SIGNALED,
+				 .send_flags = quiet ? 0 : IBV_SEND_SIGNALED,
 				 .wr.rdma = {raddr, rkey}};
 	struct ibv_send_wr *bad;
 
 	if (ibv_post_send(qp, &wr, &bad))
 		die("ibv_post_send");
+}
+
+static void post_send(uint64_t id, enum ibv_wr_opcode op, uint32_t len,
+		      uint64_t raddr, uint32_t rkey)
+{
+	post_send_as(id, op, len, raddr, rkey, 0);
 }
 
 static void connect_qp(uint16_t lid, uint32_t qpn)
@@ -126,6 +186,102 @@ static void connect_qp(uint16_t lid, uint32_t qpn)
 		die("RTS");
 }
 
+/*
+ * The threads scenario's client: 'waiter' blocks for the server's SEND,
+ * 'sender' keeps the process running meanwhile. Each writes what it saw
+ * into its lines; main prints them in a fixed order. They hand over with
+ * a condition variable, and wait for completions blocked in the kernel,
+ * so that no thread spins: one that is runnable but not scheduled on a
+ * loaded host is then not taken for one that spins (the grace period).
+ */
+#define T_COMPUTE_PS 10000000ull /* the sender's declared compute: 10 us */
+#define T_SLEEP_US   5000	 /* wall time, well under the grace period */
+
+static pthread_mutex_t t_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t t_cond = PTHREAD_COND_INITIALIZER;
+static int t_stage; /* 1: the waiter's RECV is posted; 2: the first SEND */
+static char waiter_line[256], sender_line[256];
+
+static void stage_set(int stage)
+{
+	pthread_mutex_lock(&t_lock);
+	t_stage = stage;
+	pthread_cond_broadcast(&t_cond);
+	pthread_mutex_unlock(&t_lock);
+}
+
+static void stage_wait(int stage)
+{
+	pthread_mutex_lock(&t_lock);
+	while (t_stage < stage)
+		pthread_cond_wait(&t_cond, &t_lock);
+	pthread_mutex_unlock(&t_lock);
+}
+
+static void *waiter(void *arg)
+{
+	struct ibv_cq *evq;
+	void *evctx;
+
+	post_recv(0);
+	if (ibv_req_notify_cq(rcq, 0))
+		die("ibv_req_notify_cq");
+	/* The server answers the sender's first SEND: the RECV is there. */
+	stage_set(1);
+	/* The sender takes part (it posted) before this thread waits. */
+	stage_wait(2);
+	if (ibv_get_cq_event(ch, &evq, &evctx) || evq != rcq)
+		die("ibv_get_cq_event");
+	ibv_ack_cq_events(evq, 1);
+	take_on(rcq, "waiter recv", 0, waiter_line, sizeof(waiter_line));
+	return arg;
+}
+
+static void *sender(void *arg)
+{
+	stage_wait(1);
+	/* Unsignaled: no completion of it resumes the process before the
+	 * server's SEND reaches the waiter. */
+	post_send_as(0, IBV_WR_SEND, 64, 0, 0, 1);
+	stage_set(2);
+	/* Silent, running: the process may not be seen waiting now. */
+	usleep(T_SLEEP_US);
+	ibemu_compute_ps(T_COMPUTE_PS);
+	post_send(1, IBV_WR_SEND, 64, 0, 0);
+	take_blocking(cq, sch, "sender send", 1, sender_line,
+		      sizeof(sender_line));
+	return arg;
+}
+
+static void tclient(void)
+{
+	pthread_t w, s;
+
+	if (pthread_create(&w, NULL, waiter, NULL) ||
+	    pthread_create(&s, NULL, sender, NULL))
+		die("pthread_create");
+	pthread_join(w, NULL);
+	pthread_join(s, NULL);
+	fputs(waiter_line, stdout);
+	fputs(sender_line, stdout);
+}
+
+/*
+ * Its server: takes both SENDs and, after the first, sends one to the
+ * waiter. No packet moves before the client's threads are under way, so
+ * no wall-clock wait of either side (files, thread start) holds back work
+ * of the engine, which the grace period would let through.
+ */
+static void tserver(void)
+{
+	post_recv(0);
+	post_recv(1);
+	take("server", 0);
+	post_send(0, IBV_WR_SEND, 64, 0, 0);
+	take("server", 1);
+	take("server", 2);
+}
+
 /* Writes 'line' to 'path' at once (through a rename). */
 static void put(const char *path, const char *line)
 {
@@ -163,15 +319,17 @@ int main(int argc, char **argv)
 	unsigned long long raddr;
 	char line[256], ready[4096];
 	struct ibv_pd *pd;
-	int server;
+	int server, threaded;
 	FILE *f;
 
 	if (argc != 4 ||
-	    (strcmp(argv[1], "server") && strcmp(argv[1], "client")))
-		die("usage: verbs-det server|client OUT IN");
+	    (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
+	     strcmp(argv[1], "tserver") && strcmp(argv[1], "tclient")))
+		die("usage: verbs-det server|client|tserver|tclient OUT IN");
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
-	server = !strcmp(argv[1], "server");
+	threaded = argv[1][0] == 't';
+	server = !strcmp(argv[1] + threaded, "server");
 	list = ibv_get_device_list(NULL);
 	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
@@ -179,15 +337,22 @@ int main(int argc, char **argv)
 	t0 = ibemu_now_ps();
 	buf = calloc(1, BUF);
 	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!strcmp(argv[1], "tclient")) {
+		ch = ibv_create_comp_channel(ctx);
+		sch = ibv_create_comp_channel(ctx);
+		if (!ch || !sch)
+			die("ibv_create_comp_channel");
+	}
+	cq = ibv_create_cq(ctx, 64, NULL, sch, 0);
+	rcq = ch ? ibv_create_cq(ctx, 64, NULL, ch, 0) : cq;
 	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF,
 				    IBV_ACCESS_LOCAL_WRITE |
 					    IBV_ACCESS_REMOTE_WRITE |
 					    IBV_ACCESS_REMOTE_READ)
 		       : NULL;
 	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qp = mr && cq ? ibv_create_qp(pd, &qa) : NULL;
+	qa.recv_cq = rcq;
+	qp = mr && cq && rcq ? ibv_create_qp(pd, &qa) : NULL;
 	if (!qp)
 		die("cannot create the QP");
 	snprintf(line, sizeof(line), "%u %u %llu %u\n", pa.lid, qp->qp_num,
@@ -199,7 +364,13 @@ int main(int argc, char **argv)
 	fclose(f);
 	connect_qp((uint16_t)lid, qpn);
 	snprintf(ready, sizeof(ready), "%s.ready", argv[2]);
-	if (server) {
+	if (threaded) {
+		/* Control calls only in this thread: it takes no part. */
+		if (server)
+			tserver();
+		else
+			tclient();
+	} else if (server) {
 		/* The client starts once this receive is there. */
 		post_recv(0);
 		put(ready, "ready\n");
@@ -237,7 +408,13 @@ int main(int argc, char **argv)
 	printf("end t %" PRIu64 "\n", ibemu_now_ps() - t0);
 	ibv_destroy_qp(qp);
 	ibv_dereg_mr(mr);
+	if (rcq != cq)
+		ibv_destroy_cq(rcq);
 	ibv_destroy_cq(cq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
+	if (sch)
+		ibv_destroy_comp_channel(sch);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

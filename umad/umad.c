@@ -58,14 +58,19 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 
 	/* rdma-core: a named CA with a port has no umad device (-EINVAL);
 	 * a CA that cannot be resolved is -ENODEV. */
-	if (ca_name && strcmp(ca_name, IBEMU_SESS_CA_NAME))
+	ret = ibemu__umad_ca_named(ca_name, &ca);
+	if (ret == -ENOENT)
 		return portnum ? -EINVAL : -ENODEV;
-	if (portnum < 0)
+	if (ret && portnum)
+		ca = NULL; /* OPEN says why it fails */
+	else if (ret)
+		return -ENODEV;
+	if (portnum < 0) {
+		free(ca);
 		return -EINVAL;
+	}
 	if (!portnum) {
 		/* Resolve port 0 as rdma-core does: Active, up, enabled. */
-		if (ibemu__umad_query(&ca))
-			return -ENODEV;
 		for (i = 0; i < ca->nports && !portnum; i++)
 			if (ca->ports[i].state == 4)
 				portnum = (int)i + 1;
@@ -75,10 +80,12 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 		for (i = 0; i < ca->nports && !portnum; i++)
 			if (ca->ports[i].phys_state != 3)
 				portnum = (int)i + 1;
-		free(ca);
-		if (!portnum)
+		if (!portnum) {
+			free(ca);
 			return -ENODEV;
+		}
 	}
+	free(ca);
 	fd = ibemu__umad_open((unsigned)portnum, &opened);
 	if (fd < 0)
 		return fd == -EINVAL ? -EINVAL : -ENODEV;
@@ -87,8 +94,7 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 		close(fd);
 		return ret;
 	}
-	UMAD_DEBUG("opened %s port %d (%s) fd %d", IBEMU_SESS_CA_NAME, portnum,
-		   opened.host, fd);
+	UMAD_DEBUG("opened %s port %d fd %d", opened.host, portnum, fd);
 	return fd;
 }
 

@@ -2,8 +2,10 @@
 /*
  * The CA and port queries of libibumad (umad_get_ca, umad_get_port, the
  * device lists, umad_get_issm_path), answered from the daemon's CA_QUERY
- * instead of sysfs. Every process sees one CA, ibemu0: the HCA it is bound
- * to. Return values follow rdma-core's libibumad (umad.c) case by case.
+ * instead of sysfs. Every process sees one CA: the HCA it is bound to,
+ * under its topology name, the name libibverbs gives the device (a real
+ * host names both mlx5_0). Return values follow rdma-core's libibumad
+ * (umad.c) case by case.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +14,36 @@
 
 #include "umad_int.h"
 
-static int is_our_ca(const char *ca_name)
+void ibemu__umad_ca_name(const struct ibemu_sess_ca *ca,
+			 char name[UMAD_CA_NAME_LEN])
 {
-	return !ca_name || !strcmp(ca_name, IBEMU_SESS_CA_NAME);
+	/* A longer name is cut, where rdma-core would skip the CA. */
+	size_t n = strnlen(ca->host, UMAD_CA_NAME_LEN - 1);
+
+	memcpy(name, ca->host, n);
+	name[n] = '\0';
+}
+
+/* NULL, "" and the old name stand for the one CA, as NULL does in
+ * rdma-core for the first. */
+static int is_default(const char *ca_name)
+{
+	return !ca_name || !*ca_name || !strcmp(ca_name, UMAD_CA_OLD_NAME);
+}
+
+int ibemu__umad_ca_named(const char *ca_name, struct ibemu_sess_ca **out)
+{
+	char name[UMAD_CA_NAME_LEN];
+
+	if (ibemu__umad_query(out))
+		return is_default(ca_name) ? -ENODEV : -ENOENT;
+	ibemu__umad_ca_name(*out, name);
+	if (is_default(ca_name) || !strcmp(ca_name, (*out)->host) ||
+	    !strcmp(ca_name, name))
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -ENOENT;
 }
 
 static const struct ibemu_sess_port *ca_port(const struct ibemu_sess_ca *ca,
@@ -48,15 +77,15 @@ static int best_port(const struct ibemu_sess_ca *ca)
 /*
  * rdma-core's resolve_ca_name(): a CA name given with a port number is
  * taken as it is (a wrong one fails later); without, the CA must exist
- * and port 0 becomes its best port. Returns 0 with *ca (free() it), or
- * -ENODEV.
+ * and port 0 becomes its best port. Returns 0 with *ca (free() it),
+ * -ENOENT for a name that is not the CA's, or -ENODEV.
  */
 static int resolve(const char *ca_name, int *portnum, struct ibemu_sess_ca **ca)
 {
-	if (!is_our_ca(ca_name))
-		return -ENODEV;
-	if (ibemu__umad_query(ca))
-		return -ENODEV;
+	int ret = ibemu__umad_ca_named(ca_name, ca);
+
+	if (ret)
+		return ret;
 	if (portnum && !*portnum) {
 		*portnum = best_port(*ca);
 		if (!*portnum) {
@@ -75,11 +104,10 @@ UMAD_EXPORT int umad_get_cas_names(char cas[][UMAD_CA_NAME_LEN], int max)
 		return 0; /* a host without devices */
 	if (ibemu__umad_query(&ca))
 		return -ENODEV;
+	if (max >= 1)
+		ibemu__umad_ca_name(ca, cas[0]);
 	free(ca);
-	if (max < 1)
-		return 0;
-	snprintf(cas[0], UMAD_CA_NAME_LEN, "%s", IBEMU_SESS_CA_NAME);
-	return 1;
+	return max < 1 ? 0 : 1;
 }
 
 UMAD_EXPORT struct umad_device_node *umad_get_ca_device_list(void)
@@ -97,14 +125,15 @@ UMAD_EXPORT struct umad_device_node *umad_get_ca_device_list(void)
 		errno = ENODEV;
 		return NULL;
 	}
-	free(ca);
-	node = calloc(1, sizeof(*node) + sizeof(IBEMU_SESS_CA_NAME));
+	node = calloc(1, sizeof(*node) + UMAD_CA_NAME_LEN);
 	if (!node) {
+		free(ca);
 		errno = ENOMEM;
 		return NULL;
 	}
 	name = (char *)(node + 1);
-	memcpy(name, IBEMU_SESS_CA_NAME, sizeof(IBEMU_SESS_CA_NAME));
+	ibemu__umad_ca_name(ca, name);
+	free(ca);
 	node->ca_name = name;
 	errno = 0;
 	return node;
@@ -145,11 +174,10 @@ UMAD_EXPORT int umad_sort_ca_device_list(struct umad_device_node **head,
 	return 0;
 }
 
-static void port_fill(umad_port_t *port, const struct ibemu_sess_port *p,
-		      uint16_t *pkeys)
+static void port_fill(umad_port_t *port, const struct ibemu_sess_ca *ca,
+		      const struct ibemu_sess_port *p, uint16_t *pkeys)
 {
-	snprintf(port->ca_name, sizeof(port->ca_name), "%s",
-		 IBEMU_SESS_CA_NAME);
+	ibemu__umad_ca_name(ca, port->ca_name);
 	port->portnum = p->port_num;
 	port->base_lid = p->lid;
 	port->lmc = p->lmc;
@@ -168,7 +196,8 @@ static void port_fill(umad_port_t *port, const struct ibemu_sess_port *p,
 }
 
 /* Allocates what rdma-core's get_port() does: the P_Key array. */
-static int port_get(umad_port_t *port, const struct ibemu_sess_port *p)
+static int port_get(umad_port_t *port, const struct ibemu_sess_ca *ca,
+		    const struct ibemu_sess_port *p)
 {
 	uint16_t *pkeys;
 
@@ -178,7 +207,7 @@ static int port_get(umad_port_t *port, const struct ibemu_sess_port *p)
 	pkeys = calloc(p->npkeys, sizeof(*pkeys));
 	if (!pkeys)
 		return -EIO;
-	port_fill(port, p, pkeys);
+	port_fill(port, ca, p, pkeys);
 	return 0;
 }
 
@@ -206,7 +235,7 @@ static void release_ca(umad_ca_t *ca)
 static void ca_fill(umad_ca_t *ca, const struct ibemu_sess_ca *q)
 {
 	memset(ca->ca_name, 0, sizeof(ca->ca_name));
-	snprintf(ca->ca_name, sizeof(ca->ca_name), "%s", IBEMU_SESS_CA_NAME);
+	ibemu__umad_ca_name(q, ca->ca_name);
 	ca->node_type = q->node_type;
 	ca->numports = (int)q->nports;
 	snprintf(ca->fw_ver, sizeof(ca->fw_ver), "%s", IBEMU_VERSION);
@@ -220,11 +249,10 @@ UMAD_EXPORT int umad_get_ca(const char *ca_name, umad_ca_t *ca)
 {
 	struct ibemu_sess_ca *q;
 	unsigned i;
-	int ret;
+	int ret = 0;
 
-	ret = resolve(ca_name, NULL, &q);
-	if (ret)
-		return ret;
+	if (resolve(ca_name, NULL, &q))
+		return -ENODEV;
 	ca->numports = 0;
 	memset(ca->ports, 0, sizeof(ca->ports));
 	ca_fill(ca, q);
@@ -235,7 +263,7 @@ UMAD_EXPORT int umad_get_ca(const char *ca_name, umad_ca_t *ca)
 			ret = -ENOMEM;
 			break;
 		}
-		if (port_get(ca->ports[i + 1], &q->ports[i])) {
+		if (port_get(ca->ports[i + 1], q, &q->ports[i])) {
 			free(ca->ports[i + 1]);
 			ca->ports[i + 1] = NULL;
 			ret = -EIO;
@@ -264,14 +292,14 @@ UMAD_EXPORT int umad_get_port(const char *ca_name, int portnum,
 	int ret;
 
 	/* rdma-core reads the sysfs port of a named CA: -EIO if absent. */
-	if (!is_our_ca(ca_name))
-		return portnum ? -EIO : -ENODEV;
 	ret = resolve(ca_name, &portnum, &q);
+	if (ret == -ENOENT)
+		return portnum ? -EIO : -ENODEV;
 	if (ret)
 		return ret;
 	/* rdma-core reads the port's sysfs directory: none is -EIO. */
 	p = ca_port(q, portnum);
-	ret = p ? port_get(port, p) : -EIO;
+	ret = p ? port_get(port, q, p) : -EIO;
 	free(q);
 	return ret;
 }
@@ -288,11 +316,12 @@ UMAD_EXPORT int umad_get_ca_portguids(const char *ca_name, __be64 *portguids,
 {
 	struct ibemu_sess_ca *q;
 	unsigned i;
-	int n;
+	int n, ret;
 
-	if (!is_our_ca(ca_name))
+	ret = ibemu__umad_ca_named(ca_name, &q);
+	if (ret == -ENOENT)
 		return -1; /* rdma-core: umad_get_ca() of a wrong name fails */
-	if (resolve(ca_name, NULL, &q))
+	if (ret)
 		return -ENODEV;
 	if (!portguids) {
 		free(q);
@@ -318,9 +347,9 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 	char dir[256];
 	int ret, exists, n;
 
-	if (!is_our_ca(ca_name))
-		return portnum ? -EINVAL : -ENODEV;
 	ret = resolve(ca_name, &portnum, &q);
+	if (ret == -ENOENT)
+		return portnum ? -EINVAL : -ENODEV;
 	if (ret)
 		return ret;
 	exists = ca_port(q, portnum) != NULL;

@@ -49,6 +49,22 @@ int ibemu__umad_attached(void);
 int ibemu__umad_query(struct ibemu_sess_ca **out);
 
 /*
+ * umad_ca.c: the CA's name is its HCA's topology name (what libibverbs
+ * calls the device), cut to what umad_ca_t holds. The name CAs had before
+ * (UMAD_CA_OLD_NAME) is still taken for the CA, as NULL and "" are.
+ */
+#define UMAD_CA_OLD_NAME "ibemu0"
+void ibemu__umad_ca_name(const struct ibemu_sess_ca *ca,
+			 char name[UMAD_CA_NAME_LEN]);
+/*
+ * CA_QUERY for a call that names CA 'ca_name': 0 with *out (free() it) if
+ * the HCA answers to it; -ENOENT if it names another CA (or, named, could
+ * not be asked: rdma-core takes a given name as it is); -ENODEV if the
+ * default CA could not be asked.
+ */
+int ibemu__umad_ca_named(const char *ca_name, struct ibemu_sess_ca **out);
+
+/*
  * OPEN: a port stream for port 'port' (1..) of this process's HCA.
  * Returns the stream's fd (non-blocking, close-on-exec) or -errno.
  */

@@ -7,6 +7,7 @@
  * One clock per process, whatever the number of contexts; each context's
  * page carries the last value the library published there, which is never
  * ahead of the clock (a stale one only makes the daemon wait longer).
+ * Whether the process waits is waiting.c's.
  */
 #include <stdint.h>
 
@@ -37,40 +38,9 @@ void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
 	clock_publish(ctx, cur < t ? t : cur);
 }
 
-void ibemu__verbs_running(struct ibemu_verbs_context *ctx)
+void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx)
 {
-	struct ibemu_verbs_page *p = ctx->page;
-
-	if (!p->rule)
-		return;
-	__atomic_store_n(&p->calls,
-			 __atomic_load_n(&p->calls, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
 	clock_publish(ctx, ibemu__verbs_clock());
-	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED))
-		__atomic_store_n(&p->wait_seq, 0, __ATOMIC_SEQ_CST);
-}
-
-uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
-{
-	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);
-}
-
-int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen)
-{
-	struct ibemu_verbs_page *p = ctx->page;
-
-	if (!p->rule)
-		return 1;
-	/* A hand-off under way since 'seen' was read: look again. */
-	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
-		return 0;
-	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
-		return 1;
-	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
-	/* From running to waiting: the daemon may advance time now. */
-	ibemu__verbs_kick(ctx);
-	return 1;
 }
 
 VERBS_EXPORT uint64_t ibemu_now_ps(void)

@@ -48,6 +48,7 @@ VERBS_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 		return EBUSY;
 	}
 	pthread_mutex_unlock(&context->mutex);
+	ibemu__verbs_users_forget(ibemu__verbs_ctx(context), c);
 	close(channel->fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -212,6 +213,7 @@ int ibemu__ibv_destroy_cq(struct ibv_cq *cq)
 		}
 	}
 	pthread_mutex_unlock(&context->mutex);
+	ibemu__verbs_users_forget(ibemu__verbs_ctx(context), q);
 	ibemu__verbs_ring_destroy(&q->ring);
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
@@ -264,12 +266,15 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 				    q->events_taken)
 					break;
 			pthread_mutex_unlock(&c->lock);
-		} while (!q && !ibemu__verbs_waiting(ctx, seen));
+		} while (!q && !ibemu__verbs_waiting(
+				       ctx, seen, IBEMU_VERBS_WAIT_CHANNEL, c));
 		n = read(channel->fd, &one, sizeof(one));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != sizeof(one))
 			return -1;
+		/* Running before it takes the event (waiting.c). */
+		ibemu__verbs_running(ctx);
 		/* The CQ whose header counts more events than were taken. */
 		pthread_mutex_lock(&c->lock);
 		for (q = c->cqs; q; q = q->next_on_channel) {
@@ -329,6 +334,9 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		seen = ibemu__verbs_handed(ctx);
 	pthread_mutex_lock(&q->poll_lock);
 	prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+	/* Running before it takes anything (waiting.c). */
+	if (rule && num_entries && r->idx != prod)
+		ibemu__verbs_running(ctx);
 	while (n < num_entries && r->idx != prod) {
 		e = (const void *)(r->ents +
 				   (size_t)(r->idx & (r->size - 1)) * r->esz);
@@ -354,12 +362,10 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (n)
 		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&q->poll_lock);
-	if (rule && n) {
+	if (rule && n)
 		ibemu__verbs_clock_at_least(ctx, t0);
-		ibemu__verbs_running(ctx);
-	} else if (rule) {
-		ibemu__verbs_waiting(ctx, seen);
-	}
+	else if (rule)
+		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
 	/* A CQ the daemon put into error (overrun) fails, as a provider's
 	 * poll on a CQ in error does. */
 	if (!n && __atomic_load_n(&r->hdr->error, __ATOMIC_ACQUIRE))

@@ -46,15 +46,16 @@ static int take_next(struct ibemu_verbs_cq *q)
 
 	if (r->idx == prod)
 		return ENOENT;
+	/* Running before it takes the entry (waiting.c). */
+	if (ctx->page->rule)
+		ibemu__verbs_running(ctx);
 	q->cur = (const void *)(r->ents +
 				(size_t)(r->idx & (r->size - 1)) * r->esz);
 	r->idx++;
 	q->cq_ex.status = (enum ibv_wc_status)q->cur->status;
 	q->cq_ex.wr_id = q->cur->wr_id;
-	if (ctx->page->rule) {
+	if (ctx->page->rule)
 		ibemu__verbs_clock_at_least(ctx, q->cur->time_ps);
-		ibemu__verbs_running(ctx);
-	}
 	return 0;
 }
 
@@ -80,7 +81,7 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 		return 0;
 	pthread_mutex_unlock(&q->poll_lock);
 	if (ctx->page->rule)
-		ibemu__verbs_waiting(ctx, seen);
+		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
 	if (__atomic_load_n(&q->ring.hdr->error, __ATOMIC_ACQUIRE))
 		return EIO;
 	return ret;

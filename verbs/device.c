@@ -185,6 +185,7 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 
+	ibemu__verbs_users_detach(ctx);
 	/* The daemon reclaims what the stream still holds. */
 	close(ctx->sess_fd);
 	munmap(ctx->page, IBEMU_VERBS_PAGE);
@@ -228,12 +229,15 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 			n = ibemu__verbs_handed(ctx);
 		while (__atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) ==
 			       __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) &&
-		       !ibemu__verbs_waiting(ctx, n));
+		       !ibemu__verbs_waiting(ctx, n, IBEMU_VERBS_WAIT_ASYNC,
+					     NULL));
 		do
 			r = read(context->async_fd, &n, sizeof(n));
 		while (r < 0 && errno == EINTR);
 		if (r != sizeof(n))
 			return -1;
+		/* Running before it takes the event (waiting.c). */
+		ibemu__verbs_running(ctx);
 		pthread_mutex_lock(&ctx->async_lock);
 		cons = h->cons;
 		if (cons == __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE)) {

@@ -71,6 +71,10 @@ struct ibemu_verbs_context {
 	struct ibemu_verbs_srq *srqs;
 	struct ibemu_verbs_cq *cqs;
 	pthread_mutex_t async_lock;
+	/* The threads that take part in it (waiting.c): a list under its
+	 * lock, and counts any thread may read. */
+	struct ibemu_verbs_user *users;
+	uint32_t nusers, nrunning;
 };
 
 /* A ring shared with the daemon (proto/verbs_proto.h). */
@@ -278,20 +282,49 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr);
 
-/* clock.c: the process's virtual clock and the time rule's page fields */
+/* clock.c: the process's virtual clock */
 uint64_t ibemu__verbs_clock(void);
 /* Moves the clock to 't' if behind it, and publishes it in 'ctx'. */
 void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t);
-/* Any call but a wait: the process runs (under the time rule). */
+/* Publishes the clock in 'ctx''s page (if it changed). */
+void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx);
+
+/*
+ * waiting.c: whether the process waits, per thread (the time rule's page
+ * fields). Every function is a no-op under --clock free.
+ */
+/* What a thread waits on: where work for it would show. */
+enum ibemu_verbs_wait {
+	IBEMU_VERBS_WAIT_NOTHING, /* it was destroyed */
+	IBEMU_VERBS_WAIT_CQ,	  /* an empty poll of a CQ */
+	IBEMU_VERBS_WAIT_CHANNEL, /* ibv_get_cq_event on a channel */
+	IBEMU_VERBS_WAIT_ASYNC,	  /* ibv_get_async_event */
+};
+/*
+ * A post, a poll that returns work, a waiting call woken: the calling
+ * thread takes part in 'ctx' (from its first such call) and runs. It is
+ * called before the thread takes what a hand-off gave it.
+ */
 void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
+/*
+ * A control call (a call on the stream): the thread runs if it takes
+ * part; one that does not changes nothing, unless no thread takes part.
+ */
+void ibemu__verbs_calling(struct ibemu_verbs_context *ctx);
 /* The daemon's hand-off count, read before looking for work. */
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
 /*
- * Nothing found after hand-off 'seen': the process waits (kicking the
- * daemon, if it sleeps, when this is news). Returns 0 if a hand-off was
- * under way meanwhile (look again), else 1.
+ * Nothing found on 'on' after hand-off 'seen': the calling thread waits,
+ * and the context with it if every thread that takes part waits (kicking
+ * the daemon, if it sleeps, when this is news). Returns 0 if a hand-off
+ * was under way meanwhile (look again), else 1.
  */
-int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen);
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
+			 enum ibemu_verbs_wait kind, void *on);
+/* CQ or channel 'on' is being destroyed: no thread waits on it any more. */
+void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on);
+/* The context closes: its threads' records are let go. */
+void ibemu__verbs_users_detach(struct ibemu_verbs_context *ctx);
 
 /* pd.c */
 /* A user of 'pd' more (+1) or less (-1): MRs, AHs, QPs keep it alive. */

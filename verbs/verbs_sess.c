@@ -272,7 +272,7 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 	char why[256];
 	int ret;
 
-	ibemu__verbs_running(ctx);
+	ibemu__verbs_calling(ctx);
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = send_with_fds(ctx->sess_fd, type, msg, len, fds, nfds, 0);
 	if (!ret)

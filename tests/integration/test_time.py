@@ -5,7 +5,9 @@ hca36 of a two-level fat tree) prints the virtual time of every completion
 it takes; three fresh daemons, and one daemon twice, must give
 byte-identical outputs, and 'ibemu status' must say the run stayed
 deterministic. Under '--clock free' the program still completes, and
-status says the run is not deterministic."""
+status says the run is not deterministic. Its threads scenario (one thread
+blocked in ibv_get_cq_event while another of the same context runs) must
+give the virtual times of a process that never waited."""
 
 import os
 import subprocess
@@ -24,7 +26,7 @@ class TimeRuleTest(IbemuTestCase):
             self.env.pop(key, None)
         self.tool_env = tool_env(self.env)
 
-    def exchange(self, fabric):
+    def exchange(self, fabric, roles=("server", "client"), lines=212):
         """Runs both ends once; returns (server output, client output)."""
         a = os.path.join(self.rundir, "a")
         b = os.path.join(self.rundir, "b")
@@ -36,8 +38,8 @@ class TimeRuleTest(IbemuTestCase):
              DET, role, out, inp],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=self.tool_env)
-            for host, role, out, inp in (("hca01", "server", a, b),
-                                         ("hca36", "client", b, a))]
+            for host, role, out, inp in (("hca01", roles[0], a, b),
+                                         ("hca36", roles[1], b, a))]
         outs = []
         for p in procs:
             try:
@@ -47,7 +49,7 @@ class TimeRuleTest(IbemuTestCase):
                 out, err = p.communicate()
             self.assertEqual(p.returncode, 0, f"verbs-det: {out}{err}")
             outs.append(out)
-        self.assertEqual(len(outs[1].splitlines()), 212)
+        self.assertEqual(len(outs[1].splitlines()), lines)
         return tuple(outs)
 
     def status(self, fabric):
@@ -66,6 +68,32 @@ class TimeRuleTest(IbemuTestCase):
             self.down(name)
         for r in runs[1:]:
             self.assertEqual(r, runs[0])
+
+    def test_threads(self):
+        """The client's waiter blocks in ibv_get_cq_event while its sender
+        sleeps 5 ms of wall time between two SENDs, then declares 10 us of
+        compute: the process never waited, so the server's SEND is handed
+        to it only after the second SEND was posted, at 10 us. Had the
+        context been taken as waiting (its last call said so), the waiter
+        would have woken at the SEND's arrival (1.2 us) and the second
+        SEND left 10 us after that."""
+        runs = []
+        for i in range(2):
+            name = f"dethr{i}"
+            self.up(FAT, name)
+            runs.append(self.exchange(name, ("tserver", "tclient"), 3))
+            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.down(name)
+        self.assertEqual(runs[1], runs[0])
+        server, client = runs[0]
+        times = {" ".join(line.split()[:3]): int(line.split()[-1])
+                 for line in (server + client).splitlines()
+                 if not line.startswith("end")}
+        self.assertEqual(times["waiter recv 0"], 10_000_000, client)
+        self.assertGreater(times["sender send 1"], 10_000_000, client)
+        # Both SENDs cross the same idle path, the second 10 us later.
+        self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
+                         10_000_000, server)
 
     def test_free_clock(self):
         self.up(FAT, "detfree", "--clock", "free")

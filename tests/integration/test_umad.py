@@ -148,8 +148,9 @@ class UmadTest(SessionClient, IbemuTestCase):
         f = self.client("uca", "ca")
         port = self.json_of("ports", "hca1", "--fabric", "uca")["ports"][0]
         self.assertEqual(f["cas"], "1")
-        self.assertEqual(f["ca_name"], "ibemu0")
-        self.assertEqual(f["device"], "ibemu0")
+        # The HCA's topology name, as libibverbs names the device.
+        self.assertEqual((f["ca_name"], f["device"], f["ca_ca_name"]),
+                         ("hca1", "hca1", "hca1"))
         self.assertEqual(int(f["node_guid"], 16), self.guid("uca", "hca1"))
         self.assertEqual((f["node_type"], f["numports"], f["port0"]),
                          ("1", "1", "absent"))
@@ -163,7 +164,9 @@ class UmadTest(SessionClient, IbemuTestCase):
                          ("2", "0x0000000000000000"))
         self.assertEqual(int(f["portguid1"], 16), int(port["guid"], 16))
         self.assertEqual(f["portguids_small"], "-12")  # -ENOMEM
-        self.assertEqual(f["best_port"], "1")
+        self.assertEqual((f["best_port"], f["port_ca_name"]), ("1", "hca1"))
+        # "" and the old name "ibemu0" stand for the one CA, as NULL does.
+        self.assertEqual((f["get_ca_empty"], f["get_ca_old"]), ("0", "hca1"))
         self.assertEqual(f["get_port_missing"], "-5")  # -EIO
         self.assertEqual(f["get_ca_wrong"], "-19")  # -ENODEV
         self.assertEqual(f["issm_open"], "ok")
@@ -172,14 +175,30 @@ class UmadTest(SessionClient, IbemuTestCase):
     def test_ibstat(self):
         self.up(TWO, "ustat", "--routes", "none")
         p = self.exec_("ustat", "ibstat", env=self.tool_env)
-        self.assertIn("CA 'ibemu0'", p.stdout)
+        self.assertIn("CA 'hca1'", p.stdout)
         self.assertIn("Port 1:", p.stdout)
         self.assertIn("State: Initializing", p.stdout)  # no SM, no routes
         self.assertIn("Physical state: LinkUp", p.stdout)
         self.assertIn("Node GUID: 0x%016x" % self.guid("ustat", "hca1"),
                       p.stdout)
         self.assertEqual(self.exec_("ustat", "ibstat", "-l",
-                                    env=self.tool_env).stdout, "ibemu0\n")
+                                    env=self.tool_env).stdout, "hca1\n")
+        # One name for the HCA, whichever library a tool asks (ibv_devices
+        # and ibstat both say mlx5_0 on a real host); a CA by name and port.
+        self.assertIn("hca2", self.exec_("ustat", "ibv_devices", host="hca2",
+                                         env=self.tool_env).stdout)
+        self.assertEqual(self.exec_("ustat", "ibstat", "-l", host="hca2",
+                                    env=self.tool_env).stdout, "hca2\n")
+        p = self.exec_("ustat", "ibstat", "hca2", "1", host="hca2",
+                       env=self.tool_env)
+        self.assertIn("Port GUID:", p.stdout)
+        self.assertIn("State: Initializing", p.stdout)
+        p = self.exec_("ustat", "ibstat", "-s", "hca2", host="hca2",
+                       env=self.tool_env)
+        self.assertIn("CA 'hca2'", p.stdout)
+        p = self.exec_("ustat", "ibstat", "hca1", host="hca2", check=255,
+                       env=self.tool_env)
+        self.assertIn("hca1", p.stderr)
         # Not attached: a host without devices, and one line on how to attach.
         env = dict(self.tool_env, LD_LIBRARY_PATH=os.path.dirname(OURS))
         p = subprocess.run(["ibstat"], capture_output=True, text=True, env=env,

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Whether the process waits, as the time rule must know it (DESIGN.md
+ * section 3; the context page of proto/verbs_proto.h). A context waits only
+ * while every thread that takes part in it waits: a thread takes part from
+ * its first post, poll or wait on the context until it exits, and its
+ * record here (one per thread and context, found through a thread-local
+ * cache) says whether its last call was a wait, and on what. With one such
+ * thread the page is written as it always was, without a lock; with more,
+ * each change between running and waiting is made under 'users_lock', and
+ * the thread that completes the set of waiters checks that the others
+ * still have nothing to take. verbs/README.md ("Virtual time") states the
+ * rule.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "verbs_int.h"
+
+/* One thread's part in one context. */
+struct ibemu_verbs_user {
+	struct ibemu_verbs_context *ctx;      /* NULL once the context closed */
+	struct ibemu_verbs_user *next_in_ctx; /* under users_lock */
+	struct ibemu_verbs_user *next_in_thread; /* the owner's own list */
+	/* Written by the owner (under users_lock while others take part),
+	 * read under users_lock: its last call waited, after hand-off
+	 * 'seen', on 'on' (a CQ, a channel or the async ring, by 'kind'). */
+	uint32_t waiting;
+	uint32_t kind;
+	void *on;
+	uint64_t seen;
+};
+
+/* Guards every context's list of users and the changes made while more
+ * than one thread takes part; contexts shared by threads are few. */
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+/* initial-exec: the fast path reads them without calling
+ * __tls_get_addr (two pointers of the static TLS surplus). */
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+static TLS struct ibemu_verbs_user *my_users;
+static TLS struct ibemu_verbs_user *my_last;
+
+static uint32_t nusers(const struct ibemu_verbs_context *ctx)
+{
+	return __atomic_load_n(&ctx->nusers, __ATOMIC_SEQ_CST);
+}
+
+static void page_wait_seq(struct ibemu_verbs_context *ctx, uint64_t v)
+{
+	if (__atomic_load_n(&ctx->page->wait_seq, __ATOMIC_RELAXED) != v)
+		__atomic_store_n(&ctx->page->wait_seq, v, __ATOMIC_SEQ_CST);
+}
+
+/* Whether anything waits for user 'u' to take it (users_lock held). */
+static int has_work(const struct ibemu_verbs_user *u)
+{
+	struct ibemu_verbs_channel *c;
+	const struct ibemu_verbs_ring_hdr *h;
+	const struct ibemu_verbs_cq *q;
+	int found = 0;
+
+	switch (u->kind) {
+	case IBEMU_VERBS_WAIT_CQ:
+		h = ((const struct ibemu_verbs_cq *)u->on)->ring.hdr;
+		return __atomic_load_n(&h->prod, __ATOMIC_SEQ_CST) !=
+		       __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
+	case IBEMU_VERBS_WAIT_CHANNEL:
+		c = u->on;
+		pthread_mutex_lock(&c->lock);
+		for (q = c->cqs; q && !found; q = q->next_on_channel)
+			found = __atomic_load_n(&q->ring.hdr->events,
+						__ATOMIC_SEQ_CST) !=
+				q->events_taken;
+		pthread_mutex_unlock(&c->lock);
+		return found;
+	case IBEMU_VERBS_WAIT_ASYNC:
+		h = &u->ctx->page->async_hdr;
+		return __atomic_load_n(&h->prod, __ATOMIC_SEQ_CST) !=
+		       __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
+	}
+	return 0; /* what it waited on was destroyed */
+}
+
+/* Counts the users that run (users_lock held); returns the count. */
+static uint32_t recount(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_user *u;
+	uint32_t n = 0;
+
+	for (u = ctx->users; u; u = u->next_in_ctx)
+		n += !__atomic_load_n(&u->waiting, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctx->nrunning, n, __ATOMIC_SEQ_CST);
+	return n;
+}
+
+/*
+ * Every user waits; 'seen' is the hand-off count read before the last of
+ * them looked (users_lock held). Those that looked before a later hand-off
+ * are checked for work it left them: a thread woken but not yet running
+ * has some (it marks itself running before it takes anything). Returns 1
+ * if the page now says the context waits (kicking the daemon if that is
+ * news), 0 if a user has work (it will run), -1 if a hand-off is under way
+ * (look again).
+ */
+static int all_wait(struct ibemu_verbs_context *ctx, uint64_t seen)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+	struct ibemu_verbs_user *u;
+
+	for (u = ctx->users; u; u = u->next_in_ctx)
+		if (u->seen != seen && has_work(u))
+			return 0;
+	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
+		return -1;
+	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
+		return 1;
+	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
+	ibemu__verbs_kick(ctx);
+	return 1;
+}
+
+/*
+ * After a user left or a thread joined while one waited alone (users_lock
+ * held): the page says what the users now are. A hand-off under way ends
+ * within microseconds; if it does not (a daemon gone), the context is left
+ * running, which the grace period settles.
+ */
+static void settle(struct ibemu_verbs_context *ctx)
+{
+	int tries = 1000;
+
+	if (recount(ctx)) {
+		page_wait_seq(ctx, 0);
+		return;
+	}
+	while (all_wait(ctx, ibemu__verbs_handed(ctx)) < 0 && --tries)
+		sched_yield();
+}
+
+static void user_unlink(struct ibemu_verbs_user *u)
+{
+	struct ibemu_verbs_context *ctx = u->ctx;
+	struct ibemu_verbs_user **pp;
+
+	for (pp = &ctx->users; *pp != u; pp = &(*pp)->next_in_ctx)
+		;
+	*pp = u->next_in_ctx;
+	__atomic_store_n(&ctx->nusers, ctx->nusers - 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&u->ctx, NULL, __ATOMIC_RELAXED);
+}
+
+/* Frees this thread's records of closed contexts (users_lock held). */
+static void prune_mine(void)
+{
+	struct ibemu_verbs_user **pp = &my_users, *u;
+
+	while ((u = *pp)) {
+		if (u->ctx) {
+			pp = &u->next_in_thread;
+			continue;
+		}
+		*pp = u->next_in_thread;
+		if (my_last == u)
+			my_last = NULL;
+		free(u);
+	}
+}
+
+/*
+ * A thread that exits stops taking part: if the others all wait, the
+ * context waits (with no other user too: what is left of the process made
+ * control calls only, and is treated as a thread that stays silent).
+ */
+static void thread_exit_cb(void *arg)
+{
+	struct ibemu_verbs_context *ctx;
+	struct ibemu_verbs_user *u;
+
+	pthread_mutex_lock(&users_lock);
+	while ((u = my_users)) {
+		my_users = u->next_in_thread;
+		ctx = u->ctx;
+		if (ctx) {
+			user_unlink(u);
+			settle(ctx);
+		}
+		free(u);
+	}
+	my_last = NULL;
+	pthread_mutex_unlock(&users_lock);
+}
+
+static void key_create(void)
+{
+	exit_key_ok = !pthread_key_create(&exit_key, thread_exit_cb);
+}
+
+static struct ibemu_verbs_user *user_find(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_user *u = my_last;
+
+	if (u && __atomic_load_n(&u->ctx, __ATOMIC_RELAXED) == ctx)
+		return u;
+	for (u = my_users; u; u = u->next_in_thread)
+		if (__atomic_load_n(&u->ctx, __ATOMIC_RELAXED) == ctx)
+			return my_last = u;
+	return NULL;
+}
+
+/*
+ * The calling thread takes part in 'ctx' from now on, running. NULL if it
+ * cannot be recorded (no memory, no thread key): its calls then count as
+ * control calls, which never make the context wait wrongly.
+ */
+static struct ibemu_verbs_user *user_add(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_user *u;
+
+	pthread_once(&key_once, key_create);
+	if (!exit_key_ok || pthread_setspecific(exit_key, &my_users))
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->ctx = ctx;
+	pthread_mutex_lock(&users_lock);
+	prune_mine();
+	u->next_in_thread = my_users;
+	my_users = u;
+	u->next_in_ctx = ctx->users;
+	ctx->users = u;
+	/* Before the page says running: a lone user that goes waiting at
+	 * once looks at the count after its store and settles if needed. */
+	__atomic_store_n(&ctx->nusers, ctx->nusers + 1, __ATOMIC_SEQ_CST);
+	recount(ctx);
+	page_wait_seq(ctx, 0);
+	pthread_mutex_unlock(&users_lock);
+	return my_last = u;
+}
+
+static void note(struct ibemu_verbs_user *u, uint64_t seen,
+		 enum ibemu_verbs_wait kind, void *on)
+{
+	u->seen = seen;
+	u->kind = kind;
+	u->on = on;
+	__atomic_store_n(&u->waiting, 1, __ATOMIC_SEQ_CST);
+}
+
+static int noted(const struct ibemu_verbs_user *u, uint64_t seen,
+		 enum ibemu_verbs_wait kind, void *on)
+{
+	return __atomic_load_n(&u->waiting, __ATOMIC_RELAXED) &&
+	       u->seen == seen && u->kind == kind && u->on == on;
+}
+
+/* Running, from waiting (the page says so before the thread takes
+ * anything). */
+static void to_running(struct ibemu_verbs_context *ctx,
+		       struct ibemu_verbs_user *u)
+{
+	if (nusers(ctx) == 1) {
+		__atomic_store_n(&u->waiting, 0, __ATOMIC_SEQ_CST);
+		page_wait_seq(ctx, 0);
+		return;
+	}
+	pthread_mutex_lock(&users_lock);
+	__atomic_store_n(&u->waiting, 0, __ATOMIC_SEQ_CST);
+	recount(ctx);
+	page_wait_seq(ctx, 0);
+	pthread_mutex_unlock(&users_lock);
+}
+
+/* A call that runs, by user 'u' or (NULL) a thread that does not take
+ * part: with no user at all the context is as its last call says. */
+static void run(struct ibemu_verbs_context *ctx, struct ibemu_verbs_user *u)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+
+	__atomic_store_n(&p->calls,
+			 __atomic_load_n(&p->calls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	ibemu__verbs_clock_publish(ctx);
+	if (u && __atomic_load_n(&u->waiting, __ATOMIC_RELAXED))
+		to_running(ctx, u);
+	else if (u || !nusers(ctx))
+		page_wait_seq(ctx, 0);
+}
+
+void ibemu__verbs_running(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_user *u;
+
+	if (!ctx->page->rule)
+		return;
+	u = user_find(ctx);
+	run(ctx, u ? u : user_add(ctx));
+}
+
+void ibemu__verbs_calling(struct ibemu_verbs_context *ctx)
+{
+	if (ctx->page->rule)
+		run(ctx, user_find(ctx));
+}
+
+uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
+{
+	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);
+}
+
+/* The only user: the page is its state, as with one thread always. */
+static int alone_waits(struct ibemu_verbs_context *ctx,
+		       struct ibemu_verbs_user *u, uint64_t seen,
+		       enum ibemu_verbs_wait kind, void *on)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+
+	/* A hand-off under way since 'seen' was read: look again. */
+	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
+		return 0;
+	if (!noted(u, seen, kind, on))
+		note(u, seen, kind, on);
+	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
+		return 1;
+	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
+	if (nusers(ctx) != 1) {
+		/* A thread joined meanwhile, running: the page says so. */
+		pthread_mutex_lock(&users_lock);
+		settle(ctx);
+		pthread_mutex_unlock(&users_lock);
+		return 1;
+	}
+	/* From running to waiting: the daemon may advance time now. */
+	ibemu__verbs_kick(ctx);
+	return 1;
+}
+
+int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
+			 enum ibemu_verbs_wait kind, void *on)
+{
+	struct ibemu_verbs_user *u;
+	int ret = 1;
+
+	if (!ctx->page->rule)
+		return 1;
+	u = user_find(ctx);
+	if (!u)
+		u = user_add(ctx);
+	if (!u)
+		return 1; /* not recorded: the context stays running */
+	if (nusers(ctx) == 1)
+		return alone_waits(ctx, u, seen, kind, on);
+	/* Others run, or the context already waits as of 'seen'. */
+	if (noted(u, seen, kind, on) &&
+	    (__atomic_load_n(&ctx->nrunning, __ATOMIC_SEQ_CST) ||
+	     __atomic_load_n(&ctx->page->wait_seq, __ATOMIC_SEQ_CST) ==
+		     seen + 1))
+		return 1;
+	pthread_mutex_lock(&users_lock);
+	note(u, seen, kind, on);
+	if (!recount(ctx))
+		ret = all_wait(ctx, seen) >= 0;
+	pthread_mutex_unlock(&users_lock);
+	return ret;
+}
+
+void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on)
+{
+	struct ibemu_verbs_user *u;
+
+	pthread_mutex_lock(&users_lock);
+	for (u = ctx->users; u; u = u->next_in_ctx)
+		if (u->on == on) {
+			u->kind = IBEMU_VERBS_WAIT_NOTHING;
+			u->on = NULL;
+		}
+	pthread_mutex_unlock(&users_lock);
+}
+
+void ibemu__verbs_users_detach(struct ibemu_verbs_context *ctx)
+{
+	pthread_mutex_lock(&users_lock);
+	while (ctx->users)
+		user_unlink(ctx->users);
+	prune_mine();
+	pthread_mutex_unlock(&users_lock);
+}
