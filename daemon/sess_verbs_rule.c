@@ -32,8 +32,12 @@ static int is_waiting(const struct ibemu_sess_verbs *v)
  */
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v)
 {
-	int was = is_waiting(v);
+	int was;
 
+	/* A free clock counts nothing: the page's words are the rule's. */
+	if (!ibemu__vs_rule_on(vs_daemon(v)))
+		return 0;
+	was = is_waiting(v);
 	__atomic_store_n(&v->page->handing, v->handed + 1, __ATOMIC_SEQ_CST);
 	return was;
 }
@@ -47,6 +51,8 @@ void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
 {
 	struct ibemu_daemon *d = vs_daemon(v);
 
+	if (!ibemu__vs_rule_on(d))
+		return;
 	if (was_waiting && t > v->hand_ps)
 		v->hand_ps = t;
 	v->handed++;
