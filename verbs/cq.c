@@ -11,6 +11,7 @@
  * it raised is acknowledged, as rdma-core does.
  */
 #include <endian.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,13 +265,18 @@ static uint64_t now_ns(void)
  * Before blocking in the eventfd: an awake daemon raises the event a few
  * microseconds after the process said it waits, and a wake across cores
  * costs tens (DESIGN.md section 6), so look for up to CHANNEL_SPIN_NS
- * first, giving the CPU away at each step (the daemon may share it).
+ * first, giving the CPU away at each step (the daemon may share it). A
+ * non-blocking channel answers at once, as the program asked.
  */
 #define CHANNEL_SPIN_NS 20000ull
 
 static void channel_spin(struct ibemu_verbs_channel *c)
 {
 	uint64_t start = now_ns();
+	int fl = fcntl(c->ch.fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return;
 
 	while (!channel_pending(c) && now_ns() - start < CHANNEL_SPIN_NS)
 		sched_yield();
