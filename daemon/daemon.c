@@ -254,6 +254,7 @@ static void pace_cb(uv_timer_t *t)
 	/* The wall clock has caught up: run the event that waited (under
 	 * the time rule, quiesce_step runs it, up to pace_until). */
 	if (d->clock == IBEMU_CLOCK_FREE) {
+		ibemu__sess_drain(d); /* receives come without a kick */
 		ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
 		ibemu__link_activate(d);
 	}
@@ -346,6 +347,10 @@ static int pump_step(struct ibemu_daemon *d)
 	}
 	if (d->clock == IBEMU_CLOCK_QUIESCE)
 		return quiesce_step(d);
+	/* Receives are posted without a kick: the transport must see every
+	 * one the process posted before the packets that may need it. */
+	if (ibemu__sess_drain(d))
+		next = ibemu_engine_next_time(e);
 	if (next > now + PUMP_LEAP_PS) {
 		wait_ms = (next - now + 999999999ull) / 1000000000ull;
 		d->pace_until = next;

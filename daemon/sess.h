@@ -147,6 +147,20 @@ struct ibemu_sess_conn {
 	struct ibemu_log_limit log_limits[IBEMU_SESS_LOG_NREASONS];
 };
 
+/*
+ * The daemon's poll of the verbs rings before its loop sleeps
+ * (sess_verbs_bell.c): how long it polls, the pause after a poll was
+ * descheduled, when the loop last went to sleep, and whether a CPU is
+ * free for polling (the runnable threads of /proc/loadavg, read at most
+ * once a millisecond, against the CPUs this process may use).
+ */
+struct ibemu_sess_spin {
+	uint64_t ns, backoff_ns, off_until, slept_at;
+	uint64_t load_at;
+	int load_fd; /* /proc/loadavg, or -1 */
+	int ncpus, spare;
+};
+
 struct ibemu_sess_server {
 	struct ibemu_daemon *d;
 	struct ibemu_listener listener;
@@ -170,9 +184,11 @@ struct ibemu_sess_server {
 	struct ibemu_sess_hca **hcas; /* topo->nnodes entries */
 	uv_prepare_t verbs_prepare;   /* drains rings before the loop sleeps */
 	uv_check_t verbs_check;	      /* says the loop is awake again */
-	uint8_t *copy_buf;	      /* IBEMU_SESS_COPY_CHUNK bytes */
-	struct ibemu_sess_mrs *mrs;   /* registered regions (sess_verbs_mem) */
-	int verbs_dirty; /* completions written, not yet published */
+	uv_idle_t verbs_spin; /* keeps the loop awake while work comes */
+	struct ibemu_sess_spin spin;
+	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
+	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */
+	int verbs_dirty;	    /* completions written, not yet published */
 };
 
 /* Bytes a copy between two processes moves per step (sess_verbs_mem.c). */

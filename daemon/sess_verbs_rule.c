@@ -2,9 +2,9 @@
 /*
  * The quiescence time rule (DESIGN.md section 3) as the verbs streams see
  * it: hand-offs counted on the context page, the horizon the running
- * processes leave the engine, the grace period of a process that runs
- * without verbs calls, and the loop's doorbell protocol (drain before the
- * loop blocks, publish 'sleeps', look once more).
+ * processes leave the engine and the grace period of a process that runs
+ * without verbs calls (sess_verbs_bell.c wakes the engine when the
+ * horizon moves).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,8 +33,12 @@ static int is_waiting(const struct ibemu_sess_verbs *v)
  */
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v)
 {
-	int was = is_waiting(v);
+	int was;
 
+	/* A free clock counts nothing: the page's words are the rule's. */
+	if (!ibemu__vs_rule_on(vs_daemon(v)))
+		return 0;
+	was = is_waiting(v);
 	__atomic_store_n(&v->page->handing, v->handed + 1, __ATOMIC_SEQ_CST);
 	return was;
 }
@@ -48,118 +52,14 @@ void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
 {
 	struct ibemu_daemon *d = vs_daemon(v);
 
+	if (!ibemu__vs_rule_on(d))
+		return;
 	if (was_waiting && t > v->hand_ps)
 		v->hand_ps = t;
 	v->handed++;
 	__atomic_store_n(&v->page->handed, v->handed, __ATOMIC_SEQ_CST);
 	if (t + IBEMU_TP_DOORBELL_PS < d->run_cap)
 		d->run_cap = t + IBEMU_TP_DOORBELL_PS;
-}
-
-static int drain_all(struct ibemu_sess_server *s)
-{
-	int did = ibemu__sess_drain(s->d);
-
-	if (did)
-		ibemu_daemon_pump(s->d);
-	return did;
-}
-
-static void set_sleeps(struct ibemu_sess_server *s, uint32_t val)
-{
-	struct ibemu_sess_conn *c;
-
-	for (c = s->conns; c; c = c->next)
-		if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing)
-			__atomic_store_n(&c->verbs->page->sleeps, val,
-					 __ATOMIC_SEQ_CST);
-}
-
-/*
- * Before the loop may block: take what the rings hold, then publish that
- * the daemon sleeps and look once more (a post that raced with the flag
- * saw it clear and did not kick; the seq_cst store and loads order the two
- * sides as Dekker's protocol does).
- */
-/*
- * Under the time rule: whether a process went waiting since the engine
- * last stopped (the horizon moved up), and if so, the engine runs again.
- * Returns 1 then.
- */
-static int rule_pump(struct ibemu_sess_server *s)
-{
-	struct ibemu_daemon *d = s->d;
-	pid_t presumed = 0;
-	uint64_t h;
-
-	if (!ibemu__vs_rule_on(d) || !ibemu_engine_pending(d->engine))
-		return 0;
-	h = ibemu__sess_horizon(d, &presumed);
-	if (h <= d->last_horizon)
-		return 0;
-	d->last_horizon = h;
-	ibemu_daemon_pump(d);
-	return 1;
-}
-
-/*
- * Before the loop may block: take what the rings hold, make what the
- * engine wrote visible, then publish that the daemon sleeps and look once
- * more (a post, or a process going waiting, that raced with the flag saw
- * it clear and did not kick; the seq_cst stores and loads order the two
- * sides as Dekker's protocol does).
- */
-static void prepare_cb(uv_prepare_t *h)
-{
-	struct ibemu_sess_server *s = h->data;
-	struct ibemu_sess_conn *c;
-	int again;
-
-	drain_all(s);
-	ibemu__sess_flush(s->d);
-	rule_pump(s);
-	if (uv_is_active((uv_handle_t *)&s->d->pump_idle))
-		return; /* the loop will not block */
-	do {
-		set_sleeps(s, 1);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		again = 0;
-		for (c = s->conns; c; c = c->next)
-			if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing &&
-			    ibemu__vs_verbs_pending(c->verbs))
-				again = 1;
-		if (again) {
-			set_sleeps(s, 0);
-			drain_all(s);
-		} else if (rule_pump(s)) {
-			set_sleeps(s, 0);
-			again = 1;
-		}
-		ibemu__sess_flush(s->d);
-		if (again && uv_is_active((uv_handle_t *)&s->d->pump_idle))
-			return;
-	} while (again);
-}
-
-static void check_cb(uv_check_t *h)
-{
-	set_sleeps(h->data, 0);
-}
-
-void ibemu__sess_verbs_start(struct ibemu_sess_server *s)
-{
-	uv_prepare_init(&s->d->loop, &s->verbs_prepare);
-	uv_check_init(&s->d->loop, &s->verbs_check);
-	s->verbs_prepare.data = s;
-	s->verbs_check.data = s;
-	uv_prepare_start(&s->verbs_prepare, prepare_cb);
-	uv_check_start(&s->verbs_check, check_cb);
-}
-
-void ibemu__sess_verbs_stop(struct ibemu_sess_server *s)
-{
-	uv_close((uv_handle_t *)&s->verbs_prepare, NULL);
-	uv_close((uv_handle_t *)&s->verbs_check, NULL);
 }
 
 /*

@@ -75,7 +75,7 @@
  * (send queue, receive queue, SRQ, CQ) and one per context (its page: the
  * doorbell flag, the async event ring and the seam of the time rule), and
  * passes it with SCM_RIGHTS in the call that creates the object; both map
- * it. A post that finds the daemon asleep (the page's 'sleeps') kicks it
+ * it. A send that finds the daemon asleep (the page's 'sleeps') kicks it
  * with a VERBS_KICK message on the stream (no reply). A ring is a header of three cache lines (the producer's index, the
  * consumer's index, fixed fields) and then 2^n fixed-size entries. The
  * indices run freely (uint32, wrapping); entry i is at i & (size - 1). The
@@ -204,8 +204,11 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
  * The context page (one memfd per open context, IBEMU_VERBS_PAGE bytes).
  * 'sleeps' is set by the daemon when its loop is about to block in the
  * kernel, and cleared when it wakes: a library that has just bumped a
- * producer index writes a VERBS_KICK on its stream only while it is set,
- * so a post costs no system call while the daemon runs. The async ring
+ * send queue's producer index takes it (an atomic exchange to 0) and, if
+ * it was set, writes a VERBS_KICK on its stream, so a post costs no system
+ * call while the daemon runs, and one kick serves a sleep. Receive queues
+ * and SRQs never kick: the daemon drains every ring before its engine
+ * runs. The async ring
  * has its own header, with the same rules as the queues.
  *
  * The time rule (DESIGN.md section 3, 'rule' set by the daemon unless it
@@ -228,7 +231,7 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
  * set, as a post does.
  */
 struct ibemu_verbs_page {
-	uint32_t sleeps; /* written by the daemon */
+	uint32_t sleeps; /* set by the daemon, cleared by either */
 	uint8_t pad0[IBEMU_VERBS_CACHE_LINE - 4];
 	/* Written by the process. */
 	uint64_t clock_ps;

@@ -12,9 +12,10 @@
  * WRITE, a bad lkey; and, as 'verbs-client peer OUT IN victim|writer', one
  * end of an RC connection for the SIGKILL test (see peer()); and, as
  * 'verbs-client threads N', N threads posting and polling at once on their
- * own QPs and CQs of one context (see threads()).
+ * own QPs and CQs of one context (see threads()); and, as 'verbs-client
+ * late-recv', a receive posted after an RNR NAK (see late_recv()).
  *
- * usage: verbs-client [peer OUT IN victim|writer | threads N]
+ * usage: verbs-client [peer OUT IN victim|writer | threads N | late-recv]
  */
 #include <endian.h>
 #include <errno.h>
@@ -331,6 +332,9 @@ static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return ibv_create_qp(pd, &qa);
 }
 
+/* RNR settings: min_rnr_timer at RTR, rnr_retry at RTS (late_recv's). */
+static uint8_t min_rnr_timer = 12, rnr_retry = 7;
+
 /* RESET -> INIT -> RTR -> RTS towards (dlid, dqpn); 0 or an errno. */
 static int rc_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 		      uint8_t timeout, uint8_t retry)
@@ -354,7 +358,7 @@ static int rc_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 	a.dest_qp_num = dqpn;
 	a.rq_psn = 7;
 	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
+	a.min_rnr_timer = min_rnr_timer;
 	a.ah_attr.dlid = dlid;
 	a.ah_attr.port_num = 1;
 	ret = ibv_modify_qp(qp, &a,
@@ -368,7 +372,7 @@ static int rc_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = timeout;
 	a.retry_cnt = retry;
-	a.rnr_retry = 7;
+	a.rnr_retry = rnr_retry;
 	a.sq_psn = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a,
@@ -905,6 +909,18 @@ static void t_teardown(struct t_pair *p)
 	free(p->buf);
 }
 
+/* Frees what threads() and late_recv() opened (each may be NULL). */
+static void ctx_close(struct ibv_pd *pd, struct ibv_context *ctx,
+		      struct ibv_device **list)
+{
+	if (pd)
+		CHECK_RET(ibv_dealloc_pd(pd), 0);
+	if (ctx)
+		CHECK_RET(ibv_close_device(ctx), 0);
+	if (list)
+		ibv_free_device_list(list);
+}
+
 static int threads(int nthr)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -957,15 +973,68 @@ static int threads(int nthr)
 	}
 	for (i = 0; i < nthr; i++)
 		t_teardown(&pairs[i]);
-	if (pd)
-		CHECK_RET(ibv_dealloc_pd(pd), 0);
-	if (ctx)
-		CHECK_RET(ibv_close_device(ctx), 0);
-	if (list)
-		ibv_free_device_list(list);
+	ctx_close(pd, ctx, list);
 	printf("threads_ok=%d\nsends=%u\nwrites=%u\nrecvs=%u\ninline=%u\n"
 	       "bytes=%llu\nfailures=%d\n",
 	       ok, sends, writes, recvs, inl, bytes, failures);
+	return failures > 100 ? 100 : failures;
+}
+
+/*
+ * 'late-recv': a SEND to itself finds no receive (an RNR NAK), the
+ * receive is posted 50 ms later, while the daemon sleeps until the RNR
+ * timer (491 ms on a free clock: min_rnr_timer 31), and the one retry the
+ * QP allows (rnr_retry 1) must find it. A receive wakes nobody: the
+ * daemon takes it before its engine runs again. Prints late_recv=STATUS.
+ */
+static int late_recv(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx =
+		list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp = cq ? rc_qp(pd, cq) : NULL;
+	static char buf[64];
+	struct ibv_mr *mr =
+		qp ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE)
+		   : NULL;
+	struct ibv_sge sge = {(uintptr_t)buf, 8, mr ? mr->lkey : 0};
+	struct ibv_send_wr swr = {.wr_id = 1,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED},
+			   *bad_s;
+	struct ibv_recv_wr rwr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1},
+			   *bad_r;
+	struct ibv_port_attr pa;
+	struct ibv_wc wc = {.status = IBV_WC_GENERAL_ERR};
+	int got = 0;
+
+	CHECK(mr, "setup: errno %d", errno);
+	if (mr) {
+		CHECK_RET(ibv_query_port(ctx, 1, &pa), 0);
+		min_rnr_timer = 31; /* 491.52 ms */
+		rnr_retry = 1;
+		/* A Local ACK Timeout (4.3 s) longer than the RNR timer. */
+		CHECK_RET(rc_connect(qp, pa.lid, qp->qp_num, 20, 7), 0);
+		CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+		usleep(50000);
+		CHECK_RET(ibv_post_recv(qp, &rwr, &bad_r), 0);
+		while (got < 2 && poll_one(cq, &wc) && wc.status == 0)
+			got++;
+	}
+	printf("late_recv=%s\n",
+	       got == 2 ? "ok" : ibv_wc_status_str(wc.status));
+	if (mr)
+		CHECK_RET(ibv_dereg_mr(mr), 0);
+	if (qp)
+		CHECK_RET(ibv_destroy_qp(qp), 0);
+	if (cq)
+		CHECK_RET(ibv_destroy_cq(cq), 0);
+	ctx_close(pd, ctx, list);
+	printf("failures=%d\n", failures);
 	return failures > 100 ? 100 : failures;
 }
 
@@ -1039,6 +1108,8 @@ int main(int argc, char **argv)
 		return peer(argv[2], argv[3], !strcmp(argv[4], "writer"));
 	if (argc == 3 && !strcmp(argv[1], "threads"))
 		return threads(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "late-recv"))
+		return late_recv();
 	list = ibv_get_device_list(&num);
 	if (!list) {
 		printf("FAIL: ibv_get_device_list: %s\n", strerror(errno));

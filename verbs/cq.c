@@ -11,10 +11,13 @@
  * it raised is acknowledged, as rdma-core does.
  */
 #include <endian.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs_int.h"
@@ -238,6 +241,49 @@ int ibemu__ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return 0;
 }
 
+/* A CQ of channel 'c' whose header counts an event not taken yet. */
+static struct ibemu_verbs_cq *channel_pending(struct ibemu_verbs_channel *c)
+{
+	struct ibemu_verbs_cq *q;
+
+	pthread_mutex_lock(&c->lock);
+	for (q = c->cqs; q; q = q->next_on_channel)
+		if (__atomic_load_n(&q->ring.hdr->events, __ATOMIC_ACQUIRE) !=
+		    q->events_taken)
+			break;
+	pthread_mutex_unlock(&c->lock);
+	return q;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Before blocking in the eventfd: an awake daemon raises the event a few
+ * microseconds after the process said it waits, and a wake across cores
+ * costs tens (DESIGN.md section 6), so look for up to CHANNEL_SPIN_NS
+ * first, giving the CPU away at each step (the daemon may share it). A
+ * non-blocking channel answers at once, as the program asked.
+ */
+#define CHANNEL_SPIN_NS 20000ull
+
+static void channel_spin(struct ibemu_verbs_channel *c)
+{
+	uint64_t start = now_ns();
+	int fl = fcntl(c->ch.fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return;
+
+	while (!channel_pending(c) && now_ns() - start < CHANNEL_SPIN_NS)
+		sched_yield();
+}
+
 /*
  * Returns the next CQ with an event, blocking unless the program made the
  * fd non-blocking (then -1 with EAGAIN). A count left by a destroyed CQ is
@@ -259,15 +305,11 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 		/* About to block with no event raised: the process waits. */
 		do {
 			seen = ibemu__verbs_handed(ctx);
-			pthread_mutex_lock(&c->lock);
-			for (q = c->cqs; q; q = q->next_on_channel)
-				if (__atomic_load_n(&q->ring.hdr->events,
-						    __ATOMIC_ACQUIRE) !=
-				    q->events_taken)
-					break;
-			pthread_mutex_unlock(&c->lock);
+			q = channel_pending(c);
 		} while (!q && !ibemu__verbs_waiting(
 				       ctx, seen, IBEMU_VERBS_WAIT_CHANNEL, c));
+		if (!q)
+			channel_spin(c);
 		n = read(channel->fd, &one, sizeof(one));
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -417,8 +417,7 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 
 /* Posts receive list 'wr' to ring 'r' (lock held); 0 or an errno. */
 static int rq_post(struct ibemu_verbs_ring *r, uint32_t max_sge,
-		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
-		   int *posted)
+		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	uint64_t stamp = ibemu__verbs_clock();
 	struct ibemu_verbs_rwqe *w;
@@ -444,7 +443,6 @@ static int rq_post(struct ibemu_verbs_ring *r, uint32_t max_sge,
 		}
 		r->idx++;
 		__atomic_store_n(&r->hdr->prod, r->idx, __ATOMIC_RELEASE);
-		*posted = 1;
 	}
 	return 0;
 }
@@ -453,7 +451,7 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
 	struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
-	int ret, posted = 0;
+	int ret;
 
 	ibemu__verbs_running(ctx_of(qp->context));
 	if (qp->srq || qp->state == IBV_QPS_RESET) {
@@ -461,10 +459,10 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_mutex_lock(&q->rq_lock);
-	ret = rq_post(&q->rq, q->cap.max_recv_sge, wr, bad_wr, &posted);
+	ret = rq_post(&q->rq, q->cap.max_recv_sge, wr, bad_wr);
 	pthread_mutex_unlock(&q->rq_lock);
-	if (posted)
-		ibemu__verbs_kick(ctx_of(qp->context));
+	/* No kick: a receive only matters to a packet, and the daemon takes
+	 * every ring's work before its engine runs. */
 	return ret;
 }
 
@@ -472,15 +470,13 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr)
 {
 	struct ibemu_verbs_srq *s = (struct ibemu_verbs_srq *)srq;
-	int ret, posted = 0;
+	int ret;
 
 	ibemu__verbs_running(ctx_of(srq->context));
 	pthread_mutex_lock(&s->lock);
-	ret = rq_post(&s->ring, s->max_sge, wr, bad_wr, &posted);
+	ret = rq_post(&s->ring, s->max_sge, wr, bad_wr);
 	pthread_mutex_unlock(&s->lock);
-	if (posted)
-		ibemu__verbs_kick(ctx_of(srq->context));
-	return ret;
+	return ret; /* no kick, as ibv_post_recv */
 }
 
 VERBS_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,

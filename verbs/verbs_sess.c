@@ -284,10 +284,18 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 
 void ibemu__verbs_kick(struct ibemu_verbs_context *ctx)
 {
+	uint32_t *sleeps = &ctx->page->sleeps;
+
 	/* Orders our producer index before the read of 'sleeps', against
 	 * the daemon's store of 'sleeps' before its read of the index. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ctx->page->sleeps, __ATOMIC_SEQ_CST))
+	/*
+	 * One kick per sleep: the thread that takes the flag wakes the
+	 * daemon; one that finds it taken posted before the daemon's next
+	 * look at the rings, which follows its next store of the flag.
+	 */
+	if (__atomic_load_n(sleeps, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(sleeps, 0, __ATOMIC_SEQ_CST))
 		send_with_fds(ctx->sess_fd, IBEMU_SESS_VERBS_KICK, NULL, 0,
 			      NULL, 0, MSG_DONTWAIT);
 }

@@ -238,6 +238,20 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.assertGreater(int(f["inline"]), 0)
         self.down("vthr")
 
+    def test_late_receive(self):
+        """A receive is posted without waking the daemon: one posted
+        after an RNR NAK, while the daemon sleeps until the RNR timer
+        (the wall clock's, on a free clock), is in the transport when the
+        one retry allowed comes. (Under the rule the engine waits for the
+        process instead, until the grace period counts its sleep as
+        waiting.)"""
+        self.up(TWO, "vrnr", "--clock", "free")
+        p = self.exec_("vrnr", CLIENT, "late-recv", host="hca3", check=None)
+        self.down("vrnr")
+        f = fields(p.stdout)
+        self.assertEqual((p.returncode, f.get("late_recv")), (0, "ok"),
+                         p.stdout + p.stderr)
+
     def test_extended_cq_and_builders(self):
         """ibv_create_cq_ex with completion timestamps and the ibv_wr_*
         builders of ibv_create_qp_ex, through the real API
