@@ -422,13 +422,13 @@ int ibemu__tp_pkey_match(uint16_t a, uint16_t b)
 uint16_t ibemu__tp_pkey(const struct ibemu_tp *tp, const struct tp_qp *qp)
 {
 	uint16_t keys[128];
-	unsigned n;
+	unsigned n, at = qp->attr.pkey_index;
 
-	n = ibemu_engine_pkeys(tp->e, qp->port, keys, IBEMU_ARRAY_SIZE(keys));
-	if (qp->attr.pkey_index < n &&
-	    qp->attr.pkey_index < IBEMU_ARRAY_SIZE(keys))
-		return keys[qp->attr.pkey_index];
-	return 0xffff;
+	/* Copies the entries up to the QP's only: this runs per packet. */
+	if (at >= IBEMU_ARRAY_SIZE(keys))
+		return 0xffff;
+	n = ibemu_engine_pkeys(tp->e, qp->port, keys, at + 1);
+	return at < n ? keys[at] : 0xffff;
 }
 
 /* Protection domains. */
