@@ -488,7 +488,17 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		return;
 	}
 	if ((syn & 0x1f) == NAK_PSN_SEQ) {
-		/* IBA 9.7.5.1.?: resend from the PSN the responder expects. */
+		/*
+		 * IBA 9.7.5.2.? (and as rxe does): a sequence error counts
+		 * against the retry count as a timeout does; then resend from
+		 * the PSN the responder expects.
+		 */
+		if (!qp->retry_left) {
+			if (at == qp->sq_head)
+				fatal(tp, qp, IBEMU_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->retry_left--;
 		at->sent = psn_diff(psn, at->first_psn);
 		if (at->opcode == IBEMU_WR_RDMA_READ)
 			at->sent = 0;

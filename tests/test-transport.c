@@ -1049,6 +1049,36 @@ static void test_retry_exceeded(void)
 	fx_down(&f);
 }
 
+/*
+ * A sequence-error NAK counts against retry_cnt as a timeout does: with
+ * retry_cnt 0 the first lost packet in the middle of a 64 KiB SEND ends
+ * the QP at the NAK, long before the 67 ms Local ACK Timeout.
+ */
+static void test_seq_nak_retry(void)
+{
+	struct conn_opts o = defaults;
+	struct host *a, *b;
+	uint32_t qa, qb;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[2];
+	o.timeout = 14; /* 67.1 ms */
+	o.retry = 0;
+	rc_pair(a, b, &o, &qa, &qb);
+	T_EQ_INT(ibemu_engine_set_drop(
+			 f.e, ibemu_test_port(f.t, f.e, "hca1", 1), 200000, 1),
+		 0);
+	post_recv(b, qb, 1, 0, 65536);
+	T_EQ_INT(post(a, qa, 1, IBEMU_WR_SEND, 0, 65536, NULL, 0), 0);
+	run(&f);
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(a->cqe[0].status, IBEMU_WC_RETRY_EXC_ERR);
+	T_TRUE(a->cqe_t[0] < 1000000000ull);
+	fx_down(&f);
+}
+
 /* UC: a lost packet loses its message only. */
 static void test_uc_loss(void)
 {
@@ -1244,6 +1274,7 @@ void ibemu_test_register_transport(void)
 		{"drops", test_drops},
 		{"drops_read_atomic", test_drops_read_atomic},
 		{"retry_exceeded", test_retry_exceeded},
+		{"seq_nak_retry", test_seq_nak_retry},
 		{"uc_loss", test_uc_loss},
 		{"large_write", test_large_write},
 		{"srq", test_srq},
