@@ -251,9 +251,13 @@ void ibemu_table_render_record(const struct ibemu_table *t, const char *fabric,
 		return;
 	}
 	if (json) {
-		ibemu_buf_puts(out, "{\"fabric\": ");
-		ibemu_buf_json_string(out, fabric);
-		ibemu_buf_puts(out, ", ");
+		/* A record that names its fabric itself says it once. */
+		ibemu_buf_puts(out, "{");
+		if (strcmp(t->cols[0].key, "fabric")) {
+			ibemu_buf_puts(out, "\"fabric\": ");
+			ibemu_buf_json_string(out, fabric);
+			ibemu_buf_puts(out, ", ");
+		}
 		render_json_row(t, 0, out);
 		ibemu_buf_puts(out, "}\n");
 		return;

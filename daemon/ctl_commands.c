@@ -104,6 +104,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 		{"protocol", "Protocol", 1},
 		{"clock", "Clock", 0},
 		{"deterministic", "Deterministic", 0},
+		{"virtual_time_ps", "Virtual time (ps)", 1},
 	};
 	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
@@ -138,6 +139,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_str(&t, d->clock == IBEMU_CLOCK_FREE ? "no"
 			    : d->nondet			 ? "no"
 							 : "yes");
+	ibemu_table_uint(&t, ibemu_engine_now(d->engine));
 	ibemu_table_render_record(&t, d->topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;

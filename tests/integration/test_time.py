@@ -69,6 +69,29 @@ class TimeRuleTest(IbemuTestCase):
         for r in runs[1:]:
             self.assertEqual(r, runs[0])
 
+    def test_umad_tools_on_a_quiet_fabric(self):
+        """Debian's ibnetdiscover and smpquery through libibumad, on three
+        fresh daemons: the fabric's virtual time when they are done is
+        the same each time (each SMP enters the engine at the time of the
+        answer that let the tool go on; nothing else runs)."""
+        times = []
+        for i in range(3):
+            name = f"umt{i}"
+            self.up(FAT, name)
+            for cmd in (["ibnetdiscover"],
+                        ["smpquery", "-D", "nodeinfo", "0,1,3"]):
+                p = subprocess.run(
+                    [IBEMU, "exec", "--fabric", name, "--host", "hca05",
+                     "--", *cmd], capture_output=True, text=True,
+                    env=self.tool_env, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            st = self.status(name)
+            self.assertEqual(st["deterministic"], "yes")
+            times.append(st["virtual_time_ps"])
+            self.down(name)
+        self.assertGreater(times[0], 0)
+        self.assertEqual(times, [times[0]] * 3)
+
     def test_threads(self):
         """The client's waiter blocks in ibv_get_cq_event while its sender
         sleeps 5 ms of wall time between two SENDs, then declares 10 us of
