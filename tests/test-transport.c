@@ -1079,6 +1079,75 @@ static void test_seq_nak_retry(void)
 	fx_down(&f);
 }
 
+/* A signaled SEND of 64 bytes stamped 'at' (IBEMU_TP_AT_ONCE: none). */
+static void send_at(struct host *a, uint32_t qpn, uint64_t id, uint64_t at)
+{
+	struct ibemu_tp_sge s = {(uintptr_t)a->buf, 64, a->key};
+	struct ibemu_tp_send_wr wr = {0};
+
+	wr.wr_id = id;
+	wr.opcode = IBEMU_WR_SEND;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	T_EQ_INT(at == IBEMU_TP_AT_ONCE
+			 ? ibemu_tp_post_send(a->tp, qpn, &wr)
+			 : ibemu_tp_post_send_at(a->tp, qpn, &wr, at),
+		 0);
+}
+
+/*
+ * Work stamped with a poster's clock (the time rule): a SEND stamped 5 us
+ * ahead of the engine arrives exactly 5 us later than one posted at the
+ * engine's time; a receive stamped 20 us ahead is not there for a SEND
+ * arriving before that (RNR NAK, retried after min_rnr_timer) and takes
+ * it once it is.
+ */
+static void test_stamped_posts(void)
+{
+	struct conn_opts o = defaults;
+	struct ibemu_tp_sge s;
+	struct ibemu_tp_recv_wr rwr;
+	uint64_t t0, lat, stamp;
+	struct host *a, *b;
+	uint32_t qa, qb;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[2];
+	rc_pair(a, b, &o, &qa, &qb);
+	run(&f);
+	post_recv(b, qb, 1, 0, 64);
+	t0 = ibemu_engine_now(f.e);
+	send_at(a, qa, 1, IBEMU_TP_AT_ONCE);
+	run(&f);
+	T_EQ_INT(b->ncqe, 1);
+	lat = b->cqe_t[0] - t0;
+	T_TRUE(lat > IBEMU_TP_DOORBELL_PS);
+	/* The same SEND, stamped 5 us ahead of the engine. */
+	post_recv(b, qb, 2, 0, 64);
+	t0 = ibemu_engine_now(f.e);
+	send_at(a, qa, 2, t0 + 5000000);
+	run(&f);
+	T_EQ_INT(b->ncqe, 2);
+	T_EQ_U64(b->cqe_t[1], t0 + 5000000 + lat);
+	/* A receive stamped 20 us ahead: the SEND now is too early. */
+	t0 = ibemu_engine_now(f.e);
+	stamp = t0 + 20000000;
+	s = (struct ibemu_tp_sge){(uintptr_t)b->buf, 64, b->key};
+	rwr = (struct ibemu_tp_recv_wr){3, &s, 1};
+	T_EQ_INT(ibemu_tp_post_recv_at(b->tp, qb, &rwr, stamp), 0);
+	send_at(a, qa, 3, IBEMU_TP_AT_ONCE);
+	run(&f);
+	T_EQ_INT(b->ncqe, 3);
+	T_EQ_INT(b->cqe[2].status, IBEMU_WC_SUCCESS);
+	T_TRUE(b->cqe_t[2] > stamp + IBEMU_TP_DOORBELL_PS);
+	T_EQ_INT(a->ncqe, 3);
+	T_EQ_INT(a->cqe[2].status, IBEMU_WC_SUCCESS);
+	fx_down(&f);
+}
+
 /* UC: a lost packet loses its message only. */
 static void test_uc_loss(void)
 {
@@ -1275,6 +1344,7 @@ void ibemu_test_register_transport(void)
 		{"drops_read_atomic", test_drops_read_atomic},
 		{"retry_exceeded", test_retry_exceeded},
 		{"seq_nak_retry", test_seq_nak_retry},
+		{"stamped_posts", test_stamped_posts},
 		{"uc_loss", test_uc_loss},
 		{"large_write", test_large_write},
 		{"srq", test_srq},
