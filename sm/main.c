@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ibemu-sm: brings a subnet up through its local port, with MADs only
+ * (it runs under 'ibemu exec' on ibemu's libibumad, or on any other). One
+ * heavy sweep: discovery, routing, programming; then it says SUBNET UP and
+ * exits. While it runs it holds the port's issm device, as an SM does,
+ * so the port's PortInfo says IsSM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+
+#include "routing.h"
+#include "sm.h"
+
+static void usage(FILE *f)
+{
+	const struct ibemu_routing_engine_ops *ops;
+	unsigned i;
+
+	fprintf(f,
+		"usage: ibemu-sm [options]\n"
+		"Discovers the subnet by directed route from the local port,\n"
+		"assigns LIDs, programs the switches' LFTs and brings every\n"
+		"linked port to ACTIVE, then exits.\n"
+		"  -C, --ca NAME       the local CA (default: the first)\n"
+		"  -P, --port N        its port (default: the first active or "
+		"initialized)\n"
+		"  -R, --routing NAME  routing engine:");
+	for (i = 0; (ops = ibemu_routing_at(i)); i++)
+		fprintf(f, " %s", ops->name);
+	fprintf(f,
+		" (default %s)\n"
+		"  -w, --window N      SMPs in flight (default 64)\n"
+		"  -t, --timeout MS    per SMP (default 200), and\n"
+		"  -r, --retries N     retries (default 3)\n"
+		"  -v, --verbose       what was found and programmed\n"
+		"  -h, --help\n",
+		ibemu_routing_at(0)->name);
+}
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_args(struct sm *sm, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"ca", required_argument, NULL, 'C'},
+		{"port", required_argument, NULL, 'P'},
+		{"routing", required_argument, NULL, 'R'},
+		{"window", required_argument, NULL, 'w'},
+		{"timeout", required_argument, NULL, 't'},
+		{"retries", required_argument, NULL, 'r'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, bad = 0;
+
+	while ((c = getopt_long(argc, argv, "C:P:R:w:t:r:vh", longs, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'C':
+			sm->ca = optarg;
+			break;
+		case 'P':
+			bad |= parse_uint(optarg, 1, 254, &sm->port_num);
+			break;
+		case 'R':
+			sm->routing = optarg;
+			if (!ibemu_routing_find(optarg)) {
+				fprintf(stderr,
+					"ibemu-sm: no routing engine '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'w':
+			bad |= parse_uint(optarg, 1, 4096, &sm->window);
+			break;
+		case 't':
+			bad |= parse_uint(optarg, 1, 60000, &sm->timeout_ms);
+			break;
+		case 'r':
+			bad |= parse_uint(optarg, 0, 100, &sm->retries);
+			break;
+		case 'v':
+			sm->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (bad || optind != argc) {
+		fprintf(stderr, "ibemu-sm: a bad option value or argument\n");
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* The issm device of the port, held open while the SM runs; or -1. */
+static int issm_open(const struct sm *sm)
+{
+	char path[256];
+
+	if (umad_get_issm_path(sm->ca, (int)sm->port_num, path, sizeof(path)) <
+	    0)
+		return -1;
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+static double wall_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void report(const struct sm *sm, double secs)
+{
+	uint32_t n, sw = 0, links = 0;
+	unsigned port;
+
+	for (n = 0; n < sm->nnodes; n++) {
+		const struct sm_node *node = &sm->nodes[n];
+
+		sw += node->ni.node_type == 2;
+		for (port = 1; port <= node->ni.num_ports; port++)
+			links += node->ports[port].peer != UINT32_MAX;
+		if (sm->verbose)
+			printf("node %016llx %s ports %u hops %u lid %u\n",
+			       (unsigned long long)node->ni.node_guid,
+			       node->ni.node_type == 2 ? "switch" : "ca",
+			       node->ni.num_ports, node->hops,
+			       ibemu_routes_lid(sm->routes, node->graph,
+						node->ni.node_type == 2
+							? 0
+							: node->in_port));
+	}
+	printf("ibemu-sm: %u nodes (%u switches, %u CAs), %u links, LIDs 1-%u, "
+	       "routing %s\n",
+	       sm->nnodes, sw, sm->nnodes - sw, links / 2,
+	       sm->routes ? sm->routes->max_lid : 0, sm->routing);
+	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
+	       "%.3f s\n",
+	       sm->sent, sm->answered, sm->timeouts, sm->window, secs);
+}
+
+static void sm_free(struct sm *sm)
+{
+	uint32_t n;
+
+	for (n = 0; n < sm->nnodes; n++)
+		free(sm->nodes[n].ports);
+	free(sm->nodes);
+	if (sm->routes)
+		ibemu_routes_destroy(sm->routes);
+	if (sm->graph)
+		ibemu_graph_destroy(sm->graph);
+}
+
+int main(int argc, char **argv)
+{
+	struct sm sm = {
+		.routing = "minhop",
+		.window = 64,
+		.timeout_ms = 200,
+		.retries = 3,
+	};
+	double t0 = wall_s();
+	int ret, issm;
+
+	ret = parse_args(&sm, argc, argv);
+	if (ret)
+		return ret;
+	ret = sm_smp_open(&sm);
+	if (ret) {
+		fprintf(stderr, "ibemu-sm: cannot open the umad port: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+	issm = issm_open(&sm);
+	ret = sm_discover(&sm);
+	if (!ret)
+		ret = sm_build_graph(&sm);
+	if (!ret)
+		ret = sm_program(&sm);
+	report(&sm, wall_s() - t0);
+	if (!ret && !sm.errors)
+		printf("ibemu-sm: SUBNET UP\n");
+	else
+		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
+			ret ? strerror(-ret) : "done", sm.errors);
+	if (issm >= 0)
+		close(issm);
+	sm_smp_close(&sm);
+	sm_free(&sm);
+	return !ret && !sm.errors ? 0 : 1;
+}

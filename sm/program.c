@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Programming the subnet, in OpenSM's order (osm_state_mgr): the routing
+ * engine's LIDs into the PortInfo of every HCA port and switch port 0 (with
+ * the SM's LID), NeighborMTU and OperationalVLs of every link as both ends
+ * allow, SwitchInfo's LinearFDBTop and the LFT blocks of 64 LIDs; then
+ * every port of a link in Init goes to Armed, and then to Active (IBA
+ * 14.2.5.6: the SM arms the subnet before it activates it). Each Set
+ * carries the PortInfo last read or answered, so fields the SM does not
+ * manage are written back as they are.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "routing.h"
+#include "sm.h"
+
+#define NODE_TYPE_SWITCH 2
+#define STATE_INIT	 2 /* IBA 14.2.5.6 PortState */
+#define STATE_ARMED	 3
+#define STATE_ACTIVE	 4
+#define SUBNET_TIMEOUT	 18 /* 4.096 us * 2^18 = 1 s, OpenSM's default */
+
+static uint64_t key(uint32_t node, unsigned port)
+{
+	return (uint64_t)node << 8 | port;
+}
+
+static int is_switch(const struct sm_node *n)
+{
+	return n->ni.node_type == NODE_TYPE_SWITCH;
+}
+
+/* A Set's answer: the attribute as the node now has it. */
+static void on_port_set(struct sm *sm, int status,
+			const struct ibemu_mad_smp *smp, void *arg,
+			uint64_t arg2)
+{
+	struct sm_port *p = &sm->nodes[arg2 >> 8].ports[arg2 & 0xff];
+
+	(void)arg;
+	if (status || smp->hdr.status ||
+	    ibemu_mad_port_info_decode(smp->data, sizeof(smp->data), &p->pi) <
+		    0)
+		sm->errors++;
+}
+
+static void on_set(struct sm *sm, int status, const struct ibemu_mad_smp *smp,
+		   void *arg, uint64_t arg2)
+{
+	(void)arg;
+	(void)arg2;
+	if (status || smp->hdr.status)
+		sm->errors++;
+}
+
+static void port_set(struct sm *sm, uint32_t n, unsigned port,
+		     const struct ibemu_mad_port_info *pi)
+{
+	uint8_t data[IBEMU_SMP_DATA_LEN] = {0};
+	const struct sm_node *node = &sm->nodes[n];
+	const struct sm_port *p = &node->ports[port];
+	/* An HCA's port by its own route; a switch's all by the switch's. */
+	const uint8_t *path = is_switch(node) ? node->path : p->path;
+	unsigned hops = is_switch(node) ? node->hops : p->hops;
+
+	if (ibemu_mad_port_info_encode(pi, data, sizeof(data)) < 0 ||
+	    sm_smp(sm, path, hops, IBEMU_MAD_METHOD_SET,
+		   IBEMU_SMP_ATTR_PORT_INFO, port, data, on_port_set, NULL,
+		   key(n, port)))
+		sm->errors++;
+}
+
+/* The lesser of two 4-bit enumerations, 0 (unknown) counting as none. */
+static uint8_t both(uint8_t a, uint8_t b)
+{
+	return a && b && b < a ? b : a;
+}
+
+/* LIDs, the SM's LID and the link parameters of node 'n'. */
+static void program_ports(struct sm *sm, uint32_t n)
+{
+	struct sm_node *node = &sm->nodes[n];
+	unsigned port;
+
+	for (port = 0; port <= node->ni.num_ports; port++) {
+		struct sm_port *p = &node->ports[port];
+		struct ibemu_mad_port_info pi;
+
+		if (!p->have_pi)
+			continue;
+		pi = p->pi;
+		pi.port_state = 0; /* no change */
+		pi.port_phys_state = 0;
+		if (!is_switch(node) || port == 0) {
+			pi.lid = ibemu_routes_lid(sm->routes, node->graph,
+						  is_switch(node) ? 0 : port);
+			pi.master_sm_lid = sm->sm_lid;
+			pi.lmc = 0;
+			pi.subnet_timeout = SUBNET_TIMEOUT;
+		}
+		if (port && p->peer != UINT32_MAX) {
+			const struct sm_port *q =
+				&sm->nodes[p->peer].ports[p->peer_port];
+
+			if (q->have_pi) {
+				pi.neighbor_mtu =
+					both(pi.mtu_cap, q->pi.mtu_cap);
+				pi.operational_vls =
+					both(pi.vl_cap, q->pi.vl_cap);
+			} else {
+				pi.neighbor_mtu = pi.mtu_cap;
+				pi.operational_vls = pi.vl_cap;
+			}
+		}
+		port_set(sm, n, port, &pi);
+	}
+}
+
+/* SwitchInfo's LinearFDBTop and every LFT block up to it. */
+static void program_lft(struct sm *sm, uint32_t n)
+{
+	struct sm_node *node = &sm->nodes[n];
+	const uint8_t *lft = sm->routes->lft[node->graph];
+	uint8_t data[IBEMU_SMP_DATA_LEN];
+	struct ibemu_mad_switch_info si = node->si;
+	struct ibemu_mad_lft block;
+	unsigned b, i, lid;
+
+	si.linear_fdb_top = sm->routes->max_lid;
+	memset(data, 0, sizeof(data));
+	if (ibemu_mad_switch_info_encode(&si, data, sizeof(data)) < 0 ||
+	    sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_SET,
+		   IBEMU_SMP_ATTR_SWITCH_INFO, 0, data, on_set, NULL, 0))
+		sm->errors++;
+	for (b = 0; b <= sm->routes->max_lid / IBEMU_MAD_LFT_BLOCK; b++) {
+		for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++) {
+			lid = b * IBEMU_MAD_LFT_BLOCK + i;
+			block.port[i] = lid <= sm->routes->max_lid
+						? lft[lid]
+						: IBEMU_LFT_NO_ROUTE;
+		}
+		memset(data, 0, sizeof(data));
+		if (ibemu_mad_lft_encode(&block, data, sizeof(data)) < 0 ||
+		    sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_SET,
+			   IBEMU_SMP_ATTR_LFT, b, data, on_set, NULL, 0))
+			sm->errors++;
+	}
+}
+
+/* Takes every linked port in state 'from' to state 'to'. */
+static int move_ports(struct sm *sm, uint8_t from, uint8_t to)
+{
+	uint32_t n;
+	unsigned port;
+
+	for (n = 0; n < sm->nnodes; n++) {
+		struct sm_node *node = &sm->nodes[n];
+
+		for (port = 1; port <= node->ni.num_ports; port++) {
+			struct sm_port *p = &node->ports[port];
+			struct ibemu_mad_port_info pi;
+
+			if (!p->have_pi || p->pi.port_state != from)
+				continue;
+			pi = p->pi;
+			pi.port_state = to;
+			pi.port_phys_state = 0;
+			port_set(sm, n, port, &pi);
+		}
+	}
+	return sm_smp_run(sm);
+}
+
+int sm_program(struct sm *sm)
+{
+	const struct ibemu_routing_engine_ops *ops =
+		ibemu_routing_find(sm->routing);
+	uint32_t n;
+	int ret;
+
+	if (!ops)
+		return -EINVAL;
+	ret = ibemu_routing_run(ops, sm->graph, &sm->routes);
+	if (ret)
+		return ret;
+	/* The SM's node is the graph's first: its port has LID 1. */
+	sm->sm_lid = ibemu_routes_lid(sm->routes, sm->nodes[0].graph,
+				      sm->nodes[0].in_port);
+	for (n = 0; n < sm->nnodes; n++) {
+		program_ports(sm, n);
+		if (is_switch(&sm->nodes[n]))
+			program_lft(sm, n);
+	}
+	ret = sm_smp_run(sm);
+	if (!ret)
+		ret = move_ports(sm, STATE_INIT, STATE_ARMED);
+	if (!ret)
+		ret = move_ports(sm, STATE_ARMED, STATE_ACTIVE);
+	return ret;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ibemu-sm: a subnet manager that speaks only MADs through the libibumad
+ * API (DESIGN.md section 5). It discovers the subnet with directed-route
+ * SMPs, many in flight (smp.c), builds the routing graph of what it found
+ * (discover.c), has a routing engine of routing/ assign LIDs and LFTs, and
+ * programs ports and switches up to ACTIVE (program.c).
+ */
+#ifndef IBEMU_SM_H
+#define IBEMU_SM_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "mad.h"
+#include "mad_sma.h"
+#include "routes.h"
+
+/* IBA 14.2.1.2: a directed route has at most 63 hops. */
+#define SM_MAX_HOPS 63
+
+struct sm_port {
+	struct ibemu_mad_port_info pi; /* as last read */
+	int have_pi;
+	uint32_t peer; /* node index, or UINT32_MAX: none found */
+	uint8_t peer_port;
+	/* An HCA's port answers SMPs that arrive by it: its own route. */
+	uint8_t path[SM_MAX_HOPS + 1];
+	uint8_t hops;
+};
+
+struct sm_node {
+	struct ibemu_mad_node_info ni;
+	struct ibemu_mad_switch_info si; /* switches */
+	uint8_t path[SM_MAX_HOPS + 1];	 /* directed route: path[1..hops] */
+	uint8_t hops;
+	uint8_t in_port; /* the port the route enters it by (NodeInfo's) */
+	uint32_t graph;	 /* its index in the routing graph */
+	struct sm_port *ports; /* [num_ports + 1] */
+};
+
+struct sm;
+/* A request's answer: status 0 and the SMP, or -ETIMEDOUT / -EIO. */
+typedef void (*sm_smp_cb)(struct sm *sm, int status,
+			  const struct ibemu_mad_smp *smp, void *arg,
+			  uint64_t arg2);
+
+struct sm_req;
+
+struct sm {
+	/* Options. */
+	const char *ca;
+	unsigned port_num;
+	const char *routing;
+	unsigned window;     /* SMPs in flight at most */
+	unsigned timeout_ms; /* per SMP, and this many retries: */
+	unsigned retries;
+	int verbose;
+	/* umad. */
+	int fd, agent;
+	uint64_t next_tid;
+	/* Requests: queued, and in flight (by TID). */
+	struct sm_req *queue_head, *queue_tail;
+	struct sm_req **inflight;
+	unsigned ninflight;
+	unsigned long sent, answered, timeouts;
+	/* The subnet found. */
+	struct sm_node *nodes;
+	uint32_t nnodes, nodes_cap;
+	uint16_t sm_lid;
+	struct ibemu_routes *routes;
+	struct ibemu_graph *graph;
+	unsigned errors;
+};
+
+/* smp.c */
+int sm_smp_open(struct sm *sm);
+void sm_smp_close(struct sm *sm);
+/*
+ * Queues a directed-route SMP along 'path[1..hops]': method Get or Set of
+ * 'attr' (modifier 'mod'), 'data' (64 bytes, Set) or NULL; 'cb' gets the
+ * answer. Returns 0 or -ENOMEM.
+ */
+int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
+	   uint16_t attr, uint32_t mod, const uint8_t *data, sm_smp_cb cb,
+	   void *arg, uint64_t arg2);
+/* Sends and receives until nothing is queued or in flight; 0 or -errno. */
+int sm_smp_run(struct sm *sm);
+
+/* discover.c */
+/* Sweeps the subnet from the SM's port; 0, or -errno. */
+int sm_discover(struct sm *sm);
+/* The routing graph of what was found, SM's node first; 0 or -errno. */
+int sm_build_graph(struct sm *sm);
+
+/* program.c */
+/* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */
+int sm_program(struct sm *sm);
+
+#endif

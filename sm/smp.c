@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Directed-route SMPs through libibumad, many in flight: requests queue,
+ * and at most 'window' are outstanding at once, each matched to its
+ * answer by TID. Timeouts and retries are the kernel's (umad_send's
+ * timeout_ms and retries): an SMP that never came back returns with
+ * status ETIMEDOUT, and its callback says so.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/umad.h>
+
+#include "sm.h"
+
+#define SMP_CLASS_DR 0x81 /* IBA 14.2.1: directed-route SMPs */
+
+struct sm_req {
+	struct sm_req *next;
+	uint64_t tid;
+	uint8_t path[SM_MAX_HOPS + 1];
+	uint8_t hops;
+	uint8_t method;
+	uint16_t attr;
+	uint32_t mod;
+	uint8_t data[IBEMU_SMP_DATA_LEN];
+	sm_smp_cb cb;
+	void *arg;
+	uint64_t arg2;
+};
+
+int sm_smp_open(struct sm *sm)
+{
+	if (umad_init() < 0)
+		return -EIO;
+	sm->fd = umad_open_port(sm->ca, sm->port_num);
+	if (sm->fd < 0)
+		return sm->fd;
+	/* Sends only: answers to our requests come back by TID. */
+	sm->agent = umad_register(sm->fd, SMP_CLASS_DR, 1, 0, NULL);
+	if (sm->agent < 0) {
+		umad_close_port(sm->fd);
+		return sm->agent;
+	}
+	sm->inflight = calloc(sm->window, sizeof(*sm->inflight));
+	if (!sm->inflight) {
+		umad_close_port(sm->fd);
+		return -ENOMEM;
+	}
+	sm->next_tid = 1;
+	return 0;
+}
+
+void sm_smp_close(struct sm *sm)
+{
+	struct sm_req *r;
+
+	while ((r = sm->queue_head)) {
+		sm->queue_head = r->next;
+		free(r);
+	}
+	if (sm->inflight) {
+		while (sm->ninflight)
+			free(sm->inflight[--sm->ninflight]);
+		free(sm->inflight);
+	}
+	umad_unregister(sm->fd, sm->agent);
+	umad_close_port(sm->fd);
+}
+
+int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
+	   uint16_t attr, uint32_t mod, const uint8_t *data, sm_smp_cb cb,
+	   void *arg, uint64_t arg2)
+{
+	struct sm_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	memcpy(r->path, path, hops + 1);
+	r->hops = (uint8_t)hops;
+	r->method = method;
+	r->attr = attr;
+	r->mod = mod;
+	if (data)
+		memcpy(r->data, data, sizeof(r->data));
+	r->cb = cb;
+	r->arg = arg;
+	r->arg2 = arg2;
+	if (sm->queue_tail)
+		sm->queue_tail->next = r;
+	else
+		sm->queue_head = r;
+	sm->queue_tail = r;
+	return 0;
+}
+
+/* Sends request 'r' (IBA 14.2.2: DrSLID and DrDLID permissive). */
+static int send_one(struct sm *sm, struct sm_req *r)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_smp smp;
+
+	memset(buf, 0, sizeof(buf));
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.base_version = 1;
+	smp.hdr.mgmt_class = SMP_CLASS_DR;
+	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
+	smp.hdr.method = r->method;
+	smp.hdr.tid = r->tid;
+	smp.hdr.attr_id = r->attr;
+	smp.hdr.attr_mod = r->mod;
+	smp.hop_cnt = r->hops;
+	smp.dr_slid = 0xffff;
+	smp.dr_dlid = 0xffff;
+	memcpy(smp.data, r->data, sizeof(smp.data));
+	memcpy(smp.initial_path, r->path, (size_t)r->hops + 1);
+	if (ibemu_mad_smp_encode(&smp, umad_get_mad(um), IBEMU_MAD_LEN) < 0)
+		return -EINVAL;
+	umad_set_addr(um, 0xffff, 0, 0, 0);
+	if (umad_send(sm->fd, sm->agent, um, IBEMU_MAD_LEN, (int)sm->timeout_ms,
+		      (int)sm->retries) < 0)
+		return -EIO;
+	sm->sent++;
+	return 0;
+}
+
+/* Fills the window from the queue. */
+static int send_queued(struct sm *sm)
+{
+	struct sm_req *r;
+	int ret;
+
+	while (sm->ninflight < sm->window && (r = sm->queue_head)) {
+		sm->queue_head = r->next;
+		if (!sm->queue_head)
+			sm->queue_tail = NULL;
+		r->next = NULL;
+		r->tid = sm->next_tid++;
+		ret = send_one(sm, r);
+		if (ret) {
+			r->cb(sm, ret, NULL, r->arg, r->arg2);
+			free(r);
+			continue;
+		}
+		sm->inflight[sm->ninflight++] = r;
+	}
+	return 0;
+}
+
+/* The request in flight with TID 'tid' (taken off the window), or NULL. */
+static struct sm_req *take(struct sm *sm, uint64_t tid)
+{
+	struct sm_req *r;
+	unsigned i;
+
+	for (i = 0; i < sm->ninflight; i++) {
+		if (sm->inflight[i]->tid != tid)
+			continue;
+		r = sm->inflight[i];
+		sm->inflight[i] = sm->inflight[--sm->ninflight];
+		return r;
+	}
+	return NULL;
+}
+
+static void recv_one(struct sm *sm)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_smp smp;
+	int len = IBEMU_MAD_LEN, st;
+	struct sm_req *r;
+
+	if (umad_recv(sm->fd, um, &len, -1) < 0)
+		return;
+	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
+		return;
+	/* The kernel keeps the upper 32 TID bits for the agent. */
+	r = take(sm, smp.hdr.tid & 0xffffffffu);
+	if (!r)
+		return; /* late, after its timeout */
+	st = umad_status(um);
+	if (st) {
+		sm->timeouts++;
+		if (sm->verbose)
+			printf("SMP %s attr 0x%04x mod %u, %u hops (last "
+			       "port %u): %s\n",
+			       r->method == IBEMU_MAD_METHOD_SET ? "Set"
+								 : "Get",
+			       r->attr, r->mod, r->hops, r->path[r->hops],
+			       st == ETIMEDOUT ? "timed out" : "failed");
+		r->cb(sm, st == ETIMEDOUT ? -ETIMEDOUT : -EIO, NULL, r->arg,
+		      r->arg2);
+	} else {
+		sm->answered++;
+		r->cb(sm, 0, &smp, r->arg, r->arg2);
+	}
+	free(r);
+}
+
+int sm_smp_run(struct sm *sm)
+{
+	for (;;) {
+		send_queued(sm);
+		if (!sm->ninflight)
+			return 0;
+		recv_one(sm);
+	}
+}

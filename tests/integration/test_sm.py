@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: MIT
+"""ibemu-sm (sm/), the subnet manager that speaks only MADs: on every
+shipped fabric started without an SM, one run under 'ibemu exec' says
+SUBNET UP, every cabled port is Active, every HCA port has its own LID,
+routes join HCAs at both ends of the fabric and a traffic study runs on
+them (up/down on the torus and the dragonfly, where min-hop routes on one
+VL can deadlock); the real ibnetdiscover sees the LIDs it gave. It also
+brings up a fabric simulated by Debian's ibsim (umad2sim), two-port HCAs
+and parallel links included: it speaks standard MADs, not ibemu's."""
+
+import os
+import re
+import subprocess
+import time
+
+from harness import IBEMU, IbemuTestCase, main, tool_env, topology
+
+BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
+SM = os.path.join(BUILD, "bin", "ibemu-sm")
+IBSIM = "/usr/bin/ibsim"
+UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+NETS = "/usr/share/doc/ibsim-utils/net-examples"
+SHIPPED = ["single-switch-8", "two-switch", "fat-tree-2l-36",
+           "fat-tree-3l-k8", "torus-2d-4x4", "dragonfly-small",
+           "fat-tree-2l-1152"]
+DEADLOCK_PRONE = {"torus-2d-4x4", "dragonfly-small"}
+
+
+class SmTest(IbemuTestCase):
+    def setUp(self):
+        super().setUp()
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+
+    def run_sm(self, fabric, host, *args):
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", fabric, "--host", host, "--", SM,
+             *args], capture_output=True, text=True, env=self.tool_env,
+            timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("ibemu-sm: SUBNET UP", p.stdout)
+        return p.stdout
+
+    def hcas(self, fabric):
+        return [n["name"] for n in self.json_of(
+            "nodes", "--type", "hca", "--fabric", fabric)["nodes"]]
+
+    def test_every_shipped_fabric(self):
+        for name in SHIPPED:
+            with self.subTest(fabric=name):
+                self.up(topology(name + ".yaml"), "sm", "--sm", "none")
+                hcas = self.hcas("sm")
+                routing = "updown" if name in DEADLOCK_PRONE else "minhop"
+                out = self.run_sm("sm", hcas[0], "--routing", routing)
+                self.assertRegex(out, r"0 timed out")
+                ports = self.json_of("ports", "--fabric", "sm")["ports"]
+                cabled = [p for p in ports if p.get("peer_node")]
+                self.assertTrue(cabled)
+                self.assertEqual([p for p in cabled
+                                  if p["state"] != "Active"], [])
+                lids = [p["lid"] for p in ports if p["node"] in hcas]
+                self.assertNotIn(None, lids)
+                self.assertEqual(len(set(lids)), len(lids))
+                route = self.json_of("route", hcas[0], hcas[-1],
+                                     "--fabric", "sm")["route"]
+                self.assertEqual(route[-1]["node"], hcas[-1])
+                if name != "fat-tree-2l-1152":
+                    self.ibemu("traffic", "uniform", "--duration", "5us",
+                               "--fabric", "sm", check=0)
+                self.down("sm")
+
+    def test_ibnetdiscover_sees_the_lids(self):
+        self.up(topology("fat-tree-2l-36.yaml"), "smd", "--sm", "none")
+        self.run_sm("smd", "hca01")
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", "smd", "--host", "hca02", "--",
+             "ibnetdiscover"], capture_output=True, text=True,
+            env=self.tool_env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cas = re.findall(r'^Ca\s.*$', p.stdout, re.M)
+        self.assertEqual(len(cas), 36)
+        lids = [int(x) for x in re.findall(r"# lid (\d+) lmc 0", p.stdout)]
+        self.assertEqual(len(lids), 36)
+        self.assertEqual(len(set(lids)), 36)
+        self.assertTrue(all(1 <= lid <= 45 for lid in lids), lids)
+        self.down("smd")
+
+    def test_bad_routing_engine(self):
+        p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
+                           text=True, timeout=10)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no routing engine 'nosuch'", p.stderr)
+
+    def test_ibsim_fabric(self):
+        """Debian's ibsim with two-port HCAs on two switches joined by two
+        links: ibemu-sm through umad2sim gives each of the six ports a
+        LID (ibnetdiscover through umad2sim agrees)."""
+        if not (os.path.exists(IBSIM) and os.path.exists(UMAD2SIM)):
+            self.fail("ibsim-utils is not installed (./ibemu.sh deps)")
+        sock = f"ibemu-sm-test-{os.getpid()}"
+        env = dict(os.environ, IBSIM_SOCKNAME=sock)
+        sim = subprocess.Popen(
+            [IBSIM, "-s", "-n", os.path.join(NETS, "net.2sw2path4hca2port")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        try:
+            self.wait_listening(sock + ":ctl", sim)
+            env.update(LD_PRELOAD=UMAD2SIM, SIM_HOST="Hca1")
+            p = subprocess.run([SM], capture_output=True, text=True, env=env,
+                               timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("4 nodes (2 switches, 2 CAs), 6 links, LIDs 1-6",
+                          p.stdout)
+            self.assertIn("SUBNET UP", p.stdout)
+            d = subprocess.run(["ibnetdiscover"], capture_output=True,
+                               text=True, env=env, timeout=60)
+            ca_lids = re.findall(r"# lid (\d+) lmc 0", d.stdout)
+            self.assertEqual(sorted(int(x) for x in ca_lids),
+                             [1, 2, 5, 6])
+        finally:
+            sim.kill()
+            sim.wait()
+
+    def wait_listening(self, name, proc):
+        """Until ibsim's abstract socket 'name' is bound (30 s at most)."""
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            self.assertIsNone(proc.poll(), "ibsim exited")
+            # Abstract names show their NUL bytes as '@'; ibsim's has one
+            # at each end.
+            with open("/proc/net/unix") as f:
+                if any(len(line.split()) >= 8 and
+                       line.split()[7].strip("@") == name for line in f):
+                    return
+            time.sleep(0.02)
+        self.fail("ibsim did not start")
+
+
+if __name__ == "__main__":
+    main()
