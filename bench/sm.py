@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench/sm: time to SUBNET UP of ibemu-sm against the real OpenSM, both on
+the same ibemu fabric (started with --sm none, fresh for each run) in the
+same run, so the ratio holds on any machine. OpenSM runs once ('-o'), its
+time read from its log's SUBNET UP line (bench/mad.py's run_opensm);
+ibemu-sm runs once and exits after SUBNET UP. Also printed: the virtual
+time the fabric stands at afterwards ('ibemu status'), which for ibemu-sm
+is the subnet's bring-up in virtual time.
+
+usage: bench/sm.py [--build DIR] [--quick] [--repeat N] [TOPOLOGY.yaml ...]
+The default fabrics: the shipped fat trees and, with up/down on both SMs,
+the torus and the dragonfly; a generated two-level fat tree of 648 HCAs
+(36-port switches); --quick: the 36-HCA fat tree and the torus."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mad  # noqa: E402  (bench/mad.py: OpenSM's run and its log)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UPDOWN = {"torus-2d-4x4", "dragonfly-small"}
+# OpenSM's names of the same engines.
+OSM_ENGINE = {"minhop": "minhop", "updown": "updn"}
+
+
+def sh(argv, env, timeout=600):
+    p = subprocess.run(argv, capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    if p.returncode:
+        raise mad.RunError(f"{' '.join(argv)} exited {p.returncode}:\n"
+                           f"{p.stdout}{p.stderr}")
+    return p.stdout
+
+
+class Fabric:
+    """One fresh ibemu fabric without an SM, stopped on exit."""
+
+    def __init__(self, ibemu, topo, env, name):
+        self.ibemu, self.env, self.name = ibemu, env, name
+        sh([ibemu, "up", topo, "--name", name, "--sm", "none"], env)
+
+    def status(self):
+        return json.loads(sh([self.ibemu, "status", "--fabric", self.name,
+                              "--json"], self.env))
+
+    def first_hca(self):
+        nodes = json.loads(sh([self.ibemu, "nodes", "--type", "hca",
+                               "--fabric", self.name, "--json"], self.env))
+        return nodes["nodes"][0]["name"]
+
+    def port_guid(self, host):
+        ports = json.loads(sh([self.ibemu, "ports", host, "--fabric",
+                               self.name, "--json"], self.env))["ports"]
+        return int(ports[0]["guid"], 16)
+
+    def down(self):
+        subprocess.run([self.ibemu, "down", "--fabric", self.name],
+                       capture_output=True, env=self.env, timeout=120)
+
+
+def run_ibemu_sm(fab, host, sm_bin, engine):
+    argv = [fab.ibemu, "--fabric", fab.name, "exec", "--host", host, "--",
+            sm_bin, "--routing", engine]
+    t0 = time.time()
+    out = sh(argv, fab.env)
+    secs = time.time() - t0
+    if "SUBNET UP" not in out:
+        raise mad.RunError(f"ibemu-sm did not bring the subnet up:\n{out}")
+    return secs
+
+
+def run_osm(fab, host, engine, workdir):
+    class Opts:
+        routing = OSM_ENGINE[engine]
+    rundir = tempfile.mkdtemp(dir=workdir)
+    prefix = [fab.ibemu, "--fabric", fab.name, "exec", "--host", host, "--"]
+    runner = mad.Runner(False)
+    try:
+        return mad.run_opensm(runner, prefix, mad.opensm_env(fab.env, rundir),
+                              rundir, Opts(), fab.port_guid(host), 300)
+    finally:
+        runner.stop_all()
+
+
+def measure(topo, args, env, workdir, engine):
+    """Best of --repeat runs of each SM: (osm s, osm ps, sm s, sm ps)."""
+    best = [None, None, None, None]
+    base = os.path.splitext(os.path.basename(topo))[0]
+    for i in range(args.repeat):
+        for k, which in ((0, "osm"), (2, "sm")):
+            fab = Fabric(args.ibemu, topo, env, f"bsm-{os.getpid()}-{i}-{which}")
+            try:
+                host = fab.first_hca()
+                secs = (run_osm(fab, host, engine, workdir) if which == "osm"
+                        else run_ibemu_sm(fab, host, args.sm, engine))
+                ps = fab.status()["virtual_time_ps"]
+            finally:
+                fab.down()
+            if best[k] is None or secs < best[k]:
+                best[k], best[k + 1] = secs, ps
+    print(f"{base:22s} {engine:7s} {best[0]:9.3f} s {best[2]:9.3f} s "
+          f"{best[0] / best[2]:8.1f}x  {best[1] / 1e6:10.1f} us "
+          f"{best[3] / 1e6:10.1f} us  "
+          f"{'PASS' if best[0] >= 5 * best[2] else 'MISS'}", flush=True)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("topologies", nargs="*")
+    args = ap.parse_args()
+    args.ibemu = os.path.join(args.build, "bin", "ibemu")
+    args.sm = os.path.join(args.build, "bin", "ibemu-sm")
+    for f in (args.ibemu, args.sm, mad.OPENSM):
+        if not os.path.exists(f):
+            sys.exit(f"bench/sm.py: {f} is missing (build, or ./ibemu.sh deps)")
+    workdir = tempfile.mkdtemp(prefix="bench-sm.")
+    env = dict(os.environ, IBEMU_RUNTIME_DIR=os.path.join(workdir, "rt"))
+    env.pop("IBEMU_FABRIC", None)
+    topos = args.topologies
+    if not topos:
+        names = (["fat-tree-2l-36", "torus-2d-4x4"] if args.quick else
+                 ["fat-tree-2l-36", "fat-tree-3l-k8", "fat-tree-2l-1152",
+                  "torus-2d-4x4", "dragonfly-small"])
+        topos = [os.path.join(ROOT, "topologies", n + ".yaml") for n in names]
+        if not args.quick:
+            gen = os.path.join(workdir, "fat-tree-2l-648.yaml")
+            with open(gen, "w") as f:
+                f.write(sh([args.ibemu, "topo", "gen", "fat-tree-2l",
+                            "--hosts", "648", "--radix", "36",
+                            "--name", "fat-tree-2l-648"], env))
+            topos.insert(2, gen)
+    print("time to SUBNET UP on the same ibemu fabric (wall, best of "
+          f"{args.repeat}), and the virtual time after")
+    print(f"{'fabric':22s} {'routing':7s} {'OpenSM':>11s} {'ibemu-sm':>11s} "
+          f"{'ratio':>9s}  {'OpenSM virt':>13s} {'sm virt':>13s}  "
+          "target >= 5x")
+    failed = 0
+    for topo in topos:
+        base = os.path.splitext(os.path.basename(topo))[0]
+        engine = "updown" if base in UPDOWN else "minhop"
+        try:
+            measure(topo, args, env, workdir, engine)
+        except mad.RunError as e:
+            failed = 1
+            print(f"{base}: {e}", file=sys.stderr)
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
