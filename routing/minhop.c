@@ -121,8 +121,11 @@ static int minhop_build(void *ctx, struct ibemu_routes *r)
 	 * switch stays the same.
 	 */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch =
-			ibemu__graph_is_switch(m->g.g, r->lid_node[lid]);
+		int to_switch;
+
+		if (r->lid_node[lid] == IBEMU_NONE)
+			continue; /* a LID nobody has */
+		to_switch = ibemu__graph_is_switch(m->g.g, r->lid_node[lid]);
 
 		root = ibemu__sw_graph_dest(&m->g, (uint16_t)lid, &port);
 		if (root == IBEMU_NONE)

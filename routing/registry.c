@@ -32,11 +32,18 @@ const struct ibemu_routing_engine_ops *ibemu_routing_at(unsigned i)
 int ibemu_routing_run(const struct ibemu_routing_engine_ops *ops,
 		      const struct ibemu_graph *g, struct ibemu_routes **out)
 {
+	return ibemu_routing_run_lids(ops, g, NULL, NULL, out);
+}
+
+int ibemu_routing_run_lids(const struct ibemu_routing_engine_ops *ops,
+			   const struct ibemu_graph *g, ibemu_lid_want_fn want,
+			   void *want_ctx, struct ibemu_routes **out)
+{
 	struct ibemu_routes *r;
 	void *ctx;
 	int ret;
 
-	ret = ibemu_routes_create(g, &r);
+	ret = ibemu_routes_create_lids(g, want, want_ctx, &r);
 	if (ret)
 		return ret;
 	ret = ops->create(g, &ctx);

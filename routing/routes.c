@@ -2,8 +2,9 @@
 /*
  * Routes and their LID assignment, shared by every engine: nodes in the
  * graph's order, one LID per switch and one per HCA port from 1 on, so a
- * fabric always gets the same LIDs. The LFTs start empty; an engine
- * (routing.h) fills them.
+ * fabric always gets the same LIDs, unless a caller (an SM with its
+ * guid2lid file) asks for some LIDs itself. The LFTs start empty; an
+ * engine (routing.h) fills them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,10 +19,59 @@ static uint32_t node_lids(const struct ibemu_graph_node *n)
 	return n->type == IBEMU_GRAPH_SWITCH ? 1 : n->nports;
 }
 
-static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r)
+/*
+ * The LID of every LID-taking slot (a switch's port 0, each HCA port), in
+ * node order: first the LIDs 'want' asks for that are valid and not asked
+ * for already, then the lowest free LIDs for the rest. Returns the highest
+ * LID given, or 0 with nothing written for -ERANGE (more ports than LIDs).
+ */
+static uint32_t pick_lids(const struct ibemu_graph *g, ibemu_lid_want_fn want,
+			  void *ctx, uint16_t *slot_lid, uint8_t *taken)
+{
+	uint32_t i, slot, max = 0, next = 1;
+	unsigned p, first, last;
+	uint16_t w;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0, slot = 0; i < g->nnodes; i++) {
+			const struct ibemu_graph_node *n = &g->nodes[i];
+
+			first = n->type == IBEMU_GRAPH_SWITCH ? 0 : 1;
+			last = n->type == IBEMU_GRAPH_SWITCH ? 0 : n->nports;
+			for (p = first; p <= last; p++) {
+				if (pass == 0) {
+					w = want ? want(ctx, i, p) : 0;
+					if (w && w <= IBEMU_LID_UNICAST_MAX &&
+					    !taken[w]) {
+						taken[w] = 1;
+						slot_lid[slot + p] = w;
+					}
+					continue;
+				}
+				if (slot_lid[slot + p])
+					continue;
+				while (next <= IBEMU_LID_UNICAST_MAX &&
+				       taken[next])
+					next++;
+				if (next > IBEMU_LID_UNICAST_MAX)
+					return 0;
+				taken[next] = 1;
+				slot_lid[slot + p] = (uint16_t)next;
+			}
+			slot += n->nports + 1u;
+		}
+	}
+	for (i = 1; i <= IBEMU_LID_UNICAST_MAX; i++)
+		if (taken[i])
+			max = i;
+	return max;
+}
+
+static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r,
+			const uint16_t *slot_lid)
 {
 	uint32_t i, slot = 0;
-	uint16_t lid = 0;
+	uint16_t lid;
 	unsigned p;
 
 	for (i = 0; i < g->nnodes; i++) {
@@ -29,7 +79,7 @@ static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r)
 
 		r->port_base[i] = slot;
 		if (n->type == IBEMU_GRAPH_SWITCH) {
-			lid++;
+			lid = slot_lid[slot];
 			r->lid_node[lid] = i;
 			r->lid_port[lid] = 0;
 			for (p = 0; p <= n->nports; p++)
@@ -37,7 +87,7 @@ static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r)
 		} else {
 			r->port_lid[slot] = 0;
 			for (p = 1; p <= n->nports; p++) {
-				lid++;
+				lid = slot_lid[slot + p];
 				r->lid_node[lid] = i;
 				r->lid_port[lid] = (uint8_t)p;
 				r->port_lid[slot + p] = lid;
@@ -45,14 +95,22 @@ static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r)
 		}
 		slot += n->nports + 1u;
 	}
-	IBEMU_BUG_ON(lid != r->max_lid);
 }
 
 int ibemu_routes_create(const struct ibemu_graph *g, struct ibemu_routes **out)
 {
-	struct ibemu_routes *r;
+	return ibemu_routes_create_lids(g, NULL, NULL, out);
+}
+
+int ibemu_routes_create_lids(const struct ibemu_graph *g,
+			     ibemu_lid_want_fn want, void *ctx,
+			     struct ibemu_routes **out)
+{
+	struct ibemu_routes *r = NULL;
 	uint64_t lids = 0, slots = 0;
-	uint32_t i, nlids;
+	uint16_t *slot_lid;
+	uint8_t *taken;
+	uint32_t i, nlids, max;
 
 	for (i = 0; i < g->nnodes; i++) {
 		lids += node_lids(&g->nodes[i]);
@@ -60,13 +118,23 @@ int ibemu_routes_create(const struct ibemu_graph *g, struct ibemu_routes **out)
 	}
 	if (lids > IBEMU_LID_UNICAST_MAX)
 		return -ERANGE;
-	nlids = (uint32_t)lids + 1; /* LID 0 is reserved but indexed */
+	slot_lid = calloc(slots ? slots : 1, sizeof(*slot_lid));
+	taken = calloc(IBEMU_LID_UNICAST_MAX + 1, 1);
+	if (!slot_lid || !taken)
+		goto err_alloc;
+	max = pick_lids(g, want, ctx, slot_lid, taken);
+	if (lids && !max) {
+		free(slot_lid);
+		free(taken);
+		return -ERANGE;
+	}
+	nlids = max + 1; /* LID 0 is reserved but indexed */
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return -ENOMEM;
+		goto err_alloc;
 	r->nnodes = g->nnodes;
-	r->max_lid = (uint16_t)lids;
+	r->max_lid = (uint16_t)max;
 	r->nslots = (uint32_t)slots;
 	r->port_base = calloc(g->nnodes ? g->nnodes : 1, sizeof(*r->port_base));
 	r->port_lid = calloc(slots ? slots : 1, sizeof(*r->port_lid));
@@ -86,11 +154,15 @@ int ibemu_routes_create(const struct ibemu_graph *g, struct ibemu_routes **out)
 			goto err_alloc;
 		memset(r->lft[i], IBEMU_LFT_NO_ROUTE, nlids);
 	}
-	assign_lids(g, r);
+	assign_lids(g, r, slot_lid);
+	free(slot_lid);
+	free(taken);
 	*out = r;
 	return 0;
 
 err_alloc:
+	free(slot_lid);
+	free(taken);
 	ibemu_routes_destroy(r);
 	return -ENOMEM;
 }

@@ -53,6 +53,23 @@ struct ibemu_routes {
  */
 int ibemu_routes_create(const struct ibemu_graph *g, struct ibemu_routes **out);
 
+/*
+ * The LID a caller wants for port 'port' of node 'node' (port 0 of a
+ * switch), or 0 for any: an SM keeps the LIDs of its last sweep or of its
+ * guid2lid file.
+ */
+typedef uint16_t (*ibemu_lid_want_fn)(void *ctx, uint32_t node, unsigned port);
+
+/*
+ * As ibemu_routes_create(), with the LIDs 'want' names where they are
+ * valid unicast LIDs not named before (in node order); the other ports
+ * get the lowest LIDs left, in node order. LIDs may then have holes:
+ * lid_node is IBEMU_NONE there, and max_lid the highest LID given.
+ */
+int ibemu_routes_create_lids(const struct ibemu_graph *g,
+			     ibemu_lid_want_fn want, void *ctx,
+			     struct ibemu_routes **out);
+
 void ibemu_routes_destroy(struct ibemu_routes *r);
 
 /* LID of port 'port' of 'node'; 0 if there is none (HCA port 0, range). */

@@ -57,6 +57,10 @@ const struct ibemu_routing_engine_ops *ibemu_routing_at(unsigned i);
  */
 int ibemu_routing_run(const struct ibemu_routing_engine_ops *ops,
 		      const struct ibemu_graph *g, struct ibemu_routes **out);
+/* The same, with the LIDs 'want' asks for (ibemu_routes_create_lids()). */
+int ibemu_routing_run_lids(const struct ibemu_routing_engine_ops *ops,
+			   const struct ibemu_graph *g, ibemu_lid_want_fn want,
+			   void *want_ctx, struct ibemu_routes **out);
 
 /*
  * As ibemu_routing_run() on the graph of 't' (ibemu_graph_from_topo()), so

@@ -312,8 +312,11 @@ static int updown_build(void *ctx, struct ibemu_routes *r)
 		return ret;
 	/* In LID order, reusing the search while the switch stays: as min-hop. */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch =
-			ibemu__graph_is_switch(u->g.g, r->lid_node[lid]);
+		int to_switch;
+
+		if (r->lid_node[lid] == IBEMU_NONE)
+			continue; /* a LID nobody has */
+		to_switch = ibemu__graph_is_switch(u->g.g, r->lid_node[lid]);
 
 		dst = ibemu__sw_graph_dest(&u->g, (uint16_t)lid, &port);
 		if (dst == IBEMU_NONE)

@@ -111,11 +111,12 @@ static void on_port_info(struct sm *sm, int status,
 }
 
 /* Records the route to port 'port' of HCA 'n' and reads its PortInfo. */
-static void port_route(struct sm *sm, uint32_t n, uint8_t port,
+static void port_route(struct sm *sm, uint32_t n, uint8_t port, uint64_t guid,
 		       const struct probe *pr)
 {
 	struct sm_port *p = &sm->nodes[n].ports[port];
 
+	p->guid = guid;
 	memcpy(p->path, pr->path, (size_t)pr->hops + 1);
 	p->hops = pr->hops;
 	if (sm_smp(sm, p->path, p->hops, IBEMU_MAD_METHOD_GET,
@@ -153,6 +154,7 @@ static int node_add(struct sm *sm, const struct ibemu_mad_node_info *ni,
 		memcpy(node->ports[ni->local_port_num].path, pr->path,
 		       (size_t)pr->hops + 1);
 		node->ports[ni->local_port_num].hops = pr->hops;
+		node->ports[ni->local_port_num].guid = ni->port_guid;
 	}
 	*out = sm->nnodes++;
 	return 0;
@@ -225,7 +227,7 @@ static void on_node_info(struct sm *sm, int status,
 		   ni.local_port_num != sm->nodes[n].in_port &&
 		   !sm->nodes[n].ports[ni.local_port_num].hops) {
 		/* Another port of an HCA found: its PortInfo by its route. */
-		port_route(sm, n, ni.local_port_num, p);
+		port_route(sm, n, ni.local_port_num, ni.port_guid, p);
 	}
 	if (p->from != NONE)
 		link_ports(sm, p->from, p->from_port, n, ni.local_port_num);
@@ -281,7 +283,8 @@ int sm_build_graph(struct sm *sm)
 		order[i] = i;
 	sort_sm = sm;
 	qsort(order + 1, sm->nnodes - 1, sizeof(*order), order_cmp);
-	ret = ibemu_graph_create(&sm->graph);
+	sm->by_graph = calloc(sm->nnodes, sizeof(*sm->by_graph));
+	ret = sm->by_graph ? ibemu_graph_create(&sm->graph) : -ENOMEM;
 	for (i = 0; !ret && i < sm->nnodes; i++) {
 		struct sm_node *node = &sm->nodes[order[i]];
 
@@ -292,6 +295,8 @@ int sm_build_graph(struct sm *sm)
 				: IBEMU_GRAPH_HCA,
 			node->ni.num_ports, node->ni.node_guid, &g);
 		node->graph = g;
+		if (!ret)
+			sm->by_graph[g] = order[i];
 	}
 	for (n = 0; !ret && n < sm->nnodes; n++) {
 		const struct sm_node *node = &sm->nodes[n];

@@ -38,6 +38,9 @@ static void usage(FILE *f)
 		fprintf(f, " %s", ops->name);
 	fprintf(f,
 		" (default %s)\n"
+		"  -G, --guid2lid FILE LIDs kept across runs (OpenSM's "
+		"format): read\n"
+		"                      if it exists, written at SUBNET UP\n"
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
@@ -65,6 +68,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"ca", required_argument, NULL, 'C'},
 		{"port", required_argument, NULL, 'P'},
 		{"routing", required_argument, NULL, 'R'},
+		{"guid2lid", required_argument, NULL, 'G'},
 		{"window", required_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"retries", required_argument, NULL, 'r'},
@@ -74,7 +78,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:w:t:r:vh", longs, NULL)) !=
+	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:vh", longs, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'C':
@@ -91,6 +95,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'G':
+			sm->guid2lid_path = optarg;
 			break;
 		case 'w':
 			bad |= parse_uint(optarg, 1, 4096, &sm->window);
@@ -176,6 +183,8 @@ static void sm_free(struct sm *sm)
 	for (n = 0; n < sm->nnodes; n++)
 		free(sm->nodes[n].ports);
 	free(sm->nodes);
+	free(sm->by_graph);
+	free(sm->guid2lid);
 	if (sm->routes)
 		ibemu_routes_destroy(sm->routes);
 	if (sm->graph)
@@ -203,12 +212,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	issm = issm_open(&sm);
-	ret = sm_discover(&sm);
+	ret = sm.guid2lid_path ? sm_guid2lid_load(&sm) : 0;
+	if (ret)
+		fprintf(stderr, "ibemu-sm: %s: %s\n", sm.guid2lid_path,
+			strerror(-ret));
+	if (!ret)
+		ret = sm_discover(&sm);
 	if (!ret)
 		ret = sm_build_graph(&sm);
 	if (!ret)
 		ret = sm_program(&sm);
 	report(&sm, wall_s() - t0);
+	if (!ret && sm.guid2lid_path) {
+		ret = sm_guid2lid_save(&sm);
+		if (ret)
+			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+				sm.guid2lid_path, strerror(-ret));
+	}
 	if (!ret && !sm.errors)
 		printf("ibemu-sm: SUBNET UP\n");
 	else

@@ -173,6 +173,18 @@ static int move_ports(struct sm *sm, uint8_t from, uint8_t to)
 	return sm_smp_run(sm);
 }
 
+/* The LID guid2lid gives a port of graph node 'g' (a switch's: port 0). */
+static uint16_t wanted_lid(void *ctx, uint32_t g, unsigned port)
+{
+	const struct sm *sm = ctx;
+	const struct sm_node *node = &sm->nodes[sm->by_graph[g]];
+
+	if (!sm->nguid2lid)
+		return 0;
+	return sm_guid2lid_find(sm, is_switch(node) ? node->ni.port_guid
+						    : node->ports[port].guid);
+}
+
 int sm_program(struct sm *sm)
 {
 	const struct ibemu_routing_engine_ops *ops =
@@ -182,7 +194,8 @@ int sm_program(struct sm *sm)
 
 	if (!ops)
 		return -EINVAL;
-	ret = ibemu_routing_run(ops, sm->graph, &sm->routes);
+	ret = ibemu_routing_run_lids(ops, sm->graph, wanted_lid, sm,
+				     &sm->routes);
 	if (ret)
 		return ret;
 	/* The SM's node is the graph's first: its port has LID 1. */

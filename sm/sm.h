@@ -27,6 +27,7 @@ struct sm_port {
 	/* An HCA's port answers SMPs that arrive by it: its own route. */
 	uint8_t path[SM_MAX_HOPS + 1];
 	uint8_t hops;
+	uint64_t guid; /* its port GUID, from NodeInfo (HCA ports) */
 };
 
 struct sm_node {
@@ -67,6 +68,11 @@ struct sm {
 	/* The subnet found. */
 	struct sm_node *nodes;
 	uint32_t nnodes, nodes_cap;
+	uint32_t *by_graph; /* graph index -> node index */
+	/* guid2lid: LIDs kept from an earlier run (OpenSM's file format). */
+	const char *guid2lid_path;
+	struct sm_guid_lid *guid2lid;
+	uint32_t nguid2lid;
 	uint16_t sm_lid;
 	struct ibemu_routes *routes;
 	struct ibemu_graph *graph;
@@ -92,6 +98,18 @@ int sm_smp_run(struct sm *sm);
 int sm_discover(struct sm *sm);
 /* The routing graph of what was found, SM's node first; 0 or -errno. */
 int sm_build_graph(struct sm *sm);
+
+/* guid2lid.c */
+struct sm_guid_lid {
+	uint64_t guid;
+	uint16_t lid;
+};
+/* Reads sm->guid2lid_path if it exists; 0, or -errno for a bad file. */
+int sm_guid2lid_load(struct sm *sm);
+/* The LID the file gives port GUID 'guid', or 0. */
+uint16_t sm_guid2lid_find(const struct sm *sm, uint64_t guid);
+/* Writes every port's LID to sm->guid2lid_path; 0 or -errno. */
+int sm_guid2lid_save(const struct sm *sm);
 
 /* program.c */
 /* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */

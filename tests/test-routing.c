@@ -178,6 +178,56 @@ static void test_context_rebuilds(void)
 	ibemu_graph_destroy(g);
 }
 
+/* Wished LIDs: h1 (node 2) wants 100, s2 (node 1) 7, h2 (node 3) also 7
+ * (taken: refused), h3 (node 4) 0xc000 (multicast: refused). */
+static uint16_t want_lids(void *ctx, uint32_t node, unsigned port)
+{
+	static const uint16_t want[7] = {0, 7, 100, 7, 0xc000, 0, 0};
+
+	(void)ctx;
+	(void)port;
+	return node < 7 ? want[node] : 0;
+}
+
+/*
+ * LIDs an SM keeps (ibemu_routes_create_lids): valid wishes first, in node
+ * order; the others the lowest LIDs left; holes route nowhere, and every
+ * engine still routes every LID that has an owner.
+ */
+static void test_wished_lids(void)
+{
+	const struct ibemu_routing_engine_ops *ops;
+	struct ibemu_graph *g = two_switches();
+	struct ibemu_routes *r;
+	unsigned i, lid;
+
+	for (i = 0; (ops = ibemu_routing_at(i)); i++) {
+		T_EQ_INT(ibemu_routing_run_lids(ops, g, want_lids, NULL, &r),
+			 0);
+		T_EQ_INT(r->max_lid, 100);
+		T_EQ_INT(ibemu_routes_lid(r, 0, 0), 1);
+		T_EQ_INT(ibemu_routes_lid(r, 1, 0), 7);
+		T_EQ_INT(ibemu_routes_lid(r, 2, 1), 100);
+		T_EQ_INT(ibemu_routes_lid(r, 3, 1), 2);
+		T_EQ_INT(ibemu_routes_lid(r, 4, 1), 3);
+		T_EQ_INT(ibemu_routes_lid(r, 5, 1), 4);
+		T_EQ_INT(ibemu_routes_lid(r, 6, 1), 5);
+		for (lid = 1; lid <= r->max_lid; lid++) {
+			int owned = r->lid_node[lid] != IBEMU_NONE;
+
+			/* h5 (node 6) has no cable: nothing reaches it. */
+			if (owned && r->lid_node[lid] != 6) {
+				T_TRUE(r->lft[0][lid] != IBEMU_LFT_NO_ROUTE);
+				T_TRUE(r->lft[1][lid] != IBEMU_LFT_NO_ROUTE);
+			} else {
+				T_EQ_INT(r->lft[0][lid], IBEMU_LFT_NO_ROUTE);
+			}
+		}
+		ibemu_routes_destroy(r);
+	}
+	ibemu_graph_destroy(g);
+}
+
 /* The same fabric declared as a topology routes the same way. */
 static void test_from_topo(void)
 {
@@ -228,6 +278,7 @@ void ibemu_test_register_routing(void)
 		{"hand_built", test_hand_built},
 		{"context_rebuilds", test_context_rebuilds},
 		{"from_topo", test_from_topo},
+		{"wished_lids", test_wished_lids},
 		{NULL, NULL},
 	};
 

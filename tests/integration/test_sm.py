@@ -10,7 +10,9 @@ and parallel links included: it speaks standard MADs, not ibemu's."""
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 from harness import (IBEMU, IbemuTestCase, main, sanitizer_preload,
@@ -86,6 +88,53 @@ class SmTest(IbemuTestCase):
         self.assertEqual(len(set(lids)), 36)
         self.assertTrue(all(1 <= lid <= 45 for lid in lids), lids)
         self.down("smd")
+
+    def lids(self, fabric):
+        """LID of every HCA port and switch, by (node, port)."""
+        return {(p["node"], p["port"]): p["lid"] for p in self.json_of(
+            "ports", "--fabric", fabric)["ports"]}
+
+    def test_guid2lid_keeps_lids(self):
+        """-G FILE: the second run, on a fresh fabric and from the other
+        end of it (where, without the file, its own port would take
+        LID 1), gives every port the LID of the first; the file holds one
+        line per LID, in OpenSM's format."""
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        g2l = os.path.join(tmp, "guid2lid")
+        runs = []
+        for host in ("hca01", "hca36"):
+            self.up(topology("fat-tree-2l-36.yaml"), "smg", "--sm", "none")
+            self.run_sm("smg", host, "-G", g2l)
+            runs.append(self.lids("smg"))
+            self.down("smg")
+        self.assertEqual(runs[1], runs[0])
+        self.assertEqual(runs[0][("hca01", 1)], 1)
+        with open(g2l) as f:
+            lines = re.findall(r"^0x[0-9a-f]{16} 0x([0-9a-f]{4}) 0x\1$",
+                               f.read(), re.M)
+        self.assertEqual(sorted(int(x, 16) for x in lines),
+                         list(range(1, 46)))
+
+    def test_guid2lid_from_opensm(self):
+        """OpenSM's own guid2lid, from a run of the real OpenSM: ibemu-sm
+        given it assigns every port the LID OpenSM did."""
+        cache = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, cache)
+        self.up(topology("fat-tree-2l-36.yaml"), "smo", "--sm", "none")
+        env = dict(self.tool_env, OSM_CACHE_DIR=cache)
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", "smo", "--host", "hca20", "--",
+             "opensm", "--once", "--config", "/dev/null", "--log_file",
+             os.path.join(cache, "log"), "--dump_files_dir", cache],
+            capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        osm = self.lids("smo")
+        self.down("smo")
+        self.up(topology("fat-tree-2l-36.yaml"), "smo", "--sm", "none")
+        self.run_sm("smo", "hca01", "-G", os.path.join(cache, "guid2lid"))
+        self.assertEqual(self.lids("smo"), osm)
+        self.down("smo")
 
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
