@@ -70,4 +70,14 @@ int ibemu_routing_run_topo(const struct ibemu_routing_engine_ops *ops,
 			   const struct ibemu_topo *t,
 			   struct ibemu_routes **out);
 
+/*
+ * Whether routes 'r' of graph 'g', all on one VL, are free of credit
+ * deadlock: their channel dependency graph (switch-to-switch cables, the
+ * dependencies the paths from every switch with HCAs make) has no cycle.
+ * 1 if free, 0 if it has a cycle, -EINVAL (routes of another graph) or
+ * -ENOMEM. Defined in cdg.c.
+ */
+int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
+			       const struct ibemu_routes *r);
+
 #endif

@@ -168,9 +168,13 @@ static void report(const struct sm *sm, double secs)
 							: node->in_port));
 	}
 	printf("ibemu-sm: %u nodes (%u switches, %u CAs), %u links, LIDs 1-%u, "
-	       "routing %s\n",
+	       "routing %s, %s\n",
 	       sm->nnodes, sw, sm->nnodes - sw, links / 2,
-	       sm->routes ? sm->routes->max_lid : 0, sm->routing);
+	       sm->routes ? sm->routes->max_lid : 0, sm->routing,
+	       !sm->routes ? "no routes"
+	       : ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
+		       ? "deadlock-free on one VL"
+		       : "credit loops on one VL");
 	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
 	       "%.3f s\n",
 	       sm->sent, sm->answered, sm->timeouts, sm->window, secs);

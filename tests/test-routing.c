@@ -228,6 +228,44 @@ static void test_wished_lids(void)
 	ibemu_graph_destroy(g);
 }
 
+/*
+ * The channel dependency graph (cdg.c) on the shipped fabrics: up/down is
+ * deadlock-free everywhere, min-hop on the trees; min-hop on the torus
+ * and the dragonfly has a cycle, as their traffic studies deadlock.
+ */
+static void test_deadlock_free(void)
+{
+	static const struct {
+		const char *topo;
+		int minhop, updown;
+	} cases[] = {
+		{"fat-tree-2l-36", 1, 1},  {"fat-tree-3l-k8", 1, 1},
+		{"two-switch", 1, 1},	   {"torus-2d-4x4", 0, 1},
+		{"dragonfly-small", 0, 1},
+	};
+	const struct ibemu_routing_engine_ops *mh = ibemu_routing_find(
+						      "minhop"),
+					      *ud = ibemu_routing_find(
+						      "updown");
+	struct ibemu_routes *r;
+	struct ibemu_graph *g;
+	struct ibemu_topo *t;
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t = ibemu_test_load(cases[i].topo);
+		T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
+		T_EQ_INT(ibemu_routing_run(mh, g, &r), 0);
+		T_EQ_INT(ibemu_routes_deadlock_free(g, r), cases[i].minhop);
+		ibemu_routes_destroy(r);
+		T_EQ_INT(ibemu_routing_run(ud, g, &r), 0);
+		T_EQ_INT(ibemu_routes_deadlock_free(g, r), cases[i].updown);
+		ibemu_routes_destroy(r);
+		ibemu_graph_destroy(g);
+		ibemu_topo_destroy(t);
+	}
+}
+
 /* The same fabric declared as a topology routes the same way. */
 static void test_from_topo(void)
 {
@@ -279,6 +317,7 @@ void ibemu_test_register_routing(void)
 		{"context_rebuilds", test_context_rebuilds},
 		{"from_topo", test_from_topo},
 		{"wished_lids", test_wished_lids},
+		{"deadlock_free", test_deadlock_free},
 		{NULL, NULL},
 	};
 
