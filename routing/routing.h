@@ -80,4 +80,28 @@ int ibemu_routing_run_topo(const struct ibemu_routing_engine_ops *ops,
 int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 			       const struct ibemu_routes *r);
 
+/* Path lengths counted, in switch-to-switch hops; the last holds more. */
+#define IBEMU_QUALITY_HOPS 16
+
+/*
+ * How routes spread traffic (quality.c), over the HCA ports cabled to a
+ * switch, in LID order: the most routes one directed switch-to-switch
+ * cable carries in a shift permutation (the worst k) and in all-to-all,
+ * next to the all-to-all ideal (its hops spread evenly on every cable);
+ * the histogram of path lengths; pairs with no route.
+ */
+struct ibemu_route_quality {
+	uint32_t hosts, links; /* HCA ports; directed switch-to-switch cables */
+	uint32_t shift_max;
+	uint32_t a2a_max;
+	double a2a_ideal;
+	uint64_t hops_hist[IBEMU_QUALITY_HOPS];
+	uint64_t unrouted;
+};
+
+/* Fills 'q' for routes 'r' of 'g'; 0, -EINVAL (another graph), -ENOMEM. */
+int ibemu_routes_quality(const struct ibemu_graph *g,
+			 const struct ibemu_routes *r,
+			 struct ibemu_route_quality *q);
+
 #endif

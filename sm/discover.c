@@ -251,21 +251,42 @@ int sm_discover(struct sm *sm)
 
 /* --- the routing graph ---------------------------------------------- */
 
-static const struct sm *sort_sm;
-
-/* The SM's node first, then by distance, switches before HCAs, GUID. */
-static int order_cmp(const void *a, const void *b)
+/*
+ * The graph's node order: breadth first from the SM's node, ports in
+ * increasing order, so the HCAs of a switch are neighbours (and take
+ * consecutive LIDs, which the engines' port balancing relies on), and
+ * nothing depends on which answer came first. Nodes no cable reaches
+ * (none, after a sweep) would follow in discovery order.
+ */
+static void bfs_order(const struct sm *sm, uint32_t *order)
 {
-	const struct sm_node *x = &sort_sm->nodes[*(const uint32_t *)a];
-	const struct sm_node *y = &sort_sm->nodes[*(const uint32_t *)b];
+	uint8_t *seen = calloc(sm->nnodes, 1);
+	uint32_t head = 0, tail = 0, n;
+	unsigned port;
 
-	if (x->hops != y->hops)
-		return x->hops < y->hops ? -1 : 1;
-	if (x->ni.node_type != y->ni.node_type)
-		return x->ni.node_type == NODE_TYPE_SWITCH ? -1 : 1;
-	if (x->ni.node_guid != y->ni.node_guid)
-		return x->ni.node_guid < y->ni.node_guid ? -1 : 1;
-	return 0;
+	if (!seen) { /* discovery order then: still a valid graph */
+		for (n = 0; n < sm->nnodes; n++)
+			order[n] = n;
+		return;
+	}
+	order[tail++] = 0;
+	seen[0] = 1;
+	while (head < tail) {
+		const struct sm_node *node = &sm->nodes[order[head++]];
+
+		for (port = 1; port <= node->ni.num_ports; port++) {
+			uint32_t peer = node->ports[port].peer;
+
+			if (peer != NONE && !seen[peer]) {
+				seen[peer] = 1;
+				order[tail++] = peer;
+			}
+		}
+	}
+	for (n = 0; n < sm->nnodes; n++)
+		if (!seen[n])
+			order[tail++] = n;
+	free(seen);
 }
 
 int sm_build_graph(struct sm *sm)
@@ -279,10 +300,7 @@ int sm_build_graph(struct sm *sm)
 	order = calloc(sm->nnodes, sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < sm->nnodes; i++)
-		order[i] = i;
-	sort_sm = sm;
-	qsort(order + 1, sm->nnodes - 1, sizeof(*order), order_cmp);
+	bfs_order(sm, order);
 	sm->by_graph = calloc(sm->nnodes, sizeof(*sm->by_graph));
 	ret = sm->by_graph ? ibemu_graph_create(&sm->graph) : -ENOMEM;
 	for (i = 0; !ret && i < sm->nnodes; i++) {

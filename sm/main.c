@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
+		"  -q, --quality       how the routes spread shift and "
+		"all-to-all traffic\n"
 		"  -v, --verbose       what was found and programmed\n"
 		"  -h, --help\n",
 		ibemu_routing_at(0)->name);
@@ -73,13 +75,14 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"timeout", required_argument, NULL, 't'},
 		{"retries", required_argument, NULL, 'r'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"quality", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:vh", longs, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:qvh", longs,
+				NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			sm->ca = optarg;
@@ -110,6 +113,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'v':
 			sm->verbose = 1;
+			break;
+		case 'q':
+			sm->quality = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -146,6 +152,27 @@ static double wall_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static void report_quality(const struct sm *sm)
+{
+	struct ibemu_route_quality q;
+	unsigned i;
+
+	if (ibemu_routes_quality(sm->graph, sm->routes, &q))
+		return;
+	printf("ibemu-sm: routes per directed switch link: shift at most %u, "
+	       "all-to-all at most %u (ideal %.1f: %.2fx), %llu pairs "
+	       "unrouted\n",
+	       q.shift_max, q.a2a_max, q.a2a_ideal,
+	       q.a2a_ideal ? q.a2a_max / q.a2a_ideal : 0.0,
+	       (unsigned long long)q.unrouted);
+	printf("ibemu-sm: path lengths (switch hops: pairs):");
+	for (i = 0; i < IBEMU_QUALITY_HOPS; i++)
+		if (q.hops_hist[i])
+			printf(" %u: %llu", i,
+			       (unsigned long long)q.hops_hist[i]);
+	printf("\n");
+}
+
 static void report(const struct sm *sm, double secs)
 {
 	uint32_t n, sw = 0, links = 0;
@@ -175,6 +202,8 @@ static void report(const struct sm *sm, double secs)
 	       : ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
 		       ? "deadlock-free on one VL"
 		       : "credit loops on one VL");
+	if (sm->quality && sm->routes)
+		report_quality(sm);
 	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
 	       "%.3f s\n",
 	       sm->sent, sm->answered, sm->timeouts, sm->window, secs);

@@ -57,6 +57,7 @@ struct sm {
 	unsigned timeout_ms; /* per SMP, and this many retries: */
 	unsigned retries;
 	int verbose;
+	int quality; /* print how the routes spread traffic */
 	/* umad. */
 	int fd, agent;
 	uint64_t next_tid;

@@ -266,6 +266,36 @@ static void test_deadlock_free(void)
 	}
 }
 
+/*
+ * Route quality (quality.c) on the hand-built fabric: 4 cabled hosts,
+ * 2 on each switch, two cables between the switches. All-to-all: the 8
+ * crossing pairs take one hop each, spread 2 per directed cable (even);
+ * the 4 pairs on one switch take none.
+ */
+static void test_quality(void)
+{
+	const struct ibemu_routing_engine_ops *ops;
+	struct ibemu_graph *g = two_switches();
+	struct ibemu_route_quality q;
+	struct ibemu_routes *r;
+	unsigned i;
+
+	for (i = 0; (ops = ibemu_routing_at(i)); i++) {
+		T_EQ_INT(ibemu_routing_run(ops, g, &r), 0);
+		T_EQ_INT(ibemu_routes_quality(g, r, &q), 0);
+		T_EQ_INT(q.hosts, 4);
+		T_EQ_INT(q.links, 4);
+		T_EQ_INT(q.a2a_max, 2);
+		T_TRUE(q.a2a_ideal == 2.0);
+		T_EQ_INT(q.shift_max, 1);
+		T_EQ_U64(q.hops_hist[0], 4);
+		T_EQ_U64(q.hops_hist[1], 8);
+		T_EQ_U64(q.unrouted, 0);
+		ibemu_routes_destroy(r);
+	}
+	ibemu_graph_destroy(g);
+}
+
 /* The same fabric declared as a topology routes the same way. */
 static void test_from_topo(void)
 {
@@ -318,6 +348,7 @@ void ibemu_test_register_routing(void)
 		{"from_topo", test_from_topo},
 		{"wished_lids", test_wished_lids},
 		{"deadlock_free", test_deadlock_free},
+		{"quality", test_quality},
 		{NULL, NULL},
 	};
 

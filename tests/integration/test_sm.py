@@ -55,12 +55,21 @@ class SmTest(IbemuTestCase):
                 self.up(topology(name + ".yaml"), "sm", "--sm", "none")
                 hcas = self.hcas("sm")
                 routing = "updown" if name in DEADLOCK_PRONE else "minhop"
-                out = self.run_sm("sm", hcas[0], "--routing", routing)
+                out = self.run_sm("sm", hcas[0], "--routing", routing,
+                                  "--quality")
                 self.assertRegex(out, r"0 timed out")
                 # Its channel dependency graph (routing/cdg.c) has no
                 # cycle: up/down on the torus and dragonfly, min-hop on
                 # the trees.
                 self.assertIn("deadlock-free on one VL", out)
+                self.assertIn(", 0 pairs unrouted", out)
+                if name.startswith("fat-tree-2l"):
+                    # Issue 11's bar for min-hop: at most 2 shift routes
+                    # per cable, all-to-all within 1.25x of even.
+                    m = re.search(r"shift at most (\d+), all-to-all at most "
+                                  r"\d+ \(ideal [\d.]+: ([\d.]+)x\)", out)
+                    self.assertLessEqual(int(m.group(1)), 2, out)
+                    self.assertLessEqual(float(m.group(2)), 1.25, out)
                 ports = self.json_of("ports", "--fabric", "sm")["ports"]
                 cabled = [p for p in ports if p.get("peer_node")]
                 self.assertTrue(cabled)
