@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -255,7 +257,9 @@ __attribute__((constructor)) static void routes_values_fill(void)
 	routes_values[n] = "none";
 }
 
-static const char *const sm_values[] = {"none", NULL};
+/* In this order: UP_SM_NONE, UP_SM_IBEMU. */
+static const char *const sm_values[] = {"none", "ibemu", NULL};
+enum { UP_SM_NONE, UP_SM_IBEMU };
 /* In the order of enum ibemu_daemon_clock. */
 static const char *const clock_values[] = {"quiesce", "free", NULL};
 
@@ -275,9 +279,11 @@ static const struct ibemu_opt up_opts[] = {
 	[UP_SM] = {.name = "sm",
 		   .type = IBEMU_OPT_ENUM,
 		   .values = sm_values,
-		   .help = "the subnet manager; ibemu has none of its own yet, "
-			   "so 'none' (same as --routes none) leaves the "
-			   "fabric to an external one"},
+		   .help = "the subnet manager: 'ibemu' runs ibemu-sm (one "
+			   "sweep) on the first HCA once the daemon is up; "
+			   "'none' (same as --routes none) leaves the fabric "
+			   "to an external one; without it the daemon's test "
+			   "routes apply"},
 	[UP_CLOCK] = {.name = "clock",
 		      .type = IBEMU_OPT_ENUM,
 		      .values = clock_values,
@@ -300,6 +306,52 @@ const struct ibemu_opt_cmd ibemu_cli_up_opts = {
 	.args = "FILE",
 	.max_args = 1,
 };
+
+/*
+ * '--sm ibemu': runs 'ibemu exec --fabric NAME -- ibemu-sm' (the ibemu-sm
+ * next to this ibemu, on the first free HCA) and says how long the subnet
+ * took to come up on the wall clock.
+ */
+static int run_ibemu_sm(const char *fabric)
+{
+	char exe[PATH_MAX], sm[PATH_MAX + 16], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct timespec t0, t1;
+	int status;
+	pid_t pid;
+
+	if (n < 0)
+		return ibemu_cli_fail(1, "up: where is this ibemu? %s",
+				      strerror(errno));
+	exe[n] = '\0';
+	snprintf(sm, sizeof(sm), "%s", exe);
+	slash = strrchr(sm, '/');
+	snprintf(slash ? slash + 1 : sm,
+		 sizeof(sm) - (size_t)(slash ? slash + 1 - sm : 0), "ibemu-sm");
+	if (access(sm, X_OK))
+		return ibemu_cli_fail(1, "up: %s: %s (build the project)", sm,
+				      strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid < 0)
+		return ibemu_cli_fail(1, "up: fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
+		      (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return ibemu_cli_fail(1, "up: ibemu-sm did not bring the "
+					 "subnet up (the fabric runs; see "
+					 "above)");
+	printf("fabric %s: subnet up through ibemu-sm in %.3f s\n", fabric,
+	       (double)(t1.tv_sec - t0.tv_sec) +
+		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return 0;
+}
 
 int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 {
@@ -335,10 +387,15 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	if (v[UP_SM].given && v[UP_ROUTES].given &&
 	    opts.routes != IBEMU_ROUTES_NONE)
 		return ibemu_cli_fail(2,
-				      "up: option '--sm none' leaves routing "
-				      "to an external SM; it does not go "
+				      "up: option '--sm %s' leaves routing "
+				      "to a subnet manager; it does not go "
 				      "with '--routes %s'",
+				      sm_values[v[UP_SM].u],
 				      routes_values[v[UP_ROUTES].u]);
+	if (v[UP_SM].given && v[UP_SM].u == UP_SM_IBEMU && v[UP_FOREGROUND].u)
+		return ibemu_cli_fail(2, "up: '--sm ibemu' runs ibemu-sm once "
+					 "the daemon is up; it does not go "
+					 "with '--foreground'");
 	if (v[UP_SM].given)
 		opts.routes = IBEMU_ROUTES_NONE;
 	if (v[UP_NAME].given)
@@ -376,7 +433,10 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		       "%ld, log %s\n",
 		       fabric, sw, hca, nlinks, (long)ibemu_runtime_pid(fabric),
 		       p.log);
+		fflush(stdout);
 	}
+	if (v[UP_SM].given && v[UP_SM].u == UP_SM_IBEMU)
+		return run_ibemu_sm(fabric);
 	return 0;
 }
 

@@ -149,6 +149,22 @@ class SmTest(IbemuTestCase):
         self.assertEqual(self.lids("smo"), osm)
         self.down("smo")
 
+    def test_up_with_sm_ibemu(self):
+        """'ibemu up --sm ibemu' runs ibemu-sm after the daemon: the
+        subnet is up when it returns, and it says how long that took;
+        the option refuses test routes and the foreground."""
+        p = self.up(topology("two-switch.yaml"), "smu", "--sm", "ibemu")
+        self.assertIn("ibemu-sm: SUBNET UP", p.stdout)
+        self.assertRegex(p.stdout, r"subnet up through ibemu-sm in [\d.]+ s")
+        ports = self.json_of("ports", "--fabric", "smu")["ports"]
+        self.assertEqual([q for q in ports if q.get("peer_node") and
+                          q["state"] != "Active"], [])
+        self.down("smu")
+        for extra in (("--routes", "minhop"), ("--foreground",)):
+            r = self.ibemu("up", topology("two-switch.yaml"), "--name",
+                           "smu2", "--sm", "ibemu", *extra, check=2)
+            self.assertIn("--sm ibemu", r.stderr)
+
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
                            text=True, timeout=10)
