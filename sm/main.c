@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ static void usage(FILE *f)
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
+		"  -s, --sweep MS      keep running: a light sweep every MS "
+		"ms, a heavy\n"
+		"                      one when a port changed (default: "
+		"one sweep, exit)\n"
 		"  -q, --quality       how the routes spread shift and "
 		"all-to-all traffic\n"
 		"  -v, --verbose       what was found and programmed\n"
@@ -76,12 +81,13 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"retries", required_argument, NULL, 'r'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quality", no_argument, NULL, 'q'},
+		{"sweep", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:qvh", longs,
+	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:qvh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -116,6 +122,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'q':
 			sm->quality = 1;
+			break;
+		case 's':
+			bad |= parse_uint(optarg, 1, 3600000, &sm->sweep_ms);
 			break;
 		case 'h':
 			usage(stdout);
@@ -205,23 +214,71 @@ static void report(const struct sm *sm, double secs)
 	if (sm->quality && sm->routes)
 		report_quality(sm);
 	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
-	       "%.3f s\n",
-	       sm->sent, sm->answered, sm->timeouts, sm->window, secs);
+	       "%lu LFT blocks written, %.3f s\n",
+	       sm->sent, sm->answered, sm->timeouts, sm->window, sm->lft_blocks,
+	       secs);
 }
 
-static void sm_free(struct sm *sm)
-{
-	uint32_t n;
+static volatile sig_atomic_t stopping;
 
-	for (n = 0; n < sm->nnodes; n++)
-		free(sm->nodes[n].ports);
-	free(sm->nodes);
-	free(sm->by_graph);
-	free(sm->guid2lid);
-	if (sm->routes)
-		ibemu_routes_destroy(sm->routes);
-	if (sm->graph)
-		ibemu_graph_destroy(sm->graph);
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&t, NULL);
+}
+
+/* A heavy sweep and what it says; 0 or -errno. */
+static int heavy(struct sm *sm, double t0)
+{
+	int ret = sm_heavy_sweep(sm);
+
+	report(sm, wall_s() - t0);
+	if (!ret && sm->guid2lid_path) {
+		ret = sm_guid2lid_save(sm);
+		if (ret)
+			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+				sm->guid2lid_path, strerror(-ret));
+	}
+	if (!ret && !sm->errors)
+		printf("ibemu-sm: SUBNET UP\n");
+	else
+		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
+			ret ? strerror(-ret) : "done", sm->errors);
+	fflush(stdout);
+	return ret ? ret : sm->errors ? -EIO : 0;
+}
+
+/*
+ * With --sweep: a light sweep every period, a heavy one when it finds a
+ * change, until SIGTERM or SIGINT.
+ */
+static int sweep_loop(struct sm *sm)
+{
+	int ret = 0;
+
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	while (!stopping) {
+		sleep_ms(sm->sweep_ms);
+		if (stopping)
+			break;
+		ret = sm_light_sweep(sm);
+		if (ret > 0) {
+			printf("ibemu-sm: a port changed: heavy sweep %lu\n",
+			       sm->heavy_sweeps + 1);
+			ret = heavy(sm, wall_s());
+		}
+	}
+	printf("ibemu-sm: stopped after %lu heavy and %lu light sweeps\n",
+	       sm->heavy_sweeps, sm->light_sweeps);
+	return ret < 0 ? ret : 0;
 }
 
 int main(int argc, char **argv)
@@ -250,26 +307,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibemu-sm: %s: %s\n", sm.guid2lid_path,
 			strerror(-ret));
 	if (!ret)
-		ret = sm_discover(&sm);
-	if (!ret)
-		ret = sm_build_graph(&sm);
-	if (!ret)
-		ret = sm_program(&sm);
-	report(&sm, wall_s() - t0);
-	if (!ret && sm.guid2lid_path) {
-		ret = sm_guid2lid_save(&sm);
-		if (ret)
-			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
-				sm.guid2lid_path, strerror(-ret));
-	}
-	if (!ret && !sm.errors)
-		printf("ibemu-sm: SUBNET UP\n");
-	else
-		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
-			ret ? strerror(-ret) : "done", sm.errors);
+		ret = heavy(&sm, t0);
+	if (!ret && sm.sweep_ms)
+		ret = sweep_loop(&sm);
 	if (issm >= 0)
 		close(issm);
 	sm_smp_close(&sm);
-	sm_free(&sm);
-	return !ret && !sm.errors ? 0 : 1;
+	sm_sweep_free(&sm);
+	return ret ? 1 : 0;
 }

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "routing.h"
@@ -126,7 +127,9 @@ static void program_lft(struct sm *sm, uint32_t n)
 	uint8_t data[IBEMU_SMP_DATA_LEN];
 	struct ibemu_mad_switch_info si = node->si;
 	struct ibemu_mad_lft block;
+	struct sm_lft *old = sm_lft_of(sm, node->ni.node_guid, 0);
 	unsigned b, i, lid;
+	uint8_t *copy;
 
 	si.linear_fdb_top = sm->routes->max_lid;
 	memset(data, 0, sizeof(data));
@@ -135,18 +138,41 @@ static void program_lft(struct sm *sm, uint32_t n)
 		   IBEMU_SMP_ATTR_SWITCH_INFO, 0, data, on_set, NULL, 0))
 		sm->errors++;
 	for (b = 0; b <= sm->routes->max_lid / IBEMU_MAD_LFT_BLOCK; b++) {
+		int same = old != NULL;
+
 		for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++) {
 			lid = b * IBEMU_MAD_LFT_BLOCK + i;
 			block.port[i] = lid <= sm->routes->max_lid
 						? lft[lid]
 						: IBEMU_LFT_NO_ROUTE;
+			if (same &&
+			    block.port[i] != (lid < old->len
+						      ? old->port[lid]
+						      : IBEMU_LFT_NO_ROUTE))
+				same = 0;
 		}
+		/* Only the blocks that changed since the last sweep. */
+		if (same)
+			continue;
+		sm->lft_blocks++;
 		memset(data, 0, sizeof(data));
 		if (ibemu_mad_lft_encode(&block, data, sizeof(data)) < 0 ||
 		    sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_SET,
 			   IBEMU_SMP_ATTR_LFT, b, data, on_set, NULL, 0))
 			sm->errors++;
 	}
+	/* What the switch holds now, for the next sweep. */
+	old = sm_lft_of(sm, node->ni.node_guid, 1);
+	copy = malloc((size_t)sm->routes->max_lid + 1);
+	if (!old || !copy) {
+		free(copy);
+		sm->errors++;
+		return;
+	}
+	memcpy(copy, lft, (size_t)sm->routes->max_lid + 1);
+	free(old->port);
+	old->port = copy;
+	old->len = (uint32_t)sm->routes->max_lid + 1;
 }
 
 /* Takes every linked port in state 'from' to state 'to'. */

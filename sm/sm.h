@@ -48,6 +48,13 @@ typedef void (*sm_smp_cb)(struct sm *sm, int status,
 
 struct sm_req;
 
+/* An LFT as the SM last wrote it into the switch of NodeGUID 'guid'. */
+struct sm_lft {
+	uint64_t guid;
+	uint32_t len; /* entries of 'port' (max LID + 1) */
+	uint8_t *port;
+};
+
 struct sm {
 	/* Options. */
 	const char *ca;
@@ -57,7 +64,8 @@ struct sm {
 	unsigned timeout_ms; /* per SMP, and this many retries: */
 	unsigned retries;
 	int verbose;
-	int quality; /* print how the routes spread traffic */
+	int quality;	   /* print how the routes spread traffic */
+	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
 	/* umad. */
 	int fd, agent;
 	uint64_t next_tid;
@@ -78,6 +86,11 @@ struct sm {
 	struct ibemu_routes *routes;
 	struct ibemu_graph *graph;
 	unsigned errors;
+	/* Sweeps (sweep.c). */
+	int changed;
+	unsigned long heavy_sweeps, light_sweeps, lft_blocks;
+	struct sm_lft *lfts;
+	uint32_t nlfts;
 };
 
 /* smp.c */
@@ -111,6 +124,15 @@ int sm_guid2lid_load(struct sm *sm);
 uint16_t sm_guid2lid_find(const struct sm *sm, uint64_t guid);
 /* Writes every port's LID to sm->guid2lid_path; 0 or -errno. */
 int sm_guid2lid_save(const struct sm *sm);
+
+/* sweep.c */
+/* Discovers, routes and programs the subnet anew; 0 or -errno. */
+int sm_heavy_sweep(struct sm *sm);
+/* 1 if a switch reports a port change or does not answer, 0, -errno. */
+int sm_light_sweep(struct sm *sm);
+/* The LFT last written to switch 'guid' (made if 'create'), or NULL. */
+struct sm_lft *sm_lft_of(struct sm *sm, uint64_t guid, int create);
+void sm_sweep_free(struct sm *sm);
 
 /* program.c */
 /* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */

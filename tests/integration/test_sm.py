@@ -165,6 +165,71 @@ class SmTest(IbemuTestCase):
                            "smu2", "--sm", "ibemu", *extra, check=2)
             self.assertIn("--sm ibemu", r.stderr)
 
+    def wait_line(self, proc, pattern, seconds=30):
+        """Reads the SM's output until a line matches 'pattern'."""
+        deadline = time.time() + seconds
+        seen = []
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            m = re.search(pattern, line)
+            if m:
+                return m
+        self.fail(f"no line like {pattern!r} in:\n{''.join(seen)}")
+
+    def all_routes_from(self, fabric, src, hcas):
+        for dst in hcas:
+            if dst != src:
+                self.ibemu("route", src, dst, "--fabric", fabric, check=0)
+
+    def test_sweeps_reroute_around_a_link(self):
+        """--sweep: a link taken down is noticed by a light sweep (the
+        switches' PortStateChange), a heavy sweep reroutes every pair
+        around it (every route from hca01 still ends, over Active ports
+        only) writing only the LFT blocks that changed; brought up
+        again, the link is activated by the next heavy sweep."""
+        self.up(topology("fat-tree-2l-36.yaml"), "smw", "--sm", "none")
+        hcas = self.hcas("smw")
+        sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "smw", "--host", "hca01", "--", SM,
+             "--sweep", "20"], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self.tool_env)
+        try:
+            first = int(self.wait_line(sm, r"(\d+) LFT blocks").group(1))
+            self.wait_line(sm, r"SUBNET UP")
+            hop = self.json_of("route", "hca01", "hca36",
+                               "--fabric", "smw")["route"][1]
+            cut = f"{hop['node']}:{hop['out_port']}"
+            self.ibemu("link", "down", cut, "--fabric", "smw", check=0)
+            self.wait_line(sm, r"heavy sweep 2")
+            self.wait_line(sm, r"71 links")
+            total = int(self.wait_line(sm, r"(\d+) LFT blocks").group(1))
+            # One block a switch here; rerouting around one cable
+            # changes a few of them, not all nine.
+            self.assertEqual(first, 9)
+            self.assertLess(total - first, first)
+            self.wait_line(sm, r"SUBNET UP")
+            hop2 = self.json_of("route", "hca01", "hca36",
+                                "--fabric", "smw")["route"][1]
+            self.assertNotEqual(f"{hop2['node']}:{hop2['out_port']}", cut)
+            self.all_routes_from("smw", "hca01", hcas)
+            self.ibemu("link", "up", cut, "--fabric", "smw", check=0)
+            self.wait_line(sm, r"heavy sweep 3")
+            self.wait_line(sm, r"72 links")
+            self.wait_line(sm, r"SUBNET UP")
+            ports = self.json_of("ports", "--fabric", "smw")["ports"]
+            self.assertEqual([p for p in ports if p.get("peer_node") and
+                              p["state"] != "Active"], [])
+            self.all_routes_from("smw", "hca01", hcas)
+        finally:
+            sm.terminate()
+            out, _ = sm.communicate(timeout=30)
+        self.assertEqual(sm.returncode, 0, out)
+        self.assertIn("stopped after 3 heavy", out)
+        self.down("smw")
+
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
                            text=True, timeout=10)

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sweeps (as OpenSM's state manager): a heavy sweep discovers the subnet
+ * anew, routes it and programs it; a light sweep only asks every switch
+ * its SwitchInfo, whose PortStateChange says a port of it changed state
+ * since the last heavy sweep (IBA 14.2.5.4), and calls for a heavy sweep
+ * then, or when a switch no longer answers. Across heavy sweeps a port
+ * keeps its LID (the LIDs of the last sweep are the wished ones of the
+ * next), and only the LFT blocks that changed are written again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm.h"
+
+#define NODE_TYPE_SWITCH 2
+
+/* Forgets what the last heavy sweep found; keeps its LIDs and LFTs. */
+static void forget(struct sm *sm)
+{
+	uint32_t n;
+
+	for (n = 0; n < sm->nnodes; n++)
+		free(sm->nodes[n].ports);
+	sm->nnodes = 0;
+	free(sm->by_graph);
+	sm->by_graph = NULL;
+	if (sm->routes)
+		ibemu_routes_destroy(sm->routes);
+	sm->routes = NULL;
+	if (sm->graph)
+		ibemu_graph_destroy(sm->graph);
+	sm->graph = NULL;
+	sm->errors = 0;
+}
+
+/* The LIDs just given become the ones the next sweep keeps. */
+static int remember_lids(struct sm *sm)
+{
+	struct sm_guid_lid *all;
+	uint32_t n, k = 0;
+	unsigned p;
+
+	all = calloc((size_t)sm->routes->max_lid + 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (n = 0; n < sm->nnodes; n++) {
+		const struct sm_node *node = &sm->nodes[n];
+
+		if (node->ni.node_type == NODE_TYPE_SWITCH) {
+			all[k++] = (struct sm_guid_lid){
+				node->ni.port_guid,
+				ibemu_routes_lid(sm->routes, node->graph, 0)};
+			continue;
+		}
+		for (p = 1; p <= node->ni.num_ports && k <= sm->routes->max_lid;
+		     p++)
+			if (node->ports[p].guid)
+				all[k++] = (struct sm_guid_lid){
+					node->ports[p].guid,
+					ibemu_routes_lid(sm->routes,
+							 node->graph, p)};
+	}
+	free(sm->guid2lid);
+	sm->guid2lid = all;
+	sm->nguid2lid = k;
+	return 0;
+}
+
+int sm_heavy_sweep(struct sm *sm)
+{
+	int ret;
+
+	forget(sm);
+	sm->heavy_sweeps++;
+	ret = sm_discover(sm);
+	if (!ret)
+		ret = sm_build_graph(sm);
+	if (!ret)
+		ret = sm_program(sm);
+	if (!ret)
+		ret = remember_lids(sm);
+	return ret;
+}
+
+static void on_light(struct sm *sm, int status, const struct ibemu_mad_smp *smp,
+		     void *arg, uint64_t arg2)
+{
+	struct ibemu_mad_switch_info si;
+
+	(void)arg;
+	(void)arg2;
+	if (status || smp->hdr.status ||
+	    ibemu_mad_switch_info_decode(smp->data, sizeof(smp->data), &si) <
+		    0 ||
+	    si.port_state_change)
+		sm->changed = 1;
+}
+
+int sm_light_sweep(struct sm *sm)
+{
+	uint32_t n;
+	int ret;
+
+	sm->changed = 0;
+	sm->light_sweeps++;
+	for (n = 0; n < sm->nnodes; n++) {
+		const struct sm_node *node = &sm->nodes[n];
+
+		if (node->ni.node_type != NODE_TYPE_SWITCH)
+			continue;
+		if (sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_GET,
+			   IBEMU_SMP_ATTR_SWITCH_INFO, 0, NULL, on_light, NULL,
+			   0))
+			sm->changed = 1;
+	}
+	ret = sm_smp_run(sm);
+	return ret ? ret : sm->changed;
+}
+
+/* The LFT the last sweeps wrote into the switch of NodeGUID 'guid'. */
+struct sm_lft *sm_lft_of(struct sm *sm, uint64_t guid, int create)
+{
+	struct sm_lft *grown;
+	uint32_t i;
+
+	for (i = 0; i < sm->nlfts; i++)
+		if (sm->lfts[i].guid == guid)
+			return &sm->lfts[i];
+	if (!create)
+		return NULL;
+	grown = realloc(sm->lfts, (sm->nlfts + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	sm->lfts = grown;
+	memset(&sm->lfts[sm->nlfts], 0, sizeof(*sm->lfts));
+	sm->lfts[sm->nlfts].guid = guid;
+	return &sm->lfts[sm->nlfts++];
+}
+
+void sm_sweep_free(struct sm *sm)
+{
+	uint32_t i;
+
+	forget(sm);
+	for (i = 0; i < sm->nlfts; i++)
+		free(sm->lfts[i].port);
+	free(sm->lfts);
+	free(sm->nodes);
+	free(sm->guid2lid);
+}
