@@ -139,7 +139,8 @@ class ShippedFabricsTest(IbemuTestCase):
         self.assertIn("option '--routes' takes minhop, updown or none, not 'bogus'",
                       p.stderr)
         p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
-        self.assertIn("option '--sm' takes none, not 'opensm'", p.stderr)
+        self.assertIn("option '--sm' takes none or ibemu, not 'opensm'",
+                      p.stderr)
         self.down("noroutes")
 
     def test_two_switch_details(self):
