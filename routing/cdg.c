@@ -190,7 +190,8 @@ int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 	}
 	if (ret)
 		goto out;
-	qsort(c.deps, c.ndeps, sizeof(*c.deps), cmp_u64);
+	if (c.ndeps)
+		qsort(c.deps, c.ndeps, sizeof(*c.deps), cmp_u64);
 	for (i = 0, k = 0; i < c.ndeps; i++)
 		if (!k || c.deps[i] != c.deps[k - 1])
 			c.deps[k++] = c.deps[i];
