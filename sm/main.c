@@ -227,13 +227,6 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&t, NULL);
-}
-
 /* A heavy sweep and what it says; 0 or -errno. */
 static int heavy(struct sm *sm, double t0)
 {
@@ -261,14 +254,25 @@ static int heavy(struct sm *sm, double t0)
  */
 static int sweep_loop(struct sm *sm)
 {
+	unsigned left, slice;
 	int ret = 0;
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	while (!stopping) {
-		sleep_ms(sm->sweep_ms);
+		/* A Trap 128 (a link changed) calls the sweep at once; the
+		 * wait is cut in slices so that SIGTERM is seen soon. */
+		ret = 0;
+		for (left = sm->sweep_ms; left && !ret && !stopping;
+		     left -= slice) {
+			slice = left < 100 ? left : 100;
+			ret = sm_trap_wait(sm, slice);
+		}
 		if (stopping)
 			break;
+		if (ret == 1)
+			printf("ibemu-sm: Trap 128 (traps so far: %lu)\n",
+			       sm->traps);
 		ret = sm_light_sweep(sm);
 		if (ret > 0) {
 			printf("ibemu-sm: a port changed: heavy sweep %lu\n",

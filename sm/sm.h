@@ -68,6 +68,8 @@ struct sm {
 	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
 	/* umad. */
 	int fd, agent;
+	int trap_agent; /* LID-routed SMPs: Traps from the SMAs */
+	unsigned long traps;
 	uint64_t next_tid;
 	/* Requests: queued, and in flight (by TID). */
 	struct sm_req *queue_head, *queue_tail;
@@ -106,6 +108,11 @@ int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	   void *arg, uint64_t arg2);
 /* Sends and receives until nothing is queued or in flight; 0 or -errno. */
 int sm_smp_run(struct sm *sm);
+/*
+ * Waits up to 'ms' for a Trap (answered with TrapRepress); 1 if one came,
+ * 0 if none did.
+ */
+int sm_trap_wait(struct sm *sm, unsigned ms);
 
 /* discover.c */
 /* Sweeps the subnet from the SM's port; 0, or -errno. */

@@ -6,6 +6,7 @@
  * timeout_ms and retries): an SMP that never came back returns with
  * status ETIMEDOUT, and its callback says so.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 
 #include "sm.h"
 
-#define SMP_CLASS_DR 0x81 /* IBA 14.2.1: directed-route SMPs */
+#define SMP_CLASS_DR  0x81 /* IBA 14.2.1: directed-route SMPs */
+#define SMP_CLASS_LID 0x01 /* LID-routed SMPs */
 
 struct sm_req {
 	struct sm_req *next;
@@ -44,6 +46,20 @@ int sm_smp_open(struct sm *sm)
 		umad_close_port(sm->fd);
 		return sm->agent;
 	}
+	/* IBA 14.2.5.1: the SMAs send Traps, LID-routed, to the SM's LID. */
+	{
+		long mask[16 / sizeof(long)] = {0};
+
+		mask[IBEMU_MAD_METHOD_TRAP / (8 * sizeof(long))] |=
+			1L << (IBEMU_MAD_METHOD_TRAP % (8 * sizeof(long)));
+		sm->trap_agent =
+			umad_register(sm->fd, SMP_CLASS_LID, 1, 0, mask);
+		if (sm->trap_agent < 0)
+			fprintf(stderr,
+				"ibemu-sm: no Traps (umad_register: %s); "
+				"light sweeps only\n",
+				strerror(-sm->trap_agent));
+	}
 	sm->inflight = calloc(sm->window, sizeof(*sm->inflight));
 	if (!sm->inflight) {
 		umad_close_port(sm->fd);
@@ -66,6 +82,8 @@ void sm_smp_close(struct sm *sm)
 			free(sm->inflight[--sm->ninflight]);
 		free(sm->inflight);
 	}
+	if (sm->trap_agent >= 0)
+		umad_unregister(sm->fd, sm->trap_agent);
 	umad_unregister(sm->fd, sm->agent);
 	umad_close_port(sm->fd);
 }
@@ -166,22 +184,50 @@ static struct sm_req *take(struct sm *sm, uint64_t tid)
 	return NULL;
 }
 
-static void recv_one(struct sm *sm)
+/*
+ * IBA 14.2.5.1: the SM answers a Trap with a TrapRepress of the same TID
+ * and Notice, back to where it came from, so the SMA stops repeating it.
+ */
+static void trap_repress(struct sm *sm, struct ib_user_mad *um,
+			 struct ibemu_mad_smp *smp)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *out = (struct ib_user_mad *)(void *)buf;
+
+	sm->traps++;
+	memset(buf, 0, sizeof(buf));
+	smp->hdr.method = IBEMU_MAD_METHOD_TRAP_REPRESS;
+	if (ibemu_mad_smp_encode(smp, umad_get_mad(out), IBEMU_MAD_LEN) < 0)
+		return;
+	umad_set_addr(out, be16toh(um->addr.lid), 0, um->addr.sl, 0);
+	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
+}
+
+/* Receives one MAD ('timeout_ms' -1: block); 1 if it was a Trap. */
+static int recv_one(struct sm *sm, int timeout_ms)
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
 	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
 	struct ibemu_mad_smp smp;
-	int len = IBEMU_MAD_LEN, st;
+	int len = IBEMU_MAD_LEN, st, agent;
 	struct sm_req *r;
 
-	if (umad_recv(sm->fd, um, &len, -1) < 0)
-		return;
+	agent = umad_recv(sm->fd, um, &len, timeout_ms);
+	if (agent < 0)
+		return 0;
 	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
-		return;
+		return 0;
+	if (agent == sm->trap_agent) {
+		if (smp.hdr.method == IBEMU_MAD_METHOD_TRAP) {
+			trap_repress(sm, um, &smp);
+			return 1;
+		}
+		return 0;
+	}
 	/* The kernel keeps the upper 32 TID bits for the agent. */
 	r = take(sm, smp.hdr.tid & 0xffffffffu);
 	if (!r)
-		return; /* late, after its timeout */
+		return 0; /* late, after its timeout */
 	st = umad_status(um);
 	if (st) {
 		sm->timeouts++;
@@ -199,6 +245,7 @@ static void recv_one(struct sm *sm)
 		r->cb(sm, 0, &smp, r->arg, r->arg2);
 	}
 	free(r);
+	return 0;
 }
 
 int sm_smp_run(struct sm *sm)
@@ -207,6 +254,12 @@ int sm_smp_run(struct sm *sm)
 		send_queued(sm);
 		if (!sm->ninflight)
 			return 0;
-		recv_one(sm);
+		/* A Trap meanwhile: the sweep under way sees its change. */
+		recv_one(sm, -1);
 	}
+}
+
+int sm_trap_wait(struct sm *sm, unsigned ms)
+{
+	return recv_one(sm, (int)ms);
 }

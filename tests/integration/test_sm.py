@@ -230,6 +230,36 @@ class SmTest(IbemuTestCase):
         self.assertIn("stopped after 3 heavy", out)
         self.down("smw")
 
+    def test_trap_calls_a_heavy_sweep(self):
+        """With light sweeps a minute apart, a link brought back up is
+        still activated at once: the switches' Trap 128 reaches the SM,
+        which represses it and sweeps."""
+        self.up(topology("fat-tree-2l-36.yaml"), "smt", "--sm", "none")
+        sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "smt", "--host", "hca01", "--", SM,
+             "--sweep", "60000"], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self.tool_env)
+        try:
+            self.wait_line(sm, r"SUBNET UP")
+            self.ibemu("link", "down", "leaf01:7", "--fabric", "smt",
+                       check=0)
+            self.ibemu("link", "up", "leaf01:7", "--fabric", "smt", check=0)
+            self.wait_line(sm, r"Trap 128")
+            self.wait_line(sm, r"72 links")
+            self.wait_line(sm, r"SUBNET UP")
+            self.assertEqual(self.port_state("smt", "leaf01", 7), "Active")
+        finally:
+            sm.terminate()
+            out, _ = sm.communicate(timeout=90)
+        self.assertEqual(sm.returncode, 0, out)
+        self.down("smt")
+
+    def port_state(self, fabric, node, num):
+        for p in self.json_of("ports", node, "--fabric", fabric)["ports"]:
+            if p["port"] == num:
+                return p["state"]
+        self.fail(f"no port {node}:{num}")
+
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
                            text=True, timeout=10)
