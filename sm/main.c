@@ -49,6 +49,7 @@ static void usage(FILE *f)
 		"ms, a heavy\n"
 		"                      one when a port changed (default: "
 		"one sweep, exit)\n"
+		"  -p, --priority N    SMInfo priority, 0-15 (default 0)\n"
 		"  -q, --quality       how the routes spread shift and "
 		"all-to-all traffic\n"
 		"  -v, --verbose       what was found and programmed\n"
@@ -82,12 +83,13 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"quality", no_argument, NULL, 'q'},
 		{"sweep", required_argument, NULL, 's'},
+		{"priority", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:qvh", longs,
+	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:p:qvh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -125,6 +127,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 's':
 			bad |= parse_uint(optarg, 1, 3600000, &sm->sweep_ms);
+			break;
+		case 'p':
+			bad |= parse_uint(optarg, 0, 15, &sm->priority);
 			break;
 		case 'h':
 			usage(stdout);

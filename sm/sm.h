@@ -66,6 +66,7 @@ struct sm {
 	int verbose;
 	int quality;	   /* print how the routes spread traffic */
 	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
+	unsigned priority; /* SMInfo's, 0..15 */
 	/* umad. */
 	int fd, agent;
 	int trap_agent; /* LID-routed SMPs: Traps from the SMAs */

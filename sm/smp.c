@@ -16,8 +16,9 @@
 
 #include "sm.h"
 
-#define SMP_CLASS_DR  0x81 /* IBA 14.2.1: directed-route SMPs */
-#define SMP_CLASS_LID 0x01 /* LID-routed SMPs */
+#define SMP_CLASS_DR	0x81 /* IBA 14.2.1: directed-route SMPs */
+#define SMP_CLASS_LID	0x01 /* LID-routed SMPs */
+#define SM_STATE_MASTER 3    /* IBA 14.2.5.13 SMInfo SMState */
 
 struct sm_req {
 	struct sm_req *next;
@@ -52,6 +53,9 @@ int sm_smp_open(struct sm *sm)
 
 		mask[IBEMU_MAD_METHOD_TRAP / (8 * sizeof(long))] |=
 			1L << (IBEMU_MAD_METHOD_TRAP % (8 * sizeof(long)));
+		/* And Get(SMInfo) (IBA 14.2.5.13): the SM's attribute. */
+		mask[IBEMU_MAD_METHOD_GET / (8 * sizeof(long))] |=
+			1L << (IBEMU_MAD_METHOD_GET % (8 * sizeof(long)));
 		sm->trap_agent =
 			umad_register(sm->fd, SMP_CLASS_LID, 1, 0, mask);
 		if (sm->trap_agent < 0)
@@ -203,6 +207,35 @@ static void trap_repress(struct sm *sm, struct ib_user_mad *um,
 	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
 }
 
+/*
+ * Answers a LID-routed Get(SMInfo): the SM's port GUID, SM_Key 0, its
+ * activity count (one a sweep), priority and state (IBA 14.4.1: master).
+ */
+static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
+			   struct ibemu_mad_smp *smp)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *out = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_sm_info info = {
+		.guid = sm->nnodes ? sm->nodes[0].ni.port_guid : 0,
+		.act_count = (uint32_t)(sm->heavy_sweeps + sm->light_sweeps),
+		.priority = (uint8_t)sm->priority,
+		.sm_state = SM_STATE_MASTER,
+	};
+
+	memset(buf, 0, sizeof(buf));
+	smp->hdr.method = IBEMU_MAD_METHOD_GET_RESP;
+	smp->hdr.status = 0;
+	memset(smp->data, 0, sizeof(smp->data));
+	if (smp->hdr.attr_id != IBEMU_SMP_ATTR_SM_INFO ||
+	    ibemu_mad_sm_info_encode(&info, smp->data, sizeof(smp->data)) < 0)
+		smp->hdr.status = IBEMU_MAD_STATUS_METHOD_ATTR_UNSUPP;
+	if (ibemu_mad_smp_encode(smp, umad_get_mad(out), IBEMU_MAD_LEN) < 0)
+		return;
+	umad_set_addr(out, be16toh(um->addr.lid), 0, um->addr.sl, 0);
+	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
+}
+
 /* Receives one MAD ('timeout_ms' -1: block); 1 if it was a Trap. */
 static int recv_one(struct sm *sm, int timeout_ms)
 {
@@ -222,6 +255,8 @@ static int recv_one(struct sm *sm, int timeout_ms)
 			trap_repress(sm, um, &smp);
 			return 1;
 		}
+		if (smp.hdr.method == IBEMU_MAD_METHOD_GET)
+			sm_info_answer(sm, um, &smp);
 		return 0;
 	}
 	/* The kernel keeps the upper 32 TID bits for the agent. */

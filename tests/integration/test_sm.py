@@ -233,14 +233,23 @@ class SmTest(IbemuTestCase):
     def test_trap_calls_a_heavy_sweep(self):
         """With light sweeps a minute apart, a link brought back up is
         still activated at once: the switches' Trap 128 reaches the SM,
-        which represses it and sweeps."""
+        which represses it and sweeps. Meanwhile Debian's sminfo gets the
+        SM's SMInfo (master, the priority it was given)."""
         self.up(topology("fat-tree-2l-36.yaml"), "smt", "--sm", "none")
         sm = subprocess.Popen(
             [IBEMU, "exec", "--fabric", "smt", "--host", "hca01", "--", SM,
-             "--sweep", "60000"], stdout=subprocess.PIPE,
+             "--sweep", "60000", "--priority", "5"], stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, env=self.tool_env)
         try:
             self.wait_line(sm, r"SUBNET UP")
+            # Debian's sminfo asks the SM's LID for SMInfo: the SM answers.
+            info = subprocess.run(
+                [IBEMU, "exec", "--fabric", "smt", "--host", "hca20", "--",
+                 "sminfo"], capture_output=True, text=True,
+                env=self.tool_env, timeout=30)
+            self.assertRegex(info.stdout, r"sm lid 1 sm guid 0x[0-9a-f]+, "
+                             r"activity count \d+ priority 5 state 3 "
+                             r"SMINFO_MASTER", info.stdout + info.stderr)
             self.ibemu("link", "down", "leaf01:7", "--fabric", "smt",
                        check=0)
             self.ibemu("link", "up", "leaf01:7", "--fabric", "smt", check=0)
