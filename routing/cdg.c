@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing.h"
-#include "util.h"
+#include "routing_int.h"
 
 struct cdg {
 	const struct ibemu_graph *g;
@@ -25,11 +24,6 @@ struct cdg {
 	size_t ndeps, deps_cap;
 	uint8_t *seen; /* per node, for the destination being followed */
 };
-
-static int is_switch(const struct ibemu_graph *g, uint32_t n)
-{
-	return g->nodes[n].type == IBEMU_GRAPH_SWITCH;
-}
 
 static int dep_add(struct cdg *c, uint32_t from, uint32_t to)
 {
@@ -63,7 +57,7 @@ static int follow(struct cdg *c, uint32_t s, uint16_t lid)
 		    port > c->g->nodes[s].nports)
 			return 0;
 		t = c->g->nodes[s].ports[port].peer_node;
-		if (t == IBEMU_NONE || !is_switch(c->g, t))
+		if (t == IBEMU_NONE || !ibemu__graph_is_switch(c->g, t))
 			return 0;
 		if (prev != IBEMU_NONE) {
 			ret = dep_add(c, prev, c->chan_base[s] + port);
@@ -82,21 +76,8 @@ static int follow(struct cdg *c, uint32_t s, uint16_t lid)
 	if (port && port != IBEMU_LFT_NO_ROUTE &&
 	    port <= c->g->nodes[t].nports &&
 	    c->g->nodes[t].ports[port].peer_node != IBEMU_NONE &&
-	    is_switch(c->g, c->g->nodes[t].ports[port].peer_node))
+	    ibemu__graph_is_switch(c->g, c->g->nodes[t].ports[port].peer_node))
 		return dep_add(c, prev, c->chan_base[t] + port);
-	return 0;
-}
-
-static int has_hca(const struct ibemu_graph *g, uint32_t s)
-{
-	unsigned p;
-
-	for (p = 1; p <= g->nodes[s].nports; p++) {
-		uint32_t peer = g->nodes[s].ports[p].peer_node;
-
-		if (peer != IBEMU_NONE && !is_switch(g, peer))
-			return 1;
-	}
 	return 0;
 }
 
@@ -183,7 +164,8 @@ int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 			continue;
 		memset(c.seen, 0, g->nnodes);
 		for (n = 0; n < g->nnodes && !ret; n++)
-			if (is_switch(g, n) && has_hca(g, n) && !c.seen[n]) {
+			if (ibemu__graph_is_switch(g, n) &&
+			    ibemu__graph_has_hca(g, n) && !c.seen[n]) {
 				c.seen[n] = 1;
 				ret = follow(&c, n, (uint16_t)lid);
 			}

@@ -12,6 +12,7 @@
 static const struct ibemu_routing_engine_ops *const engines[] = {
 	&ibemu__routing_minhop,
 	&ibemu__routing_updown,
+	&ibemu__routing_ftree,
 };
 
 const struct ibemu_routing_engine_ops *ibemu_routing_find(const char *name)

@@ -18,6 +18,7 @@
 /* The engines, each defined in its own file and listed in registry.c. */
 extern const struct ibemu_routing_engine_ops ibemu__routing_minhop;
 extern const struct ibemu_routing_engine_ops ibemu__routing_updown;
+extern const struct ibemu_routing_engine_ops ibemu__routing_ftree;
 
 /* One switch-to-switch cable as seen from one of its ends. */
 struct ibemu__sw_link {
@@ -47,6 +48,21 @@ static inline int ibemu__graph_is_switch(const struct ibemu_graph *g,
 					 uint32_t node)
 {
 	return node != IBEMU_NONE && g->nodes[node].type == IBEMU_GRAPH_SWITCH;
+}
+
+/* Whether switch 'node' has an HCA cabled to it (a leaf). */
+static inline int ibemu__graph_has_hca(const struct ibemu_graph *g,
+				       uint32_t node)
+{
+	unsigned p;
+
+	for (p = 1; p <= g->nodes[node].nports; p++) {
+		uint32_t peer = g->nodes[node].ports[p].peer_node;
+
+		if (peer != IBEMU_NONE && !ibemu__graph_is_switch(g, peer))
+			return 1;
+	}
+	return 0;
 }
 
 /* Builds the switch graph of 'g'. Returns 0 or -ENOMEM; call

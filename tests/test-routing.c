@@ -30,7 +30,8 @@ static void test_registry(void)
 		T_TRUE(ops->help && ops->help[0]);
 		T_TRUE(ops->create && ops->build && ops->destroy);
 	}
-	T_EQ_INT(i, 2);
+	T_EQ_INT(i, 3);
+	T_EQ_STR(ibemu_routing_find("ftree")->name, "ftree");
 	T_TRUE(ibemu_routing_at(i + 1) == NULL);
 }
 
@@ -230,37 +231,40 @@ static void test_wished_lids(void)
 
 /*
  * The channel dependency graph (cdg.c) on the shipped fabrics: up/down is
- * deadlock-free everywhere, min-hop on the trees; min-hop on the torus
- * and the dragonfly has a cycle, as their traffic studies deadlock.
+ * deadlock-free everywhere, min-hop and ftree on the trees; min-hop (and
+ * ftree, which falls back to it) on the torus and the dragonfly has a
+ * cycle, as their traffic studies deadlock.
  */
 static void test_deadlock_free(void)
 {
 	static const struct {
 		const char *topo;
-		int minhop, updown;
+		int minhop, updown, ftree;
 	} cases[] = {
-		{"fat-tree-2l-36", 1, 1},  {"fat-tree-3l-k8", 1, 1},
-		{"two-switch", 1, 1},	   {"torus-2d-4x4", 0, 1},
-		{"dragonfly-small", 0, 1},
+		{"fat-tree-2l-36", 1, 1, 1},  {"fat-tree-3l-k8", 1, 1, 1},
+		{"two-switch", 1, 1, 1},      {"torus-2d-4x4", 0, 1, 0},
+		{"dragonfly-small", 0, 1, 0},
 	};
-	const struct ibemu_routing_engine_ops *mh = ibemu_routing_find(
-						      "minhop"),
-					      *ud = ibemu_routing_find(
-						      "updown");
+	static const char *const engines[] = {"minhop", "updown", "ftree"};
 	struct ibemu_routes *r;
 	struct ibemu_graph *g;
 	struct ibemu_topo *t;
-	unsigned i;
+	unsigned i, k;
+	int want;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		t = ibemu_test_load(cases[i].topo);
 		T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
-		T_EQ_INT(ibemu_routing_run(mh, g, &r), 0);
-		T_EQ_INT(ibemu_routes_deadlock_free(g, r), cases[i].minhop);
-		ibemu_routes_destroy(r);
-		T_EQ_INT(ibemu_routing_run(ud, g, &r), 0);
-		T_EQ_INT(ibemu_routes_deadlock_free(g, r), cases[i].updown);
-		ibemu_routes_destroy(r);
+		for (k = 0; k < 3; k++) {
+			want = k == 0	? cases[i].minhop
+			       : k == 1 ? cases[i].updown
+					: cases[i].ftree;
+			T_EQ_INT(ibemu_routing_run(
+					 ibemu_routing_find(engines[k]), g, &r),
+				 0);
+			T_EQ_INT(ibemu_routes_deadlock_free(g, r), want);
+			ibemu_routes_destroy(r);
+		}
 		ibemu_graph_destroy(g);
 		ibemu_topo_destroy(t);
 	}
@@ -294,6 +298,36 @@ static void test_quality(void)
 		ibemu_routes_destroy(r);
 	}
 	ibemu_graph_destroy(g);
+}
+
+/*
+ * ftree on the shipped fat trees, in the topologies' own order: every
+ * shift permutation takes each switch-to-switch cable once at most, and
+ * all-to-all stays within 6% of the load spread evenly.
+ */
+static void test_ftree_quality(void)
+{
+	static const char *const trees[] = {"fat-tree-2l-36", "fat-tree-3l-k8",
+					    "fat-tree-2l-1152"};
+	struct ibemu_route_quality q;
+	struct ibemu_routes *r;
+	struct ibemu_graph *g;
+	struct ibemu_topo *t;
+	unsigned i;
+
+	for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+		t = ibemu_test_load(trees[i]);
+		T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
+		T_EQ_INT(ibemu_routing_run(ibemu_routing_find("ftree"), g, &r),
+			 0);
+		T_EQ_INT(ibemu_routes_quality(g, r, &q), 0);
+		T_EQ_INT(q.shift_max, 1);
+		T_TRUE(q.a2a_max <= 1.06 * q.a2a_ideal);
+		T_EQ_U64(q.unrouted, 0);
+		ibemu_routes_destroy(r);
+		ibemu_graph_destroy(g);
+		ibemu_topo_destroy(t);
+	}
 }
 
 /* The same fabric declared as a topology routes the same way. */
@@ -349,6 +383,7 @@ void ibemu_test_register_routing(void)
 		{"wished_lids", test_wished_lids},
 		{"deadlock_free", test_deadlock_free},
 		{"quality", test_quality},
+		{"ftree_quality", test_ftree_quality},
 		{NULL, NULL},
 	};
 

@@ -86,6 +86,22 @@ class SmTest(IbemuTestCase):
                                "--fabric", "sm", check=0)
                 self.down("sm")
 
+    def test_ftree_on_the_fat_trees(self):
+        """--routing ftree: on the shipped fat trees every shift
+        permutation takes each switch-to-switch cable once at most, and
+        all-to-all is within 6% of the even load; deadlock-free."""
+        for name in ("fat-tree-3l-k8", "fat-tree-2l-1152"):
+            with self.subTest(fabric=name):
+                self.up(topology(name + ".yaml"), "smf", "--sm", "none")
+                out = self.run_sm("smf", self.hcas("smf")[0], "--routing",
+                                  "ftree", "--quality")
+                self.assertIn("deadlock-free on one VL", out)
+                m = re.search(r"shift at most (\d+), all-to-all at most "
+                              r"\d+ \(ideal [\d.]+: ([\d.]+)x\)", out)
+                self.assertEqual(int(m.group(1)), 1, out)
+                self.assertLessEqual(float(m.group(2)), 1.06, out)
+                self.down("smf")
+
     def test_ibnetdiscover_sees_the_lids(self):
         self.up(topology("fat-tree-2l-36.yaml"), "smd", "--sm", "none")
         self.run_sm("smd", "hca01")
