@@ -356,6 +356,10 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	 "fault injection: take a link down, bring it up, or make a port "
 	 "drop data packets",
 	 1, ibemu__serve_link},
+	{"node", &ibemu__node_opts,
+	 "fault injection: take every cable of a node down, or bring them "
+	 "up",
+	 1, ibemu__serve_node},
 	{"down", &down_opts, "stop the fabric's daemon and remove its files", 0,
 	 serve_down},
 	{NULL, NULL, NULL, 0, NULL},

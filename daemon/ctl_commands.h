@@ -80,6 +80,15 @@ extern const struct ibemu_opt_cmd ibemu__route_opts;
 extern const struct ibemu_opt_cmd ibemu__counters_opts;
 extern const struct ibemu_opt_cmd ibemu__traffic_opts;
 extern const struct ibemu_opt_cmd ibemu__link_opts;
+extern const struct ibemu_opt_cmd ibemu__node_opts;
+
+/*
+ * ctl_link.c: takes the cable of port 'pi' down (the port Disabled) or
+ * up (both ends polling, then training); 0 or -errno. ctl_node.c does it
+ * for every cabled port of a node.
+ */
+int ibemu__link_down(struct ibemu_daemon *d, uint32_t pi);
+int ibemu__link_up(struct ibemu_daemon *d, uint32_t pi);
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct ibemu_ctl_command ibemu_ctl_commands[];

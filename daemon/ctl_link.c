@@ -209,9 +209,8 @@ static void render(struct ibemu_ctl_call *call, uint32_t pi, int json)
 	ibemu_table_fini(&t);
 }
 
-static int link_up(struct ibemu_ctl_call *call, uint32_t pi)
+int ibemu__link_up(struct ibemu_daemon *d, uint32_t pi)
 {
-	struct ibemu_daemon *d = call->d;
 	struct ibemu_engine *e = d->engine;
 	struct ibemu_port_link l;
 	int ret = 0;
@@ -233,6 +232,13 @@ static int link_up(struct ibemu_ctl_call *call, uint32_t pi)
 	/* Runs the training now when no process paces virtual time. */
 	ibemu_daemon_pump(d);
 	return 0;
+}
+
+int ibemu__link_down(struct ibemu_daemon *d, uint32_t pi)
+{
+	if (ibemu_engine_phys_state(d->engine, pi) == IBEMU_PHYS_DISABLED)
+		return 0;
+	return ibemu_engine_set_phys_state(d->engine, pi, IBEMU_PHYS_DISABLED);
 }
 
 int ibemu__serve_link(struct ibemu_ctl_call *call)
@@ -271,13 +277,10 @@ int ibemu__serve_link(struct ibemu_ctl_call *call)
 	}
 	switch (action) {
 	case A_DOWN:
-		if (ibemu_engine_phys_state(d->engine, pi) !=
-		    IBEMU_PHYS_DISABLED)
-			ret = ibemu_engine_set_phys_state(d->engine, pi,
-							  IBEMU_PHYS_DISABLED);
+		ret = ibemu__link_down(d, pi);
 		break;
 	case A_UP:
-		ret = link_up(call, pi);
+		ret = ibemu__link_up(d, pi);
 		break;
 	default:
 		ret = ibemu_engine_set_drop(d->engine, pi, ppm, v[L_SEED].u);

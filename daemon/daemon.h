@@ -270,6 +270,8 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call);
 int ibemu__serve_traffic(struct ibemu_ctl_call *call);
 int ibemu__serve_route(struct ibemu_ctl_call *call);
 int ibemu__serve_link(struct ibemu_ctl_call *call);
+/* ctl_node.c: 'ibemu node down|up NODE'. */
+int ibemu__serve_node(struct ibemu_ctl_call *call);
 /* Makes the links 'ibemu link up' retrained Active again, with test
  * routes (ctl_link.c); called after the engine runs. */
 void ibemu__link_activate(struct ibemu_daemon *d);

@@ -128,6 +128,26 @@ class FaultsTest(IbemuTestCase):
                                   "IBV_EVENT_PORT_ACTIVE"])
         self.down("fev")
 
+    def test_node_down_and_up(self):
+        """'ibemu node down sw2': every cabled port of sw2 Disabled, its
+        peers Polling; 'node up': all trained and, with test routes,
+        Active again; an unknown node is an error."""
+        self.up(TWO, "fnode")
+        f = ("--fabric", "fnode")
+        rows = self.json_of("node", "down", "sw2", *f)["node"]
+        self.assertTrue(rows)
+        self.assertEqual({(r["phys_state"], r["state"]) for r in rows},
+                         {("Disabled", "Down")})
+        self.assertEqual(self.port("fnode", "sw1", 7), ("Polling", "Down"))
+        self.assertEqual(self.port("fnode", "hca3", 1), ("Polling", "Down"))
+        rows = self.json_of("node", "up", "sw2", *f)["node"]
+        self.assertEqual({(r["phys_state"], r["state"]) for r in rows},
+                         {("LinkUp", "Active")})
+        self.assertEqual(self.port("fnode", "hca3", 1), ("LinkUp", "Active"))
+        self.assertFails(self.ibemu("node", "down", "nosuch", *f), 1,
+                         "no node named 'nosuch'")
+        self.down("fnode")
+
     def test_drop_counts_discards_and_spares_vl15(self):
         self.up(TWO, "fdrop")
         f = ("--fabric", "fdrop")

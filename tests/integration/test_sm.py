@@ -195,6 +195,13 @@ class SmTest(IbemuTestCase):
                 return m
         self.fail(f"no line like {pattern!r} in:\n{''.join(seen)}")
 
+    def start_sm(self, fabric, *args):
+        """ibemu-sm on hca01 in the background, its output piped."""
+        return subprocess.Popen(
+            [IBEMU, "exec", "--fabric", fabric, "--host", "hca01", "--", SM,
+             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=self.tool_env)
+
     def all_routes_from(self, fabric, src, hcas):
         for dst in hcas:
             if dst != src:
@@ -208,10 +215,7 @@ class SmTest(IbemuTestCase):
         again, the link is activated by the next heavy sweep."""
         self.up(topology("fat-tree-2l-36.yaml"), "smw", "--sm", "none")
         hcas = self.hcas("smw")
-        sm = subprocess.Popen(
-            [IBEMU, "exec", "--fabric", "smw", "--host", "hca01", "--", SM,
-             "--sweep", "20"], stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, env=self.tool_env)
+        sm = self.start_sm("smw", "--sweep", "20")
         try:
             first = int(self.wait_line(sm, r"(\d+) LFT blocks").group(1))
             self.wait_line(sm, r"SUBNET UP")
@@ -246,16 +250,40 @@ class SmTest(IbemuTestCase):
         self.assertIn("stopped after 3 heavy", out)
         self.down("smw")
 
+    def test_sweeps_route_around_a_node(self):
+        """'ibemu node down spine01' under a running SM: every route from
+        hca01 still ends, over Active ports only (the other spine);
+        'node up' brings its cables back, activated by the next sweep."""
+        self.up(topology("fat-tree-2l-36.yaml"), "smn", "--sm", "none")
+        hcas = self.hcas("smn")
+        sm = self.start_sm("smn", "--sweep", "20")
+        try:
+            self.wait_line(sm, r"SUBNET UP")
+            self.ibemu("node", "down", "spine01", "--fabric", "smn", check=0)
+            self.wait_line(sm, r"8 switches")
+            self.wait_line(sm, r"SUBNET UP")
+            self.all_routes_from("smn", "hca01", hcas)
+            for hca in hcas[1:]:
+                route = self.json_of("route", "hca01", hca,
+                                     "--fabric", "smn")["route"]
+                self.assertNotIn("spine01", [h["node"] for h in route])
+            self.ibemu("node", "up", "spine01", "--fabric", "smn", check=0)
+            self.wait_line(sm, r"9 switches")
+            self.wait_line(sm, r"SUBNET UP")
+            self.assertEqual(self.port_state("smn", "spine01", 1), "Active")
+        finally:
+            sm.terminate()
+            out, _ = sm.communicate(timeout=30)
+        self.assertEqual(sm.returncode, 0, out)
+        self.down("smn")
+
     def test_trap_calls_a_heavy_sweep(self):
         """With light sweeps a minute apart, a link brought back up is
         still activated at once: the switches' Trap 128 reaches the SM,
         which represses it and sweeps. Meanwhile Debian's sminfo gets the
         SM's SMInfo (master, the priority it was given)."""
         self.up(topology("fat-tree-2l-36.yaml"), "smt", "--sm", "none")
-        sm = subprocess.Popen(
-            [IBEMU, "exec", "--fabric", "smt", "--host", "hca01", "--", SM,
-             "--sweep", "60000", "--priority", "5"], stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, env=self.tool_env)
+        sm = self.start_sm("smt", "--sweep", "60000", "--priority", "5")
         try:
             self.wait_line(sm, r"SUBNET UP")
             # Debian's sminfo asks the SM's LID for SMInfo: the SM answers.
