@@ -237,6 +237,13 @@ static int heavy(struct sm *sm, double t0)
 {
 	int ret = sm_heavy_sweep(sm);
 
+	if (!ret && sm->standby) {
+		printf("ibemu-sm: standby: the master SM (port GUID 0x%016llx, "
+		       "LID %u) outranks this one\n",
+		       (unsigned long long)sm->master_guid, sm->master_lid);
+		fflush(stdout);
+		return 0;
+	}
 	report(sm, wall_s() - t0);
 	if (!ret && sm->guid2lid_path) {
 		ret = sm_guid2lid_save(sm);
@@ -278,6 +285,17 @@ static int sweep_loop(struct sm *sm)
 		if (ret == 1)
 			printf("ibemu-sm: Trap 128 (traps so far: %lu)\n",
 			       sm->traps);
+		if (sm->standby) {
+			/* IBA 14.4.1: a standby polls the master, and takes
+			 * over once it is gone. */
+			ret = 0;
+			if (!sm_master_alive(sm)) {
+				printf("ibemu-sm: the master is gone: taking "
+				       "over\n");
+				ret = heavy(sm, wall_s());
+			}
+			continue;
+		}
 		ret = sm_light_sweep(sm);
 		if (ret > 0) {
 			printf("ibemu-sm: a port changed: heavy sweep %lu\n",

@@ -199,16 +199,24 @@ static int move_ports(struct sm *sm, uint8_t from, uint8_t to)
 	return sm_smp_run(sm);
 }
 
-/* The LID guid2lid gives a port of graph node 'g' (a switch's: port 0). */
+/*
+ * The LID a port of graph node 'g' (a switch's: port 0) keeps: the one
+ * guid2lid (or the last sweep) gave it, else the one it has now, as an SM
+ * that takes over from another keeps the subnet's LIDs.
+ */
 static uint16_t wanted_lid(void *ctx, uint32_t g, unsigned port)
 {
 	const struct sm *sm = ctx;
 	const struct sm_node *node = &sm->nodes[sm->by_graph[g]];
+	const struct sm_port *p = &node->ports[is_switch(node) ? 0 : port];
+	uint16_t lid = 0;
 
-	if (!sm->nguid2lid)
-		return 0;
-	return sm_guid2lid_find(sm, is_switch(node) ? node->ni.port_guid
-						    : node->ports[port].guid);
+	if (sm->nguid2lid)
+		lid = sm_guid2lid_find(sm, is_switch(node) ? node->ni.port_guid
+							   : p->guid);
+	if (!lid && p->have_pi)
+		lid = p->pi.lid;
+	return lid;
 }
 
 int sm_program(struct sm *sm)

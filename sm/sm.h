@@ -67,6 +67,10 @@ struct sm {
 	int quality;	   /* print how the routes spread traffic */
 	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
 	unsigned priority; /* SMInfo's, 0..15 */
+	/* IBA 14.4: another SM that outranks this one is master. */
+	int standby;
+	uint16_t master_lid;
+	uint64_t master_guid;
 	/* umad. */
 	int fd, agent;
 	int trap_agent; /* LID-routed SMPs: Traps from the SMAs */
@@ -107,6 +111,9 @@ void sm_smp_close(struct sm *sm);
 int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	   uint16_t attr, uint32_t mod, const uint8_t *data, sm_smp_cb cb,
 	   void *arg, uint64_t arg2);
+/* Queues a LID-routed SMP Get/Set to 'dlid' (class 0x01); 0 or -errno. */
+int sm_smp_lid(struct sm *sm, uint16_t dlid, uint8_t method, uint16_t attr,
+	       uint32_t mod, sm_smp_cb cb, void *arg, uint64_t arg2);
 /* Sends and receives until nothing is queued or in flight; 0 or -errno. */
 int sm_smp_run(struct sm *sm);
 /*
@@ -141,6 +148,16 @@ int sm_light_sweep(struct sm *sm);
 /* The LFT last written to switch 'guid' (made if 'create'), or NULL. */
 struct sm_lft *sm_lft_of(struct sm *sm, uint64_t guid, int create);
 void sm_sweep_free(struct sm *sm);
+
+/* election.c */
+/*
+ * After a discovery: asks SMInfo of every other port that says IsSM and
+ * has a LID; sets sm->standby (and the master's LID and GUID) if one that
+ * outranks this SM is master. 0 or -errno.
+ */
+int sm_find_master(struct sm *sm);
+/* Whether the master still answers its SMInfo as master. */
+int sm_master_alive(struct sm *sm);
 
 /* program.c */
 /* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */

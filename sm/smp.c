@@ -16,13 +16,15 @@
 
 #include "sm.h"
 
-#define SMP_CLASS_DR	0x81 /* IBA 14.2.1: directed-route SMPs */
-#define SMP_CLASS_LID	0x01 /* LID-routed SMPs */
-#define SM_STATE_MASTER 3    /* IBA 14.2.5.13 SMInfo SMState */
+#define SMP_CLASS_DR	 0x81 /* IBA 14.2.1: directed-route SMPs */
+#define SMP_CLASS_LID	 0x01 /* LID-routed SMPs */
+#define SM_STATE_STANDBY 2    /* IBA 14.2.5.13 SMInfo SMState */
+#define SM_STATE_MASTER	 3
 
 struct sm_req {
 	struct sm_req *next;
 	uint64_t tid;
+	uint16_t dlid; /* LID-routed if not 0, else directed route */
 	uint8_t path[SM_MAX_HOPS + 1];
 	uint8_t hops;
 	uint8_t method;
@@ -118,7 +120,24 @@ int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	return 0;
 }
 
-/* Sends request 'r' (IBA 14.2.2: DrSLID and DrDLID permissive). */
+int sm_smp_lid(struct sm *sm, uint16_t dlid, uint8_t method, uint16_t attr,
+	       uint32_t mod, sm_smp_cb cb, void *arg, uint64_t arg2)
+{
+	uint8_t path[1] = {0};
+	int ret;
+
+	if (sm->trap_agent < 0)
+		return -EOPNOTSUPP;
+	ret = sm_smp(sm, path, 0, method, attr, mod, NULL, cb, arg, arg2);
+	if (!ret)
+		sm->queue_tail->dlid = dlid;
+	return ret;
+}
+
+/*
+ * Sends request 'r': directed route (IBA 14.2.2: DrSLID and DrDLID
+ * permissive), or LID-routed to r->dlid through the class 0x01 agent.
+ */
 static int send_one(struct sm *sm, struct sm_req *r)
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
@@ -128,22 +147,24 @@ static int send_one(struct sm *sm, struct sm_req *r)
 	memset(buf, 0, sizeof(buf));
 	memset(&smp, 0, sizeof(smp));
 	smp.hdr.base_version = 1;
-	smp.hdr.mgmt_class = SMP_CLASS_DR;
+	smp.hdr.mgmt_class = r->dlid ? SMP_CLASS_LID : SMP_CLASS_DR;
 	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
 	smp.hdr.method = r->method;
 	smp.hdr.tid = r->tid;
 	smp.hdr.attr_id = r->attr;
 	smp.hdr.attr_mod = r->mod;
-	smp.hop_cnt = r->hops;
-	smp.dr_slid = 0xffff;
-	smp.dr_dlid = 0xffff;
 	memcpy(smp.data, r->data, sizeof(smp.data));
-	memcpy(smp.initial_path, r->path, (size_t)r->hops + 1);
+	if (!r->dlid) {
+		smp.hop_cnt = r->hops;
+		smp.dr_slid = 0xffff;
+		smp.dr_dlid = 0xffff;
+		memcpy(smp.initial_path, r->path, (size_t)r->hops + 1);
+	}
 	if (ibemu_mad_smp_encode(&smp, umad_get_mad(um), IBEMU_MAD_LEN) < 0)
 		return -EINVAL;
-	umad_set_addr(um, 0xffff, 0, 0, 0);
-	if (umad_send(sm->fd, sm->agent, um, IBEMU_MAD_LEN, (int)sm->timeout_ms,
-		      (int)sm->retries) < 0)
+	umad_set_addr(um, r->dlid ? r->dlid : 0xffff, 0, 0, 0);
+	if (umad_send(sm->fd, r->dlid ? sm->trap_agent : sm->agent, um,
+		      IBEMU_MAD_LEN, (int)sm->timeout_ms, (int)sm->retries) < 0)
 		return -EIO;
 	sm->sent++;
 	return 0;
@@ -220,7 +241,7 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 		.guid = sm->nnodes ? sm->nodes[0].ni.port_guid : 0,
 		.act_count = (uint32_t)(sm->heavy_sweeps + sm->light_sweeps),
 		.priority = (uint8_t)sm->priority,
-		.sm_state = SM_STATE_MASTER,
+		.sm_state = sm->standby ? SM_STATE_STANDBY : SM_STATE_MASTER,
 	};
 
 	memset(buf, 0, sizeof(buf));
@@ -250,7 +271,10 @@ static int recv_one(struct sm *sm, int timeout_ms)
 		return 0;
 	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
 		return 0;
-	if (agent == sm->trap_agent) {
+	/* A Trap or a Get for the SM; not an answer to, or a timed-out
+	 * return of, one of its own requests (those come with a status). */
+	if (agent == sm->trap_agent && !(smp.hdr.method & 0x80) &&
+	    !umad_status(um)) {
 		if (smp.hdr.method == IBEMU_MAD_METHOD_TRAP) {
 			trap_repress(sm, um, &smp);
 			return 1;

@@ -76,7 +76,10 @@ int sm_heavy_sweep(struct sm *sm)
 	sm->heavy_sweeps++;
 	ret = sm_discover(sm);
 	if (!ret)
-		ret = sm_build_graph(sm);
+		ret = sm_find_master(sm);
+	if (ret || sm->standby)
+		return ret; /* a standby programs nothing */
+	ret = sm_build_graph(sm);
 	if (!ret)
 		ret = sm_program(sm);
 	if (!ret)

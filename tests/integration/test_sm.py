@@ -195,12 +195,58 @@ class SmTest(IbemuTestCase):
                 return m
         self.fail(f"no line like {pattern!r} in:\n{''.join(seen)}")
 
-    def start_sm(self, fabric, *args):
-        """ibemu-sm on hca01 in the background, its output piped."""
+    def start_sm(self, fabric, *args, host="hca01"):
+        """ibemu-sm on 'host' in the background, its output piped."""
         return subprocess.Popen(
-            [IBEMU, "exec", "--fabric", fabric, "--host", "hca01", "--", SM,
+            [IBEMU, "exec", "--fabric", fabric, "--host", host, "--", SM,
              *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, env=self.tool_env)
+
+    def sminfo(self, fabric):
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", fabric, "--host", "hca20", "--",
+             "sminfo"], capture_output=True, text=True, env=self.tool_env,
+            timeout=30)
+        m = re.search(r"sm lid (\d+) sm guid 0x[0-9a-f]+, activity count "
+                      r"\d+ priority (\d+) state 3 SMINFO_MASTER", p.stdout)
+        self.assertTrue(m, p.stdout + p.stderr)
+        return int(m.group(1)), int(m.group(2))
+
+    def test_standby_takes_over(self):
+        """IBA 14.4: a second SM at a lower priority stays standby (it
+        programs nothing); when the master is killed it takes over, keeps
+        every LID, and sweeps as master (a link taken down is routed
+        around)."""
+        self.up(topology("fat-tree-2l-36.yaml"), "sms", "--sm", "none")
+        master = self.start_sm("sms", "--sweep", "20", "--priority", "10")
+        standby = None
+        try:
+            self.wait_line(master, r"SUBNET UP")
+            lids = self.lids("sms")
+            standby = self.start_sm("sms", "--sweep", "20", "--priority",
+                                    "1", host="hca36")
+            self.wait_line(standby, r"standby: the master SM .* LID 1\)")
+            self.assertEqual(self.sminfo("sms"), (1, 10))
+            master.kill()
+            master.communicate(timeout=30)
+            self.wait_line(standby, r"the master is gone: taking over")
+            self.wait_line(standby, r"SUBNET UP")
+            self.assertEqual(self.lids("sms"), lids)
+            self.assertEqual(self.sminfo("sms"),
+                             (lids[("hca36", 1)], 1))
+            self.ibemu("link", "down", "leaf01:7", "--fabric", "sms",
+                       check=0)
+            self.wait_line(standby, r"71 links")
+            self.wait_line(standby, r"SUBNET UP")
+        finally:
+            if master.poll() is None:
+                master.kill()
+                master.communicate(timeout=30)
+            if standby:
+                standby.terminate()
+                out, _ = standby.communicate(timeout=30)
+                self.assertEqual(standby.returncode, 0, out)
+        self.down("sms")
 
     def all_routes_from(self, fabric, src, hcas):
         for dst in hcas:
