@@ -171,7 +171,8 @@ class SmTest(IbemuTestCase):
         the option refuses test routes and the foreground."""
         p = self.up(topology("two-switch.yaml"), "smu", "--sm", "ibemu")
         self.assertIn("ibemu-sm: SUBNET UP", p.stdout)
-        self.assertRegex(p.stdout, r"subnet up through ibemu-sm in [\d.]+ s")
+        self.assertRegex(p.stdout, r"subnet up through ibemu-sm in [\d.]+ s "
+                         r"\([\d.]+ us of virtual time\)")
         ports = self.json_of("ports", "--fabric", "smu")["ports"]
         self.assertEqual([q for q in ports if q.get("peer_node") and
                           q["state"] != "Active"], [])
