@@ -3,9 +3,9 @@
  * Programming the subnet, in OpenSM's order (osm_state_mgr): the routing
  * engine's LIDs into the PortInfo of every HCA port and switch port 0 (with
  * the SM's LID), NeighborMTU and OperationalVLs of every link as both ends
- * allow, SwitchInfo's LinearFDBTop and the LFT blocks of 64 LIDs; then
- * every port of a link in Init goes to Armed, and then to Active (IBA
- * 14.2.5.6: the SM arms the subnet before it activates it). Each Set
+ * allow, SwitchInfo's LinearFDBTop and the LFT blocks of 64 LIDs, a port
+ * of a link in Init armed by that same Set; then every Armed port goes to
+ * Active (IBA 14.2.5.6: the SM arms the subnet before it activates it). Each Set
  * carries the PortInfo last read or answered, so fields the SM does not
  * manage are written back as they are.
  */
@@ -92,7 +92,11 @@ static void program_ports(struct sm *sm, uint32_t n)
 		if (!p->have_pi)
 			continue;
 		pi = p->pi;
-		pi.port_state = 0; /* no change */
+		/* A linked port in Init is armed by the same Set (OpenSM's
+		 * link setup): one SMP less per port. */
+		pi.port_state = port && p->pi.port_state == STATE_INIT
+					? STATE_ARMED
+					: 0; /* no change */
 		pi.port_phys_state = 0;
 		if (!is_switch(node) || port == 0) {
 			pi.lid = ibemu_routes_lid(sm->routes, node->graph,
