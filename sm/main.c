@@ -271,11 +271,12 @@ static int sweep_loop(struct sm *sm)
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	while (!stopping) {
+	while (!stopping && !sm->port_gone) {
 		/* A Trap 128 (a link changed) calls the sweep at once; the
 		 * wait is cut in slices so that SIGTERM is seen soon. */
 		ret = 0;
-		for (left = sm->sweep_ms; left && !ret && !stopping;
+		for (left = sm->sweep_ms;
+		     left && !ret && !stopping && !sm->port_gone;
 		     left -= slice) {
 			slice = left < 100 ? left : 100;
 			ret = sm_trap_wait(sm, slice);
@@ -303,8 +304,11 @@ static int sweep_loop(struct sm *sm)
 			ret = heavy(sm, wall_s());
 		}
 	}
-	printf("ibemu-sm: stopped after %lu heavy and %lu light sweeps\n",
-	       sm->heavy_sweeps, sm->light_sweeps);
+	printf("ibemu-sm: stopped after %lu heavy and %lu light sweeps%s\n",
+	       sm->heavy_sweeps, sm->light_sweeps,
+	       sm->port_gone ? ": its port is gone (the fabric stopped?)" : "");
+	if (sm->port_gone)
+		return -ENODEV;
 	return ret < 0 ? ret : 0;
 }
 

@@ -73,6 +73,7 @@ struct sm {
 	uint64_t master_guid;
 	/* umad. */
 	int fd, agent;
+	int port_gone;	/* umad failed for good: stop rather than spin */
 	int trap_agent; /* LID-routed SMPs: Traps from the SMAs */
 	unsigned long traps;
 	uint64_t next_tid;

@@ -164,8 +164,11 @@ static int send_one(struct sm *sm, struct sm_req *r)
 		return -EINVAL;
 	umad_set_addr(um, r->dlid ? r->dlid : 0xffff, 0, 0, 0);
 	if (umad_send(sm->fd, r->dlid ? sm->trap_agent : sm->agent, um,
-		      IBEMU_MAD_LEN, (int)sm->timeout_ms, (int)sm->retries) < 0)
+		      IBEMU_MAD_LEN, (int)sm->timeout_ms,
+		      (int)sm->retries) < 0) {
+		sm->port_gone = 1;
 		return -EIO;
+	}
 	sm->sent++;
 	return 0;
 }
@@ -267,8 +270,12 @@ static int recv_one(struct sm *sm, int timeout_ms)
 	struct sm_req *r;
 
 	agent = umad_recv(sm->fd, um, &len, timeout_ms);
-	if (agent < 0)
+	if (agent < 0) {
+		/* Anything but a timeout: the port (the fabric) is gone. */
+		if (agent != -ETIMEDOUT && agent != -EINTR)
+			sm->port_gone = 1;
 		return 0;
+	}
 	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
 		return 0;
 	/* A Trap or a Get for the SM; not an answer to, or a timed-out
@@ -310,6 +317,8 @@ static int recv_one(struct sm *sm, int timeout_ms)
 int sm_smp_run(struct sm *sm)
 {
 	for (;;) {
+		if (sm->port_gone)
+			return -ENODEV;
 		send_queued(sm);
 		if (!sm->ninflight)
 			return 0;

@@ -360,6 +360,22 @@ class SmTest(IbemuTestCase):
                 return p["state"]
         self.fail(f"no port {node}:{num}")
 
+    def test_stops_when_the_fabric_does(self):
+        """A sweeping SM whose fabric is stopped ends (status 1, saying
+        why) instead of spinning on a port that is gone."""
+        self.up(topology("two-switch.yaml"), "smg2", "--sm", "none")
+        sm = self.start_sm("smg2", "--sweep", "20", host="hca1")
+        try:
+            self.wait_line(sm, r"SUBNET UP")
+            self.down("smg2", clients_gone=False)
+            out, _ = sm.communicate(timeout=20)
+        finally:
+            if sm.poll() is None:
+                sm.kill()
+                sm.communicate()
+        self.assertEqual(sm.returncode, 1, out)
+        self.assertIn("its port is gone", out)
+
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
                            text=True, timeout=10)
