@@ -192,6 +192,10 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q)
 			qp_fail(v, q, "send WQE with an unknown opcode");
 			return did;
 		}
+		if (w.stamp_ps > IBEMU_VERBS_MAX_STAMP_PS) {
+			qp_fail(v, q, "send WQE stamped past any virtual time");
+			return did;
+		}
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = w.wr_id;
 		wr.opcode = (uint8_t)w.opcode;
@@ -266,7 +270,8 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
 		return -1;
 	while (n-- > 0) {
 		memcpy(&w, ibemu__vs_ring_ent(r, r->idx), sizeof(w));
-		if (w.num_sge > IBEMU_VERBS_WQE_SGES)
+		if (w.num_sge > IBEMU_VERBS_WQE_SGES ||
+		    w.stamp_ps > IBEMU_VERBS_MAX_STAMP_PS)
 			return -1;
 		sges_copy(sg, w.sge, w.num_sge);
 		wr.wr_id = w.wr_id;

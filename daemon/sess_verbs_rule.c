@@ -178,6 +178,9 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 			continue;
 		}
 		clk = __atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE);
+		/* A clock past any stamp is garbage: it must not wrap. */
+		if (clk > IBEMU_VERBS_MAX_STAMP_PS)
+			clk = IBEMU_VERBS_MAX_STAMP_PS;
 		if (clk < v->hand_ps)
 			clk = v->hand_ps;
 		if (clk + IBEMU_TP_DOORBELL_PS < h)

@@ -35,6 +35,12 @@
 #define IBEMU_VERBS_MAX_SRQ_WR	16384u
 #define IBEMU_VERBS_MAX_SRQ_SGE 30u
 #define IBEMU_VERBS_MAX_INLINE	256u
+/*
+ * The latest virtual time a WQE may be stamped with: 2^62 ps, about 53
+ * days. Anything later is garbage (the daemon fails the QP): time plus a
+ * delay must never wrap around 2^64.
+ */
+#define IBEMU_VERBS_MAX_STAMP_PS (1ull << 62)
 /* Completion queue entries (a CQ holds up to this many). */
 #define IBEMU_VERBS_MAX_CQE 65535u
 
