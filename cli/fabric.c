@@ -4,6 +4,8 @@
  * status, and the forwarding of inspect commands to the selected fabric.
  */
 #include <errno.h>
+#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,31 +239,40 @@ int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 	return ret;
 }
 
-enum { UP_NAME, UP_ROUTES, UP_SM, UP_CLOCK, UP_FOREGROUND, UP_NOPTS };
+enum {
+	UP_NAME,
+	UP_SM,
+	UP_ROUTING,
+	UP_SWEEP,
+	UP_CLOCK,
+	UP_FOREGROUND,
+	UP_NOPTS
+};
 
 /*
- * What --routes takes: the engines of routing/'s registry, then none
- * (ibemu_daemon_routes_parse() reads the value). Filled before main(), so
- * that help and parsing read the registry, the one list of engines.
+ * What --routing takes: the engines of routing/'s registry, filled before
+ * main() so that help and parsing read the one list of engines.
  */
-#define MAX_ROUTES_VALUES 16
-static const char *routes_values[MAX_ROUTES_VALUES + 2];
+#define MAX_ROUTING_VALUES 16
+static const char *routing_values[MAX_ROUTING_VALUES + 1];
 
-__attribute__((constructor)) static void routes_values_fill(void)
+__attribute__((constructor)) static void routing_values_fill(void)
 {
 	const struct ibemu_routing_engine_ops *ops;
 	unsigned i, n = 0;
 
-	for (i = 0; (ops = ibemu_routing_at(i)) && n < MAX_ROUTES_VALUES; i++)
-		routes_values[n++] = ops->name;
-	routes_values[n] = "none";
+	for (i = 0; (ops = ibemu_routing_at(i)) && n < MAX_ROUTING_VALUES; i++)
+		routing_values[n++] = ops->name;
 }
 
-/* In this order: UP_SM_NONE, UP_SM_IBEMU. */
-static const char *const sm_values[] = {"none", "ibemu", NULL};
-enum { UP_SM_NONE, UP_SM_IBEMU };
+/* In this order: UP_SM_IBEMU, UP_SM_NONE. */
+static const char *const sm_values[] = {"ibemu", "none", NULL};
+enum { UP_SM_IBEMU, UP_SM_NONE };
 /* In the order of enum ibemu_daemon_clock. */
 static const char *const clock_values[] = {"quiesce", "free", NULL};
+
+/* OpenSM's default sweep_interval (10 s). */
+#define UP_SWEEP_DEFAULT "10000"
 
 static const struct ibemu_opt up_opts[] = {
 	[UP_NAME] = {.name = "name",
@@ -269,21 +280,32 @@ static const struct ibemu_opt up_opts[] = {
 		     .metavar = "NAME",
 		     .def_help = "the file's 'name:' or base name",
 		     .help = "the fabric's name: " IBEMU_FABRIC_NAME_RULE},
-	[UP_ROUTES] = {.name = "routes",
-		       .type = IBEMU_OPT_ENUM,
-		       .values = routes_values,
-		       .def = "minhop",
-		       .help = "test routes the daemon loads until a subnet "
-			       "manager runs (none: LIDs and LFTs are left to "
-			       "one)"},
 	[UP_SM] = {.name = "sm",
 		   .type = IBEMU_OPT_ENUM,
 		   .values = sm_values,
-		   .help = "the subnet manager: 'ibemu' runs ibemu-sm (one "
-			   "sweep) on the first HCA once the daemon is up; "
-			   "'none' (same as --routes none) leaves the fabric "
-			   "to an external one; without it the daemon's test "
-			   "routes apply"},
+		   .def = "ibemu",
+		   .help = "the subnet manager: 'ibemu' runs ibemu-sm on the "
+			   "first HCA once the daemon is up and returns when "
+			   "the subnet is up (the SM stays: sweeps, traps); "
+			   "'none' leaves the ports in Init for another SM "
+			   "(OpenSM, ibemu-sm under 'ibemu exec')"},
+	[UP_ROUTING] =
+		{.name = "routing",
+		 .type = IBEMU_OPT_ENUM,
+		 .values = routing_values,
+		 .def = "minhop",
+		 .help = "ibemu-sm's routing engine (routing/README.md)"},
+	[UP_SWEEP] = {.name = "sweep",
+		      .type = IBEMU_OPT_UINT,
+		      .metavar = "MS",
+		      .min = 0,
+		      .max = 3600000,
+		      .def = UP_SWEEP_DEFAULT,
+		      .help = "ibemu-sm's light sweep period, in ms of wall "
+			      "time (a trap calls one at once); 0: one sweep, "
+			      "then the SM exits, so that nothing of it runs "
+			      "beside your programs (runs repeatable to the "
+			      "picosecond; nothing reroutes a fault)"},
 	[UP_CLOCK] = {.name = "clock",
 		      .type = IBEMU_OPT_ENUM,
 		      .values = clock_values,
@@ -327,50 +349,143 @@ static uint64_t virtual_now(const char *fabric)
 }
 
 /*
- * '--sm ibemu': runs 'ibemu exec --fabric NAME -- ibemu-sm' (the ibemu-sm
- * next to this ibemu, on the first free HCA) and says how long the subnet
- * took to come up, on the wall clock and in virtual time.
+ * In the foreground, the SM is started by a child of the daemon's process:
+ * the daemon's pid, which that child stops waiting for once it is gone
+ * (0 when 'ibemu up' runs the SM itself).
  */
-static int run_ibemu_sm(const char *fabric)
+static pid_t sm_starter_parent;
+
+static int starter_orphaned(void)
 {
-	uint64_t v0 = virtual_now(fabric), v1;
-	char exe[PATH_MAX], sm[PATH_MAX + 16], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	struct timespec t0, t1;
-	int status;
-	pid_t pid;
+	return sm_starter_parent && getppid() != sm_starter_parent;
+}
+
+/* Waits (up to a minute) until fabric 'name' answers; 0 or -ETIMEDOUT. */
+static int wait_listening(const char *name)
+{
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	char why[256];
+	int i, fd;
+
+	for (i = 0; i < 1200 && !starter_orphaned(); i++) {
+		fd = ibemu_ctl_connect(name, 1000, why, sizeof(why));
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+/* The ibemu-sm next to this ibemu, in 'sm'; 0 or the CLI's failure. */
+static int sm_path(char *exe, char *sm, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+	char *slash;
 
 	if (n < 0)
 		return ibemu_cli_fail(1, "up: where is this ibemu? %s",
 				      strerror(errno));
 	exe[n] = '\0';
-	snprintf(sm, sizeof(sm), "%s", exe);
+	snprintf(sm, len, "%s", exe);
 	slash = strrchr(sm, '/');
 	snprintf(slash ? slash + 1 : sm,
-		 sizeof(sm) - (size_t)(slash ? slash + 1 - sm : 0), "ibemu-sm");
+		 len - (size_t)(slash ? slash + 1 - sm : 0), "ibemu-sm");
 	if (access(sm, X_OK))
 		return ibemu_cli_fail(1, "up: %s: %s (build the project)", sm,
 				      strerror(errno));
+	return 0;
+}
+
+/* The child: 'ibemu --fabric F exec -- ibemu-sm ...', detached, its
+ * output in the fabric's sm.log, fd 3 the pipe it says "up" on. */
+static void sm_child(const char *exe, const char *sm, const char *fabric,
+		     const struct ibemu_runtime_paths *p, const char *routing,
+		     const char *sweep, int ready_fd)
+{
+	int fd;
+
+	setsid();
+	fd = open(p->sm_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0) /* never the caller's terminal or pipes */
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
+	if (ready_fd != 3) {
+		dup2(ready_fd, 3);
+		close(ready_fd);
+	}
+	if (strcmp(sweep, "0"))
+		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
+		      "--routing", routing, "--sweep", sweep, "--guid2lid",
+		      p->guid2lid, "--status", p->sm_status, "--ready-fd", "3",
+		      (char *)NULL);
+	else
+		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
+		      "--routing", routing, "--guid2lid", p->guid2lid,
+		      "--ready-fd", "3", (char *)NULL);
+	_exit(127);
+}
+
+/*
+ * '--sm ibemu': starts ibemu-sm resident on the fabric (on its first free
+ * HCA, under 'ibemu exec'), waits until it says the subnet is up and says
+ * how long that took, on the wall clock and in virtual time. The SM stays:
+ * it sweeps, answers traps, and stops when the fabric does.
+ */
+static int run_ibemu_sm(const char *fabric, const char *routing,
+			const char *sweep)
+{
+	char exe[PATH_MAX], sm[PATH_MAX + 16], word[16] = "";
+	struct ibemu_runtime_paths p;
+	uint64_t v0 = virtual_now(fabric), v1;
+	struct timespec t0, t1;
+	int ret, pipefd[2];
+	ssize_t n = 0, got;
+	pid_t pid;
+
+	ret = sm_path(exe, sm, sizeof(sm));
+	if (ret)
+		return ret;
+	if (ibemu_runtime_paths(fabric, &p))
+		return ibemu_cli_fail(1, "up: bad fabric name '%s'", fabric);
+	/* A new fabric starts with no LIDs kept from an earlier one. */
+	unlink(p.guid2lid);
+	unlink(p.sm_status);
+	if (pipe(pipefd))
+		return ibemu_cli_fail(1, "up: pipe: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid < 0)
 		return ibemu_cli_fail(1, "up: fork: %s", strerror(errno));
 	if (pid == 0) {
-		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
-		      (char *)NULL);
-		_exit(127);
+		close(pipefd[0]);
+		sm_child(exe, sm, fabric, &p, routing, sweep, pipefd[1]);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	close(pipefd[1]);
+	/* EOF without a word: the SM (or its exec) stopped first. */
+	while ((size_t)n < sizeof(word) - 1 &&
+	       ((got = read(pipefd[0], word + n,
+			    sizeof(word) - 1 - (size_t)n)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		n += got > 0 ? got : 0;
+	close(pipefd[0]);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return ibemu_cli_fail(1, "up: ibemu-sm did not bring the "
-					 "subnet up (the fabric runs; see "
-					 "above)");
+	if (strncmp(word, "up", 2))
+		return ibemu_cli_fail(1,
+				      "up: ibemu-sm did not bring the subnet "
+				      "up (the fabric runs; see %s)",
+				      p.sm_log);
 	v1 = virtual_now(fabric);
-	printf("fabric %s: subnet up through ibemu-sm in %.3f s (%.1f us of "
-	       "virtual time)\n",
-	       fabric,
+	printf("fabric %s: subnet up through ibemu-sm (pid %ld, routing %s) "
+	       "in %.3f s (%.1f us of virtual time)\n",
+	       fabric, (long)pid, routing,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       v1 > v0 ? (double)(v1 - v0) / 1e6 : 0.0);
@@ -384,8 +499,9 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	const char *file, *name = cli->fabric;
 	struct ibemu_topo *t;
 	uint32_t sw, hca, nlinks;
-	char why[512], fabric[64], **args;
-	int nargs, ret;
+	char why[512], fabric[64], sweep[24], **args;
+	const char *routing;
+	int nargs, ret, with_sm;
 
 	args = calloc((size_t)argc + 1, sizeof(*args));
 	if (!args)
@@ -402,26 +518,13 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 					 "--help')");
 	opts.foreground = (int)v[UP_FOREGROUND].u;
 	opts.clock = (enum ibemu_daemon_clock)v[UP_CLOCK].u;
-	/* The table's values are the daemon's names. */
-	if (ibemu_daemon_routes_parse(routes_values[v[UP_ROUTES].u],
-				      &opts.routes))
-		return ibemu_cli_fail(1,
-				      "up: routes '%s' unknown to the daemon",
-				      routes_values[v[UP_ROUTES].u]);
-	if (v[UP_SM].given && v[UP_ROUTES].given &&
-	    opts.routes != IBEMU_ROUTES_NONE)
+	with_sm = v[UP_SM].u == UP_SM_IBEMU;
+	if (!with_sm && (v[UP_ROUTING].given || v[UP_SWEEP].given))
 		return ibemu_cli_fail(2,
-				      "up: option '--sm %s' leaves routing "
-				      "to a subnet manager; it does not go "
-				      "with '--routes %s'",
-				      sm_values[v[UP_SM].u],
-				      routes_values[v[UP_ROUTES].u]);
-	if (v[UP_SM].given && v[UP_SM].u == UP_SM_IBEMU && v[UP_FOREGROUND].u)
-		return ibemu_cli_fail(2, "up: '--sm ibemu' runs ibemu-sm once "
-					 "the daemon is up; it does not go "
-					 "with '--foreground'");
-	if (v[UP_SM].given)
-		opts.routes = IBEMU_ROUTES_NONE;
+				      "up: option '--%s' is ibemu-sm's; it "
+				      "does not go with '--sm none'",
+				      v[UP_ROUTING].given ? "routing"
+							  : "sweep");
 	if (v[UP_NAME].given)
 		name = v[UP_NAME].s;
 	if (name) {
@@ -445,6 +548,15 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 			"fabric %s: %u switches, %u HCAs, %u links; "
 			"running in the foreground (Ctrl-C stops it)\n",
 			fabric, sw, hca, nlinks);
+	snprintf(sweep, sizeof(sweep), "%llu",
+		 (unsigned long long)v[UP_SWEEP].u);
+	routing = routing_values[v[UP_ROUTING].u];
+	/* In the foreground the daemon runs in this process: a child waits
+	 * for it to listen, then starts the SM. */
+	if (opts.foreground && with_sm && hca && fork() == 0)
+		_exit(wait_listening(fabric)
+			      ? 1
+			      : run_ibemu_sm(fabric, routing, sweep));
 	/* The daemon consumes the topology whatever happens. */
 	ret = ibemu_daemon_start(t, &opts, why, sizeof(why));
 	if (ret)
@@ -459,8 +571,14 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		       p.log);
 		fflush(stdout);
 	}
-	if (v[UP_SM].given && v[UP_SM].u == UP_SM_IBEMU)
-		return run_ibemu_sm(fabric);
+	if (with_sm && !hca) {
+		printf("fabric %s: no HCA to run ibemu-sm on: no subnet to "
+		       "bring up\n",
+		       fabric);
+		return 0;
+	}
+	if (with_sm && !opts.foreground)
+		return run_ibemu_sm(fabric, routing, sweep);
 	return 0;
 }
 
@@ -513,16 +631,53 @@ static int wait_exit(pid_t pid, unsigned ms)
  * pid file names, once it is proven to hold the fabric's lock (a stale pid
  * may belong to anyone by now), then remove what it left behind.
  */
+/* The pid the SM's status file names (ibemu-sm --status), or 0. */
+static pid_t sm_pid(const char *name)
+{
+	struct ibemu_runtime_paths p;
+	char buf[256], *at;
+	size_t n;
+	FILE *f;
+
+	if (ibemu_runtime_paths(name, &p) || !(f = fopen(p.sm_status, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	at = strstr(buf, "\"pid\": ");
+	return at ? (pid_t)atol(at + strlen("\"pid\": ")) : 0;
+}
+
+/*
+ * After the daemon stopped: its SM sees its port gone and stops too; wait
+ * for that (a TERM if it lingers), so that no SM outlives its fabric.
+ */
+static void sm_reap(const char *name, pid_t pid)
+{
+	struct timespec pause = {0, 10 * 1000 * 1000};
+	struct ibemu_runtime_paths p;
+	int i;
+
+	for (i = 0; pid > 0 && process_alive(pid) && i < 300; i++) {
+		if (i == 200)
+			kill(pid, SIGTERM);
+		nanosleep(&pause, NULL);
+	}
+	if (!ibemu_runtime_paths(name, &p))
+		unlink(p.sm_status);
+}
+
 static int force_down(const char *name, const char *why)
 {
 	struct ibemu_runtime_paths p;
 	int fd, ret;
-	pid_t pid;
+	pid_t pid, sm;
 
 	ret = ibemu_runtime_paths(name, &p);
 	if (ret)
 		return ibemu_cli_fail(1, "down: %s", why);
 	pid = ibemu_runtime_pid(name);
+	sm = sm_pid(name);
 	if (!ibemu_runtime_holder(&p, pid))
 		return ibemu_cli_fail(1,
 				      "down: %s; no process that holds its "
@@ -555,6 +710,7 @@ static int force_down(const char *name, const char *why)
 				      name);
 	if (fd >= 0)
 		ibemu_runtime_cleanup(&p, fd);
+	sm_reap(name, sm);
 	printf("fabric %s: stopped (pid %ld, by signal)\n", name, (long)pid);
 	return 0;
 }
@@ -565,7 +721,7 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
 	char *text = NULL;
 	unsigned timeout;
 	int fd, ret, i;
-	pid_t pid;
+	pid_t pid, sm;
 
 	ret = ibemu_cli_parse(&ibemu_cli_down_opts, argc, argv, NULL, NULL, &i,
 			      NULL);
@@ -576,6 +732,7 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
 	if (ret)
 		return ret;
 	pid = ibemu_runtime_pid(name);
+	sm = sm_pid(name);
 	fd = ibemu_ctl_connect(name, timeout, why, sizeof(why));
 	if (fd < 0) {
 		/* Not running at all, or running and not answering. */
@@ -604,6 +761,7 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv)
 			 name, timeout / 1000, timeout % 1000);
 		return force_down(name, why);
 	}
+	sm_reap(name, sm);
 	printf("fabric %s: stopped\n", name);
 	return 0;
 }

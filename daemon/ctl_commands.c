@@ -85,6 +85,23 @@ static void rate_cell(struct ibemu_table *t, const struct ibemu_topo_link *l)
 		t, (double)ibemu_link_data_rate_bps(l->width, l->speed) / 1e9);
 }
 
+/* Where a subnet manager runs (holds a port's issm device), or null. */
+static void sm_port_cell(struct ibemu_table *t, const struct ibemu_daemon *d)
+{
+	uint32_t pi = ibemu__sess_sm_port(d), node;
+	unsigned port;
+	char where[320];
+
+	if (pi == IBEMU_NONE) {
+		ibemu_table_null(t);
+		return;
+	}
+	ibemu_engine_port_where(d->engine, pi, &node, &port);
+	snprintf(where, sizeof(where), "%s:%u", d->topo->nodes[node].name,
+		 port);
+	ibemu_table_str(t, where);
+}
+
 static int serve_status(struct ibemu_ctl_call *call)
 {
 	struct ibemu_daemon *d = call->d;
@@ -97,7 +114,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 		{"switches", "Switches", 1},
 		{"hcas", "HCAs", 1},
 		{"links", "Links", 1},
-		{"routes", "Routes", 0},
+		{"sm", "SM port", 0},
 		{"mtu", "MTU", 1},
 		{"socket", "Socket", 0},
 		{"log", "Log", 0},
@@ -128,7 +145,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_uint(&t, sw);
 	ibemu_table_uint(&t, hca);
 	ibemu_table_uint(&t, d->topo->nlinks);
-	ibemu_table_str(&t, ibemu_daemon_routes_name(d->routing));
+	sm_port_cell(&t, d);
 	ibemu_table_uint(&t, d->topo->defaults.mtu);
 	ibemu_table_str(&t, d->paths.sock);
 	ibemu_table_str(&t, d->paths.log);
@@ -384,7 +401,6 @@ int ibemu__ctl_dispatch(struct ibemu_ctl_call *call)
 		return 2;
 	}
 	/* A link that trained while a study held the engine. */
-	ibemu__link_activate(call->d);
 	c = ibemu_ctl_command_find(call->argv[0]);
 	if (!c) {
 		ibemu_buf_printf(call->err, "unknown command '%s'",

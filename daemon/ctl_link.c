@@ -3,9 +3,9 @@
  * 'ibemu link down|up|drop NODE:PORT': fault injection from the CLI. Down
  * disables the port (IBA 7.2: its peer polls, both ends go logically Down);
  * up lets both ends poll again, and the link trains back to Init after
- * IBEMU_LINK_TRAIN_PS of virtual time. While the daemon plays the subnet
- * manager (test routes) it then makes both ends Active again, as it did at
- * start; with --routes none an SM must (Trap 128 tells it). Drop makes the
+ * IBEMU_LINK_TRAIN_PS of virtual time; the subnet manager then makes both
+ * ends Active again (the SMAs' Trap 128 tells it, or its light sweep
+ * finds the change), routing around a link down meanwhile. Drop makes the
  * port lose data packets it sends, seeded, counted in PortXmitDiscards.
  */
 #include <errno.h>
@@ -120,55 +120,6 @@ static int parse_rate(struct ibemu_ctl_call *call, const char *text,
 	return 0;
 }
 
-static void remember_training(struct ibemu_daemon *d, uint32_t pi)
-{
-	uint32_t i, *grown;
-
-	for (i = 0; i < d->ntraining; i++)
-		if (d->training[i] == pi)
-			return;
-	if (d->ntraining == d->training_cap) {
-		uint32_t cap = d->training_cap ? 2 * d->training_cap : 8;
-
-		grown = realloc(d->training, cap * sizeof(*grown));
-		if (!grown) {
-			ibemu_daemon_log(d, "link up: out of memory: the link "
-					    "stays in Init until an SM sets "
-					    "it Active");
-			return;
-		}
-		d->training = grown;
-		d->training_cap = cap;
-	}
-	d->training[d->ntraining++] = pi;
-}
-
-void ibemu__link_activate(struct ibemu_daemon *d)
-{
-	struct ibemu_engine *e = d->engine;
-	struct ibemu_port_link l;
-	uint32_t i = 0;
-
-	while (i < d->ntraining) {
-		uint32_t pi = d->training[i];
-
-		if (ibemu_engine_phys_state(e, pi) != IBEMU_PHYS_LINKUP) {
-			i++; /* still training, or taken down again */
-			continue;
-		}
-		/* Both ends, as ibemu_engine_apply_routes() did at start;
-		 * LIDs and LFTs never changed. */
-		if (ibemu_engine_port_state(e, pi) == IBEMU_PORT_INIT)
-			ibemu_engine_set_port_state(e, pi, IBEMU_PORT_ACTIVE);
-		if (!ibemu_engine_port_link(e, pi, &l) &&
-		    l.peer != IBEMU_NONE &&
-		    ibemu_engine_port_state(e, l.peer) == IBEMU_PORT_INIT)
-			ibemu_engine_set_port_state(e, l.peer,
-						    IBEMU_PORT_ACTIVE);
-		d->training[i] = d->training[--d->ntraining];
-	}
-}
-
 static void end_cells(struct ibemu_table *t, const struct ibemu_daemon *d,
 		      uint32_t pi)
 {
@@ -227,8 +178,6 @@ int ibemu__link_up(struct ibemu_daemon *d, uint32_t pi)
 		ret = ibemu_engine_set_phys_state(e, pi, IBEMU_PHYS_POLLING);
 	if (ret)
 		return ret;
-	if (d->routing != IBEMU_ROUTES_NONE)
-		remember_training(d, pi);
 	/* Runs the training now when no process paces virtual time. */
 	ibemu_daemon_pump(d);
 	return 0;

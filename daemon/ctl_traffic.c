@@ -94,7 +94,7 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 		ibemu_buf_puts(err, "traffic: the fabric deadlocked: packets "
 				    "wait for credits that never come (a "
 				    "credit loop in the routes; 'ibemu up FILE "
-				    "--routes updown' avoids them)");
+				    "--routing updown' avoids them)");
 		return 1;
 	default:
 		ibemu_buf_printf(err, "traffic: %s", strerror(-tj->ret));
@@ -112,7 +112,7 @@ static void job_destroy(struct ibemu_job *job)
 
 /*
  * A study needs what a subnet manager provides: a LID and an Active state
- * on every cabled HCA port (test routes, or an SM such as OpenSM).
+ * on every cabled HCA port (ibemu-sm, or another SM such as OpenSM).
  */
 static int check_configured(struct ibemu_ctl_call *call)
 {
@@ -150,14 +150,16 @@ static int check_configured(struct ibemu_ctl_call *call)
 			ibemu_buf_printf(
 				call->err,
 				"traffic: %s:%u is not configured "
-				"(LID %u, %s): run a subnet manager "
-				"first (the fabric was started with "
-				"routes '%s')",
+				"(LID %u, %s): %s",
 				t->nodes[i].name, p,
 				ibemu_engine_get_lid(d->engine, i, p),
 				ibemu_port_state_name(
 					ibemu_engine_port_state(d->engine, pi)),
-				ibemu_daemon_routes_name(d->routing));
+				ibemu__sess_sm_port(d) == IBEMU_NONE
+					? "no subnet manager runs ('ibemu up "
+					  "FILE' starts ibemu-sm)"
+					: "the subnet manager has not brought "
+					  "it up yet");
 			return 1;
 		}
 	}
@@ -166,8 +168,8 @@ static int check_configured(struct ibemu_ctl_call *call)
 
 /*
  * A study loses nothing: one with a flow the LFTs would send into a link
- * taken down ('ibemu link down' between switches: the test routes do not
- * route around it) is refused, naming the pair and the hop. Looked for
+ * taken down ('ibemu link down' between switches, before the subnet
+ * manager routes around it) is refused, naming the pair and the hop. Looked for
  * only when some cabled port is not Active, so a healthy fabric of
  * thousands of hosts pays nothing.
  */

@@ -130,11 +130,11 @@ static void signal_cb(uv_signal_t *h, int signum)
 		ibemu_daemon_log(
 			d,
 			"received %s: running %llu s, %u switches, "
-			"%u HCAs, %s routes, %s",
+			"%u HCAs, %s",
 			strsignal(signum),
 			(unsigned long long)(uv_now(&d->loop) - d->started_ms) /
 				1000,
-			sw, hca, ibemu_daemon_routes_name(d->routing),
+			sw, hca,
 			d->job ? "a traffic study running"
 			       : "no traffic study");
 		return;
@@ -256,7 +256,6 @@ static void pace_cb(uv_timer_t *t)
 	if (d->clock == IBEMU_CLOCK_FREE) {
 		ibemu__sess_drain(d); /* receives come without a kick */
 		ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
-		ibemu__link_activate(d);
 	}
 	ibemu_daemon_pump(d);
 }
@@ -322,7 +321,6 @@ static int quiesce_step(struct ibemu_daemon *d)
 			"virtual time is not deterministic in this run",
 			(long)presumed, IBEMU_GRACE_MS);
 	}
-	ibemu__link_activate(d);
 	/* A run cut short by the batch limit publishes nothing yet: a
 	 * process must find every completion up to the cap at once. */
 	d->mid_run = n == PUMP_BATCH;
@@ -342,7 +340,6 @@ static int pump_step(struct ibemu_daemon *d)
 		return 0;
 	if (!ibemu__sess_attached(d)) {
 		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
-		ibemu__link_activate(d);
 		return ibemu_engine_pending(e) != 0;
 	}
 	if (d->clock == IBEMU_CLOCK_QUIESCE)
@@ -358,7 +355,6 @@ static int pump_step(struct ibemu_daemon *d)
 		return 0;
 	}
 	ibemu_engine_run(e, now + PUMP_LEAP_PS, PUMP_BATCH);
-	ibemu__link_activate(d);
 	return 1;
 }
 
@@ -400,53 +396,6 @@ const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c)
 	return c == IBEMU_CLOCK_FREE ? "free" : "quiesce";
 }
 
-/* What --routes takes besides the engines' names. */
-static const char routes_none[] = "none";
-
-int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out)
-{
-	const struct ibemu_routing_engine_ops *ops;
-	unsigned i;
-
-	if (!strcmp(s, routes_none)) {
-		*out = IBEMU_ROUTES_NONE;
-		return 0;
-	}
-	for (i = 0; i < IBEMU_ROUTES_NONE && (ops = ibemu_routing_at(i)); i++) {
-		if (!strcmp(s, ops->name)) {
-			*out = (enum ibemu_daemon_routes)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r)
-{
-	const struct ibemu_routing_engine_ops *ops = ibemu_routing_at(r);
-
-	return ops ? ops->name : routes_none;
-}
-
-/* Computes and loads the test routes the daemon was asked for. */
-static int apply_routes(struct ibemu_daemon *d)
-{
-	const struct ibemu_routing_engine_ops *ops;
-	int ret;
-
-	ops = ibemu_routing_at(d->routing);
-	if (!ops) /* IBEMU_ROUTES_NONE: the ports wait for an SM */
-		return 0;
-	ret = ibemu_routing_run_topo(ops, d->topo, &d->routes);
-	if (!ret)
-		ret = ibemu_engine_apply_routes(d->engine, d->routes);
-	/* The engine holds the LFTs now: a second copy of every table (one
-	 * byte per LID per switch) would double the memory of a large fabric. */
-	ibemu_routes_destroy(d->routes);
-	d->routes = NULL;
-	return ret;
-}
-
 /* Sets up the loop and the socket; on success the daemon is listening. */
 static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 {
@@ -454,12 +403,9 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	int ret;
 
 	ret = ibemu_model_create(d->topo, &d->engine);
-	if (!ret)
-		ret = apply_routes(d);
 	if (ret) {
 		snprintf(why, whylen, "cannot build the fabric: %s",
-			 ret == -ERANGE ? "it needs more than 49151 LIDs"
-					: strerror(-ret));
+			 strerror(-ret));
 		goto err_fabric;
 	}
 	ret = uv_loop_init(&d->loop);
@@ -504,9 +450,7 @@ err_close:
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&d->loop);
 err_fabric:
-	ibemu_routes_destroy(d->routes);
 	ibemu_engine_destroy(d->engine);
-	d->routes = NULL;
 	d->engine = NULL;
 	return ret;
 }
@@ -520,8 +464,6 @@ static void daemon_fini(struct ibemu_daemon *d)
 				 uv_strerror(ret));
 	ibemu_daemon_log(d, "stopped");
 	free(d->snap);
-	free(d->training);
-	ibemu_routes_destroy(d->routes);
 	ibemu_engine_destroy(d->engine);
 	ibemu_topo_destroy(d->topo);
 	d->topo = NULL;
@@ -544,9 +486,8 @@ static void log_start(struct ibemu_daemon *d, int stale)
 				 d->paths.sock);
 	ibemu_daemon_log(d,
 			 "listening on %s: %u switches, %u HCAs, %u links, "
-			 "%s routes, clock %s",
+			 "clock %s",
 			 d->paths.sock, sw, hca, d->topo->nlinks,
-			 ibemu_daemon_routes_name(d->routing),
 			 ibemu_daemon_clock_name(d->clock));
 }
 
@@ -608,7 +549,7 @@ static int wait_ready(int ready_fd, pid_t child, const char *log, char *why,
 	ssize_t n;
 
 	/*
-	 * Building a large fabric (its engine and test routes) takes a while:
+	 * Building a large fabric (its engine) takes a while:
 	 * say so every few seconds rather than look hung.
 	 */
 	while (poll(&pfd, 1, BUILD_NOTE_MS) == 0) {
@@ -665,7 +606,6 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	d->reserve_fd = -1;
 	d->topo = t;
 	d->lock_fd = -1;
-	d->routing = opts->routes;
 	d->clock = opts->clock;
 	ret = ibemu_runtime_paths(t->name, &d->paths);
 	if (ret) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The fabric daemon: one process per running fabric, one libuv loop. It owns
- * the fabric (the declared topology, the engine built from it, its test
- * routes and traffic jobs), serves the control and session sockets, and
+ * the fabric (the declared topology, the engine built from it, its traffic
+ * jobs), serves the control and session sockets, and
  * cleans up after itself on 'ibemu down', SIGTERM, SIGINT, SIGHUP or
  * SIGQUIT, or when its start fails, through one close path for its
  * handles. SIGUSR1 logs a status line. A daemon whose control socket
@@ -41,16 +41,6 @@ struct ibemu_log_limit {
 	int primed;
 	uint64_t suppressed; /* since the last line written */
 	uint64_t suppressed_total;
-};
-
-/*
- * Routes the daemon applies until a subnet manager exists: the engine at
- * that place in routing/'s registry (ibemu_routing_at()), or none. Values
- * come from ibemu_daemon_routes_parse(), so a new engine needs no new name.
- */
-enum ibemu_daemon_routes {
-	IBEMU_ROUTES_MINHOP = 0,  /* the registry's first engine: the default */
-	IBEMU_ROUTES_NONE = 0xff, /* no LIDs, no LFTs, ports left in Init */
 };
 
 /*
@@ -143,19 +133,10 @@ struct ibemu_daemon {
 	time_t started_at;
 	struct ibemu_ctl_conn *conns; /* open control connections */
 	struct ibemu_engine *engine;  /* the running fabric */
-	struct ibemu_routes *routes;  /* while test routes are computed */
-	enum ibemu_daemon_routes routing;
 	struct ibemu_job *job; /* the long request being served */
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
-	/*
-	 * Ports brought back with 'ibemu link up' while the daemon plays the
-	 * SM (test routes): once their link has trained (LinkUp, Init), the
-	 * daemon makes them Active again, as it did at start (ctl_link.c).
-	 */
-	uint32_t *training;
-	uint32_t ntraining, training_cap;
 	uv_idle_t job_idle;  /* runs the job between requests */
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
 	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
@@ -181,16 +162,12 @@ struct ibemu_daemon {
 
 struct ibemu_daemon_opts {
 	int foreground; /* stay attached to the terminal, log to stderr */
-	enum ibemu_daemon_routes routes;
 	enum ibemu_daemon_clock clock;
 };
 
 /* "quiesce" or "free". */
 const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c);
 
-/* An engine's name (ibemu_routing_find()) or "none": 0 or -EINVAL. */
-int ibemu_daemon_routes_parse(const char *s, enum ibemu_daemon_routes *out);
-const char *ibemu_daemon_routes_name(enum ibemu_daemon_routes r);
 
 /*
  * Starts the daemon for 't' (consumed in every case) and returns when it
@@ -238,6 +215,12 @@ int ibemu__sess_attached(const struct ibemu_daemon *d);
 /* Whether any process has a umad port stream open (verbs ones aside). */
 int ibemu__sess_umad_attached(const struct ibemu_daemon *d);
 /*
+ * The HCA port whose issm device a process holds (a subnet manager runs
+ * there, sess_issm.c): its global index, or IBEMU_NONE. The lowest if
+ * several do (a master and its standbys).
+ */
+uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d);
+/*
  * The time rule (sess_verbs_rule.c): the virtual time before which the engine
  * may run, given the verbs processes that run now (UINT64_MAX when every
  * one waits). A process counted as waiting only because it ran past the
@@ -272,9 +255,6 @@ int ibemu__serve_route(struct ibemu_ctl_call *call);
 int ibemu__serve_link(struct ibemu_ctl_call *call);
 /* ctl_node.c: 'ibemu node down|up NODE'. */
 int ibemu__serve_node(struct ibemu_ctl_call *call);
-/* Makes the links 'ibemu link up' retrained Active again, with test
- * routes (ctl_link.c); called after the engine runs. */
-void ibemu__link_activate(struct ibemu_daemon *d);
 /*
  * Whether data from HCA port (src, sp) reaches HCA port (dst, dp) through
  * the LFTs (ctl_route.c): NULL if it does, else why not, with the node and

@@ -61,6 +61,12 @@ int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 		ret = join(p->pid, p->dir, "pid");
 	if (!ret)
 		ret = join(p->log, p->dir, "daemon.log");
+	if (!ret)
+		ret = join(p->sm_status, p->dir, "sm.json");
+	if (!ret)
+		ret = join(p->sm_log, p->dir, "sm.log");
+	if (!ret)
+		ret = join(p->guid2lid, p->dir, "guid2lid");
 	/* The session socket is the longest path that must fit sun_path. */
 	if (!ret)
 		ret = join(sess, p->dir, "sess.sock");
@@ -140,6 +146,10 @@ void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
 {
 	unlink(p->sock);
 	unlink(p->pid);
+	/* The SM's LIDs and state die with the fabric: the next one starts
+	 * afresh. */
+	unlink(p->sm_status);
+	unlink(p->guid2lid);
 	/* Unlink while still locked, so no one can lock the old file. */
 	unlink(p->lock);
 	if (lock_fd >= 0)

@@ -18,6 +18,10 @@ struct ibemu_runtime_paths {
 	char lock[IBEMU_PATH_MAX];
 	char pid[IBEMU_PATH_MAX];
 	char log[IBEMU_PATH_MAX];
+	/* What 'ibemu up' runs ibemu-sm with: its status, log, LIDs. */
+	char sm_status[IBEMU_PATH_MAX];
+	char sm_log[IBEMU_PATH_MAX];
+	char guid2lid[IBEMU_PATH_MAX];
 };
 
 /*

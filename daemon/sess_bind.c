@@ -2,13 +2,14 @@
 /*
  * Which HCA an attached process is: every process (by pid) is bound to one
  * HCA node, named by IBEMU_HOST or else handed the first HCA that no live
- * process holds, so that N programs started under 'ibemu exec' act as N
- * hosts. A binding lasts while its process lives; a pid that died (or was
+ * process holds (a subnet manager's holding aside), so that N programs
+ * started under 'ibemu exec' act as N hosts. A binding lasts while its process lives; a pid that died (or was
  * reused by another process, which /proc's start time tells) frees it.
  * While bound, the HCA's ports belong to its QP transport (hca/transport.h,
  * one per bound HCA, shared by the processes bound to it): it runs their
  * QPs and passes MADs up to the session server, and a traffic study
- * leaves them alone.
+ * leaves them alone unless no QP uses them (then it borrows them:
+ * ibemu_engine_port_borrow()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +83,27 @@ static int node_taken(struct ibemu_sess_server *s, uint32_t node)
 		if (s->binds[i].node == node)
 			return 1;
 	return 0;
+}
+
+/*
+ * Whether the processes bound to HCA 'node' look like subnet managers
+ * only: no more of them than opens of its ports' issm devices. A host
+ * that runs the SM is still a host, handed out as one (as a real
+ * cluster's SM node runs jobs too).
+ */
+static int node_sm_only(struct ibemu_sess_server *s, uint32_t node)
+{
+	struct ibemu_engine *e = s->d->engine;
+	unsigned p, nports = s->d->topo->nodes[node].nports;
+	uint32_t i, bound = 0, sms = 0;
+
+	if (!s->issm_opens)
+		return 0;
+	for (i = 0; i < s->nbinds; i++)
+		bound += s->binds[i].node == node;
+	for (p = 1; p <= nports; p++)
+		sms += s->issm_opens[ibemu_engine_port_index(e, node, p)];
+	return bound <= sms;
 }
 
 static void release_ports(struct ibemu_sess_server *s, uint32_t node)
@@ -192,7 +214,8 @@ static uint32_t hca_free(struct ibemu_sess_server *s, char *why, size_t whylen)
 		if (t->nodes[node].type != IBEMU_NODE_HCA)
 			continue;
 		hcas++;
-		if (!node_taken(s, node) && !ports_busy(s, node))
+		if ((!node_taken(s, node) || node_sm_only(s, node)) &&
+		    !ports_busy(s, node))
 			return node;
 	}
 	snprintf(why, whylen,

@@ -189,3 +189,14 @@ void ibemu__sess_issm_stop(struct ibemu_sess_server *s)
 	uv_poll_stop(&s->issm_poll);
 	uv_close((uv_handle_t *)&s->issm_poll, issm_close_cb);
 }
+
+uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d)
+{
+	const struct ibemu_sess_server *s = d->sess;
+	uint32_t pi, n = ibemu_engine_nports(d->engine);
+
+	for (pi = 0; s && s->issm_opens && pi < n; pi++)
+		if (s->issm_opens[pi])
+			return pi;
+	return IBEMU_NONE;
+}

@@ -519,7 +519,6 @@ static void carry_sent(struct ibemu_daemon *d)
 	if (d->job || ibemu_engine_next_time(e) == UINT64_MAX)
 		return;
 	ibemu_engine_run(e, ibemu_engine_now(e) + IBEMU_SESS_CARRY_PS, 1000000);
-	ibemu__link_activate(d);
 	d->mid_run = 0;
 	ibemu__sess_flush(d);
 }

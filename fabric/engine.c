@@ -205,9 +205,34 @@ static void stub_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
 	free(pkt);
 }
 
+static int stub_lend(void *ctx, uint32_t port, enum ibemu_lend what)
+{
+	(void)ctx;
+	(void)port;
+	(void)what;
+	return -EBUSY;
+}
+
 static const struct ibemu_port_ops no_owner;
 
-static void port_bind(struct ibemu_port_binding *b,
+/* The number of ops table 'ops' (0 for none); 0 too past the 15th. */
+static uint8_t port_kind(struct ibemu_engine *e,
+			 const struct ibemu_port_ops *ops)
+{
+	unsigned i;
+
+	if (ops == &no_owner)
+		return 0;
+	for (i = 0; i < e->nkinds; i++)
+		if (e->kinds[i] == ops)
+			return (uint8_t)(i + 1);
+	if (e->nkinds == IBEMU_ARRAY_SIZE(e->kinds))
+		return 0;
+	e->kinds[e->nkinds++] = ops;
+	return (uint8_t)e->nkinds;
+}
+
+static void port_bind(struct ibemu_engine *e, struct ibemu_port_binding *b,
 		      const struct ibemu_port_ops *ops, void *ctx)
 {
 	b->ops = *ops;
@@ -221,9 +246,14 @@ static void port_bind(struct ibemu_port_binding *b,
 		b->ops.timer = stub_timer;
 	if (!b->ops.state_change)
 		b->ops.state_change = stub_state_change;
+	if (!b->ops.lend)
+		b->ops.lend = stub_lend;
 	b->ctx = ctx;
-	/* Timers carry the generation in 24 bits (ev_kind()). */
-	b->gen = (b->gen + 1) & 0xffffffu;
+	b->kind = port_kind(e, ops);
+	/* Timers carry the generation in 24 bits (ev_kind()); one counter
+	 * for every binding, so a borrower's never matches its owner's. */
+	e->bind_gen = (e->bind_gen + 1) & 0xffffffu;
+	b->gen = e->bind_gen;
 }
 
 static void port_init(struct ibemu_engine *e, struct ibemu_eport *p,
@@ -287,8 +317,10 @@ static int bind_ports(struct ibemu_engine *e)
 	uint32_t i;
 
 	e->owner = calloc(e->nports ? e->nports : 1, sizeof(*e->owner));
-	if (!e->owner)
+	e->owner_none = calloc(1, sizeof(*e->owner_none));
+	if (!e->owner || !e->owner_none)
 		return -ENOMEM;
+	port_bind(e, e->owner_none, &no_owner, NULL);
 	for (i = 0; i < e->nports; i++) {
 		const struct ibemu_eport *p = &e->ports[i];
 
@@ -297,7 +329,7 @@ static int bind_ports(struct ibemu_engine *e)
 		e->owner[i] = calloc(1, sizeof(*e->owner[i]));
 		if (!e->owner[i])
 			return -ENOMEM;
-		port_bind(e->owner[i], &no_owner, NULL);
+		port_bind(e, e->owner[i], &no_owner, NULL);
 	}
 	return 0;
 }
@@ -430,12 +462,15 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 	free(e->arbs);
 	for (i = 0; e->ports && i < e->nports; i++) {
 		free(e->ports[i].cret);
-		if (e->owner)
+		if (e->owner && e->owner[i]) {
+			free(e->owner[i]->lent);
 			free(e->owner[i]);
+		}
 	}
 	for (i = 0; e->nodes && i < e->topo->nnodes; i++)
 		free(e->nodes[i].lft);
 	free(e->owner);
+	free(e->owner_none);
 	free(e->ports);
 	free(e->nodes);
 	free(e);
@@ -451,7 +486,7 @@ int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
 	b = e->owner[port];
 	if (b->attached)
 		return -EBUSY;
-	port_bind(b, ops, ctx);
+	port_bind(e, b, ops, ctx);
 	b->attached = 1;
 	return 0;
 }
@@ -463,7 +498,11 @@ void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port)
 	if (port >= e->nports || !e->owner[port])
 		return;
 	b = e->owner[port];
-	port_bind(b, &no_owner, NULL);
+	if (b->lent) {
+		free(b->lent);
+		b->lent = NULL;
+	}
+	port_bind(e, b, &no_owner, NULL);
 	b->attached = 0;
 }
 
@@ -472,6 +511,61 @@ void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port)
 	if (port >= e->nports || !e->owner[port] || !e->owner[port]->attached)
 		return NULL;
 	return e->owner[port]->ctx;
+}
+
+int ibemu_engine_port_usable(const struct ibemu_engine *e, uint32_t port)
+{
+	struct ibemu_port_binding *b;
+
+	if (port >= e->nports || !e->owner[port])
+		return 0;
+	b = e->owner[port];
+	if (!b->attached)
+		return 1;
+	return !b->lent && !b->ops.lend(b->ctx, port, IBEMU_LEND_ASK);
+}
+
+int ibemu_engine_port_borrow(struct ibemu_engine *e, uint32_t port,
+			     const struct ibemu_port_ops *ops, void *ctx)
+{
+	struct ibemu_port_binding *b, *lent;
+	int ret;
+
+	if (port >= e->nports || !e->owner[port] || !ops || !ctx)
+		return -EINVAL;
+	b = e->owner[port];
+	if (!b->attached)
+		return ibemu_engine_port_attach(e, port, ops, ctx);
+	if (b->lent)
+		return -EBUSY;
+	lent = calloc(1, sizeof(*lent));
+	if (!lent)
+		return -ENOMEM;
+	ret = b->ops.lend(b->ctx, port, IBEMU_LEND_TAKE);
+	if (ret) {
+		free(lent);
+		return ret;
+	}
+	port_bind(e, lent, ops, ctx);
+	lent->attached = 1;
+	b->lent = lent;
+	return 0;
+}
+
+void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port)
+{
+	struct ibemu_port_binding *b;
+
+	if (port >= e->nports || !e->owner[port])
+		return;
+	b = e->owner[port];
+	if (!b->lent) {
+		ibemu_engine_port_detach(e, port);
+		return;
+	}
+	free(b->lent);
+	b->lent = NULL;
+	b->ops.lend(b->ctx, port, IBEMU_LEND_RETURN);
 }
 
 const struct ibemu_topo *ibemu_engine_topo(const struct ibemu_engine *e)
@@ -790,7 +884,7 @@ void ibemu_engine_timer(struct ibemu_engine *e, uint32_t port, uint64_t when,
 	struct ibemu_port_binding *b;
 
 	IBEMU_BUG_ON(port >= e->nports || !e->owner[port]);
-	b = e->owner[port];
+	b = ibemu__port_data(e, port);
 	ibemu__engine_push(e, when < e->now ? e->now : when, IBEMU_PHASE_UPDATE,
 			   (enum ibemu_ev_kind)(IBEMU_EV_TIMER | b->gen << 8),
 			   port, (void *)(uintptr_t)cookie);
@@ -798,7 +892,7 @@ void ibemu_engine_timer(struct ibemu_engine *e, uint32_t port, uint64_t when,
 
 static void timer_fire(struct ibemu_engine *e, const struct ibemu_event *ev)
 {
-	struct ibemu_port_binding *b = e->owner[ev->target];
+	struct ibemu_port_binding *b = ibemu__port_data(e, ev->target);
 
 	if (b->gen == ev->kind >> 8)
 		b->ops.timer(b->ctx, ev->target, (uint64_t)(uintptr_t)ev->ptr);

@@ -86,6 +86,9 @@ struct ibemu_port_counters {
 /* PortXmitWait counts ticks of 1 ns (the tick is implementation-defined). */
 #define IBEMU_XMIT_WAIT_TICK_PS 1000u
 
+/* The steps of lending a port (struct ibemu_port_ops's lend). */
+enum ibemu_lend { IBEMU_LEND_ASK, IBEMU_LEND_TAKE, IBEMU_LEND_RETURN };
+
 /*
  * What whoever attaches an HCA port provides: a traffic study, a session of
  * an attached process, later a QP transport. Each HCA port has one owner at
@@ -124,6 +127,14 @@ struct ibemu_port_ops {
 	void (*state_change)(void *ctx, uint32_t port,
 			     enum ibemu_port_state state,
 			     enum ibemu_phys_state phys);
+	/*
+	 * Whether the owner lends the port's data path to another
+	 * (ibemu_engine_port_borrow): with IBEMU_LEND_ASK it answers 0 if it
+	 * would, -EBUSY if it moves data there; with IBEMU_LEND_TAKE it
+	 * answers the same and, on 0, moves no data there until
+	 * IBEMU_LEND_RETURN. Stub: -EBUSY.
+	 */
+	int (*lend)(void *ctx, uint32_t port, enum ibemu_lend what);
 };
 
 /*
@@ -139,6 +150,23 @@ int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
 void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port);
 /* The owner's context of an HCA port, or NULL while it has none. */
 void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port);
+
+/*
+ * Whether a traffic study may use HCA port 'port': it has no owner, or its
+ * owner moves no data on it and would lend it (a process that holds the
+ * HCA only for MADs, such as a subnet manager). 1 or 0.
+ */
+int ibemu_engine_port_usable(const struct ibemu_engine *e, uint32_t port);
+/*
+ * Takes HCA port 'port' for 'ops' and 'ctx': as ibemu_engine_port_attach()
+ * on a port with no owner; on a port whose owner lends it, the borrower
+ * gets pull, deliver and timers while the owner keeps MADs and state
+ * changes (both hear those). 0, -EINVAL, or -EBUSY (held, and not lent).
+ */
+int ibemu_engine_port_borrow(struct ibemu_engine *e, uint32_t port,
+			     const struct ibemu_port_ops *ops, void *ctx);
+/* Ends ibemu_engine_port_borrow(): detaches, or gives the port back. */
+void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port);
 
 /*
  * The nodes' management (agent/'s, registered by model/): what the SMI

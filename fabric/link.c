@@ -22,6 +22,10 @@ static void changed(struct ibemu_engine *e, uint32_t pi, int by_itself)
 	if (b)
 		b->ops.state_change(b->ctx, pi, (enum ibemu_port_state)p->state,
 				    (enum ibemu_phys_state)p->phys_state);
+	if (b && b->lent)
+		b->lent->ops.state_change(b->lent->ctx, pi,
+					  (enum ibemu_port_state)p->state,
+					  (enum ibemu_phys_state)p->phys_state);
 }
 
 void ibemu__link_changed(struct ibemu_engine *e, uint32_t pi)

@@ -165,7 +165,15 @@ struct ibemu_port_binding {
 	void *ctx;
 	uint32_t gen; /* changes at every attach: stale timers are dropped */
 	int attached; /* 0: the stubs, nobody's */
+	uint8_t kind; /* its ops table's number (engine.c's port_kind) */
+	/*
+	 * While the owner lends the port (ibemu_engine_port_borrow): the
+	 * borrower, who gets the data packets and the timers; the owner
+	 * keeps the MADs and the state changes.
+	 */
+	struct ibemu_port_binding *lent;
 };
+
 
 struct ibemu_arb_now {
 	uint64_t seq;
@@ -185,6 +193,11 @@ struct ibemu_engine {
 	uint64_t in_flight;
 	/* Per port, NULL for switch ports: who attached it. */
 	struct ibemu_port_binding **owner;
+	struct ibemu_port_binding *owner_none; /* the stubs: what no one's gets */
+	uint32_t bind_gen; /* the last binding generation handed out */
+	/* The ops tables ever bound, numbered from 1 (0: the stubs). */
+	const struct ibemu_port_ops *kinds[15];
+	unsigned nkinds;
 	struct ibemu_node_ops hca_ops, sw_ops; /* the classes, stubs filled */
 	struct ibemu_mgmt_ops mgmt_ops;
 	void *mgmt; /* the management's state */
@@ -233,11 +246,28 @@ static inline void ibemu_node_set_model(struct ibemu_engine *e, uint32_t node,
 	e->nodes[node].model = model;
 }
 
-/* Hands 'pkt' that reached HCA port 'pi' to the port's owner. */
+/* Who moves data on HCA port 'pi': its borrower if lent, else its owner. */
+static inline struct ibemu_port_binding *
+ibemu__port_data(const struct ibemu_engine *e, uint32_t pi)
+{
+	struct ibemu_port_binding *b = e->owner[pi];
+
+	return b->lent ? b->lent : b;
+}
+
+/*
+ * Hands 'pkt' that reached HCA port 'pi' to the port's owner, if an owner
+ * of the kind that sent it (or the engine sent it: kind 0): a study's
+ * packet still in flight when its study ended (the port returned to a
+ * transport) is dropped as a packet to no owner is.
+ */
 static inline void ibemu__engine_deliver(struct ibemu_engine *e, uint32_t pi,
 					 struct ibemu_pkt *pkt)
 {
-	struct ibemu_port_binding *b = e->owner[pi];
+	struct ibemu_port_binding *b = ibemu__port_data(e, pi);
+
+	if (pkt->kind && pkt->kind != b->kind)
+		b = e->owner_none;
 
 	b->ops.deliver(b->ctx, pi, pkt);
 }
@@ -248,9 +278,12 @@ static inline struct ibemu_pkt *ibemu__engine_pull(struct ibemu_engine *e,
 						   const uint16_t *credits,
 						   int *blocked)
 {
-	struct ibemu_port_binding *b = e->owner[pi];
+	struct ibemu_port_binding *b = ibemu__port_data(e, pi);
+	struct ibemu_pkt *pkt = b->ops.pull(b->ctx, pi, credits, blocked);
 
-	return b->ops.pull(b->ctx, pi, credits, blocked);
+	if (pkt)
+		pkt->kind = b->kind;
+	return pkt;
 }
 
 /* What a switch does with a management packet whose header arrived. */

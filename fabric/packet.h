@@ -60,7 +60,10 @@ struct ibemu_pkt {
 	 * the request, which 'cookie' names, so the struct stays small.
 	 */
 	uint8_t opcode; /* BTH OpCode */
-	uint16_t pkey;	/* BTH P_Key */
+	/* The kind of owner that made it (engine.c: a study's packets mean
+	 * nothing to a QP transport); set by the engine when it pulls it. */
+	uint8_t kind;
+	uint16_t pkey; /* BTH P_Key */
 	uint32_t psn;	/* BTH PSN (24 bits) */
 	uint32_t dqpn;	/* BTH DestQP (24 bits) */
 	uint32_t aeth;	/* AETH: Syndrome << 24 | MSN */

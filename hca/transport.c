@@ -300,12 +300,44 @@ static void tp_state_change(void *ctx, uint32_t port,
 		tp->ops.async(tp->ctx, IBEMU_EVENT_PORT_ERR, num);
 }
 
+/*
+ * A port no QP uses carries only the process's MADs (a subnet manager's
+ * HCA): its data path is lent to a traffic study that asks, and QPs keep
+ * off it until it comes back (ibemu__tp_port_free()).
+ */
+static int tp_lend(void *ctx, uint32_t port, enum ibemu_lend what)
+{
+	struct ibemu_tp *tp = ctx;
+	unsigned num = port - tp->first_port + 1;
+	struct tp_qp *qp;
+	uint32_t i;
+
+	if (what == IBEMU_LEND_RETURN) {
+		tp->lent &= (uint8_t) ~(1u << num);
+		return 0;
+	}
+	for (i = 0; i < tp->qps.n; i++) {
+		qp = tp->qps.v[i];
+		if (qp && qp->port == port)
+			return -EBUSY;
+	}
+	if (what == IBEMU_LEND_TAKE)
+		tp->lent |= (uint8_t)(1u << num);
+	return 0;
+}
+
+int ibemu__tp_port_free(const struct ibemu_tp *tp, uint32_t port)
+{
+	return !(tp->lent & (1u << (port - tp->first_port + 1)));
+}
+
 static const struct ibemu_port_ops tp_port_ops = {
 	.pull = tp_pull,
 	.deliver = tp_deliver,
 	.mad_recv = tp_mad_recv,
 	.timer = tp_timer,
 	.state_change = tp_state_change,
+	.lend = tp_lend,
 };
 
 int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,

@@ -378,7 +378,8 @@ int ibemu_tp_srq_post_recv(struct ibemu_tp *tp, uint32_t srq,
  * agents). modify follows IBA 10.3.1 and the kernel's
  * ib_modify_qp_is_ok(): a transition not in the table, a missing required
  * attribute or one it does not allow is -EINVAL, as is a bad value.
- * Moving to ERR completes every outstanding work request with
+ * While a traffic study has a port (lent: no QP used it), a QP cannot be
+ * created on it nor moved to it: -EBUSY. Moving to ERR completes every outstanding work request with
  * IBEMU_WC_WR_FLUSH_ERR.
  */
 int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,

@@ -234,9 +234,14 @@ struct ibemu_tp {
 	/* The logical state last told to the process, per port. */
 	enum ibemu_port_state told[8];
 	uint8_t key_tag;
+	/* Ports lent to a traffic study (bit per port number): no QP may
+	 * use them until they come back (tp_lend). */
+	uint8_t lent;
 };
 
 /* transport.c */
+/* Whether global port 'port' of 'tp' is its own (not lent to a study). */
+int ibemu__tp_port_free(const struct ibemu_tp *tp, uint32_t port);
 void *ibemu__tp_table_get(const struct tp_table *t, uint32_t id);
 int ibemu__tp_table_add(struct tp_table *t, uint32_t first, void *p,
 			uint32_t *id);

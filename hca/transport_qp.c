@@ -441,6 +441,9 @@ int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,
 		if (!srq)
 			return -EINVAL;
 	}
+	/* A QP starts on port 1: none while a traffic study has it. */
+	if (!ibemu__tp_port_free(tp, tp->first_port))
+		return -EBUSY;
 	if (!pd || !scq || !rcq || init->qp_type < IBEMU_QPT_RC ||
 	    init->qp_type > IBEMU_QPT_UD ||
 	    init->max_send_wr > IBEMU_TP_MAX_WR ||
@@ -559,6 +562,9 @@ int ibemu_tp_qp_modify(struct ibemu_tp *tp, uint32_t qpn,
 	if (!modify_ok(qp->state, next, qp->type, mask) ||
 	    !attr_check(tp, qp, a, mask))
 		return -EINVAL;
+	if ((mask & M(PORT)) &&
+	    !ibemu__tp_port_free(tp, tp->first_port + a->port_num - 1))
+		return -EBUSY;
 	q = &qp->attr;
 	if (mask & M(PORT)) {
 		q->port_num = a->port_num;

@@ -50,6 +50,14 @@ static void usage(FILE *f)
 		"                      one when a port changed (default: "
 		"one sweep, exit)\n"
 		"  -p, --priority N    SMInfo priority, 0-15 (default 0)\n"
+		"  -S, --status FILE   state and last sweep, as JSON, "
+		"rewritten after\n"
+		"                      every sweep ('ibemu sm status' reads "
+		"it)\n"
+		"  -F, --ready-fd N    write \"up\" (or \"standby\") to file "
+		"descriptor N\n"
+		"                      once the first sweep is done, then "
+		"close it\n"
 		"  -q, --quality       how the routes spread shift and "
 		"all-to-all traffic\n"
 		"  -v, --verbose       what was found and programmed\n"
@@ -84,12 +92,14 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"quality", no_argument, NULL, 'q'},
 		{"sweep", required_argument, NULL, 's'},
 		{"priority", required_argument, NULL, 'p'},
+		{"status", required_argument, NULL, 'S'},
+		{"ready-fd", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:p:qvh", longs,
+	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:p:S:F:qvh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -131,6 +141,21 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		case 'p':
 			bad |= parse_uint(optarg, 0, 15, &sm->priority);
 			break;
+		case 'S':
+			sm->status_path = optarg;
+			break;
+		case 'F': {
+			unsigned fd;
+
+			bad |= parse_uint(optarg, 3, 65535, &fd);
+			if (!bad && fcntl((int)fd, F_GETFD) < 0) {
+				fprintf(stderr, "ibemu-sm: --ready-fd %u: %s\n",
+					fd, strerror(errno));
+				return 2;
+			}
+			sm->ready_fd = (int)fd;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -232,16 +257,31 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-/* A heavy sweep and what it says; 0 or -errno. */
-static int heavy(struct sm *sm, double t0)
+/* Rewrites the status file; a failure is said, and the SM goes on. */
+static void status(const struct sm *sm)
 {
-	int ret = sm_heavy_sweep(sm);
+	int ret = sm_status_write(sm);
 
+	if (ret)
+		fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+			sm->status_path, strerror(-ret));
+}
+
+/* A heavy sweep (called for 'why') and what it says; 0 or -errno. */
+static int heavy(struct sm *sm, double t0, const char *why)
+{
+	int ret;
+
+	sm_sweep_begin(sm, 1, why);
+	ret = sm_heavy_sweep(sm);
+	sm_sweep_end(sm);
+	status(sm);
 	if (!ret && sm->standby) {
 		printf("ibemu-sm: standby: the master SM (port GUID 0x%016llx, "
 		       "LID %u) outranks this one\n",
 		       (unsigned long long)sm->master_guid, sm->master_lid);
 		fflush(stdout);
+		sm_status_ready(sm, 0);
 		return 0;
 	}
 	report(sm, wall_s() - t0);
@@ -251,9 +291,11 @@ static int heavy(struct sm *sm, double t0)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->guid2lid_path, strerror(-ret));
 	}
-	if (!ret && !sm->errors)
+	if (!ret && !sm->errors) {
 		printf("ibemu-sm: SUBNET UP\n");
-	else
+		fflush(stdout);
+		sm_status_ready(sm, 1);
+	} else
 		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
 			ret ? strerror(-ret) : "done", sm->errors);
 	fflush(stdout);
@@ -293,15 +335,19 @@ static int sweep_loop(struct sm *sm)
 			if (!sm_master_alive(sm)) {
 				printf("ibemu-sm: the master is gone: taking "
 				       "over\n");
-				ret = heavy(sm, wall_s());
+				ret = heavy(sm, wall_s(), "the master is gone");
 			}
 			continue;
 		}
+		sm_sweep_begin(sm, 0, ret == 1 ? "trap 128" : "period");
 		ret = sm_light_sweep(sm);
+		sm_sweep_end(sm);
 		if (ret > 0) {
 			printf("ibemu-sm: a port changed: heavy sweep %lu\n",
 			       sm->heavy_sweeps + 1);
-			ret = heavy(sm, wall_s());
+			ret = heavy(sm, wall_s(), "a port changed");
+		} else {
+			status(sm);
 		}
 	}
 	printf("ibemu-sm: stopped after %lu heavy and %lu light sweeps%s\n",
@@ -319,6 +365,7 @@ int main(int argc, char **argv)
 		.window = 64,
 		.timeout_ms = 200,
 		.retries = 3,
+		.ready_fd = -1,
 	};
 	double t0 = wall_s();
 	int ret, issm;
@@ -338,11 +385,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibemu-sm: %s: %s\n", sm.guid2lid_path,
 			strerror(-ret));
 	if (!ret)
-		ret = heavy(&sm, t0);
+		ret = heavy(&sm, t0, "start");
 	if (!ret && sm.sweep_ms)
 		ret = sweep_loop(&sm);
 	if (issm >= 0)
 		close(issm);
+	if (sm.ready_fd >= 0)
+		close(sm.ready_fd); /* never up: the reader sees EOF */
+	if (sm.status_path)
+		unlink(sm.status_path); /* it says what a running SM does */
 	sm_smp_close(&sm);
 	sm_sweep_free(&sm);
 	return ret ? 1 : 0;

@@ -55,6 +55,19 @@ struct sm_lft {
 	uint8_t *port;
 };
 
+/* The last sweep, for the status file (status.c). */
+struct sm_sweep_stats {
+	int heavy;
+	char why[64]; /* what called it */
+	long long at; /* when it began, seconds since the epoch */
+	double wall_s;
+	unsigned long smps, lft_blocks;
+	unsigned errors;
+	/* At its beginning. */
+	double t0;
+	unsigned long sent0, blocks0;
+};
+
 struct sm {
 	/* Options. */
 	const char *ca;
@@ -67,6 +80,8 @@ struct sm {
 	int quality;	   /* print how the routes spread traffic */
 	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
 	unsigned priority; /* SMInfo's, 0..15 */
+	const char *status_path; /* --status: rewritten after every sweep */
+	int ready_fd; /* --ready-fd: told once when the subnet is up, or -1 */
 	/* IBA 14.4: another SM that outranks this one is master. */
 	int standby;
 	uint16_t master_lid;
@@ -99,6 +114,7 @@ struct sm {
 	unsigned long heavy_sweeps, light_sweeps, lft_blocks;
 	struct sm_lft *lfts;
 	uint32_t nlfts;
+	struct sm_sweep_stats last;
 };
 
 /* smp.c */
@@ -159,6 +175,15 @@ void sm_sweep_free(struct sm *sm);
 int sm_find_master(struct sm *sm);
 /* Whether the master still answers its SMInfo as master. */
 int sm_master_alive(struct sm *sm);
+
+/* status.c */
+/* Writes the status file (--status), if any; 0 or -errno. */
+int sm_status_write(const struct sm *sm);
+/* Tells --ready-fd, once, that the subnet is up (1) or this SM standby. */
+void sm_status_ready(struct sm *sm, int up);
+/* Around a sweep: what called it, and what it cost. */
+void sm_sweep_begin(struct sm *sm, int heavy, const char *why);
+void sm_sweep_end(struct sm *sm);
 
 /* program.c */
 /* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */

@@ -431,7 +431,8 @@ static int check_opts(const struct ibemu_traffic_opts *o, uint16_t mtu,
 }
 
 /* Whether (node, port) is a host a study may use: a cabled HCA port that
- * nobody else holds. */
+ * nobody else holds, or whose holder moves no data there and lends it (a
+ * subnet manager's HCA: ibemu_engine_port_usable()). */
 static int host_usable(const struct ibemu_engine *e, uint32_t node,
 		       unsigned port)
 {
@@ -439,7 +440,7 @@ static int host_usable(const struct ibemu_engine *e, uint32_t node,
 
 	return t->nodes[node].type == IBEMU_NODE_HCA &&
 	       t->nodes[node].ports[port].link != IBEMU_NONE &&
-	       !ibemu_engine_port_owner(e,
+	       ibemu_engine_port_usable(e,
 					ibemu_engine_port_index(e, node, port));
 }
 
@@ -625,10 +626,11 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 		ibemu_engine_counters(e, i, &tr->cnt0[i]);
 
 	for (i = 0; i < tr->nhosts; i++) {
-		ret = ibemu_engine_port_attach(e, tr->hosts[i].pi, &traffic_ops,
+		/* find_hosts() took only ports free or lent: -ENOMEM. */
+		ret = ibemu_engine_port_borrow(e, tr->hosts[i].pi, &traffic_ops,
 					       tr);
-		/* find_hosts() took only ports nobody held. */
-		IBEMU_BUG_ON(ret);
+		if (ret)
+			goto err_free;
 		tr->attached++;
 	}
 	start_streams(tr);
@@ -644,9 +646,10 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 {
 	if (!tr)
 		return;
-	/* Its ports go back to nobody: timers still queued reach no one. */
+	/* Its ports go back to nobody, or to the owner that lent them:
+	 * timers still queued reach no one. */
 	while (tr->attached)
-		ibemu_engine_port_detach(tr->e, tr->hosts[--tr->attached].pi);
+		ibemu_engine_port_unborrow(tr->e, tr->hosts[--tr->attached].pi);
 	free(tr->fstats);
 	free(tr->order);
 	free(tr->cnt0);

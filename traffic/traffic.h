@@ -128,8 +128,8 @@ struct ibemu_traffic;
  * Prepares a study on engine 'e' built from topology 't' (both borrowed;
  * they must outlive the study; every host must have a LID and the switches
  * their LFTs, see ibemu_engine_apply_routes()). The study attaches the
- * HCA ports of its hosts (every cabled HCA port no other owner holds: see
- * ibemu_engine_port_attach()) and schedules the first messages from the
+ * HCA ports of its hosts (every cabled HCA port no other owner holds or
+ * whose owner lends it: see ibemu_engine_port_borrow()) and schedules the first messages from the
  * engine's current time; it runs the engine (ibemu_traffic_step()), so
  * other owners' ports keep working meanwhile. Bad options are reported in
  * 'd' and give -EINVAL (a study expected to create more than
@@ -174,7 +174,8 @@ void ibemu_traffic_progress_line(const struct ibemu_traffic *tr,
 /*
  * Host number of HCA port (node, port) of the fabric of 'e' before a study
  * is created (to fill ibemu_traffic_opts): hosts are the cabled HCA ports
- * that no other owner holds (an attached process, say), in node order.
+ * that no other owner holds (an attached process with queue pairs, say)
+ * or that their owner lends (ibemu_engine_port_usable()), in node order.
  * IBEMU_NONE if it is not such a port.
  */
 uint32_t ibemu_traffic_host_number(const struct ibemu_engine *e, uint32_t node,

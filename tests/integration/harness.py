@@ -105,7 +105,7 @@ class IbemuTestCase(unittest.TestCase):
                 leaks.append(f"daemon of {name} (pid {pid}) still running")
                 os.kill(pid, signal.SIGKILL)
         for path in glob.glob(os.path.join(self.rundir, "*", "*")):
-            if not path.endswith(("daemon.log", "daemon.log.1")):
+            if not path.endswith(("daemon.log", "daemon.log.1", "sm.log")):
                 leaks.append(f"left behind: {path}")
                 continue
             # Daemons write sanitizer reports to their log, not to a test.
@@ -172,7 +172,19 @@ class IbemuTestCase(unittest.TestCase):
         d = os.path.join(self.rundir, name)
         return {"dir": d, "sock": os.path.join(d, "ctl.sock"),
                 "lock": os.path.join(d, "lock"), "pid": os.path.join(d, "pid"),
-                "log": os.path.join(d, "daemon.log")}
+                "log": os.path.join(d, "daemon.log"),
+                "sm_status": os.path.join(d, "sm.json"),
+                "sm_log": os.path.join(d, "sm.log")}
+
+    def wait_until(self, what, check, seconds=20):
+        """Polls check() until it is true: the resident SM acts in wall
+        time (a trap, then a heavy sweep), so its effects are awaited."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if check():
+                return
+            time.sleep(0.05)
+        self.fail(f"waited {seconds} s for {what}")
 
     def wait_gone(self, pid, seconds=10):
         end = time.time() + seconds

@@ -58,10 +58,12 @@ class CliTest(IbemuTestCase):
              "ibemu: up: unknown option '--frobnicate' (see 'ibemu up --help')"),
             (["up", two, "--foreground=1"],
              "ibemu: up: option '--foreground' takes no value"),
-            (["up", two, "--routes", "bogus"],
-             "ibemu: up: option '--routes' takes minhop, updown, ftree or none, not 'bogus'"),
-            (["up", two, "--sm", "none", "--routes", "minhop"],
-             "does not go with '--routes minhop'"),
+            (["up", two, "--routing", "bogus"],
+             "ibemu: up: option '--routing' takes minhop, updown or ftree, not 'bogus'"),
+            (["up", two, "--sm", "none", "--routing", "minhop"],
+             "ibemu: up: option '--routing' is ibemu-sm's; it does not go with '--sm none'"),
+            (["up", two, "--sm", "none", "--sweep", "100"],
+             "ibemu: up: option '--sweep' is ibemu-sm's; it does not go with '--sm none'"),
             (["traffic", "uniform", "--victims"],
              "ibemu: traffic: option '--victims' does not apply to pattern "
              "'uniform' (only to incast)"),
@@ -165,8 +167,9 @@ class CliTest(IbemuTestCase):
         self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
         self.assertEqual(out, self.ibemu("traffic", "--help", check=0).stdout)
         out = self.ibemu("up", "--help", check=0).stdout
-        self.assertIn("usage: ibemu up FILE [--name NAME] [--routes minhop|updown|ftree|none]", out)
-        self.assertIn("(one of minhop, updown, ftree or none; default minhop)", out)
+        self.assertIn("usage: ibemu up FILE [--name NAME] [--sm ibemu|none] [--routing minhop|updown|ftree]", out)
+        self.assertIn("(one of ibemu or none; default ibemu)", out)
+        self.assertIn("(one of minhop, updown or ftree; default minhop)", out)
         out = self.ibemu("help", "counters", check=0).stdout
         self.assertIn("usage: ibemu counters [NODE[:PORT]] [--json] [--top N] [--reset]", out)
 

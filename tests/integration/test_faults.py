@@ -8,6 +8,7 @@ PortXmitDiscards at the sending port while SMPs on VL15 still cross it;
 a process attached to the HCA whose port goes down and up gets the port
 events."""
 
+import json
 import os
 import subprocess
 
@@ -44,7 +45,14 @@ class FaultsTest(IbemuTestCase):
         self.assertEqual(p.returncode, status, p.stderr)
         self.assertIn(text, p.stderr)
 
-    def test_link_down_refuses_then_up_restores(self):
+    def routed(self, fabric, src, dst):
+        return self.ibemu("route", src, dst, "--fabric", fabric).returncode == 0
+
+    def test_link_down_rerouted_then_up_restores(self):
+        """A cable between switches pulled: ibemu-sm (resident, told by
+        Trap 128) routes around it, so every pair is connected again and
+        a study loses nothing; an HCA's own link down is refused with the
+        way back; links brought up are made Active again by the SM."""
         self.up(TWO, "fdown")
         f = ("--fabric", "fdown")
         out = self.json_of("link", "down", "sw1:8", *f)["link"]
@@ -53,44 +61,48 @@ class FaultsTest(IbemuTestCase):
                          [("sw1", 8, "Disabled", "Down"),
                           ("sw2", 8, "Polling", "Down")])
         self.assertEqual(self.port("fdown", "sw1", 8), ("Disabled", "Down"))
-        self.assertEqual(self.port("fdown", "sw2", 8), ("Polling", "Down"))
-        # The test routes do not route around it: min-hop sends hca1's
-        # packets to hca3 through sw1:8 (routing/README.md's balancing).
-        r = self.ibemu("route", "hca1", "hca3", *f)
-        self.assertFails(r, 1, "not Active")
-        self.ibemu("route", "hca2", "hca4", *f, check=0)  # through sw1:7
-        # A study across the break is refused, naming the hop: nothing
-        # is sent, so nothing is lost.
-        t = self.ibemu("traffic", "uniform", "--duration", "5us", *f)
-        self.assertFails(t, 1, "hca1:1 cannot reach hca3:1: at sw1:8")
-        self.assertEqual(sum(c["xmit_pkts"] + c["xmit_discards"]
+        # min-hop sent hca1's packets to hca3 through sw1:8
+        # (routing/README.md's balancing); the SM's new routes go by sw1:7.
+        self.wait_until("the SM to route hca1 to hca3 around sw1:8",
+                        lambda: self.routed("fdown", "hca1", "hca3"))
+        hcas = ["hca1", "hca2", "hca3", "hca4"]
+        for a in hcas:
+            for b in hcas:
+                if a != b:
+                    self.ibemu("route", a, b, *f, check=0)
+        t = self.json_of("traffic", "uniform", "--duration", "5us", *f)
+        self.assertEqual(t["summary"]["bytes"], t["summary"]["msgs"] * 65536)
+        self.assertEqual(sum(c["xmit_discards"]
                              for c in self.counters("fdown").values()), 0)
-        # An HCA's own link down: refused too, with the way back.
+        # An HCA's own link down: a study is refused, with the way back.
         self.ibemu("link", "down", "hca4:1", *f, check=0)
         t = self.ibemu("traffic", "uniform", "--duration", "5us", *f)
         self.assertFails(t, 1, "'ibemu link up hca4:1'")
         # Up at the other end of the cable enables both ends; the link
-        # trains and the daemon (playing the SM) makes it Active.
+        # trains to Init and the SM makes it Active.
         out = self.json_of("link", "up", "sw2:2", *f)["link"]
-        self.assertEqual({(r["phys_state"], r["state"]) for r in out},
-                         {("LinkUp", "Active")})
+        self.assertEqual({r["phys_state"] for r in out}, {"LinkUp"})
         self.json_of("link", "up", "sw1:8", *f)
-        self.assertEqual(self.port("fdown", "sw1", 8), ("LinkUp", "Active"))
-        self.assertEqual(self.port("fdown", "sw2", 8), ("LinkUp", "Active"))
-        self.ibemu("route", "hca1", "hca3", *f, check=0)
+        self.wait_until("the SM to activate the links again", lambda: (
+            self.port("fdown", "sw1", 8) == ("LinkUp", "Active") and
+            self.port("fdown", "hca4", 1) == ("LinkUp", "Active")))
+        self.ibemu("route", "hca1", "hca4", *f, check=0)
         # Up on a link that is up changes nothing.
         self.ibemu("link", "up", "sw1:8", *f, check=0)
         self.assertEqual(self.port("fdown", "sw1", 8), ("LinkUp", "Active"))
+        self.ibemu("counters", "--reset", *f, check=0)
         t = self.json_of("traffic", "uniform", "--duration", "5us", *f)
         s = t["summary"]
         self.assertGreater(s["msgs"], 0)
         self.assertEqual(s["bytes"], s["msgs"] * 65536)
         self.assertEqual(sum(c["xmit_discards"]
                              for c in self.counters("fdown").values()), 0)
+        status = json.load(open(self.paths("fdown")["sm_status"]))
+        self.assertGreaterEqual(status["heavy_sweeps"], 3)
         self.down("fdown")
 
-    def test_link_up_without_test_routes_waits_for_an_sm(self):
-        self.up(TWO, "fnosm", "--routes", "none")
+    def test_link_up_without_an_sm_stays_in_init(self):
+        self.up(TWO, "fnosm", "--sm", "none")
         f = ("--fabric", "fnosm")
         self.ibemu("link", "down", "sw1:7", *f, check=0)
         self.assertEqual(self.port("fnosm", "sw2", 7), ("Polling", "Down"))
@@ -118,8 +130,9 @@ class FaultsTest(IbemuTestCase):
             self.assertIn("hca1: async event FD", line)
             self.ibemu("link", "down", "hca1:1", *f, check=0)
             self.ibemu("link", "up", "hca1:1", *f, check=0)
-            self.assertEqual(self.port("fev", "hca1", 1),
-                             ("LinkUp", "Active"))
+            self.wait_until("the SM to activate hca1:1", lambda:
+                            self.port("fev", "hca1", 1) ==
+                            ("LinkUp", "Active"))
             events = [watch.stdout.readline().split()[1] for _ in range(3)]
         finally:
             watch.kill()
@@ -130,7 +143,7 @@ class FaultsTest(IbemuTestCase):
 
     def test_node_down_and_up(self):
         """'ibemu node down sw2': every cabled port of sw2 Disabled, its
-        peers Polling; 'node up': all trained and, with test routes,
+        peers Polling; 'node up': all trained, and the SM makes them
         Active again; an unknown node is an error."""
         self.up(TWO, "fnode")
         f = ("--fabric", "fnode")
@@ -141,8 +154,11 @@ class FaultsTest(IbemuTestCase):
         self.assertEqual(self.port("fnode", "sw1", 7), ("Polling", "Down"))
         self.assertEqual(self.port("fnode", "hca3", 1), ("Polling", "Down"))
         rows = self.json_of("node", "up", "sw2", *f)["node"]
-        self.assertEqual({(r["phys_state"], r["state"]) for r in rows},
-                         {("LinkUp", "Active")})
+        self.assertEqual({r["phys_state"] for r in rows}, {"LinkUp"})
+        self.wait_until("the SM to activate sw2's links", lambda: {
+            (r["phys_state"], r["state"])
+            for r in self.json_of("ports", "sw2", *f)["ports"]
+            if r["peer_node"]} == {("LinkUp", "Active")})
         self.assertEqual(self.port("fnode", "hca3", 1), ("LinkUp", "Active"))
         self.assertFails(self.ibemu("node", "down", "nosuch", *f), 1,
                          "no node named 'nosuch'")

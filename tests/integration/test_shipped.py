@@ -122,24 +122,24 @@ class ShippedFabricsTest(IbemuTestCase):
         self.assertIn("'hca3:9' is not a port of fabric", p.stderr)
         self.down("route")
 
-    def test_without_routes(self):
+    def test_without_sm(self):
         self.up(os.path.join(SRC, "topologies", "two-switch.yaml"), "noroutes",
-                "--routes", "none")
-        self.assertEqual(self.json_of("status")["routes"], "none")
+                "--sm", "none")
+        self.assertIsNone(self.json_of("status")["sm"])
         for p in self.json_of("ports")["ports"]:
             expected = ("Polling", "Down") if p["peer_node"] is None else ("LinkUp", "Init")
             self.assertEqual((p["phys_state"], p["state"]), expected)
             self.assertIsNone(p["lid"])
         p = self.ibemu("traffic", "shift", check=1)
-        self.assertIn("hca1:1 is not configured (LID 0, Init): run a subnet manager first",
-                      p.stderr)
+        self.assertIn("hca1:1 is not configured (LID 0, Init): no subnet manager runs "
+                      "('ibemu up FILE' starts ibemu-sm)", p.stderr)
         p = self.ibemu("route", "hca1", "hca3", check=1)
         self.assertIn("route: hca3 has no LID", p.stderr)
-        p = self.ibemu("up", "x.yaml", "--routes", "bogus", check=2)
-        self.assertIn("option '--routes' takes minhop, updown, ftree or none, not 'bogus'",
+        p = self.ibemu("up", "x.yaml", "--routing", "bogus", check=2)
+        self.assertIn("option '--routing' takes minhop, updown or ftree, not 'bogus'",
                       p.stderr)
         p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
-        self.assertIn("option '--sm' takes none or ibemu, not 'opensm'",
+        self.assertIn("option '--sm' takes ibemu or none, not 'opensm'",
                       p.stderr)
         self.down("noroutes")
 
@@ -165,9 +165,13 @@ class ShippedFabricsTest(IbemuTestCase):
                                            "GBIT/S", "PHYS", "STATE", "PEER",
                                            "PEER_PORT"])
         self.assertEqual(len(text), 1 + 8)
-        # Switch ports share the switch's LID; LIDs follow declaration order.
-        self.assertEqual({p["lid"] for p in self.json_of("ports", "sw1")["ports"]}, {1})
-        self.assertEqual(ports[0]["lid"], 3)
+        # Switch ports share the switch's LID. ibemu-sm (on hca1) gives
+        # LIDs breadth-first from its own port, ports in increasing order
+        # (sm/README.md): hca1 1, sw1 2, hca2 3, sw2 4, hca3 5, hca4 6.
+        self.assertEqual({p["lid"] for p in self.json_of("ports", "sw1")["ports"]}, {2})
+        self.assertEqual({p["lid"] for p in self.json_of("ports", "sw2")["ports"]}, {4})
+        self.assertEqual(ports[0]["lid"], 1)
+        self.assertEqual(self.json_of("ports", "hca4")["ports"][0]["lid"], 6)
         p = self.ibemu("ports", "nosuch", check=1)
         self.assertEqual(p.stderr, "ibemu: ports: no node named 'nosuch' "
                          "in fabric 'details'\n")

@@ -173,7 +173,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         self.down("uca")
 
     def test_ibstat(self):
-        self.up(TWO, "ustat", "--routes", "none")
+        self.up(TWO, "ustat", "--sm", "none")
         p = self.exec_("ustat", "ibstat", env=self.tool_env)
         self.assertIn("CA 'hca1'", p.stdout)
         self.assertIn("Port 1:", p.stdout)
@@ -222,14 +222,14 @@ class UmadTest(SessionClient, IbemuTestCase):
     def test_smp_hop0_before_any_lid(self):
         """What OpenSM sends first: hop 0 from a port no SM has given a LID
         (the engine must use the permissive SLID, IBA 14.2.2)."""
-        self.up(TWO, "unolid", "--routes", "none")
+        self.up(TWO, "unolid", "--sm", "none")
         f = self.client("unolid", "smp", "0")
         self.assertEqual((f["recv"], f["status"]), ("0", "0"))
         self.assertEqual(int(f["node_guid"], 16), self.guid("unolid", "hca1"))
         self.down("unolid")
 
     def test_smp_through_a_switch(self):
-        self.up(TWO, "uhop1", "--routes", "none")
+        self.up(TWO, "uhop1", "--sm", "none")
         f = self.client("uhop1", "smp", "1")
         self.assertEqual((f["recv"], f["status"]), ("0", "0"))
         self.assertEqual((f["method"], f["mad_status"]), ("0x81", "0x0000"))
@@ -329,19 +329,21 @@ class UmadTest(SessionClient, IbemuTestCase):
         self.down("ubind")
 
     def test_study_and_process_share_a_fabric(self):
-        """A traffic study takes the HCAs no process holds; a process
-        cannot take an HCA a running study holds; both use one fabric."""
+        """A traffic study takes the HCAs no process holds, and borrows
+        those held for MADs only (the SM's, a umad tool's): their MADs
+        still work meanwhile; a process cannot take an HCA a running
+        study holds; both use one fabric."""
         self.up(topology("fat-tree-2l-36.yaml"), "ushare")
         holder, _ = self.hold("ushare", 120, host="hca01")
         self.addCleanup(self.stop, holder)
         p = self.ibemu("--fabric", "ushare", "traffic", "shift",
                        "--duration", "10us", "--top", "0", "--json", check=0)
         report = json.loads(p.stdout)
-        self.assertEqual(report["summary"]["hosts"], 35)
+        self.assertEqual(report["summary"]["hosts"], 36)
         ends = {f[k].split(":")[0] for f in report["flows"]
                 for k in ("src", "dst")}
-        self.assertNotIn("hca01", ends)
-        self.assertEqual(len(ends), 35)
+        self.assertIn("hca01", ends)
+        self.assertEqual(len(ends), 36)
         # A long study holds the HCAs nobody holds when it starts: a process
         # asking for one of them while it runs is told why (each probe asks
         # for another HCA: one that won the race with the study's start

@@ -147,7 +147,7 @@ class VerbsTest(SessionClient, IbemuTestCase):
 
     def test_no_routes(self):
         """Without an SM or test routes the port is up but not configured."""
-        self.up(TWO, "vnone", "--routes", "none")
+        self.up(TWO, "vnone", "--sm", "none")
         p = devinfo_port(self.exec_("vnone", "ibv_devinfo", "-v",
                                     host="hca1").stdout)
         self.assertEqual(p["state"], "PORT_INIT (2)")

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the SM is doing, for 'ibemu sm status' and for whoever started it:
+ * a small JSON file rewritten whole after every sweep (written aside and
+ * renamed, so a reader never sees half of one), and a one-time word on a
+ * pipe when the subnet first comes up (or this SM turns out standby).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sm.h"
+
+#define NODE_TYPE_SWITCH 2 /* IBA 14.2.5.3 NodeInfo NodeType */
+
+static const char *state_name(const struct sm *sm)
+{
+	if (!sm->heavy_sweeps)
+		return "discovering";
+	return sm->standby ? "standby" : "master";
+}
+
+static void write_json(const struct sm *sm, FILE *f)
+{
+	const struct sm_sweep_stats *s = &sm->last;
+	uint32_t n, sw = 0, links = 0;
+	unsigned port;
+
+	for (n = 0; n < sm->nnodes; n++) {
+		const struct sm_node *node = &sm->nodes[n];
+
+		sw += node->ni.node_type == NODE_TYPE_SWITCH;
+		for (port = 1; port <= node->ni.num_ports; port++)
+			links += node->ports[port].peer != UINT32_MAX;
+	}
+	fprintf(f,
+		"{\n  \"pid\": %ld,\n  \"state\": \"%s\",\n"
+		"  \"priority\": %u,\n  \"routing\": \"%s\",\n"
+		"  \"sweep_ms\": %u,\n  \"lid\": %u,\n",
+		(long)getpid(), state_name(sm), sm->priority, sm->routing,
+		sm->sweep_ms, sm->sm_lid);
+	if (sm->standby)
+		fprintf(f,
+			"  \"master\": {\"lid\": %u, \"guid\": "
+			"\"0x%016llx\"},\n",
+			sm->master_lid, (unsigned long long)sm->master_guid);
+	fprintf(f,
+		"  \"nodes\": %u,\n  \"switches\": %u,\n  \"cas\": %u,\n"
+		"  \"links\": %u,\n  \"max_lid\": %u,\n"
+		"  \"heavy_sweeps\": %lu,\n  \"light_sweeps\": %lu,\n"
+		"  \"traps\": %lu,\n"
+		"  \"smps\": {\"sent\": %lu, \"answered\": %lu, "
+		"\"timed_out\": %lu},\n",
+		sm->nnodes, sw, sm->nnodes - sw, links / 2,
+		sm->routes ? sm->routes->max_lid : 0, sm->heavy_sweeps,
+		sm->light_sweeps, sm->traps, sm->sent, sm->answered,
+		sm->timeouts);
+	fprintf(f,
+		"  \"last_sweep\": {\"kind\": \"%s\", \"why\": \"%s\", "
+		"\"at\": %lld, \"wall_s\": %.6f, \"smps\": %lu, "
+		"\"lft_blocks\": %lu, \"errors\": %u}\n}\n",
+		s->heavy ? "heavy" : "light", s->why, (long long)s->at,
+		s->wall_s, s->smps, s->lft_blocks, s->errors);
+}
+
+int sm_status_write(const struct sm *sm)
+{
+	char tmp[4096];
+	FILE *f;
+	int ret = 0;
+
+	if (!sm->status_path)
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s.new", sm->status_path) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	write_json(sm, f);
+	if (fflush(f) || ferror(f))
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, sm->status_path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+void sm_status_ready(struct sm *sm, int up)
+{
+	const char *word = up ? "up\n" : "standby\n";
+
+	if (sm->ready_fd < 0)
+		return;
+	/* A reader that went away loses nothing: SIGPIPE is ignored. */
+	if (write(sm->ready_fd, word, strlen(word)) < 0)
+		fprintf(stderr, "ibemu-sm: --ready-fd: %s\n", strerror(errno));
+	close(sm->ready_fd);
+	sm->ready_fd = -1;
+}
+
+void sm_sweep_begin(struct sm *sm, int heavy, const char *why)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	sm->last.heavy = heavy;
+	snprintf(sm->last.why, sizeof(sm->last.why), "%s", why);
+	sm->last.at = time(NULL);
+	sm->last.t0 = (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	sm->last.sent0 = sm->sent;
+	sm->last.blocks0 = sm->lft_blocks;
+}
+
+void sm_sweep_end(struct sm *sm)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	sm->last.wall_s =
+		(double)t.tv_sec + (double)t.tv_nsec / 1e9 - sm->last.t0;
+	sm->last.smps = sm->sent - sm->last.sent0;
+	sm->last.lft_blocks = sm->lft_blocks - sm->last.blocks0;
+	sm->last.errors = sm->last.heavy ? sm->errors : 0;
+}
