@@ -173,12 +173,33 @@ static void on_switch_info(struct sm *sm, int status,
 		sm->errors++;
 }
 
-/* Asks what a node just found has: SwitchInfo, PortInfo of its ports. */
+static void on_node_desc(struct sm *sm, int status,
+			 const struct ibemu_mad_smp *smp, void *arg,
+			 uint64_t arg2)
+{
+	struct sm_node *node = &sm->nodes[arg2 >> 8];
+
+	(void)arg;
+	/* Only the SA's NodeRecords need it: no error if it is missing. */
+	if (status || smp->hdr.status ||
+	    ibemu_mad_node_desc_decode(smp->data, sizeof(smp->data),
+				       &node->nd) < 0)
+		memset(&node->nd, 0, sizeof(node->nd));
+}
+
+/*
+ * Asks what a node just found has: its NodeDescription (for the SA),
+ * SwitchInfo, PortInfo of its ports.
+ */
 static void explore(struct sm *sm, uint32_t n)
 {
 	const struct sm_node *node = &sm->nodes[n];
 	unsigned first = 1, last = node->ni.num_ports, port;
 
+	if (sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_GET,
+		   IBEMU_SMP_ATTR_NODE_DESC, 0, NULL, on_node_desc, NULL,
+		   key(n, 0)))
+		sm->errors++;
 	if (node->ni.node_type == NODE_TYPE_SWITCH) {
 		if (sm_smp(sm, node->path, node->hops, IBEMU_MAD_METHOD_GET,
 			   IBEMU_SMP_ATTR_SWITCH_INFO, 0, NULL, on_switch_info,

@@ -33,6 +33,7 @@ struct sm_port {
 struct sm_node {
 	struct ibemu_mad_node_info ni;
 	struct ibemu_mad_switch_info si; /* switches */
+	struct ibemu_mad_node_desc nd;	 /* for the SA's NodeRecords */
 	uint8_t path[SM_MAX_HOPS + 1];	 /* directed route: path[1..hops] */
 	uint8_t hops;
 	uint8_t in_port; /* the port the route enters it by (NodeInfo's) */
@@ -115,6 +116,14 @@ struct sm {
 	struct sm_lft *lfts;
 	uint32_t nlfts;
 	struct sm_sweep_stats last;
+	/* Subnet Administration (sa*.c). */
+	int sa_agent; /* GS agent of class SA, or -1 */
+	int sweeping; /* a heavy sweep is under way: SA says busy */
+	unsigned long sa_requests, sa_dropped;
+	struct sm_mcgroup *mcgroups;
+	uint32_t nmcgroups;
+	struct sm_service *services;
+	uint32_t nservices;
 };
 
 /* smp.c */

@@ -14,6 +14,7 @@
 
 #include <infiniband/umad.h>
 
+#include "sa.h"
 #include "sm.h"
 
 #define SMP_CLASS_DR	 0x81 /* IBA 14.2.1: directed-route SMPs */
@@ -66,6 +67,10 @@ int sm_smp_open(struct sm *sm)
 				"light sweeps only\n",
 				strerror(-sm->trap_agent));
 	}
+	/* IBA 15: Subnet Administration, on the same port. */
+	if (sm_sa_open(sm) < 0)
+		fprintf(stderr, "ibemu-sm: no SA (umad_register: %s)\n",
+			strerror(-sm->sa_agent));
 	sm->inflight = calloc(sm->window, sizeof(*sm->inflight));
 	if (!sm->inflight) {
 		umad_close_port(sm->fd);
@@ -88,6 +93,7 @@ void sm_smp_close(struct sm *sm)
 			free(sm->inflight[--sm->ninflight]);
 		free(sm->inflight);
 	}
+	sm_sa_close(sm);
 	if (sm->trap_agent >= 0)
 		umad_unregister(sm->fd, sm->trap_agent);
 	umad_unregister(sm->fd, sm->agent);
@@ -260,6 +266,25 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
 }
 
+/*
+ * An SA request longer than a MAD (RMPP, reassembled by the stack): read
+ * whole into a buffer of its length, and answered.
+ */
+static void recv_long(struct sm *sm, int len)
+{
+	struct ib_user_mad *um = malloc(sizeof(*um) + (size_t)len);
+	int agent;
+
+	if (!um)
+		return;
+	agent = umad_recv(sm->fd, um, &len, 0);
+	if (agent == sm->sa_agent && agent >= 0 && !umad_status(um))
+		sm_sa_recv(sm, um, umad_get_mad(um), (size_t)len);
+	else if (agent < 0)
+		sm->sa_dropped++;
+	free(um);
+}
+
 /* Receives one MAD ('timeout_ms' -1: block); 1 if it was a Trap. */
 static int recv_one(struct sm *sm, int timeout_ms)
 {
@@ -270,10 +295,20 @@ static int recv_one(struct sm *sm, int timeout_ms)
 	struct sm_req *r;
 
 	agent = umad_recv(sm->fd, um, &len, timeout_ms);
+	if (agent == -ENOSPC) {
+		recv_long(sm, len);
+		return 0;
+	}
 	if (agent < 0) {
 		/* Anything but a timeout: the port (the fabric) is gone. */
 		if (agent != -ETIMEDOUT && agent != -EINTR)
 			sm->port_gone = 1;
+		return 0;
+	}
+	if (agent == sm->sa_agent) {
+		/* A request to the SA; its own answers return nothing. */
+		if (!umad_status(um))
+			sm_sa_recv(sm, um, umad_get_mad(um), (size_t)len);
 		return 0;
 	}
 	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
@@ -329,5 +364,10 @@ int sm_smp_run(struct sm *sm)
 
 int sm_trap_wait(struct sm *sm, unsigned ms)
 {
-	return recv_one(sm, (int)ms);
+	int ret = recv_one(sm, (int)ms);
+
+	/* SMPs an SA request called for (MFT blocks of a join). */
+	if (sm->queue_head && !sm->port_gone)
+		sm_smp_run(sm);
+	return ret;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sa.h"
 #include "sm.h"
 
 #define NODE_TYPE_SWITCH 2
@@ -74,16 +75,25 @@ int sm_heavy_sweep(struct sm *sm)
 
 	forget(sm);
 	sm->heavy_sweeps++;
+	sm->sweeping = 1; /* the SA answers busy meanwhile */
 	ret = sm_discover(sm);
 	if (!ret)
 		ret = sm_find_master(sm);
-	if (ret || sm->standby)
+	if (ret || sm->standby) {
+		sm->sweeping = 0;
 		return ret; /* a standby programs nothing */
+	}
 	ret = sm_build_graph(sm);
 	if (!ret)
 		ret = sm_program(sm);
 	if (!ret)
 		ret = remember_lids(sm);
+	if (!ret && sm->nmcgroups) {
+		/* The groups' trees, over the links there are now. */
+		sm_mcast_program(sm);
+		ret = sm_smp_run(sm);
+	}
+	sm->sweeping = 0;
 	return ret;
 }
 
