@@ -59,7 +59,7 @@ class CliTest(IbemuTestCase):
             (["up", two, "--foreground=1"],
              "ibemu: up: option '--foreground' takes no value"),
             (["up", two, "--routes", "bogus"],
-             "ibemu: up: option '--routes' takes minhop, updown, ftree or none, not 'bogus'"),
+             "ibemu: up: option '--routes' takes minhop, updown, ftree, dor, dfsssp or none, not 'bogus'"),
             (["up", two, "--sm", "none", "--routes", "minhop"],
              "does not go with '--routes minhop'"),
             (["traffic", "uniform", "--victims"],
@@ -165,8 +165,8 @@ class CliTest(IbemuTestCase):
         self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
         self.assertEqual(out, self.ibemu("traffic", "--help", check=0).stdout)
         out = self.ibemu("up", "--help", check=0).stdout
-        self.assertIn("usage: ibemu up FILE [--name NAME] [--routes minhop|updown|ftree|none]", out)
-        self.assertIn("(one of minhop, updown, ftree or none; default minhop)", out)
+        self.assertIn("usage: ibemu up FILE [--name NAME] [--routes minhop|updown|ftree|dor|dfsssp|none]", out)
+        self.assertIn("(one of minhop, updown, ftree, dor, dfsssp or none; default minhop)", out)
         out = self.ibemu("help", "counters", check=0).stdout
         self.assertIn("usage: ibemu counters [NODE[:PORT]] [--json] [--top N] [--reset]", out)
 

@@ -136,7 +136,7 @@ class ShippedFabricsTest(IbemuTestCase):
         p = self.ibemu("route", "hca1", "hca3", check=1)
         self.assertIn("route: hca3 has no LID", p.stderr)
         p = self.ibemu("up", "x.yaml", "--routes", "bogus", check=2)
-        self.assertIn("option '--routes' takes minhop, updown, ftree or none, not 'bogus'",
+        self.assertIn("option '--routes' takes minhop, updown, ftree, dor, dfsssp or none, not 'bogus'",
                       p.stderr)
         p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
         self.assertIn("option '--sm' takes none or ibemu, not 'opensm'",
