@@ -42,6 +42,11 @@ static void usage(FILE *f)
 		"  -G, --guid2lid FILE LIDs kept across runs (OpenSM's "
 		"format): read\n"
 		"                      if it exists, written at SUBNET UP\n"
+		"  -S, --sl-dump FILE  the SL of every path, written at SUBNET "
+		"UP (routes on\n"
+		"                      virtual layers; 'ibemu traffic "
+		"--sl-map' "
+		"reads it)\n"
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
@@ -77,6 +82,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"port", required_argument, NULL, 'P'},
 		{"routing", required_argument, NULL, 'R'},
 		{"guid2lid", required_argument, NULL, 'G'},
+		{"sl-dump", required_argument, NULL, 'S'},
 		{"window", required_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"retries", required_argument, NULL, 'r'},
@@ -89,7 +95,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:p:qvh", longs,
+	while ((c = getopt_long(argc, argv, "C:P:R:G:S:w:t:r:s:p:qvh", longs,
 				NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -118,6 +124,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'r':
 			bad |= parse_uint(optarg, 0, 100, &sm->retries);
+			break;
+		case 'S':
+			sm->sl_dump_path = optarg;
 			break;
 		case 'v':
 			sm->verbose = 1;
@@ -209,13 +218,23 @@ static void report(const struct sm *sm, double secs)
 							: node->in_port));
 	}
 	printf("ibemu-sm: %u nodes (%u switches, %u CAs), %u links, LIDs 1-%u, "
-	       "routing %s, %s\n",
+	       "routing %s, ",
 	       sm->nnodes, sw, sm->nnodes - sw, links / 2,
-	       sm->routes ? sm->routes->max_lid : 0, sm->routing,
-	       !sm->routes ? "no routes"
-	       : ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
-		       ? "deadlock-free on one VL"
-		       : "credit loops on one VL");
+	       sm->routes ? sm->routes->max_lid : 0, sm->routing);
+	if (!sm->routes)
+		printf("no routes\n");
+	else if (sm->routes->nlayers == 1)
+		printf("%s on one VL\n",
+		       ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
+			       ? "deadlock-free"
+			       : "credit loops");
+	else
+		/* Layer i on SL i, SL i on VL i, as program.c sets SL2VL. */
+		printf("%s on %u VLs (layer i on SL i and VL i)\n",
+		       ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
+			       ? "deadlock-free"
+			       : "credit loops",
+		       sm->routes->nlayers);
 	if (sm->quality && sm->routes)
 		report_quality(sm);
 	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
@@ -251,11 +270,21 @@ static int heavy(struct sm *sm, double t0)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->guid2lid_path, strerror(-ret));
 	}
+	if (!ret && sm->sl_dump_path) {
+		ret = sm_sl_dump(sm);
+		if (ret)
+			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+				sm->sl_dump_path, strerror(-ret));
+	}
 	if (!ret && !sm->errors)
 		printf("ibemu-sm: SUBNET UP\n");
 	else
 		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
-			ret ? strerror(-ret) : "done", sm->errors);
+			ret == -ENOSPC ? "the routes need more virtual layers "
+					 "than the links have VLs"
+			: ret	       ? strerror(-ret)
+				       : "done",
+			sm->errors);
 	fflush(stdout);
 	return ret ? ret : sm->errors ? -EIO : 0;
 }
