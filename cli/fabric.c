@@ -553,10 +553,19 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	routing = routing_values[v[UP_ROUTING].u];
 	/* In the foreground the daemon runs in this process: a child waits
 	 * for it to listen, then starts the SM. */
-	if (opts.foreground && with_sm && hca && fork() == 0)
-		_exit(wait_listening(fabric)
-			      ? 1
-			      : run_ibemu_sm(fabric, routing, sweep));
+	if (opts.foreground && with_sm && hca) {
+		pid_t daemon_pid = getpid();
+
+		if (fork() == 0) {
+			/* Gone with the daemon, should it stop first. */
+			sm_starter_parent = daemon_pid;
+			ret = wait_listening(fabric)
+				      ? 1
+				      : run_ibemu_sm(fabric, routing, sweep);
+			fflush(NULL);
+			_exit(ret);
+		}
+	}
 	/* The daemon consumes the topology whatever happens. */
 	ret = ibemu_daemon_start(t, &opts, why, sizeof(why));
 	if (ret)

@@ -9,6 +9,7 @@
  * of fabric/traffic.h keep its memory in check.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,6 +280,7 @@ enum {
 	T_SOURCES,
 	T_VICTIMS,
 	T_SL,
+	T_SL_MAP,
 	T_MTU,
 	T_TOP,
 	T_STOP,
@@ -355,7 +357,15 @@ static const struct ibemu_opt traffic_table[] = {
 		  .metavar = "SL",
 		  .max = 15,
 		  .def = "0",
-		  .help = "service level of every packet"},
+		  .help = "service level of every packet (of every path "
+			  "--sl-map does not name)"},
+	[T_SL_MAP] = {.name = "sl-map",
+		      .type = IBEMU_OPT_STRING,
+		      .metavar = "FILE",
+		      .help = "the SL of each path: lines 'SLID DLID SL', as "
+			      "'ibemu-sm --sl-dump' writes them for routes on "
+			      "virtual layers (an absolute path: the daemon "
+			      "reads it)"},
 	[T_MTU] = {.name = "mtu",
 		   .type = IBEMU_OPT_UINT,
 		   .metavar = "MTU",
@@ -387,6 +397,89 @@ const struct ibemu_opt_cmd ibemu__traffic_opts = {
 	.variant_what = "pattern",
 	.variant_first = 1,
 };
+
+/* Pairs an SL map may name: one per flow a study may hold. */
+#define SL_MAP_MAX IBEMU_TRAFFIC_MAX_FLOWS
+
+/*
+ * Reads the SL map 'path' (lines 'SLID DLID SL', decimal or 0x hex, '#'
+ * comments) into o->path_sls (the caller frees it). 0, or 2 (usage) with
+ * the reason in call->err.
+ */
+static int read_sl_map(struct ibemu_ctl_call *call, const char *path,
+		       struct ibemu_traffic_opts *o)
+{
+	struct ibemu_traffic_sl *v = NULL, *grown;
+	unsigned long slid, dlid, sl;
+	size_t n = 0, cap = 0;
+	unsigned line = 0;
+	char buf[256], *p, *end;
+	FILE *f;
+
+	if (path[0] != '/') {
+		ibemu_buf_printf(call->err,
+				 "traffic: --sl-map '%s': give an absolute "
+				 "path (the daemon reads it)",
+				 path);
+		return 2;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		ibemu_buf_printf(call->err, "traffic: --sl-map %s: %s", path,
+				 strerror(errno));
+		return 2;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		p = buf + strspn(buf, " \t");
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		errno = 0;
+		slid = strtoul(p, &end, 0);
+		p = end;
+		dlid = strtoul(p, &end, 0);
+		if (end == p)
+			goto bad;
+		p = end;
+		sl = strtoul(p, &end, 0);
+		if (end == p || errno || slid > 0xffff || dlid > 0xffff ||
+		    sl > 15 || end[strspn(end, " \t\r\n")])
+			goto bad;
+		if (n == SL_MAP_MAX) {
+			ibemu_buf_printf(call->err,
+					 "traffic: %s:%u: more than %u paths",
+					 path, line, SL_MAP_MAX);
+			goto err;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				ibemu_buf_printf(call->err, "traffic: %s",
+						 strerror(ENOMEM));
+				goto err;
+			}
+			v = grown;
+		}
+		v[n].slid = (uint16_t)slid;
+		v[n].dlid = (uint16_t)dlid;
+		v[n++].sl = (uint8_t)sl;
+	}
+	fclose(f);
+	o->path_sls = v;
+	o->npath_sls = n;
+	return 0;
+
+bad:
+	ibemu_buf_printf(call->err,
+			 "traffic: %s:%u: expected 'SLID DLID SL' (LIDs up to "
+			 "0xffff, SL 0..15)",
+			 path, line);
+err:
+	fclose(f);
+	free(v);
+	return 2;
+}
 
 static int parse_options(struct ibemu_ctl_call *call,
 			 struct ibemu_traffic_opts *o, struct traffic_job *tj)
@@ -423,6 +516,11 @@ static int parse_options(struct ibemu_ctl_call *call,
 	o->min_slot_ps = IBEMU_TRAFFIC_MIN_SLOT_PS;
 	if (v[T_MTU].given)
 		o->mtu = (uint16_t)v[T_MTU].u;
+	if (v[T_SL_MAP].given) {
+		ret = read_sl_map(call, v[T_SL_MAP].s, o);
+		if (ret)
+			return ret;
+	}
 	if (v[T_HOTSPOT].given)
 		return parse_host(call, v[T_HOTSPOT].s, &o->incast_dst);
 	return 0;
@@ -440,10 +538,9 @@ static int serve_stop(struct ibemu_ctl_call *call)
 	return 0;
 }
 
-int ibemu__serve_traffic(struct ibemu_ctl_call *call)
+static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 {
 	struct ibemu_daemon *d = call->d;
-	struct ibemu_traffic_opts o;
 	struct traffic_job *tj;
 	struct ibemu_diag diag;
 	int ret;
@@ -456,8 +553,7 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)
 		return -ENOMEM;
-	ibemu_traffic_opts_init(&o);
-	ret = parse_options(call, &o, tj);
+	ret = parse_options(call, op, tj);
 	if (ret || tj->stop) {
 		free(tj);
 		return ret ? ret : serve_stop(call);
@@ -478,7 +574,7 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 		return ret;
 	}
 	ibemu_diag_init(&diag);
-	ret = ibemu_traffic_create(d->engine, d->topo, &o, &tj->tr, &diag);
+	ret = ibemu_traffic_create(d->engine, d->topo, op, &tj->tr, &diag);
 	if (ret) {
 		ibemu_buf_printf(call->err, "traffic: %s",
 				 diag.error ? ibemu_diag_what(diag.error)
@@ -495,6 +591,18 @@ int ibemu__serve_traffic(struct ibemu_ctl_call *call)
 	tj->job.destroy = job_destroy;
 	call->job = &tj->job;
 	ibemu_daemon_log(d, "traffic study %s started",
-			 ibemu_traffic_pattern_name(o.pattern));
+			 ibemu_traffic_pattern_name(op->pattern));
 	return 0;
+}
+
+int ibemu__serve_traffic(struct ibemu_ctl_call *call)
+{
+	struct ibemu_traffic_opts o;
+	int ret;
+
+	ibemu_traffic_opts_init(&o);
+	ret = serve(call, &o);
+	/* The study keeps a copy of the SL map. */
+	free((void *)o.path_sls);
+	return ret;
 }

@@ -133,7 +133,7 @@ struct ibemu_daemon {
 	time_t started_at;
 	struct ibemu_ctl_conn *conns; /* open control connections */
 	struct ibemu_engine *engine;  /* the running fabric */
-	struct ibemu_job *job; /* the long request being served */
+	struct ibemu_job *job;	      /* the long request being served */
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
@@ -167,7 +167,6 @@ struct ibemu_daemon_opts {
 
 /* "quiesce" or "free". */
 const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c);
-
 
 /*
  * Starts the daemon for 't' (consumed in every case) and returns when it

@@ -174,7 +174,6 @@ struct ibemu_port_binding {
 	struct ibemu_port_binding *lent;
 };
 
-
 struct ibemu_arb_now {
 	uint64_t seq;
 	uint32_t port;
@@ -193,8 +192,9 @@ struct ibemu_engine {
 	uint64_t in_flight;
 	/* Per port, NULL for switch ports: who attached it. */
 	struct ibemu_port_binding **owner;
-	struct ibemu_port_binding *owner_none; /* the stubs: what no one's gets */
-	uint32_t bind_gen; /* the last binding generation handed out */
+	struct ibemu_port_binding
+		*owner_none; /* the stubs: what no one's gets */
+	uint32_t bind_gen;   /* the last binding generation handed out */
 	/* The ops tables ever bound, numbered from 1 (0: the stubs). */
 	const struct ibemu_port_ops *kinds[15];
 	unsigned nkinds;

@@ -64,9 +64,9 @@ struct ibemu_pkt {
 	 * nothing to a QP transport); set by the engine when it pulls it. */
 	uint8_t kind;
 	uint16_t pkey; /* BTH P_Key */
-	uint32_t psn;	/* BTH PSN (24 bits) */
-	uint32_t dqpn;	/* BTH DestQP (24 bits) */
-	uint32_t aeth;	/* AETH: Syndrome << 24 | MSN */
+	uint32_t psn;  /* BTH PSN (24 bits) */
+	uint32_t dqpn; /* BTH DestQP (24 bits) */
+	uint32_t aeth; /* AETH: Syndrome << 24 | MSN */
 	/* A management packet's MAD, owned by the packet (fabric/smi.c). */
 	struct ibemu_mad_msg *mad;
 };

@@ -3,11 +3,12 @@
  * The channel dependency graph of a set of routes (Dally and Seitz): a
  * channel is a directed switch-to-switch cable, and a packet that holds
  * one channel while it waits for the next makes the second depend on the
- * first. With every packet on one VL, as the engines here route, credit
- * flow control can deadlock exactly when that graph has a cycle. Only the
- * hops routes really take count: for each destination LID, the paths
- * from every switch that has HCAs (where packets enter) are followed
- * through the LFTs.
+ * first. Credit flow control can deadlock exactly when that graph has a
+ * cycle. A VL has buffers of its own, so each VL has its own channels: a
+ * path runs on the VL its SL maps to (routes.h: the SL of its layer, 0
+ * for engines without layers). Only the hops routes really take count:
+ * for each destination LID, the paths from every switch that has HCAs
+ * (where packets enter) are followed through the LFTs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,10 +20,12 @@ struct cdg {
 	const struct ibemu_graph *g;
 	const struct ibemu_routes *r;
 	uint32_t *chan_base; /* per node: index of its port 0's channel */
-	uint32_t nchan;
+	uint32_t nchan;	     /* of one VL; VL v's are v * nchan and on */
 	uint64_t *deps; /* (from << 32 | to), sorted and unique at the end */
 	size_t ndeps, deps_cap;
-	uint8_t *seen; /* per node, for the destination being followed */
+	/* Per node, for the destination being followed: bit v, followed
+	 * on VL v already. */
+	uint16_t *seen;
 };
 
 static int dep_add(struct cdg *c, uint32_t from, uint32_t to)
@@ -45,9 +48,10 @@ static int dep_add(struct cdg *c, uint32_t from, uint32_t to)
  * switches or meets a switch already followed for this LID, recording
  * each pair of consecutive channels.
  */
-static int follow(struct cdg *c, uint32_t s, uint16_t lid)
+static int follow(struct cdg *c, uint32_t s, uint16_t lid, unsigned vl)
 {
-	uint32_t prev = IBEMU_NONE, t;
+	uint32_t prev = IBEMU_NONE, t, base = vl * c->nchan;
+	uint16_t bit = (uint16_t)(1u << vl);
 	uint8_t port;
 	int ret;
 
@@ -60,14 +64,14 @@ static int follow(struct cdg *c, uint32_t s, uint16_t lid)
 		if (t == IBEMU_NONE || !ibemu__graph_is_switch(c->g, t))
 			return 0;
 		if (prev != IBEMU_NONE) {
-			ret = dep_add(c, prev, c->chan_base[s] + port);
+			ret = dep_add(c, prev, base + c->chan_base[s] + port);
 			if (ret)
 				return ret;
 		}
-		prev = c->chan_base[s] + port;
-		if (c->seen[t])
+		prev = base + c->chan_base[s] + port;
+		if (c->seen[t] & bit)
 			break;
-		c->seen[t] = 1;
+		c->seen[t] |= bit;
 		s = t;
 	}
 	/* The rest of the way from 't' is recorded already; its first hop
@@ -77,7 +81,7 @@ static int follow(struct cdg *c, uint32_t s, uint16_t lid)
 	    port <= c->g->nodes[t].nports &&
 	    c->g->nodes[t].ports[port].peer_node != IBEMU_NONE &&
 	    ibemu__graph_is_switch(c->g, c->g->nodes[t].ports[port].peer_node))
-		return dep_add(c, prev, c->chan_base[t] + port);
+		return dep_add(c, prev, base + c->chan_base[t] + port);
 	return 0;
 }
 
@@ -88,13 +92,15 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Whether the graph of 'c->deps' (sorted, unique) has a cycle. */
-static int cyclic(const struct cdg *c)
+/* Whether the graph of 'c->deps' (sorted, unique) over 'nchan' channels
+ * has a cycle. */
+static int cyclic(const struct cdg *c, uint32_t nchan)
 {
-	size_t *first = calloc((size_t)c->nchan + 1, sizeof(*first));
-	uint32_t *stack = malloc(((size_t)c->nchan + 1) * sizeof(*stack));
-	size_t *next = malloc(((size_t)c->nchan + 1) * sizeof(*next));
-	uint8_t *color = calloc(c->nchan + 1, 1); /* 0 new, 1 open, 2 done */
+	size_t *first = calloc((size_t)nchan + 1, sizeof(*first));
+	uint32_t *stack = malloc(((size_t)nchan + 1) * sizeof(*stack));
+	size_t *next = malloc(((size_t)nchan + 1) * sizeof(*next));
+	uint8_t *color =
+		calloc((size_t)nchan + 1, 1); /* 0 new, 1 open, 2 done */
 	uint32_t v, w, top, root;
 	size_t i;
 	int ret = 0;
@@ -105,9 +111,9 @@ static int cyclic(const struct cdg *c)
 	}
 	for (i = 0; i < c->ndeps; i++)
 		first[(c->deps[i] >> 32) + 1]++;
-	for (v = 0; v < c->nchan; v++)
+	for (v = 0; v < nchan; v++)
 		first[v + 1] += first[v];
-	for (root = 0; root < c->nchan && !ret; root++) {
+	for (root = 0; root < nchan && !ret; root++) {
 		if (color[root])
 			continue;
 		top = 0;
@@ -139,18 +145,23 @@ out:
 	return ret;
 }
 
-int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
-			       const struct ibemu_routes *r)
+int ibemu_routes_deadlock_free_vl(const struct ibemu_graph *g,
+				  const struct ibemu_routes *r,
+				  const uint8_t sl2vl[16])
 {
 	struct cdg c = {.g = g, .r = r};
 	uint32_t n, lid;
+	unsigned vl, sl;
 	size_t i, k;
 	int ret = 0;
 
 	if (r->nnodes != g->nnodes)
 		return -EINVAL;
+	for (sl = 0; sl < 16; sl++)
+		if (sl2vl[sl] > 15)
+			return -EINVAL;
 	c.chan_base = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c.chan_base));
-	c.seen = calloc(g->nnodes ? g->nnodes : 1, 1);
+	c.seen = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c.seen));
 	if (!c.chan_base || !c.seen) {
 		ret = -ENOMEM;
 		goto out;
@@ -162,13 +173,20 @@ int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 	for (lid = 1; lid <= r->max_lid && !ret; lid++) {
 		if (r->lid_node[lid] == IBEMU_NONE)
 			continue;
-		memset(c.seen, 0, g->nnodes);
-		for (n = 0; n < g->nnodes && !ret; n++)
-			if (ibemu__graph_is_switch(g, n) &&
-			    ibemu__graph_has_hca(g, n) && !c.seen[n]) {
-				c.seen[n] = 1;
-				ret = follow(&c, n, (uint16_t)lid);
-			}
+		memset(c.seen, 0, g->nnodes * sizeof(*c.seen));
+		for (n = 0; n < g->nnodes && !ret; n++) {
+			if (!ibemu__graph_is_switch(g, n) ||
+			    !ibemu__graph_has_hca(g, n))
+				continue;
+			/* The SL of the packets that enter here for 'lid'. */
+			sl = ibemu_routes_sl(r, r->port_lid[r->port_base[n]],
+					     (uint16_t)lid);
+			vl = sl2vl[sl & 15];
+			if (c.seen[n] & (1u << vl))
+				continue;
+			c.seen[n] |= (uint16_t)(1u << vl);
+			ret = follow(&c, n, (uint16_t)lid, vl);
+		}
 	}
 	if (ret)
 		goto out;
@@ -178,11 +196,20 @@ int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 		if (!k || c.deps[i] != c.deps[k - 1])
 			c.deps[k++] = c.deps[i];
 	c.ndeps = k;
-	ret = cyclic(&c);
+	ret = cyclic(&c, 16 * c.nchan);
 	ret = ret < 0 ? ret : !ret;
 out:
 	free(c.chan_base);
 	free(c.seen);
 	free(c.deps);
 	return ret;
+}
+
+int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
+			       const struct ibemu_routes *r)
+{
+	static const uint8_t identity[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+					     8, 9, 10, 11, 12, 13, 14, 15};
+
+	return ibemu_routes_deadlock_free_vl(g, r, identity);
 }

@@ -44,6 +44,13 @@ struct ibemu_graph_node {
  */
 struct ibemu_graph {
 	uint32_t nnodes;
+	/*
+	 * Data VLs every link can operate (the least VLCap of the cabled
+	 * ports, IBA 14.2.5.6: PortInfo:VLCap, as OperationalVLs will be
+	 * set), for engines that put paths on virtual layers; 0 (unknown,
+	 * as ibemu_graph_create() leaves it) counts as 1.
+	 */
+	uint8_t vls;
 	uint32_t nodes_cap;
 	struct ibemu_graph_node *nodes;
 };

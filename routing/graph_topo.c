@@ -33,6 +33,15 @@ int ibemu_graph_from_topo(const struct ibemu_topo *t, struct ibemu_graph **out)
 			goto err_graph;
 		IBEMU_BUG_ON(idx != i);
 	}
+	/* The VLs every link runs: the least of its cabled nodes'. */
+	for (i = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *n = &t->nodes[i];
+
+		for (p = 1; p <= n->nports; p++)
+			if (n->ports[p].peer_node != IBEMU_NONE &&
+			    (!g->vls || n->vls < g->vls))
+				g->vls = n->vls;
+	}
 	/*
 	 * The topology has already checked its cables; copy them end by end
 	 * (each appears at both), rather than through ibemu_graph_connect().

@@ -10,9 +10,8 @@
 
 /* The first engine is the default (the daemon's test routes). */
 static const struct ibemu_routing_engine_ops *const engines[] = {
-	&ibemu__routing_minhop,
-	&ibemu__routing_updown,
-	&ibemu__routing_ftree,
+	&ibemu__routing_minhop, &ibemu__routing_updown, &ibemu__routing_ftree,
+	&ibemu__routing_dor,	&ibemu__routing_dfsssp,
 };
 
 const struct ibemu_routing_engine_ops *ibemu_routing_find(const char *name)

@@ -134,6 +134,7 @@ int ibemu_routes_create_lids(const struct ibemu_graph *g,
 	if (!r)
 		goto err_alloc;
 	r->nnodes = g->nnodes;
+	r->nlayers = 1;
 	r->max_lid = (uint16_t)max;
 	r->nslots = (uint32_t)slots;
 	r->port_base = calloc(g->nnodes ? g->nnodes : 1, sizeof(*r->port_base));
@@ -177,6 +178,8 @@ void ibemu_routes_destroy(struct ibemu_routes *r)
 		for (i = 0; i < r->nnodes; i++)
 			free(r->lft[i]);
 	free(r->lft);
+	free(r->sl);
+	free(r->lid_row);
 	free(r->lid_port);
 	free(r->lid_node);
 	free(r->port_lid);
@@ -196,4 +199,17 @@ uint16_t ibemu_routes_lid(const struct ibemu_routes *r, uint32_t node,
 	if (port >= next - r->port_base[node])
 		return 0;
 	return r->port_lid[r->port_base[node] + port];
+}
+
+uint8_t ibemu_routes_sl(const struct ibemu_routes *r, uint16_t slid,
+			uint16_t dlid)
+{
+	uint32_t row;
+
+	if (!r->sl || slid > r->max_lid || dlid > r->max_lid)
+		return 0;
+	row = r->lid_row[slid];
+	if (row == IBEMU_NONE)
+		return 0;
+	return r->sl[(size_t)row * (r->max_lid + 1u) + dlid];
 }

@@ -42,6 +42,22 @@ struct ibemu_routes {
 	 * for the switch's own LID. NULL for an HCA.
 	 */
 	uint8_t **lft;
+	/*
+	 * Virtual layers, for engines that break credit loops with VLs (dor,
+	 * dfsssp; routing/README.md): 'nlayers' SLs are used (1 for the
+	 * other engines), SL i meant for VL i. The SL of a packet depends on
+	 * the switch it enters the fabric by and its destination LID (routes
+	 * are per destination, so every source on one switch shares the
+	 * path): sl[lid_row[source LID] * (max_lid + 1) + destination LID].
+	 * lid_row[] gives each LID the row of its switch (a switch's own, an
+	 * HCA port's that of the switch it is cabled to; IBEMU_NONE for none).
+	 * Both NULL when every path is on SL 0. Read them through
+	 * ibemu_routes_sl().
+	 */
+	uint8_t nlayers;
+	uint32_t nrows;
+	uint32_t *lid_row;
+	uint8_t *sl;
 };
 
 /*
@@ -75,5 +91,12 @@ void ibemu_routes_destroy(struct ibemu_routes *r);
 /* LID of port 'port' of 'node'; 0 if there is none (HCA port 0, range). */
 uint16_t ibemu_routes_lid(const struct ibemu_routes *r, uint32_t node,
 			  unsigned port);
+
+/*
+ * The SL a packet from 'slid' to 'dlid' takes on these routes: its path's
+ * layer, 0 for engines without layers, LIDs out of range or unowned.
+ */
+uint8_t ibemu_routes_sl(const struct ibemu_routes *r, uint16_t slid,
+			uint16_t dlid);
 
 #endif

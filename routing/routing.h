@@ -71,11 +71,20 @@ int ibemu_routing_run_topo(const struct ibemu_routing_engine_ops *ops,
 			   struct ibemu_routes **out);
 
 /*
- * Whether routes 'r' of graph 'g', all on one VL, are free of credit
- * deadlock: their channel dependency graph (switch-to-switch cables, the
- * dependencies the paths from every switch with HCAs make) has no cycle.
- * 1 if free, 0 if it has a cycle, -EINVAL (routes of another graph) or
- * -ENOMEM. Defined in cdg.c.
+ * Whether routes 'r' of graph 'g' are free of credit deadlock when SL s
+ * runs on VL sl2vl[s] (0..15) on every port: the channel dependency graph
+ * of each VL (its switch-to-switch cables, the dependencies the paths
+ * from every switch with HCAs make, each on the VL of its SL,
+ * ibemu_routes_sl()) has no cycle. 1 if free, 0 if one VL has a cycle,
+ * -EINVAL (routes of another graph, a VL past 15) or -ENOMEM. Defined in
+ * cdg.c.
+ */
+int ibemu_routes_deadlock_free_vl(const struct ibemu_graph *g,
+				  const struct ibemu_routes *r,
+				  const uint8_t sl2vl[16]);
+/*
+ * The same with SL i on VL i, as ibemu-sm programs SL2VL: engines without
+ * layers have every path on VL 0, so their whole CDG must be acyclic.
  */
 int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
 			       const struct ibemu_routes *r);

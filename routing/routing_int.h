@@ -19,6 +19,8 @@
 extern const struct ibemu_routing_engine_ops ibemu__routing_minhop;
 extern const struct ibemu_routing_engine_ops ibemu__routing_updown;
 extern const struct ibemu_routing_engine_ops ibemu__routing_ftree;
+extern const struct ibemu_routing_engine_ops ibemu__routing_dor;
+extern const struct ibemu_routing_engine_ops ibemu__routing_dfsssp;
 
 /* One switch-to-switch cable as seen from one of its ends. */
 struct ibemu__sw_link {
@@ -92,5 +94,28 @@ uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *sg, uint16_t lid,
  */
 void ibemu__sw_graph_route(struct ibemu__sw_graph *sg, uint32_t s, uint16_t lid,
 			   const uint32_t *cand, uint32_t ncand, int to_switch);
+
+/* The VLs an engine may put layers on: the graph's data VLs, 1..15. */
+static inline unsigned ibemu__graph_vls(const struct ibemu_graph *g)
+{
+	return !g->vls ? 1 : g->vls > 15 ? 15 : g->vls;
+}
+
+/*
+ * Gives 'r' a table of SLs (layers.c), every path on SL 0, one row per
+ * switch; replaces an earlier one. 0 or -ENOMEM (then 'r' has none).
+ */
+int ibemu__routes_sl_alloc(const struct ibemu_graph *g, struct ibemu_routes *r);
+
+/*
+ * Puts every path of 'r' (from each switch with HCAs to each LID, through
+ * the LFTs) on a virtual layer, the lowest whose channel dependency graph
+ * stays acyclic with it (layers.c; rules in routing/README.md), and
+ * records it as the path's SL. Returns 0 (r->nlayers set), -ENOSPC if
+ * 'max_layers' do not suffice, -ELOOP for a path that loops, -EINVAL,
+ * -ENOMEM; on error 'r' has no SL table (every path on SL 0).
+ */
+int ibemu__routes_layer(const struct ibemu_graph *g, struct ibemu_routes *r,
+			unsigned max_layers);
 
 #endif

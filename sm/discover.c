@@ -310,6 +310,42 @@ static void bfs_order(const struct sm *sm, uint32_t *order)
 	free(seen);
 }
 
+/* Data VLs of PortInfo:VLCap (IBA 14.2.5.6): 1 VL0, 2 VL0-1, 3 VL0-3, 4
+ * VL0-7, 5 VL0-14. */
+static uint8_t vl_cap_vls(uint8_t cap)
+{
+	static const uint8_t vls[] = {0, 1, 2, 4, 8, 15};
+
+	return cap < sizeof(vls) ? vls[cap] : 0;
+}
+
+/*
+ * The data VLs every link can run, for engines that put paths on virtual
+ * layers: the least VLCap of the linked ports (OperationalVLs is set to
+ * what both ends have); 0 if none says.
+ */
+static uint8_t link_vls(const struct sm *sm)
+{
+	uint8_t least = 0, v;
+	uint32_t n;
+	unsigned port;
+
+	for (n = 0; n < sm->nnodes; n++) {
+		const struct sm_node *node = &sm->nodes[n];
+
+		for (port = 1; port <= node->ni.num_ports; port++) {
+			const struct sm_port *p = &node->ports[port];
+
+			if (p->peer == NONE || !p->have_pi)
+				continue;
+			v = vl_cap_vls(p->pi.vl_cap);
+			if (v && (!least || v < least))
+				least = v;
+		}
+	}
+	return least;
+}
+
 int sm_build_graph(struct sm *sm)
 {
 	uint32_t *order, i, g, n;
@@ -352,6 +388,8 @@ int sm_build_graph(struct sm *sm)
 						  peer->graph, p->peer_port);
 		}
 	}
+	if (!ret)
+		sm->graph->vls = link_vls(sm);
 	free(order);
 	return ret;
 }

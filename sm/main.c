@@ -42,6 +42,11 @@ static void usage(FILE *f)
 		"  -G, --guid2lid FILE LIDs kept across runs (OpenSM's "
 		"format): read\n"
 		"                      if it exists, written at SUBNET UP\n"
+		"  -L, --sl-dump FILE  the SL of every path, written at SUBNET "
+		"UP (routes on\n"
+		"                      virtual layers; 'ibemu traffic "
+		"--sl-map' "
+		"reads it)\n"
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
@@ -85,6 +90,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"port", required_argument, NULL, 'P'},
 		{"routing", required_argument, NULL, 'R'},
 		{"guid2lid", required_argument, NULL, 'G'},
+		{"sl-dump", required_argument, NULL, 'L'},
 		{"window", required_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"retries", required_argument, NULL, 'r'},
@@ -99,8 +105,8 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:w:t:r:s:p:S:F:qvh", longs,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "C:P:R:G:L:w:t:r:s:p:S:F:qvh",
+				longs, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			sm->ca = optarg;
@@ -128,6 +134,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'r':
 			bad |= parse_uint(optarg, 0, 100, &sm->retries);
+			break;
+		case 'L':
+			sm->sl_dump_path = optarg;
 			break;
 		case 'v':
 			sm->verbose = 1;
@@ -234,13 +243,23 @@ static void report(const struct sm *sm, double secs)
 							: node->in_port));
 	}
 	printf("ibemu-sm: %u nodes (%u switches, %u CAs), %u links, LIDs 1-%u, "
-	       "routing %s, %s\n",
+	       "routing %s, ",
 	       sm->nnodes, sw, sm->nnodes - sw, links / 2,
-	       sm->routes ? sm->routes->max_lid : 0, sm->routing,
-	       !sm->routes ? "no routes"
-	       : ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
-		       ? "deadlock-free on one VL"
-		       : "credit loops on one VL");
+	       sm->routes ? sm->routes->max_lid : 0, sm->routing);
+	if (!sm->routes)
+		printf("no routes\n");
+	else if (sm->routes->nlayers == 1)
+		printf("%s on one VL\n",
+		       ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
+			       ? "deadlock-free"
+			       : "credit loops");
+	else
+		/* Layer i on SL i, SL i on VL i, as program.c sets SL2VL. */
+		printf("%s on %u VLs (layer i on SL i and VL i)\n",
+		       ibemu_routes_deadlock_free(sm->graph, sm->routes) == 1
+			       ? "deadlock-free"
+			       : "credit loops",
+		       sm->routes->nlayers);
 	if (sm->quality && sm->routes)
 		report_quality(sm);
 	printf("ibemu-sm: %lu SMPs, %lu answered, %lu timed out, window %u, "
@@ -291,13 +310,23 @@ static int heavy(struct sm *sm, double t0, const char *why)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->guid2lid_path, strerror(-ret));
 	}
+	if (!ret && sm->sl_dump_path) {
+		ret = sm_sl_dump(sm);
+		if (ret)
+			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+				sm->sl_dump_path, strerror(-ret));
+	}
 	if (!ret && !sm->errors) {
 		printf("ibemu-sm: SUBNET UP\n");
 		fflush(stdout);
 		sm_status_ready(sm, 1);
 	} else
 		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
-			ret ? strerror(-ret) : "done", sm->errors);
+			ret == -ENOSPC ? "the routes need more virtual layers "
+					 "than the links have VLs"
+			: ret	       ? strerror(-ret)
+				       : "done",
+			sm->errors);
 	fflush(stdout);
 	return ret ? ret : sm->errors ? -EIO : 0;
 }

@@ -22,6 +22,8 @@
 #define STATE_ARMED	 3
 #define STATE_ACTIVE	 4
 #define SUBNET_TIMEOUT	 18 /* 4.096 us * 2^18 = 1 s, OpenSM's default */
+/* A VL's turn in the arbitration: 64 units of 64 bytes, one 4 KiB MTU. */
+#define VLARB_WEIGHT 64
 
 static uint64_t key(uint32_t node, unsigned port)
 {
@@ -179,6 +181,101 @@ static void program_lft(struct sm *sm, uint32_t n)
 	old->len = (uint32_t)sm->routes->max_lid + 1;
 }
 
+/* Data VLs of an OperationalVLs or VLCap value (IBA 14.2.5.6). */
+static unsigned data_vls(uint8_t enc)
+{
+	static const uint8_t vls[] = {0, 1, 2, 4, 8, 15};
+
+	return enc < sizeof(vls) ? vls[enc] : 1;
+}
+
+/* The data VLs the link of port 'port' of node 'n' runs, as set above. */
+static unsigned link_vls(const struct sm *sm, uint32_t n, unsigned port)
+{
+	const struct sm_port *p = &sm->nodes[n].ports[port];
+	const struct sm_port *q = &sm->nodes[p->peer].ports[p->peer_port];
+
+	return data_vls(q->have_pi ? both(p->pi.vl_cap, q->pi.vl_cap)
+				   : p->pi.vl_cap);
+}
+
+static void table_set(struct sm *sm, uint32_t n, unsigned port, uint16_t attr,
+		      uint32_t mod, const uint8_t *data)
+{
+	const struct sm_node *node = &sm->nodes[n];
+	const uint8_t *path =
+		is_switch(node) ? node->path : node->ports[port].path;
+	unsigned hops = is_switch(node) ? node->hops : node->ports[port].hops;
+
+	if (sm_smp(sm, path, hops, IBEMU_MAD_METHOD_SET, attr, mod, data,
+		   on_set, NULL, 0))
+		sm->errors++;
+}
+
+/*
+ * SL2VL and VL arbitration for routes on virtual layers: the packets of
+ * layer i carry SL i and must stay on VL i. IBA 14.2.5.8: a switch has a
+ * table per (input port, output port), modifier bits 15-8 and 7-0; a CA
+ * port one (the port the SMP enters by). SL i goes to VL i up to the
+ * output link's operational VLs, the others to VL 0. IBA 14.2.5.9: the
+ * low-priority table gets every data VL with the same weight and the
+ * high-priority table none, as OpenSM's defaults without QoS.
+ */
+static void program_vl_tables(struct sm *sm, uint32_t n)
+{
+	struct sm_node *node = &sm->nodes[n];
+	uint8_t data[IBEMU_SMP_DATA_LEN];
+	struct ibemu_mad_sl2vl_table map;
+	struct ibemu_mad_vlarb_table arb;
+	unsigned in, out, sl, vls, i;
+
+	for (out = 1; out <= node->ni.num_ports; out++) {
+		const struct sm_port *p = &node->ports[out];
+
+		if (!p->have_pi || p->peer == UINT32_MAX)
+			continue;
+		vls = link_vls(sm, n, out);
+		for (sl = 0; sl < 16; sl++)
+			map.vl[sl] = (uint8_t)(sl < vls ? sl : 0);
+		memset(data, 0, sizeof(data));
+		if (ibemu_mad_sl2vl_table_encode(&map, data, sizeof(data)) < 0)
+			sm->errors++;
+		if (!is_switch(node)) {
+			table_set(sm, n, out, IBEMU_SMP_ATTR_SL2VL_TABLE, 0,
+				  data);
+		} else {
+			/* From every linked port and the management port. */
+			for (in = 0; in <= node->ni.num_ports; in++)
+				if (in == 0 ||
+				    (node->ports[in].have_pi &&
+				     node->ports[in].peer != UINT32_MAX))
+					table_set(sm, n, out,
+						  IBEMU_SMP_ATTR_SL2VL_TABLE,
+						  in << 8 | out, data);
+		}
+		memset(&arb, 0, sizeof(arb));
+		for (i = 0; i < vls && i < IBEMU_MAD_VLARB_BLOCK; i++) {
+			arb.entry[i].vl = (uint8_t)i;
+			arb.entry[i].weight = VLARB_WEIGHT;
+		}
+		memset(data, 0, sizeof(data));
+		if (ibemu_mad_vlarb_table_encode(&arb, data, sizeof(data)) < 0)
+			sm->errors++;
+		table_set(sm, n, out, IBEMU_SMP_ATTR_VLARB_TABLE,
+			  (uint32_t)IBEMU_MAD_VLARB_LOW_0_31 << 16 |
+				  (is_switch(node) ? out : 0),
+			  data);
+		memset(&arb, 0, sizeof(arb));
+		memset(data, 0, sizeof(data));
+		if (ibemu_mad_vlarb_table_encode(&arb, data, sizeof(data)) < 0)
+			sm->errors++;
+		table_set(sm, n, out, IBEMU_SMP_ATTR_VLARB_TABLE,
+			  (uint32_t)IBEMU_MAD_VLARB_HIGH_0_31 << 16 |
+				  (is_switch(node) ? out : 0),
+			  data);
+	}
+}
+
 /* Takes every linked port in state 'from' to state 'to'. */
 static int move_ports(struct sm *sm, uint8_t from, uint8_t to)
 {
@@ -243,6 +340,9 @@ int sm_program(struct sm *sm)
 		program_ports(sm, n);
 		if (is_switch(&sm->nodes[n]))
 			program_lft(sm, n);
+		/* Only engines with layers need SLs kept on their own VLs. */
+		if (sm->routes->sl)
+			program_vl_tables(sm, n);
 	}
 	ret = sm_smp_run(sm);
 	if (!ret)
@@ -250,4 +350,9 @@ int sm_program(struct sm *sm)
 	if (!ret)
 		ret = move_ports(sm, STATE_ARMED, STATE_ACTIVE);
 	return ret;
+}
+
+uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
+{
+	return sm->routes ? ibemu_routes_sl(sm->routes, slid, dlid) : 0;
 }

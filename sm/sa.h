@@ -118,11 +118,6 @@ void sa_sm_info_records(struct sm *sm, struct sa_req *req);
 
 /* sa_path.c */
 void sa_path_records(struct sm *sm, struct sa_req *req);
-/*
- * The service level of the path from 'slid' to 'dlid'; the one place a
- * routing engine that spreads paths over VLs chooses it.
- */
-uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid);
 /* MTU (IBA enum) and rate (PathRecord enum) of that path; 0 or -errno. */
 int sa_path_props(const struct sm *sm, uint16_t slid, uint16_t dlid,
 		  uint8_t *mtu, uint8_t *rate, unsigned *hops);

@@ -141,16 +141,6 @@ static uint8_t port_mtu(const struct sm_port *p)
 	return p->pi.neighbor_mtu ? p->pi.neighbor_mtu : p->pi.mtu_cap;
 }
 
-uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid)
-{
-	/* One VL for every path today: routing engines that spread paths
-	 * over VLs to break credit loops will choose the SL here. */
-	(void)sm;
-	(void)slid;
-	(void)dlid;
-	return 0;
-}
-
 /* Takes link 'port' of node '*n' into account and moves to its peer. */
 static int cross(const struct sm *sm, uint32_t *n, unsigned *port, uint8_t *mtu,
 		 unsigned *rate)

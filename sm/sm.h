@@ -78,9 +78,9 @@ struct sm {
 	unsigned timeout_ms; /* per SMP, and this many retries: */
 	unsigned retries;
 	int verbose;
-	int quality;	   /* print how the routes spread traffic */
-	unsigned sweep_ms; /* light sweep period; 0: one heavy sweep */
-	unsigned priority; /* SMInfo's, 0..15 */
+	int quality;		 /* print how the routes spread traffic */
+	unsigned sweep_ms;	 /* light sweep period; 0: one heavy sweep */
+	unsigned priority;	 /* SMInfo's, 0..15 */
 	const char *status_path; /* --status: rewritten after every sweep */
 	int ready_fd; /* --ready-fd: told once when the subnet is up, or -1 */
 	/* IBA 14.4: another SM that outranks this one is master. */
@@ -104,6 +104,7 @@ struct sm {
 	uint32_t *by_graph; /* graph index -> node index */
 	/* guid2lid: LIDs kept from an earlier run (OpenSM's file format). */
 	const char *guid2lid_path;
+	const char *sl_dump_path; /* --sl-dump: per-path SLs at SUBNET UP */
 	struct sm_guid_lid *guid2lid;
 	uint32_t nguid2lid;
 	uint16_t sm_lid;
@@ -195,7 +196,24 @@ void sm_sweep_begin(struct sm *sm, int heavy, const char *why);
 void sm_sweep_end(struct sm *sm);
 
 /* program.c */
-/* LIDs, SM LID, LFTs, then every linked port ARMED and ACTIVE. */
+/*
+ * LIDs, SM LID, LFTs (and, for routes on virtual layers, SL2VL and VL
+ * arbitration), then every linked port ARMED and ACTIVE.
+ */
 int sm_program(struct sm *sm);
+/*
+ * The SL of the path from 'slid' to 'dlid' on the routes programmed last
+ * (its virtual layer; 0 for engines without layers, or before any
+ * routes): what a PathRecord from 'slid' to 'dlid' should carry.
+ */
+uint8_t sm_path_sl(const struct sm *sm, uint16_t slid, uint16_t dlid);
+
+/* sl_dump.c */
+/*
+ * Writes the SL of every path from an HCA port that is not SL 0 to
+ * sm->sl_dump_path, as lines 'SLID DLID SL' ('ibemu traffic --sl-map'
+ * reads them); 0 or -errno.
+ */
+int sm_sl_dump(const struct sm *sm);
 
 #endif

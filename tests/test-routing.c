@@ -30,8 +30,10 @@ static void test_registry(void)
 		T_TRUE(ops->help && ops->help[0]);
 		T_TRUE(ops->create && ops->build && ops->destroy);
 	}
-	T_EQ_INT(i, 3);
+	T_EQ_INT(i, 5);
 	T_EQ_STR(ibemu_routing_find("ftree")->name, "ftree");
+	T_EQ_STR(ibemu_routing_find("dor")->name, "dor");
+	T_EQ_STR(ibemu_routing_find("dfsssp")->name, "dfsssp");
 	T_TRUE(ibemu_routing_at(i + 1) == NULL);
 }
 

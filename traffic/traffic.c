@@ -84,6 +84,74 @@ static int hash_grow(struct ibemu_traffic *tr)
 	return 0;
 }
 
+static int sl_cmp(const void *a, const void *b)
+{
+	const struct ibemu_traffic_sl *x = a, *y = b;
+
+	if (x->slid != y->slid)
+		return x->slid < y->slid ? -1 : 1;
+	return x->dlid < y->dlid ? -1 : x->dlid > y->dlid;
+}
+
+/* The SL of the packets from host 'src' to host 'dst'. */
+static uint8_t flow_sl(const struct ibemu_traffic *tr, uint32_t src,
+		       uint32_t dst)
+{
+	struct ibemu_traffic_sl key = {.slid = tr->hosts[src].lid,
+				       .dlid = tr->hosts[dst].lid};
+	const struct ibemu_traffic_sl *hit;
+
+	if (!tr->npath_sls)
+		return tr->o.sl;
+	hit = bsearch(&key, tr->path_sls, tr->npath_sls, sizeof(key), sl_cmp);
+	return hit ? hit->sl : tr->o.sl;
+}
+
+/*
+ * Copies the per-path SLs, sorted. 0, -EINVAL (an SL past 15, a pair
+ * named twice with two SLs; in 'd') or -ENOMEM.
+ */
+static int copy_path_sls(struct ibemu_traffic *tr,
+			 const struct ibemu_traffic_opts *o,
+			 struct ibemu_diag *d)
+{
+	struct ibemu_traffic_sl *v;
+	size_t i, k;
+
+	if (!o->npath_sls)
+		return 0;
+	v = malloc(o->npath_sls * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	tr->path_sls = v;
+	for (i = 0; i < o->npath_sls; i++) {
+		if (o->path_sls[i].sl > 15)
+			return ibemu_diag_error(d, NULL,
+						"SL %u from LID %u to LID %u: "
+						"expected 0..15",
+						o->path_sls[i].sl,
+						o->path_sls[i].slid,
+						o->path_sls[i].dlid);
+		v[i] = o->path_sls[i];
+	}
+	qsort(v, o->npath_sls, sizeof(*v), sl_cmp);
+	for (i = 0, k = 0; i < o->npath_sls; i++) {
+		if (k && !sl_cmp(&v[k - 1], &v[i])) {
+			if (v[k - 1].sl != v[i].sl)
+				return ibemu_diag_error(
+					d, NULL,
+					"LID %u to LID %u has two SLs, %u "
+					"and %u",
+					v[i].slid, v[i].dlid, v[k - 1].sl,
+					v[i].sl);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	tr->npath_sls = k;
+	return 0;
+}
+
 /* The flow from 'src' to 'dst', created on first use; NONE on ENOMEM. */
 static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
 			 int victim)
@@ -122,6 +190,7 @@ static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
 	f->ring_next = IBEMU_NONE;
 	f->msg_head = f->msg_tail = IBEMU_NONE;
 	f->victim = (uint8_t)victim;
+	f->sl = flow_sl(tr, src, dst);
 	tr->flow_hash[h] = fi;
 	return fi;
 }
@@ -294,7 +363,7 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 	fi = tr->flows[h->ring_tail].ring_next;
 	f = &tr->flows[fi];
 	last = f->head_pkts_left == 1;
-	if (credits[tr->o.sl] < (last ? tr->last_blocks : tr->full_blocks)) {
+	if (credits[f->sl] < (last ? tr->last_blocks : tr->full_blocks)) {
 		*blocked = 1;
 		return NULL;
 	}
@@ -306,7 +375,7 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 	ibemu_pkt_set_size(p, IBEMU_TRAFFIC_HDR_BYTES,
 			   last ? tr->last_payload : tr->mtu);
 	p->dlid = tr->hosts[f->dst].lid;
-	p->sl = tr->o.sl;
+	p->sl = f->sl;
 	p->flow = fi;
 	p->cookie = f->pkts_sent++; /* the flow's packet sequence number */
 	p->t_created = tr->msgs[f->msg_head].t_created;
@@ -579,9 +648,12 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	tr->topo = t;
 	tr->o = *o;
 	tr->o.pairs = NULL; /* borrowed only during create */
+	tr->o.path_sls = NULL;
 	tr->mtu = o->mtu ? o->mtu : tr->topo->defaults.mtu;
 	tr->free_msg = IBEMU_NONE;
 	ret = check_opts(o, tr->mtu, d);
+	if (!ret)
+		ret = copy_path_sls(tr, o, d);
 	if (ret)
 		goto err_free;
 
@@ -650,6 +722,7 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 	 * timers still queued reach no one. */
 	while (tr->attached)
 		ibemu_engine_port_unborrow(tr->e, tr->hosts[--tr->attached].pi);
+	free(tr->path_sls);
 	free(tr->fstats);
 	free(tr->order);
 	free(tr->cnt0);

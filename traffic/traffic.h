@@ -79,6 +79,17 @@ enum ibemu_traffic_pattern {
 	IBEMU_TRAFFIC_PAIRS,
 };
 
+/*
+ * The SL of the packets from LID 'slid' to LID 'dlid', where it is not
+ * the study's 'sl': routes on virtual layers (ibemu-sm --routing dfsssp or
+ * dor) give each path its own SL, which an SM dumps ('ibemu-sm --sl-dump')
+ * and the study reads back ('ibemu traffic --sl-map').
+ */
+struct ibemu_traffic_sl {
+	uint16_t slid, dlid;
+	uint8_t sl;
+};
+
 /* One stream of IBEMU_TRAFFIC_PAIRS, as host indices. */
 struct ibemu_traffic_pair {
 	uint32_t src;
@@ -109,7 +120,11 @@ struct ibemu_traffic_opts {
 	uint64_t duration_ps; /* messages created in [0, duration); 100 us */
 	uint64_t seed;	      /* default 1 */
 	uint8_t sl;	      /* default 0 */
-	uint16_t mtu;	      /* 256..4096; 0 (default): the topology's */
+	/* Per-path SLs that override 'sl' (read by create; any order, a
+	 * pair named twice takes its last SL); NULL: none. */
+	const struct ibemu_traffic_sl *path_sls;
+	size_t npath_sls;
+	uint16_t mtu; /* 256..4096; 0 (default): the topology's */
 	/* A message slot lasts at least this long (the source's message
 	 * rate); 0 (default): a message's wire time, however short. */
 	uint64_t min_slot_ps;

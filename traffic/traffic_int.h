@@ -108,6 +108,7 @@ struct ibemu_traffic_flow {
 	uint32_t msg_tail;
 	uint32_t head_pkts_left; /* packets of the head message to send */
 	uint8_t victim;
+	uint8_t sl; /* of its packets: the path's, or the study's */
 	uint64_t pkts_sent, pkts_delivered;
 	uint64_t next_seq; /* sequence expected at delivery */
 	uint64_t misordered;
@@ -143,6 +144,9 @@ struct ibemu_traffic {
 	uint32_t last_payload; /* payload of a message's last packet */
 	uint16_t full_blocks, last_blocks;
 	uint64_t load_threshold; /* message in a slot if rng < this */
+	/* Per-path SLs (opts path_sls), sorted by (slid, dlid), unique. */
+	struct ibemu_traffic_sl *path_sls;
+	size_t npath_sls;
 
 	struct ibemu_traffic_host *hosts;
 	uint32_t nhosts;

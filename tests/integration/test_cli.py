@@ -59,7 +59,7 @@ class CliTest(IbemuTestCase):
             (["up", two, "--foreground=1"],
              "ibemu: up: option '--foreground' takes no value"),
             (["up", two, "--routing", "bogus"],
-             "ibemu: up: option '--routing' takes minhop, updown or ftree, not 'bogus'"),
+             "ibemu: up: option '--routing' takes minhop, updown, ftree, dor or dfsssp, not 'bogus'"),
             (["up", two, "--sm", "none", "--routing", "minhop"],
              "ibemu: up: option '--routing' is ibemu-sm's; it does not go with '--sm none'"),
             (["up", two, "--sm", "none", "--sweep", "100"],
@@ -167,9 +167,9 @@ class CliTest(IbemuTestCase):
         self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
         self.assertEqual(out, self.ibemu("traffic", "--help", check=0).stdout)
         out = self.ibemu("up", "--help", check=0).stdout
-        self.assertIn("usage: ibemu up FILE [--name NAME] [--sm ibemu|none] [--routing minhop|updown|ftree]", out)
+        self.assertIn("usage: ibemu up FILE [--name NAME] [--sm ibemu|none] [--routing minhop|updown|ftree|dor|dfsssp]", out)
         self.assertIn("(one of ibemu or none; default ibemu)", out)
-        self.assertIn("(one of minhop, updown or ftree; default minhop)", out)
+        self.assertIn("(one of minhop, updown, ftree, dor or dfsssp; default minhop)", out)
         out = self.ibemu("help", "counters", check=0).stdout
         self.assertIn("usage: ibemu counters [NODE[:PORT]] [--json] [--top N] [--reset]", out)
 

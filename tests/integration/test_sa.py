@@ -24,6 +24,9 @@ ACTIVE, FIRST, LAST = 1, 2, 4
 QP1_QKEY = 0x80010000
 # IBA 15.2.5.2: a NodeRecord is 108 bytes; AttributeOffset pads it to 112.
 NODE_RECORD = 112
+# These tests register SA agents of their own: ibemu-sm brings the subnet
+# up and leaves, as its own SA would hold the class on its port.
+SM_GONE = ("--sweep", "0")
 
 
 def register(session, rmpp, methods=()):
@@ -142,7 +145,7 @@ class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         """What hca3 writes as an RMPP agent leaves as the kernel's
         segments, one 256-byte packet each; hca1 gets the whole message
         (RMPP agent) or every segment (agent without RMPP)."""
-        self.up(topology("two-switch.yaml"), "sseg")
+        self.up(topology("two-switch.yaml"), "sseg", *SM_GONE)
         lid = self.lids("sseg")
         s, session = self.stream("sseg", "hca1")
         whole = self.register("sseg", session, 1, [GET_TABLE])
@@ -204,7 +207,7 @@ class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         """A multi-segment response completes the request of an RMPP agent
         once whole; an agent without RMPP gets every segment, the first
         completing its request (ib_mad_complete_recv)."""
-        self.up(topology("two-switch.yaml"), "sresp")
+        self.up(topology("two-switch.yaml"), "sresp", *SM_GONE)
         lid = self.lids("sresp")["hca1"]
         s, session = self.stream("sresp", "hca1")
         plain = self.register("sresp", session, 0)
@@ -236,7 +239,7 @@ class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         """Crafted segments (sent verbatim by an agent without RMPP) that
         break IBA 13.6 are dropped and counted, the daemon stays up, and
         transfers around them complete."""
-        self.up(topology("two-switch.yaml"), "sbad")
+        self.up(topology("two-switch.yaml"), "sbad", *SM_GONE)
         dst = self.lids("sbad")["hca1"]
         s, session = self.stream("sbad", "hca1")
         whole = self.register("sbad", session, 1, [GET_TABLE])

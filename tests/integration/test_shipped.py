@@ -136,7 +136,7 @@ class ShippedFabricsTest(IbemuTestCase):
         p = self.ibemu("route", "hca1", "hca3", check=1)
         self.assertIn("route: hca3 has no LID", p.stderr)
         p = self.ibemu("up", "x.yaml", "--routing", "bogus", check=2)
-        self.assertIn("option '--routing' takes minhop, updown or ftree, not 'bogus'",
+        self.assertIn("option '--routing' takes minhop, updown, ftree, dor or dfsssp, not 'bogus'",
                       p.stderr)
         p = self.ibemu("up", "x.yaml", "--sm", "opensm", check=2)
         self.assertIn("option '--sm' takes ibemu or none, not 'opensm'",

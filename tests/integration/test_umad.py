@@ -265,7 +265,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         (after ENOSPC with the length for a short buffer, the MAD kept),
         with the first segment's RMPP header; a long MAD that is not
         RMPP-active is refused as the kernel refuses it."""
-        self.up(TWO, "urmpp")
+        self.up(TWO, "urmpp", "--sweep", "0")  # no SA agent of an SM
         f = self.client("urmpp", "rmpp")
         self.assertEqual((f["taker"], f["sender"], f["plain"], f["send"]),
                          ("0", "1", "2", "0"))
