@@ -60,29 +60,31 @@ demo() {
 	fabric=ibemu-demo
 	$ibemu down --fabric $fabric >/dev/null 2>&1 || true
 	osm=$(mktemp -d)
-	# Stop the demo fabric and remove OpenSM's files however this ends.
+	# Stop the demo fabric and remove the demo's files however this ends.
 	trap '$ibemu down --fabric $fabric >/dev/null 2>&1 || true; rm -rf "$osm"' \
 		EXIT INT TERM
-	say "ibemu up topologies/fat-tree-2l-36.yaml --name $fabric --sm none"
-	$ibemu up topologies/fat-tree-2l-36.yaml --name $fabric --sm none
+	say "ibemu up topologies/fat-tree-2l-36.yaml --name $fabric" \
+		"(the daemon, then ibemu-sm: discovery, LIDs, LFTs, Active)"
+	$ibemu up topologies/fat-tree-2l-36.yaml --name $fabric
 	say "ibemu status"
 	$ibemu --fabric $fabric status
 	say "ibemu nodes --type switch"
 	$ibemu --fabric $fabric nodes --type switch
-	say "ibemu ports leaf01 (no subnet manager yet: LinkUp, Init, no LIDs)"
+	say "ibemu ports leaf01 (Active, LIDs from ibemu-sm)"
 	$ibemu --fabric $fabric ports leaf01
-	say "ibemu exec -- opensm --once (the real OpenSM, through ibemu's libibumad)"
-	OSM_CACHE_DIR=$osm $ibemu --fabric $fabric exec -- opensm --once \
-		--config /dev/null --log_file "$osm/opensm.log" \
-		--dump_files_dir "$osm" >/dev/null
-	grep -- '-> SUBNET UP' "$osm/opensm.log"
-	say "ibemu ports leaf01 (after OpenSM: Active, LIDs)"
-	$ibemu --fabric $fabric ports leaf01
+	say "ibemu exec --host hca05 -- sminfo (the real tool asks the SM)"
+	$ibemu --fabric $fabric exec --host hca05 -- sminfo
+	lid1=$($ibemu --fabric $fabric ports hca01 | awk 'NR == 2 { print $4 }')
+	lid36=$($ibemu --fabric $fabric ports hca36 | awk 'NR == 2 { print $4 }')
+	say "ibemu exec --host hca05 -- saquery -p --slid $lid1 --dlid $lid36" \
+		"(a PathRecord from ibemu-sm's SA)"
+	$ibemu --fabric $fabric exec --host hca05 -- saquery -p \
+		--slid "$lid1" --dlid "$lid36"
 	say "ibemu exec -- ibnetdiscover (first 14 lines)"
 	$ibemu --fabric $fabric exec -- ibnetdiscover | head -n 14
 	say "ibemu exec -- smpquery -D nodedesc 0,1,7"
 	$ibemu --fabric $fabric exec -- smpquery -D nodedesc 0,1,7
-	say "ibemu route hca01 hca36 (through the LFTs OpenSM programmed)"
+	say "ibemu route hca01 hca36 (through the LFTs ibemu-sm programmed)"
 	$ibemu --fabric $fabric route hca01 hca36
 	say "ibemu exec --host hca01 -- ibv_devinfo (Debian's, through ibemu's libibverbs)"
 	$ibemu --fabric $fabric exec --host hca01 -- ibv_devinfo
@@ -103,12 +105,16 @@ demo() {
 	$ibemu --fabric $fabric traffic incast --duration 50us --victims --top 5
 	say "ibemu counters --top 5 (what the study left in the PMA counters)"
 	$ibemu --fabric $fabric counters --top 5
+	say "ibemu link down spine01:1 (ibemu-sm, told by Trap 128, routes" \
+		"around it)"
+	$ibemu --fabric $fabric link down spine01:1
+	sleep 1
+	$ibemu --fabric $fabric route hca01 hca36
+	$ibemu --fabric $fabric link up spine01:1
 	say "ibemu counters hca01"
 	$ibemu --fabric $fabric counters hca01
-	lid=$($ibemu --fabric $fabric ports hca01 | awk 'NR == 2 { print $4 }')
-	say "ibemu exec --host hca02 -- perfquery -x $lid 1 (hca01's, by MAD:" \
-		"plus the 2 MADs of the query that arrived, 1 answer that left)"
-	$ibemu --fabric $fabric exec --host hca02 -- perfquery -x "$lid" 1 |
+	say "ibemu exec --host hca02 -- perfquery -x $lid1 1 (hca01's, by MAD)"
+	$ibemu --fabric $fabric exec --host hca02 -- perfquery -x "$lid1" 1 |
 		grep -E 'PortXmitData|PortRcvData|PortXmitPkts|PortRcvPkts'
 	say "ibemu topo gen torus --dims 2x2 (a generated fabric as YAML)"
 	$ibemu topo gen torus --dims 2x2

@@ -20,8 +20,9 @@ static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
 
 /*
  * LinearFDBTop. Until an SM writes it, ibemu reports the highest LID its
- * LFT routes: the engine's test routes (ibemu_engine_apply_routes) stand
- * for an SM that has already programmed the switch.
+ * LFT routes: routes loaded straight into the engine
+ * (ibemu_engine_apply_routes, in benchmarks and unit tests) stand for an
+ * SM that has already programmed the switch.
  */
 static uint16_t fdb_top(const struct ibemu_engine *e, uint32_t node)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The routing graph of a declared topology: the bridge from topo/ to the
- * engines, and the only file of routing/ that includes topo.h. The daemon's
- * test routes and the tests route topologies through it.
+ * engines, and the only file of routing/ that includes topo.h. The engine
+ * benchmark and the tests route topologies through it.
  */
 #include <errno.h>
 

@@ -8,7 +8,7 @@
 
 #include "routing_int.h"
 
-/* The first engine is the default (the daemon's test routes). */
+/* The first engine is the default (ibemu-sm's and 'ibemu up's). */
 static const struct ibemu_routing_engine_ops *const engines[] = {
 	&ibemu__routing_minhop, &ibemu__routing_updown, &ibemu__routing_ftree,
 	&ibemu__routing_dor,	&ibemu__routing_dfsssp,

@@ -20,7 +20,7 @@ struct ibemu_topo;
  * different contexts may run in different threads.
  */
 struct ibemu_routing_engine_ops {
-	const char *name; /* what ibemu_routing_find() and --routes take */
+	const char *name; /* what ibemu_routing_find() and --routing take */
 	const char *help; /* one line for help text */
 	/*
 	 * Prepares the engine for 'g' (borrowed: it must stay unchanged

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the test routes: the exact LID layout, LFTs worked out by
+ * Unit tests of the min-hop routes (routing/): the exact LID layout, LFTs worked out by
  * hand on small fabrics, port balancing over parallel cables and fat-tree
  * uplinks, min-hop paths without loops on fat trees and tori, unreachable
  * destinations, and the end of the unicast LID space.

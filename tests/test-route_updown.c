@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the up/down test routes: LFTs and paths worked out by hand
+ * Unit tests of the up/down routes (routing/): LFTs and paths worked out by hand
  * on rings and a torus, the same hop counts as min-hop on fat trees, routes
  * that never turn from down to up and a channel dependency graph without a
  * cycle (checked against ranks the test derives itself), one root per

@@ -67,7 +67,7 @@ struct ibemu_topo *ibemu_test_load(const char *name);
 /*
  * An engine on topologies/NAME.yaml (switches, HCAs and agents: model/),
  * with every HCA port attached to 'ops' and 'ctx' unless 'ops' is NULL,
- * and min-hop test routes applied when 'routes' (LIDs, LFTs, Active
+ * and min-hop routes (routing/) applied when 'routes' (LIDs, LFTs, Active
  * ports). Sets *t, *e and *r (NULL without routes);
  * ibemu_test_engine_down() asserts that no packet is left in the fabric,
  * then frees them.
