@@ -424,12 +424,12 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	if (strcmp(sweep, "0"))
 		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
 		      "--routing", routing, "--sweep", sweep, "--guid2lid",
-		      p->guid2lid, "--status", p->sm_status, "--ready-fd", "3",
-		      (char *)NULL);
+		      p->guid2lid, "--sl-dump", p->sl_map, "--status",
+		      p->sm_status, "--ready-fd", "3", (char *)NULL);
 	else
 		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
 		      "--routing", routing, "--guid2lid", p->guid2lid,
-		      "--ready-fd", "3", (char *)NULL);
+		      "--sl-dump", p->sl_map, "--ready-fd", "3", (char *)NULL);
 	_exit(127);
 }
 
@@ -458,6 +458,7 @@ static int run_ibemu_sm(const char *fabric, const char *routing,
 	/* A new fabric starts with no LIDs kept from an earlier one. */
 	unlink(p.guid2lid);
 	unlink(p.sm_status);
+	unlink(p.sl_map);
 	if (pipe(pipefd))
 		return ibemu_cli_fail(1, "up: pipe: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl_commands.h"
 #include "daemon.h"
@@ -358,14 +359,15 @@ static const struct ibemu_opt traffic_table[] = {
 		  .max = 15,
 		  .def = "0",
 		  .help = "service level of every packet (of every path "
-			  "--sl-map does not name)"},
+			  "the SL map does not name)"},
 	[T_SL_MAP] = {.name = "sl-map",
 		      .type = IBEMU_OPT_STRING,
 		      .metavar = "FILE",
 		      .help = "the SL of each path: lines 'SLID DLID SL', as "
 			      "'ibemu-sm --sl-dump' writes them for routes on "
 			      "virtual layers (an absolute path: the daemon "
-			      "reads it)"},
+			      "reads it); without --sl or --sl-map, the map "
+			      "the fabric's ibemu-sm publishes"},
 	[T_MTU] = {.name = "mtu",
 		   .type = IBEMU_OPT_UINT,
 		   .metavar = "MTU",
@@ -518,6 +520,12 @@ static int parse_options(struct ibemu_ctl_call *call,
 		o->mtu = (uint16_t)v[T_MTU].u;
 	if (v[T_SL_MAP].given) {
 		ret = read_sl_map(call, v[T_SL_MAP].s, o);
+		if (ret)
+			return ret;
+	} else if (!v[T_SL].given && !access(call->d->paths.sl_map, R_OK)) {
+		/* The SLs the fabric's ibemu-sm publishes for its paths, as
+		 * an application gets them in PathRecords. */
+		ret = read_sl_map(call, call->d->paths.sl_map, o);
 		if (ret)
 			return ret;
 	}

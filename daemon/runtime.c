@@ -67,6 +67,8 @@ int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 		ret = join(p->sm_log, p->dir, "sm.log");
 	if (!ret)
 		ret = join(p->guid2lid, p->dir, "guid2lid");
+	if (!ret)
+		ret = join(p->sl_map, p->dir, "sl.map");
 	/* The session socket is the longest path that must fit sun_path. */
 	if (!ret)
 		ret = join(sess, p->dir, "sess.sock");
@@ -150,6 +152,7 @@ void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
 	 * afresh. */
 	unlink(p->sm_status);
 	unlink(p->guid2lid);
+	unlink(p->sl_map);
 	/* Unlink while still locked, so no one can lock the old file. */
 	unlink(p->lock);
 	if (lock_fd >= 0)

@@ -22,6 +22,9 @@ struct ibemu_runtime_paths {
 	char sm_status[IBEMU_PATH_MAX];
 	char sm_log[IBEMU_PATH_MAX];
 	char guid2lid[IBEMU_PATH_MAX];
+	/* The SL of each path, as the SM publishes it (ibemu-sm --sl-dump):
+	 * what traffic studies take when no --sl or --sl-map says. */
+	char sl_map[IBEMU_PATH_MAX];
 };
 
 /*

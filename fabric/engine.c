@@ -499,8 +499,14 @@ void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port)
 		return;
 	b = e->owner[port];
 	if (b->lent) {
-		free(b->lent);
+		/* The owner goes while it lends the port: the borrower keeps
+		 * it, as the only owner now. */
+		struct ibemu_port_binding *l = b->lent;
+
+		*b = *l;
 		b->lent = NULL;
+		free(l);
+		return;
 	}
 	port_bind(e, b, &no_owner, NULL);
 	b->attached = 0;
@@ -552,20 +558,22 @@ int ibemu_engine_port_borrow(struct ibemu_engine *e, uint32_t port,
 	return 0;
 }
 
-void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port)
+void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port,
+				void *ctx)
 {
 	struct ibemu_port_binding *b;
 
 	if (port >= e->nports || !e->owner[port])
 		return;
 	b = e->owner[port];
-	if (!b->lent) {
+	if (b->lent && b->lent->ctx == ctx) {
+		free(b->lent);
+		b->lent = NULL;
+		b->ops.lend(b->ctx, port, IBEMU_LEND_RETURN);
+	} else if (!b->lent && b->attached && b->ctx == ctx) {
+		/* Never lent, or its owner went meanwhile. */
 		ibemu_engine_port_detach(e, port);
-		return;
 	}
-	free(b->lent);
-	b->lent = NULL;
-	b->ops.lend(b->ctx, port, IBEMU_LEND_RETURN);
 }
 
 const struct ibemu_topo *ibemu_engine_topo(const struct ibemu_engine *e)

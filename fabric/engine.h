@@ -146,7 +146,8 @@ struct ibemu_port_ops {
  */
 int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
 			     const struct ibemu_port_ops *ops, void *ctx);
-/* Puts the port back to the stubs (MADs to it are dropped). */
+/* Puts the port back to the stubs (MADs to it are dropped); if its
+ * owner lends it, the borrower becomes its owner. */
 void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port);
 /* The owner's context of an HCA port, or NULL while it has none. */
 void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port);
@@ -165,8 +166,13 @@ int ibemu_engine_port_usable(const struct ibemu_engine *e, uint32_t port);
  */
 int ibemu_engine_port_borrow(struct ibemu_engine *e, uint32_t port,
 			     const struct ibemu_port_ops *ops, void *ctx);
-/* Ends ibemu_engine_port_borrow(): detaches, or gives the port back. */
-void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port);
+/*
+ * Ends ibemu_engine_port_borrow() by 'ctx': gives the port back to its
+ * owner, or detaches it if 'ctx' holds it alone (it was free, or its
+ * owner detached while lending it: the borrower then kept it).
+ */
+void ibemu_engine_port_unborrow(struct ibemu_engine *e, uint32_t port,
+				void *ctx);
 
 /*
  * The nodes' management (agent/'s, registered by model/): what the SMI

@@ -287,7 +287,7 @@ static void respond(struct sm *sm, const struct ib_user_mad *from,
 		memcpy(mad + IBEMU_SA_DATA_OFF, req->buf,
 		       req->rec_size < IBEMU_SA_DATA_LEN ? req->rec_size
 							 : IBEMU_SA_DATA_LEN);
-	} else {
+	} else if (req->len) { /* an empty table has no buffer */
 		memcpy(mad + IBEMU_SA_DATA_OFF, req->buf, req->len);
 	}
 	send_back(sm, from, mad, len);

@@ -721,7 +721,8 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 	/* Its ports go back to nobody, or to the owner that lent them:
 	 * timers still queued reach no one. */
 	while (tr->attached)
-		ibemu_engine_port_unborrow(tr->e, tr->hosts[--tr->attached].pi);
+		ibemu_engine_port_unborrow(tr->e, tr->hosts[--tr->attached].pi,
+					   tr);
 	free(tr->path_sls);
 	free(tr->fstats);
 	free(tr->order);

@@ -106,6 +106,22 @@ class SmVlTest(IbemuTestCase):
                 self.assertIn("the fabric deadlocked", p.stderr)
                 self.down("mh")
 
+    def test_ibemu_up_publishes_the_sls(self):
+        """'ibemu up --routing dfsssp': the resident ibemu-sm publishes
+        each path's SL (sl.map in the fabric's directory), which a study
+        takes by default, as applications take PathRecords' SLs: it
+        completes; forced onto SL 0 (--sl 0) the layers share one VL and
+        the same study deadlocks."""
+        self.up(topology("torus-2d-4x4.yaml"), "pub", "--routing", "dfsssp")
+        with open(os.path.join(self.rundir, "pub", "sl.map")) as f:
+            self.assertIn("routing dfsssp, 3 layers", f.readline())
+        p = self.study("pub")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        p = self.study("pub", "--sl", "0")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("the fabric deadlocked", p.stderr)
+        self.down("pub")
+
     def test_sl_map_errors(self):
         self.up(topology("two-switch.yaml"), "se")
         p = self.ibemu("traffic", "uniform", "--fabric", "se", "--sl-map",
