@@ -470,6 +470,8 @@ static void port_info_apply(struct ibemu_engine *e, uint32_t pi,
 		ap->m_key_lease_period = in->m_key_lease_period;
 		ap->m_key_protect = in->m_key_protect_bits;
 		ap->lmc = in->lmc;
+		if (ap->num)
+			ibemu_engine_set_lmc(e, ap->node, ap->num, in->lmc);
 		ap->master_sm_sl = in->master_sm_sl;
 		ap->subnet_timeout = in->subnet_timeout;
 		ap->m_key_violations = counter_write(ap->m_key_violations,

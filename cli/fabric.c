@@ -244,6 +244,7 @@ enum {
 	UP_SM,
 	UP_ROUTING,
 	UP_SWEEP,
+	UP_LMC,
 	UP_CLOCK,
 	UP_FOREGROUND,
 	UP_NOPTS
@@ -306,6 +307,13 @@ static const struct ibemu_opt up_opts[] = {
 			      "then the SM exits, so that nothing of it runs "
 			      "beside your programs (runs repeatable to the "
 			      "picosecond; nothing reroutes a fault)"},
+	[UP_LMC] = {.name = "lmc",
+		    .type = IBEMU_OPT_UINT,
+		    .metavar = "N",
+		    .max = 7,
+		    .def = "0",
+		    .help = "ibemu-sm's LID Mask Control: 2^N LIDs per HCA "
+			    "port, each routed (IBA 7.11.1)"},
 	[UP_CLOCK] = {.name = "clock",
 		      .type = IBEMU_OPT_ENUM,
 		      .values = clock_values,
@@ -398,13 +406,21 @@ static int sm_path(char *exe, char *sm, size_t len)
 	return 0;
 }
 
+/* What 'ibemu up' passes on to ibemu-sm. */
+struct sm_opts {
+	const char *routing;
+	char sweep[24]; /* ms; "0": one sweep, then it exits */
+	char lmc[8];
+};
+
 /* The child: 'ibemu --fabric F exec -- ibemu-sm ...', detached, its
  * output in the fabric's sm.log, fd 3 the pipe it says "up" on. */
 static void sm_child(const char *exe, const char *sm, const char *fabric,
-		     const struct ibemu_runtime_paths *p, const char *routing,
-		     const char *sweep, int ready_fd)
+		     const struct ibemu_runtime_paths *p,
+		     const struct sm_opts *o, int ready_fd)
 {
-	int fd;
+	const char *argv[32];
+	int fd, n = 0;
 
 	setsid();
 	fd = open(p->sm_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -421,15 +437,30 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 		dup2(ready_fd, 3);
 		close(ready_fd);
 	}
-	if (strcmp(sweep, "0"))
-		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
-		      "--routing", routing, "--sweep", sweep, "--guid2lid",
-		      p->guid2lid, "--sl-dump", p->sl_map, "--status",
-		      p->sm_status, "--ready-fd", "3", (char *)NULL);
-	else
-		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
-		      "--routing", routing, "--guid2lid", p->guid2lid,
-		      "--sl-dump", p->sl_map, "--ready-fd", "3", (char *)NULL);
+	argv[n++] = exe;
+	argv[n++] = "--fabric";
+	argv[n++] = fabric;
+	argv[n++] = "exec";
+	argv[n++] = "--";
+	argv[n++] = sm;
+	argv[n++] = "--routing";
+	argv[n++] = o->routing;
+	argv[n++] = "--lmc";
+	argv[n++] = o->lmc;
+	argv[n++] = "--guid2lid";
+	argv[n++] = p->guid2lid;
+	argv[n++] = "--sl-dump";
+	argv[n++] = p->sl_map;
+	argv[n++] = "--ready-fd";
+	argv[n++] = "3";
+	if (strcmp(o->sweep, "0")) { /* resident */
+		argv[n++] = "--sweep";
+		argv[n++] = o->sweep;
+		argv[n++] = "--status";
+		argv[n++] = p->sm_status;
+	}
+	argv[n] = NULL;
+	execv(exe, (char *const *)argv);
 	_exit(127);
 }
 
@@ -439,8 +470,7 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
  * how long that took, on the wall clock and in virtual time. The SM stays:
  * it sweeps, answers traps, and stops when the fabric does.
  */
-static int run_ibemu_sm(const char *fabric, const char *routing,
-			const char *sweep)
+static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 {
 	char exe[PATH_MAX], sm[PATH_MAX + 16], word[16] = "";
 	struct ibemu_runtime_paths p;
@@ -467,7 +497,7 @@ static int run_ibemu_sm(const char *fabric, const char *routing,
 		return ibemu_cli_fail(1, "up: fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
-		sm_child(exe, sm, fabric, &p, routing, sweep, pipefd[1]);
+		sm_child(exe, sm, fabric, &p, o, pipefd[1]);
 	}
 	close(pipefd[1]);
 	/* EOF without a word: the SM (or its exec) stopped first. */
@@ -478,6 +508,10 @@ static int run_ibemu_sm(const char *fabric, const char *routing,
 		n += got > 0 ? got : 0;
 	close(pipefd[0]);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* One sweep: it is gone, its agents too, when 'up' returns. */
+	if (!strcmp(o->sweep, "0"))
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	if (strncmp(word, "up", 2))
 		return ibemu_cli_fail(1,
 				      "up: ibemu-sm did not bring the subnet "
@@ -486,7 +520,7 @@ static int run_ibemu_sm(const char *fabric, const char *routing,
 	v1 = virtual_now(fabric);
 	printf("fabric %s: subnet up through ibemu-sm (pid %ld, routing %s) "
 	       "in %.3f s (%.1f us of virtual time)\n",
-	       fabric, (long)pid, routing,
+	       fabric, (long)pid, o->routing,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       v1 > v0 ? (double)(v1 - v0) / 1e6 : 0.0);
@@ -500,8 +534,8 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	const char *file, *name = cli->fabric;
 	struct ibemu_topo *t;
 	uint32_t sw, hca, nlinks;
-	char why[512], fabric[64], sweep[24], **args;
-	const char *routing;
+	char why[512], fabric[64], **args;
+	struct sm_opts smo;
 	int nargs, ret, with_sm;
 
 	args = calloc((size_t)argc + 1, sizeof(*args));
@@ -520,12 +554,14 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	opts.foreground = (int)v[UP_FOREGROUND].u;
 	opts.clock = (enum ibemu_daemon_clock)v[UP_CLOCK].u;
 	with_sm = v[UP_SM].u == UP_SM_IBEMU;
-	if (!with_sm && (v[UP_ROUTING].given || v[UP_SWEEP].given))
+	if (!with_sm &&
+	    (v[UP_ROUTING].given || v[UP_SWEEP].given || v[UP_LMC].given))
 		return ibemu_cli_fail(2,
 				      "up: option '--%s' is ibemu-sm's; it "
 				      "does not go with '--sm none'",
 				      v[UP_ROUTING].given ? "routing"
-							  : "sweep");
+				      : v[UP_SWEEP].given ? "sweep"
+							  : "lmc");
 	if (v[UP_NAME].given)
 		name = v[UP_NAME].s;
 	if (name) {
@@ -549,9 +585,11 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 			"fabric %s: %u switches, %u HCAs, %u links; "
 			"running in the foreground (Ctrl-C stops it)\n",
 			fabric, sw, hca, nlinks);
-	snprintf(sweep, sizeof(sweep), "%llu",
+	smo.routing = routing_values[v[UP_ROUTING].u];
+	snprintf(smo.sweep, sizeof(smo.sweep), "%llu",
 		 (unsigned long long)v[UP_SWEEP].u);
-	routing = routing_values[v[UP_ROUTING].u];
+	snprintf(smo.lmc, sizeof(smo.lmc), "%llu",
+		 (unsigned long long)v[UP_LMC].u);
 	/* In the foreground the daemon runs in this process: a child waits
 	 * for it to listen, then starts the SM. */
 	if (opts.foreground && with_sm && hca) {
@@ -562,7 +600,7 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 			sm_starter_parent = daemon_pid;
 			ret = wait_listening(fabric)
 				      ? 1
-				      : run_ibemu_sm(fabric, routing, sweep);
+				      : run_ibemu_sm(fabric, &smo);
 			fflush(NULL);
 			_exit(ret);
 		}
@@ -588,7 +626,7 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		return 0;
 	}
 	if (with_sm && !opts.foreground)
-		return run_ibemu_sm(fabric, routing, sweep);
+		return run_ibemu_sm(fabric, &smo);
 	return 0;
 }
 

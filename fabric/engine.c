@@ -641,6 +641,20 @@ int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 	return 0;
 }
 
+int ibemu_engine_set_lmc(struct ibemu_engine *e, uint32_t node, unsigned port,
+			 uint8_t lmc)
+{
+	struct ibemu_enode *n;
+
+	if (node >= e->topo->nnodes || lmc > 7)
+		return -EINVAL;
+	n = &e->nodes[node];
+	if (port < 1 || port > n->nports || n->type == IBEMU_NODE_SWITCH)
+		return -EINVAL;
+	e->ports[n->first_port + port].lmc = lmc;
+	return 0;
+}
+
 const char *ibemu_port_state_name(enum ibemu_port_state s)
 {
 	switch (s) {

@@ -277,6 +277,13 @@ int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
 /* Sets the LID of an HCA port or of a switch (port 0). */
 int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 			 uint16_t lid);
+/*
+ * Sets the LMC of HCA port 'port' (IBA 7.11.1: it takes every DLID that
+ * matches its LID but for the low 'lmc' bits); 0..7. A switch's port 0
+ * has LMC 0 here (no enhanced port 0 LMC).
+ */
+int ibemu_engine_set_lmc(struct ibemu_engine *e, uint32_t node, unsigned port,
+			 uint8_t lmc);
 
 /* LID of an HCA port, or of a switch (any port); 0 if none is set. */
 uint16_t ibemu_engine_get_lid(const struct ibemu_engine *e, uint32_t node,

@@ -120,6 +120,7 @@ struct ibemu_eport {
 	uint8_t phys_state; /* enum ibemu_phys_state */
 	uint64_t prop_ps;   /* propagation delay of the cable */
 	uint16_t lid;	    /* HCA ports; a switch's LID is on its node */
+	uint8_t lmc;	    /* HCA ports: the 2^lmc LIDs from 'lid' are its */
 	uint32_t drop_ppm;  /* injected loss of data packets; 0: none */
 	uint64_t drop_rng;  /* its generator's state */
 

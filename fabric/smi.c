@@ -70,12 +70,19 @@ static uint16_t mgmt_lid(const struct ibemu_engine *e, uint32_t pi)
 	return n->type == IBEMU_NODE_SWITCH ? n->lid : p->lid;
 }
 
-/* Whether a packet with DLID 'dlid' is for the management behind 'pi'. */
+/*
+ * Whether a packet with DLID 'dlid' is for the management behind 'pi': an
+ * HCA port takes its LID with the low LMC bits of any value (IBA 7.11.1).
+ */
 static int lid_is_mine(const struct ibemu_engine *e, uint32_t pi, uint16_t dlid)
 {
-	uint16_t lid = mgmt_lid(e, pi);
+	const struct ibemu_eport *p = &e->ports[pi];
+	uint16_t lid = mgmt_lid(e, pi), mask = 0;
 
-	return dlid == PERMISSIVE_LID || (lid && dlid == lid);
+	if (e->nodes[p->node].type != IBEMU_NODE_SWITCH)
+		mask = (uint16_t)((1u << p->lmc) - 1);
+	return dlid == PERMISSIVE_LID ||
+	       (lid && (dlid & (uint16_t)~mask) == lid);
 }
 
 /*

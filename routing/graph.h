@@ -42,6 +42,9 @@ struct ibemu_graph_node {
  * matters: LIDs are assigned in it (routes.h), and engines break ties by
  * it, so a graph built twice in the same order routes the same way.
  */
+/* IBA 14.2.5.6: PortInfo LMC is 3 bits. */
+#define IBEMU_LMC_MAX 7
+
 struct ibemu_graph {
 	uint32_t nnodes;
 	/*
@@ -51,6 +54,13 @@ struct ibemu_graph {
 	 * as ibemu_graph_create() leaves it) counts as 1.
 	 */
 	uint8_t vls;
+	/*
+	 * LID Mask Control for HCA ports (IBA 7.11.1): each takes 2^lmc
+	 * consecutive LIDs, the first a multiple of 2^lmc, all routed (one
+	 * path each, so a source can pick among them); a switch keeps one.
+	 * 0 unless the caller sets it, at most IBEMU_LMC_MAX.
+	 */
+	uint8_t lmc;
 	uint32_t nodes_cap;
 	struct ibemu_graph_node *nodes;
 };

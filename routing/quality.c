@@ -80,7 +80,9 @@ static int walk_init(struct walk *w, const struct ibemu_graph *g,
 		if (n == IBEMU_NONE || is_switch(g, n))
 			continue;
 		p = r->lid_port[lid];
-		if (g->nodes[n].ports[p].peer_node == IBEMU_NONE ||
+		/* One source per port: its base LID (LMC's others aside). */
+		if (ibemu_routes_lid(r, n, p) != lid ||
+		    g->nodes[n].ports[p].peer_node == IBEMU_NONE ||
 		    !is_switch(g, g->nodes[n].ports[p].peer_node))
 			continue;
 		w->src_lid[w->nsrc] = (uint16_t)lid;

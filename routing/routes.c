@@ -13,10 +13,25 @@
 #include "routes.h"
 #include "util.h"
 
-/* LIDs a node takes: one for a switch (port 0), one per port of an HCA. */
-static uint32_t node_lids(const struct ibemu_graph_node *n)
+/* LIDs a node takes: one for a switch (port 0), 2^lmc per HCA port. */
+static uint32_t node_lids(const struct ibemu_graph *g,
+			  const struct ibemu_graph_node *n)
 {
-	return n->type == IBEMU_GRAPH_SWITCH ? 1 : n->nports;
+	return n->type == IBEMU_GRAPH_SWITCH ? 1
+					     : (uint32_t)n->nports << g->lmc;
+}
+
+/* Whether the block of 'count' LIDs from 'lid' is valid and free. */
+static int block_free(const uint8_t *taken, uint32_t lid, uint32_t count)
+{
+	uint32_t i;
+
+	if (!lid || lid % count || lid + count - 1 > IBEMU_LID_UNICAST_MAX)
+		return 0;
+	for (i = 0; i < count; i++)
+		if (taken[lid + i])
+			return 0;
+	return 1;
 }
 
 /*
@@ -28,7 +43,7 @@ static uint32_t node_lids(const struct ibemu_graph_node *n)
 static uint32_t pick_lids(const struct ibemu_graph *g, ibemu_lid_want_fn want,
 			  void *ctx, uint16_t *slot_lid, uint8_t *taken)
 {
-	uint32_t i, slot, max = 0, next = 1;
+	uint32_t i, slot, max = 0, next = 1, count, k;
 	unsigned p, first, last;
 	uint16_t w;
 
@@ -38,25 +53,32 @@ static uint32_t pick_lids(const struct ibemu_graph *g, ibemu_lid_want_fn want,
 
 			first = n->type == IBEMU_GRAPH_SWITCH ? 0 : 1;
 			last = n->type == IBEMU_GRAPH_SWITCH ? 0 : n->nports;
+			count = n->type == IBEMU_GRAPH_SWITCH ? 1u
+							      : 1u << g->lmc;
 			for (p = first; p <= last; p++) {
 				if (pass == 0) {
 					w = want ? want(ctx, i, p) : 0;
-					if (w && w <= IBEMU_LID_UNICAST_MAX &&
-					    !taken[w]) {
-						taken[w] = 1;
+					if (block_free(taken, w, count)) {
+						memset(taken + w, 1, count);
 						slot_lid[slot + p] = w;
 					}
 					continue;
 				}
 				if (slot_lid[slot + p])
 					continue;
+				/* The lowest free block, aligned (a switch's
+				 * single LID may fill a hole before it). */
+				for (k = next; k <= IBEMU_LID_UNICAST_MAX &&
+					       !block_free(taken, k, count);
+				     k += k % count ? count - k % count : 1)
+					;
+				if (k > IBEMU_LID_UNICAST_MAX)
+					return 0;
+				memset(taken + k, 1, count);
+				slot_lid[slot + p] = (uint16_t)k;
 				while (next <= IBEMU_LID_UNICAST_MAX &&
 				       taken[next])
 					next++;
-				if (next > IBEMU_LID_UNICAST_MAX)
-					return 0;
-				taken[next] = 1;
-				slot_lid[slot + p] = (uint16_t)next;
 			}
 			slot += n->nports + 1u;
 		}
@@ -70,7 +92,7 @@ static uint32_t pick_lids(const struct ibemu_graph *g, ibemu_lid_want_fn want,
 static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r,
 			const uint16_t *slot_lid)
 {
-	uint32_t i, slot = 0;
+	uint32_t i, slot = 0, k, count = 1u << g->lmc;
 	uint16_t lid;
 	unsigned p;
 
@@ -88,8 +110,10 @@ static void assign_lids(const struct ibemu_graph *g, struct ibemu_routes *r,
 			r->port_lid[slot] = 0;
 			for (p = 1; p <= n->nports; p++) {
 				lid = slot_lid[slot + p];
-				r->lid_node[lid] = i;
-				r->lid_port[lid] = (uint8_t)p;
+				for (k = 0; k < count; k++) {
+					r->lid_node[lid + k] = i;
+					r->lid_port[lid + k] = (uint8_t)p;
+				}
 				r->port_lid[slot + p] = lid;
 			}
 		}
@@ -113,10 +137,10 @@ int ibemu_routes_create_lids(const struct ibemu_graph *g,
 	uint32_t i, nlids, max;
 
 	for (i = 0; i < g->nnodes; i++) {
-		lids += node_lids(&g->nodes[i]);
+		lids += node_lids(g, &g->nodes[i]);
 		slots += g->nodes[i].nports + 1u;
 	}
-	if (lids > IBEMU_LID_UNICAST_MAX)
+	if (lids > IBEMU_LID_UNICAST_MAX || g->lmc > IBEMU_LMC_MAX)
 		return -ERANGE;
 	slot_lid = calloc(slots ? slots : 1, sizeof(*slot_lid));
 	taken = calloc(IBEMU_LID_UNICAST_MAX + 1, 1);
@@ -135,6 +159,7 @@ int ibemu_routes_create_lids(const struct ibemu_graph *g,
 		goto err_alloc;
 	r->nnodes = g->nnodes;
 	r->nlayers = 1;
+	r->lmc = g->lmc;
 	r->max_lid = (uint16_t)max;
 	r->nslots = (uint32_t)slots;
 	r->port_base = calloc(g->nnodes ? g->nnodes : 1, sizeof(*r->port_base));

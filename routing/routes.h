@@ -25,13 +25,15 @@
 struct ibemu_routes {
 	uint32_t nnodes;  /* nodes of the graph they were computed for */
 	uint16_t max_lid; /* highest LID assigned; 0 for an empty fabric */
+	uint8_t lmc;	  /* the graph's: an HCA port has 2^lmc LIDs */
 	/* Per node: index of its port 0 in port_lid (nports + 1 slots each). */
 	uint32_t *port_base;
 	uint32_t nslots; /* entries of port_lid */
 	/*
 	 * LID of (node, port). IBA 4.1: a switch has one LID, that of its
 	 * port 0, shared by all its ports, so every slot of a switch holds
-	 * it; an HCA has one per port and 0 in its unused port 0 slot.
+	 * it; an HCA has one per port (its base LID: with LMC the port also
+	 * answers the 2^lmc - 1 after it) and 0 in its unused port 0 slot.
 	 */
 	uint16_t *port_lid;
 	uint32_t *lid_node; /* [max_lid + 1]: owner node, IBEMU_NONE if none */

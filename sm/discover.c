@@ -388,8 +388,10 @@ int sm_build_graph(struct sm *sm)
 						  peer->graph, p->peer_port);
 		}
 	}
-	if (!ret)
+	if (!ret) {
 		sm->graph->vls = link_vls(sm);
+		sm->graph->lmc = (uint8_t)sm->lmc;
+	}
 	free(order);
 	return ret;
 }

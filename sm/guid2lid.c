@@ -57,9 +57,11 @@ uint16_t sm_guid2lid_find(const struct sm *sm, uint64_t guid)
 	return 0;
 }
 
-static void put(FILE *f, uint64_t guid, uint16_t lid)
+/* OpenSM's line: the port GUID, its first and last LID. */
+static void put(FILE *f, uint64_t guid, uint16_t lid, unsigned lmc)
 {
-	fprintf(f, "0x%016" PRIx64 " 0x%04x 0x%04x\n\n", guid, lid, lid);
+	fprintf(f, "0x%016" PRIx64 " 0x%04x 0x%04x\n\n", guid, lid,
+		lid + (1u << lmc) - 1);
 }
 
 int sm_guid2lid_save(const struct sm *sm)
@@ -80,14 +82,15 @@ int sm_guid2lid_save(const struct sm *sm)
 
 		if (node->ni.node_type == 2) {
 			put(f, node->ni.port_guid,
-			    ibemu_routes_lid(sm->routes, node->graph, 0));
+			    ibemu_routes_lid(sm->routes, node->graph, 0), 0);
 			continue;
 		}
 		for (p = 1; p <= node->ni.num_ports; p++)
 			if (node->ports[p].guid)
 				put(f, node->ports[p].guid,
 				    ibemu_routes_lid(sm->routes, node->graph,
-						     p));
+						     p),
+				    sm->lmc);
 	}
 	/* Whole or not at all: the old file stays until the new is out. */
 	if (fclose(f) || rename(tmp, sm->guid2lid_path)) {

@@ -55,6 +55,9 @@ static void usage(FILE *f)
 		"                      one when a port changed (default: "
 		"one sweep, exit)\n"
 		"  -p, --priority N    SMInfo priority, 0-15 (default 0)\n"
+		"  -l, --lmc N         LID Mask Control: 2^N LIDs per CA "
+		"port, each\n"
+		"                      routed (default 0; at most 7)\n"
 		"  -S, --status FILE   state and last sweep, as JSON, "
 		"rewritten after\n"
 		"                      every sweep ('ibemu sm status' reads "
@@ -98,6 +101,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"quality", no_argument, NULL, 'q'},
 		{"sweep", required_argument, NULL, 's'},
 		{"priority", required_argument, NULL, 'p'},
+		{"lmc", required_argument, NULL, 'l'},
 		{"status", required_argument, NULL, 'S'},
 		{"ready-fd", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
@@ -105,7 +109,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:L:w:t:r:s:p:S:F:qvh",
+	while ((c = getopt_long(argc, argv, "C:P:R:G:L:w:t:r:s:p:l:S:F:qvh",
 				longs, NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -149,6 +153,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'p':
 			bad |= parse_uint(optarg, 0, 15, &sm->priority);
+			break;
+		case 'l':
+			bad |= parse_uint(optarg, 0, IBEMU_LMC_MAX, &sm->lmc);
 			break;
 		case 'S':
 			sm->status_path = optarg;

@@ -104,7 +104,9 @@ static void program_ports(struct sm *sm, uint32_t n)
 			pi.lid = ibemu_routes_lid(sm->routes, node->graph,
 						  is_switch(node) ? 0 : port);
 			pi.master_sm_lid = sm->sm_lid;
-			pi.lmc = 0;
+			/* IBA 14.2.5.6: an HCA port answers 2^LMC LIDs; a
+			 * switch's port 0 (base SP0) has LMC 0. */
+			pi.lmc = is_switch(node) ? 0 : (uint8_t)sm->lmc;
 			pi.subnet_timeout = SUBNET_TIMEOUT;
 		}
 		if (port && p->peer != UINT32_MAX) {

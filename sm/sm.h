@@ -81,6 +81,7 @@ struct sm {
 	int quality;		 /* print how the routes spread traffic */
 	unsigned sweep_ms;	 /* light sweep period; 0: one heavy sweep */
 	unsigned priority;	 /* SMInfo's, 0..15 */
+	unsigned lmc;		 /* --lmc: 2^lmc LIDs per HCA port */
 	const char *status_path; /* --status: rewritten after every sweep */
 	int ready_fd; /* --ready-fd: told once when the subnet is up, or -1 */
 	/* IBA 14.4: another SM that outranks this one is master. */

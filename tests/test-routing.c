@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "routing.h"
 #include "topo.h"
@@ -374,6 +375,106 @@ static void test_from_topo(void)
 	ibemu_topo_destroy(t);
 }
 
+/* Whether the LFTs lead from switch 'sw' to the port that owns 'lid'. */
+static int reaches(const struct ibemu_graph *g, const struct ibemu_routes *r,
+		   uint32_t sw, uint16_t lid)
+{
+	uint32_t cur = sw, hops;
+	const struct ibemu_graph_port *gp;
+	unsigned port;
+
+	for (hops = 0; hops < 64; hops++) {
+		port = r->lft[cur][lid];
+		if (port == IBEMU_LFT_NO_ROUTE)
+			return 0;
+		if (port == 0)
+			return r->lid_node[lid] == cur;
+		gp = &g->nodes[cur].ports[port];
+		if (gp->peer_node == IBEMU_NONE)
+			return 0;
+		if (g->nodes[gp->peer_node].type != IBEMU_GRAPH_SWITCH)
+			return gp->peer_node == r->lid_node[lid] &&
+			       gp->peer_port == r->lid_port[lid];
+		cur = gp->peer_node;
+	}
+	return 0;
+}
+
+/*
+ * LMC 2 (IBA 7.11.1): every HCA port takes 4 LIDs from a multiple of 4,
+ * a switch one; every engine routes each of them from every switch to
+ * the port; min-hop spreads one port's LIDs over the parallel uplinks of
+ * a fat tree (the multipath LMC is for); quality counts each port once.
+ */
+static void test_lmc(void)
+{
+	static const char *const names[] = {"two-switch", "fat-tree-2l-36",
+					    "torus-2d-4x4"};
+	const struct ibemu_routing_engine_ops *ops;
+	struct ibemu_route_quality q0, q;
+	struct ibemu_routes *r, *r0;
+	struct ibemu_graph *g;
+	struct ibemu_topo *t;
+	uint32_t n, sw, k, ports[4];
+	unsigned i, e, p, distinct;
+	uint16_t base;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		t = ibemu_test_load(names[i]);
+		T_EQ_INT(ibemu_graph_from_topo(t, &g), 0);
+		for (e = 0; (ops = ibemu_routing_at(e)); e++) {
+			g->lmc = 0;
+			T_EQ_INT(ibemu_routing_run(ops, g, &r0), 0);
+			g->lmc = 2;
+			T_EQ_INT(ibemu_routing_run(ops, g, &r), 0);
+			T_EQ_INT(r->lmc, 2);
+			for (n = 0; n < g->nnodes; n++) {
+				if (g->nodes[n].type == IBEMU_GRAPH_SWITCH)
+					continue;
+				for (p = 1; p <= g->nodes[n].nports; p++) {
+					base = ibemu_routes_lid(r, n, p);
+					T_TRUE(base && base % 4 == 0);
+					for (k = 0; k < 4; k++) {
+						T_EQ_U64(r->lid_node[base + k],
+							 n);
+						for (sw = 0; sw < g->nnodes;
+						     sw++)
+							if (g->nodes[sw].type ==
+							    IBEMU_GRAPH_SWITCH)
+								T_TRUE(reaches(
+									g, r,
+									sw,
+									(uint16_t)(base +
+										   k)));
+					}
+				}
+			}
+			T_EQ_INT(ibemu_routes_quality(g, r0, &q0), 0);
+			T_EQ_INT(ibemu_routes_quality(g, r, &q), 0);
+			T_EQ_U64(q.hosts, q0.hosts);
+			T_EQ_U64(q.unrouted, 0);
+			ibemu_routes_destroy(r0);
+			if (i == 1 && !strcmp(ops->name, "minhop")) {
+				/* hca01's LIDs seen from leaf04: up to the
+				 * spines by more than one uplink. */
+				n = ibemu_topo_find(t, "hca01");
+				sw = ibemu_topo_find(t, "leaf04");
+				base = ibemu_routes_lid(r, n, 1);
+				distinct = 0;
+				for (k = 0; k < 4; k++) {
+					ports[k] = r->lft[sw][base + k];
+					distinct +=
+						k == 0 || ports[k] != ports[0];
+				}
+				T_TRUE(distinct >= 2);
+			}
+			ibemu_routes_destroy(r);
+		}
+		ibemu_graph_destroy(g);
+		ibemu_topo_destroy(t);
+	}
+}
+
 void ibemu_test_register_routing(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -386,6 +487,7 @@ void ibemu_test_register_routing(void)
 		{"deadlock_free", test_deadlock_free},
 		{"quality", test_quality},
 		{"ftree_quality", test_ftree_quality},
+		{"lmc", test_lmc},
 		{NULL, NULL},
 	};
 

@@ -165,6 +165,35 @@ class SmTest(IbemuTestCase):
         self.assertEqual(self.lids("smo"), osm)
         self.down("smo")
 
+    def tool(self, fabric, host, *argv):
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", fabric, "--host", host, "--", *argv],
+            capture_output=True, text=True, env=self.tool_env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p.stdout
+
+    def test_lmc(self):
+        """'ibemu up --lmc 2': each HCA port gets 4 LIDs from a multiple
+        of 4 (PortInfo LMC 2, as smpquery reads it), every one of them is
+        routed and answered by the port's agents; ibnetdiscover sees the
+        LMC; switches keep one LID."""
+        self.up(topology("fat-tree-2l-36.yaml"), "sml", "--lmc", "2")
+        ports = self.json_of("ports", "--fabric", "sml")["ports"]
+        hca = {p["node"]: p["lid"] for p in ports if p["node"].startswith("hca")}
+        self.assertEqual(len(hca), 36)
+        self.assertTrue(all(lid % 4 == 0 for lid in hca.values()), hca)
+        out = self.tool("sml", "hca02", "smpquery", "portinfo",
+                        str(hca["hca36"]))
+        self.assertRegex(out, r"LMC:\.+2\n")
+        for k in range(4):
+            out = self.tool("sml", "hca02", "smpquery", "nodedesc",
+                            str(hca["hca36"] + k))
+            self.assertIn("hca36", out)
+        out = self.tool("sml", "hca02", "ibnetdiscover")
+        self.assertEqual(len(re.findall(r"# lid \d+ lmc 2", out)), 36)
+        self.assertEqual(len(re.findall(r"base port 0 lid \d+ lmc 0", out)), 9)
+        self.down("sml")
+
     def test_up_runs_ibemu_sm(self):
         """'ibemu up' runs ibemu-sm after the daemon (the default SM):
         the subnet is up when it returns, it says how long that took, and
