@@ -18,6 +18,9 @@
 #include "sm.h"
 
 #define NODE_TYPE_SWITCH 2
+/* HOQLife: 4.096 us x 2^value (IBA 14.2.5.6), as OpenSM sets it. */
+#define HOQ_LIFE_SWITCH 0x12
+#define HOQ_LIFE_LEAF	0x10
 #define STATE_INIT	 2 /* IBA 14.2.5.6 PortState */
 #define STATE_ARMED	 3
 #define STATE_ACTIVE	 4
@@ -122,6 +125,14 @@ static void program_ports(struct sm *sm, uint32_t n)
 				pi.neighbor_mtu = pi.mtu_cap;
 				pi.operational_vls = pi.vl_cap;
 			}
+			/* IBA 18.2.5.4: how long a packet may wait at the
+			 * head of an output queue; OpenSM's defaults, shorter
+			 * towards a CA (leaf_head_of_queue_lifetime 0x10) than
+			 * between switches (head_of_queue_lifetime 0x12). */
+			if (is_switch(node))
+				pi.hoq_life = is_switch(&sm->nodes[p->peer])
+						      ? HOQ_LIFE_SWITCH
+						      : HOQ_LIFE_LEAF;
 		}
 		port_set(sm, n, port, &pi);
 	}

@@ -140,10 +140,10 @@ class PingpongTest(SessionClient, IbemuTestCase):
         """-t: an extended CQ with completion timestamps, which count
         nanoseconds of virtual time, so the same run on two fresh fabrics
         prints the same receive completion deltas (the time rule makes
-        them deterministic; a second run on the same fabric may differ by
-        a nanosecond: the switches' VL arbiters, on the VLs the SM
-        enabled, do not start where they did); -N: the ibv_wr_* work
-        request builders of an extended QP."""
+        them deterministic; a second run on the same fabric starts at
+        another virtual time, and timestamps count whole nanoseconds, so
+        a delta may round one nanosecond the other way); -N: the ibv_wr_*
+        work request builders of an extended QP."""
         deltas = []
         for name in ("ppts0", "ppts"):
             self.up(FAT, name)

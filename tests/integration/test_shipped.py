@@ -55,7 +55,9 @@ class ShippedFabricsTest(IbemuTestCase):
         fabric = "it-" + name
         with open(path) as f:
             doc = yaml.safe_load(f)
-        self.up(path, fabric)
+        # ibemu up brings the subnet up through ibemu-sm alone.
+        out = self.up(path, fabric).stdout
+        self.assertIn(f"fabric {fabric}: subnet up through ibemu-sm", out)
         nodes = self.json_of("nodes", "--fabric", fabric)["nodes"]
         ports = self.json_of("ports", "--fabric", fabric)["ports"]
         links = self.json_of("links", "--fabric", fabric)["links"]
@@ -72,7 +74,7 @@ class ShippedFabricsTest(IbemuTestCase):
             if p["peer_node"] is None:
                 self.assertEqual((p["phys_state"], p["state"]), ("Polling", "Down"))
                 continue
-            # Test routes bring every cabled port to Active, as an SM would.
+            # ibemu-sm brought every cabled port to Active.
             self.assertEqual((p["phys_state"], p["state"]), ("LinkUp", "Active"))
             self.assertIsNotNone(p["lid"])
             peer = by_port[(p["peer_node"], p["peer_port"])]

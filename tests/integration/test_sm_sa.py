@@ -197,13 +197,15 @@ class SmSaTest(OpenSMRunner, SessionClient, IbemuTestCase):
                                          or r["node_type"] != "Switch"))
                             for r in nr)
         pir = records(self.saquery(fabric, "PIR"), "PortInfoRecord dump")
-        # What an SM programs alike: LIDs, the SM's LID, link state and
-        # the link's width and speed. Not compared: what OpenSM sets and
-        # ibemu-sm leaves at the port's default (SubnetTimeout,
-        # M_KeyLeasePeriod, VLHighLimit, HOQLife, VLStallCount, ...).
+        # What an SM programs alike: LIDs, the SM's LID, link state, the
+        # link's width and speed, HOQLife (leaf and inter-switch ports
+        # set apart) and VLStallCount. Not compared: what OpenSM sets and
+        # ibemu-sm leaves at the port's default (M_KeyLeasePeriod,
+        # VLHighLimit, ...).
         keep = ("EndPortLid", "PortNum", "Lid", "SMLid", "LMC",
                 "LinkWidthActive", "LinkSpeedActive", "LinkState",
-                "PhysLinkState", "LocalPort", "NeighborMTU", "MtuCap")
+                "PhysLinkState", "LocalPort", "NeighborMTU", "MtuCap",
+                "HoqLife", "VLStallCount", "SubnetTimeout")
         # The LID fields of a switch's external ports are not used (IBA
         # 14.2.5.6): ibemu-sm writes the switch's LID there, OpenSM not.
         switches = {str(lid[s]) for s in lid if s.startswith("sw")}
