@@ -20,6 +20,8 @@
 #define SMP_CLASS_DR	 0x81 /* IBA 14.2.1: directed-route SMPs */
 #define SMP_CLASS_LID	 0x01 /* LID-routed SMPs */
 #define SM_STATE_STANDBY 2    /* IBA 14.2.5.13 SMInfo SMState */
+/* The SM_Key of the subnet's SMs: OpenSM's default (sm_key 0x1). */
+#define SM_KEY 1
 #define SM_STATE_MASTER	 3
 
 struct sm_req {
@@ -44,8 +46,16 @@ int sm_smp_open(struct sm *sm)
 	sm->fd = umad_open_port(sm->ca, sm->port_num);
 	if (sm->fd < 0)
 		return sm->fd;
-	/* Sends only: answers to our requests come back by TID. */
-	sm->agent = umad_register(sm->fd, SMP_CLASS_DR, 1, 0, NULL);
+	/* Answers to our requests come back by TID; and a directed-route
+	 * Get(SMInfo) (IBA 14.4.1: a standby SM, OpenSM's too, polls the
+	 * master so) comes to the Get method. */
+	{
+		long mask[16 / sizeof(long)] = {0};
+
+		mask[IBEMU_MAD_METHOD_GET / (8 * sizeof(long))] |=
+			1L << (IBEMU_MAD_METHOD_GET % (8 * sizeof(long)));
+		sm->agent = umad_register(sm->fd, SMP_CLASS_DR, 1, 0, mask);
+	}
 	if (sm->agent < 0) {
 		umad_close_port(sm->fd);
 		return sm->agent;
@@ -238,11 +248,13 @@ static void trap_repress(struct sm *sm, struct ib_user_mad *um,
 }
 
 /*
- * Answers a LID-routed Get(SMInfo): the SM's port GUID, SM_Key 0, its
- * activity count (one a sweep), priority and state (IBA 14.4.1: master).
+ * Answers a Get(SMInfo), LID-routed or directed: the SM's port GUID,
+ * SM_Key 0, its activity count (one a sweep), priority and state (IBA
+ * 14.4.1). A directed answer goes back the way the request came (D set,
+ * the return path the switches wrote: IBA 14.2.2.4).
  */
 static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
-			   struct ibemu_mad_smp *smp)
+			   struct ibemu_mad_smp *smp, int dr)
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
 	struct ib_user_mad *out = (struct ib_user_mad *)(void *)buf;
@@ -251,6 +263,10 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 		.act_count = (uint32_t)(sm->heavy_sweeps + sm->light_sweeps),
 		.priority = (uint8_t)sm->priority,
 		.sm_state = sm->standby ? SM_STATE_STANDBY : SM_STATE_MASTER,
+		/* OpenSM ignores an SM whose SMInfo carries another SM_Key
+		 * than its own (ERR 2F18): both keep the default one. M_Key
+		 * and SM_Key protection are not modelled. */
+		.sm_key = SM_KEY,
 	};
 
 	memset(buf, 0, sizeof(buf));
@@ -260,8 +276,14 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 	if (smp->hdr.attr_id != IBEMU_SMP_ATTR_SM_INFO ||
 	    ibemu_mad_sm_info_encode(&info, smp->data, sizeof(smp->data)) < 0)
 		smp->hdr.status = IBEMU_MAD_STATUS_METHOD_ATTR_UNSUPP;
+	smp->d = (uint8_t)dr;
 	if (ibemu_mad_smp_encode(smp, umad_get_mad(out), IBEMU_MAD_LEN) < 0)
 		return;
+	if (dr) {
+		umad_set_addr(out, 0xffff, 0, 0, 0); /* permissive */
+		umad_send(sm->fd, sm->agent, out, IBEMU_MAD_LEN, 0, 0);
+		return;
+	}
 	umad_set_addr(out, be16toh(um->addr.lid), 0, um->addr.sl, 0);
 	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
 }
@@ -322,7 +344,12 @@ static int recv_one(struct sm *sm, int timeout_ms)
 			return 1;
 		}
 		if (smp.hdr.method == IBEMU_MAD_METHOD_GET)
-			sm_info_answer(sm, um, &smp);
+			sm_info_answer(sm, um, &smp, 0);
+		return 0;
+	}
+	if (agent == sm->agent && smp.hdr.method == IBEMU_MAD_METHOD_GET &&
+	    !umad_status(um) && !smp.d) {
+		sm_info_answer(sm, um, &smp, 1);
 		return 0;
 	}
 	/* The kernel keeps the upper 32 TID bits for the agent. */

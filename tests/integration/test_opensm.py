@@ -13,7 +13,10 @@ import time
 
 import yaml
 
-from harness import IbemuTestCase, OpenSMRunner, main, read, topology
+from harness import (IBEMU, IbemuTestCase, OpenSMRunner, main, read,
+                     topology)
+
+SM = os.path.join(os.path.dirname(IBEMU), "ibemu-sm")
 
 SHIPPED = ["single-switch-8.yaml", "two-switch.yaml", "fat-tree-2l-36.yaml",
            "torus-2d-4x4.yaml", "dragonfly-small.yaml", "fat-tree-3l-k8.yaml",
@@ -263,6 +266,42 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
         self.assertEqual(got["PortRcvData"], c["rcv_data"] + 2 * 72)
         self.assertEqual(got["PortRcvPkts"], c["rcv_pkts"] + 2)
         self.down("pq")
+
+    def test_opensm_standby_to_ibemu_sm(self):
+        """ibemu-sm master (priority 10, started by 'ibemu up'), the real
+        OpenSM at priority 1 on another host: OpenSM finds the master by
+        SMInfo and stays standby; when ibemu-sm is killed OpenSM's polls
+        (directed-route Get(SMInfo), which ibemu-sm answers) go
+        unanswered and it takes over as master."""
+        self.up(topology("two-switch.yaml"), "sb", "--sm", "none")
+        ibemu_sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "sb", "--host", "hca1", "--", SM,
+             "--priority", "10", "--sweep", "200"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+        try:
+            self.assertIn("ibemu-sm:", ibemu_sm.stdout.readline())
+            while "SUBNET UP" not in ibemu_sm.stdout.readline():
+                pass
+            conf = os.path.join(self.osm_root, "standby.conf")
+            with open(conf, "w") as f:
+                f.write("sminfo_polling_timeout 300\n"
+                        "polling_retry_number 2\n")
+            argv, env, log = self.opensm_args("sb", "hca3", "-d", "2", "-p",
+                                              "1")
+            argv[argv.index("/dev/null")] = conf
+            osm = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            self.residents.append(osm)
+            self.wait_log(log, "Entering STANDBY state")
+            self.assertNotIn("SUBNET UP", read(log))
+        finally:
+            ibemu_sm.kill()
+            ibemu_sm.communicate(timeout=30)
+        self.wait_log(log, "Entering MASTER state")
+        self.wait_log(log, "SUBNET UP")
+        self.stop_opensm(osm)
+        self.down("sb")
 
     def test_running_sm_holds_issm_and_answers_sminfo(self):
         """A resident OpenSM: IsSM on its port while it runs (it holds
