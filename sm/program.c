@@ -21,10 +21,10 @@
 /* HOQLife: 4.096 us x 2^value (IBA 14.2.5.6), as OpenSM sets it. */
 #define HOQ_LIFE_SWITCH 0x12
 #define HOQ_LIFE_LEAF	0x10
-#define STATE_INIT	 2 /* IBA 14.2.5.6 PortState */
-#define STATE_ARMED	 3
-#define STATE_ACTIVE	 4
-#define SUBNET_TIMEOUT	 18 /* 4.096 us * 2^18 = 1 s, OpenSM's default */
+#define STATE_INIT	2 /* IBA 14.2.5.6 PortState */
+#define STATE_ARMED	3
+#define STATE_ACTIVE	4
+#define SUBNET_TIMEOUT	18 /* 4.096 us * 2^18 = 1 s, OpenSM's default */
 /* A VL's turn in the arbitration: 64 units of 64 bytes, one 4 KiB MTU. */
 #define VLARB_WEIGHT 64
 

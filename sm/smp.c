@@ -21,8 +21,8 @@
 #define SMP_CLASS_LID	 0x01 /* LID-routed SMPs */
 #define SM_STATE_STANDBY 2    /* IBA 14.2.5.13 SMInfo SMState */
 /* The SM_Key of the subnet's SMs: OpenSM's default (sm_key 0x1). */
-#define SM_KEY 1
-#define SM_STATE_MASTER	 3
+#define SM_KEY		1
+#define SM_STATE_MASTER 3
 
 struct sm_req {
 	struct sm_req *next;
