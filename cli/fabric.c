@@ -421,14 +421,18 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 		dup2(ready_fd, 3);
 		close(ready_fd);
 	}
+	/* The report and the dumps stay after a single sweep (--sweep 0):
+	 * they describe the routes programmed, which stay too. */
 	if (strcmp(sweep, "0"))
 		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
 		      "--routing", routing, "--sweep", sweep, "--guid2lid",
-		      p->guid2lid, "--status", p->sm_status, "--ready-fd", "3",
+		      p->guid2lid, "--status", p->sm_status, "--report",
+		      p->sm_report, "--dump-dir", p->dir, "--ready-fd", "3",
 		      (char *)NULL);
 	else
 		execl(exe, exe, "--fabric", fabric, "exec", "--", sm,
 		      "--routing", routing, "--guid2lid", p->guid2lid,
+		      "--report", p->sm_report, "--dump-dir", p->dir,
 		      "--ready-fd", "3", (char *)NULL);
 	_exit(127);
 }
@@ -458,6 +462,9 @@ static int run_ibemu_sm(const char *fabric, const char *routing,
 	/* A new fabric starts with no LIDs kept from an earlier one. */
 	unlink(p.guid2lid);
 	unlink(p.sm_status);
+	unlink(p.sm_report);
+	unlink(p.sm_lfts);
+	unlink(p.sm_subnet);
 	if (pipe(pipefd))
 		return ibemu_cli_fail(1, "up: pipe: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -672,8 +679,12 @@ static void sm_reap(const char *name, pid_t pid)
 			kill(pid, SIGTERM);
 		nanosleep(&pause, NULL);
 	}
-	if (!ibemu_runtime_paths(name, &p))
+	if (!ibemu_runtime_paths(name, &p)) {
 		unlink(p.sm_status);
+		unlink(p.sm_report);
+		unlink(p.sm_lfts);
+		unlink(p.sm_subnet);
+	}
 }
 
 static int force_down(const char *name, const char *why)

@@ -141,7 +141,7 @@ int sm_changes_update(struct sm *sm)
 	struct sm_seen_node *nodes;
 	struct sm_seen_link *links;
 	uint32_t nlinks, i = 0, j = 0;
-	int ret, cmp;
+	int ret, cmp, first = !c->sweep;
 
 	ret = collect(sm, &nodes, &links, &nlinks);
 	if (ret)
@@ -151,7 +151,8 @@ int sm_changes_update(struct sm *sm)
 	c->sweep = sm->heavy_sweeps;
 	c->nodes_added = c->nodes_removed = 0;
 	c->links_added = c->links_removed = 0;
-	c->nlisted = 0;
+	/* The first sweep finds everything: counted, but not named. */
+	c->nlisted = first ? SM_CHANGES_LISTED : 0;
 	/* Both lists sorted: one merge tells what each has alone. */
 	while (i < c->nnodes || j < sm->nnodes) {
 		cmp = i == c->nnodes	? 1
@@ -183,6 +184,8 @@ int sm_changes_update(struct sm *sm)
 			j++;
 		}
 	}
+	if (first)
+		c->nlisted = 0;
 	free(c->nodes);
 	free(c->links);
 	c->nodes = nodes;
