@@ -295,7 +295,8 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	/* The changes the SM named (the first few), one row each. */
 	ibemu_table_init(&changes, "changes", change_cols, 1);
 	at = value_at(heavy, "changes");
-	at = at && *at == '[' ? strchr(at, '"') : NULL;
+	at = at && *at == '[' ? at + 1 + strspn(at + 1, " \n") : NULL;
+	at = at && *at == '"' ? at : NULL;
 	while (at && (at = string_at(at, text, sizeof(text)))) {
 		ibemu_table_row(&changes);
 		ibemu_table_str(&changes, text);
