@@ -434,10 +434,11 @@ int ibemu_cli_sm(struct ibemu_cli *cli, int argc, char **argv)
 	size_t i;
 	int j;
 
-	if (argc < 2) {
-		sm_usage(stderr);
-		return 2;
-	}
+	if (argc < 2)
+		return ibemu_cli_fail(2,
+				      "sm: which subcommand? usage: ibemu sm "
+				      "status|report [--json] (see 'ibemu "
+				      "sm --help')");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		sm_usage(stdout);
 		return 0;
