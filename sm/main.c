@@ -228,6 +228,9 @@ static void report_quality(const struct sm *sm)
 	       q.shift_max, q.a2a_max, q.a2a_ideal,
 	       q.a2a_ideal ? q.a2a_max / q.a2a_ideal : 0.0,
 	       (unsigned long long)q.unrouted);
+	printf("ibemu-sm: mean routes per switch link used: shift %.2f, "
+	       "all-to-all %.2f (%u of %u links)\n",
+	       q.shift_mean, q.a2a_mean, q.a2a_used, q.links);
 	printf("ibemu-sm: path lengths (switch hops: pairs):");
 	for (i = 0; i < IBEMU_QUALITY_HOPS; i++)
 		if (q.hops_hist[i])
