@@ -97,5 +97,6 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_status(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_topo(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv);
+int ibemu_cli_sm(struct ibemu_cli *cli, int argc, char **argv);
 
 #endif

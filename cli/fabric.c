@@ -453,6 +453,12 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	argv[n++] = p->sl_map;
 	argv[n++] = "--ready-fd";
 	argv[n++] = "3";
+	/* The report and the dumps stay after a single sweep (--sweep 0):
+	 * they describe the routes programmed, which stay too. */
+	argv[n++] = "--report";
+	argv[n++] = p->sm_report;
+	argv[n++] = "--dump-dir";
+	argv[n++] = p->dir;
 	if (strcmp(o->sweep, "0")) { /* resident */
 		argv[n++] = "--sweep";
 		argv[n++] = o->sweep;
@@ -489,6 +495,9 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 	unlink(p.guid2lid);
 	unlink(p.sm_status);
 	unlink(p.sl_map);
+	unlink(p.sm_report);
+	unlink(p.sm_lfts);
+	unlink(p.sm_subnet);
 	if (pipe(pipefd))
 		return ibemu_cli_fail(1, "up: pipe: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -711,8 +720,12 @@ static void sm_reap(const char *name, pid_t pid)
 			kill(pid, SIGTERM);
 		nanosleep(&pause, NULL);
 	}
-	if (!ibemu_runtime_paths(name, &p))
+	if (!ibemu_runtime_paths(name, &p)) {
 		unlink(p.sm_status);
+		unlink(p.sm_report);
+		unlink(p.sm_lfts);
+		unlink(p.sm_subnet);
+	}
 }
 
 static int force_down(const char *name, const char *why)

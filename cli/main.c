@@ -32,6 +32,9 @@ static const struct ibemu_cli_command commands[] = {
 	{"exec", &ibemu_cli_exec_opts, NULL,
 	 "run a program as a host of the fabric (libibumad tools, OpenSM)",
 	 ibemu_cli_exec},
+	{"sm", NULL, "status|report [--json]",
+	 "ibemu-sm's state and last sweep, and how its routes spread traffic",
+	 ibemu_cli_sm},
 	{"topo", NULL, "gen|import|export|check ...",
 	 "generate, convert and check topology files (no daemon needed)",
 	 ibemu_cli_topo},
@@ -234,10 +237,11 @@ int main(int argc, char **argv)
 		printf("ibemu %s\n", IBEMU_VERSION);
 		return 0;
 	}
-	/* 'topo' has subcommands with their own help; after '--' the
-	 * arguments are another program's ('exec'). */
-	for (i = 2;
-	     i < argc && strcmp(argv[1], "topo") && strcmp(argv[i], "--"); i++)
+	/* 'topo' and 'sm' have subcommands with their own help; after '--'
+	 * the arguments are another program's ('exec'). */
+	for (i = 2; i < argc && strcmp(argv[1], "topo") &&
+		    strcmp(argv[1], "sm") && strcmp(argv[i], "--");
+	     i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return command_help(argv[1]);
 	for (c = commands; c->name; c++)

@@ -272,3 +272,39 @@ void ibemu_table_render_record(const struct ibemu_table *t, const char *fabric,
 				 tmp);
 	}
 }
+
+void ibemu_table_render_record_rows(const struct ibemu_table *rec,
+				    const struct ibemu_table *rows,
+				    const char *fabric, int json,
+				    struct ibemu_buf *out)
+{
+	size_t r;
+
+	if (rows->err) {
+		out->err = rows->err;
+		return;
+	}
+	if (!json) {
+		ibemu_table_render_record(rec, fabric, 0, out);
+		if (rows->nrows) {
+			ibemu_buf_puts(out, "\n");
+			render_text(rows, out);
+		}
+		return;
+	}
+	ibemu_table_render_record(rec, fabric, 1, out);
+	if (out->err || out->len < 2)
+		return;
+	/* Reopen the record's object ("}\n") for the rows. */
+	out->len -= 2;
+	out->data[out->len] = '\0';
+	ibemu_buf_puts(out, ", ");
+	ibemu_buf_json_string(out, rows->name);
+	ibemu_buf_puts(out, ": [");
+	for (r = 0; r < rows->nrows; r++) {
+		ibemu_buf_puts(out, r ? ",\n  {" : "\n  {");
+		render_json_row(rows, r, out);
+		ibemu_buf_puts(out, "}");
+	}
+	ibemu_buf_puts(out, rows->nrows ? "\n]}\n" : "]}\n");
+}

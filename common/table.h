@@ -69,4 +69,15 @@ void ibemu_table_render(const struct ibemu_table *t, const char *fabric,
 void ibemu_table_render_record(const struct ibemu_table *t, const char *fabric,
 			       int json, struct ibemu_buf *out);
 
+/*
+ * Renders the first row of 'rec' as a record followed by every row of
+ * 'rows': the record's lines, a blank line and the rows' aligned table
+ * (nothing for no rows), or one JSON object {"fabric": FABRIC, key:
+ * value, ..., ROWS_NAME: [ {...}, ... ]}.
+ */
+void ibemu_table_render_record_rows(const struct ibemu_table *rec,
+				    const struct ibemu_table *rows,
+				    const char *fabric, int json,
+				    struct ibemu_buf *out);
+
 #endif

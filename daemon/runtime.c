@@ -34,11 +34,16 @@ int ibemu_runtime_root(char *root, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+static int join_n(char *out, size_t len, const char *dir, const char *file)
+{
+	int n = snprintf(out, len, "%s/%s", dir, file);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 static int join(char *out, const char *dir, const char *file)
 {
-	int n = snprintf(out, IBEMU_PATH_MAX, "%s/%s", dir, file);
-
-	return n < 0 || n >= IBEMU_PATH_MAX ? -ENAMETOOLONG : 0;
+	return join_n(out, IBEMU_PATH_MAX, dir, file);
 }
 
 int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
@@ -69,6 +74,15 @@ int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 		ret = join(p->guid2lid, p->dir, "guid2lid");
 	if (!ret)
 		ret = join(p->sl_map, p->dir, "sl.map");
+	if (!ret)
+		ret = join_n(p->sm_report, sizeof(p->sm_report), p->dir,
+			     "report.json");
+	if (!ret)
+		ret = join_n(p->sm_lfts, sizeof(p->sm_lfts), p->dir,
+			     "opensm-lfts.dump");
+	if (!ret)
+		ret = join_n(p->sm_subnet, sizeof(p->sm_subnet), p->dir,
+			     "opensm-subnet.lst");
 	/* The session socket is the longest path that must fit sun_path. */
 	if (!ret)
 		ret = join(sess, p->dir, "sess.sock");
@@ -153,6 +167,9 @@ void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
 	unlink(p->sm_status);
 	unlink(p->guid2lid);
 	unlink(p->sl_map);
+	unlink(p->sm_report);
+	unlink(p->sm_lfts);
+	unlink(p->sm_subnet);
 	/* Unlink while still locked, so no one can lock the old file. */
 	unlink(p->lock);
 	if (lock_fd >= 0)

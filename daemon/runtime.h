@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #define IBEMU_PATH_MAX 108 /* sun_path: socket paths must fit */
+/* Files that are not sockets, whose names may be longer than sess.sock. */
+#define IBEMU_FILE_PATH_MAX 160
 
 struct ibemu_runtime_paths {
 	char dir[IBEMU_PATH_MAX];
@@ -25,6 +27,11 @@ struct ibemu_runtime_paths {
 	/* The SL of each path, as the SM publishes it (ibemu-sm --sl-dump):
 	 * what traffic studies take when no --sl or --sl-map says. */
 	char sl_map[IBEMU_PATH_MAX];
+	/* ibemu-sm's --report, and the dumps its --dump-dir (the fabric's
+	 * directory) gets, as OpenSM names them. */
+	char sm_report[IBEMU_FILE_PATH_MAX];
+	char sm_lfts[IBEMU_FILE_PATH_MAX];
+	char sm_subnet[IBEMU_FILE_PATH_MAX];
 };
 
 /*

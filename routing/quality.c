@@ -5,7 +5,8 @@
  * order), followed through the LFTs. Shift: for each k, port i sends to
  * port i + k; a fat tree's ideal is one route per cable for every k.
  * All-to-all: every port to every other; its ideal is the total of
- * switch-to-switch hops spread evenly over the cables. Also the path
+ * switch-to-switch hops spread evenly over the cables. Next to each
+ * maximum the mean of the cables that carry routes. Also the path
  * lengths, in switch-to-switch hops.
  */
 #include <errno.h>
@@ -98,13 +99,18 @@ static void walk_fini(struct walk *w)
 	free(w->src_sw);
 }
 
-static uint32_t max_of(const uint32_t *count, uint32_t n)
+/* The most routes on one channel; adds the routes and the channels used. */
+static uint32_t max_of(const uint32_t *count, uint32_t n, uint64_t *routes,
+		       uint64_t *used)
 {
 	uint32_t i, m = 0;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (count[i] > m)
 			m = count[i];
+		*routes += count[i];
+		*used += count[i] != 0;
+	}
 	return m;
 }
 
@@ -112,7 +118,7 @@ int ibemu_routes_quality(const struct ibemu_graph *g,
 			 const struct ibemu_routes *r,
 			 struct ibemu_route_quality *q)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, routes = 0, used = 0;
 	uint32_t *count, i, j, k, n, links = 0, m;
 	struct walk w;
 	unsigned p;
@@ -139,10 +145,11 @@ int ibemu_routes_quality(const struct ibemu_graph *g,
 		for (i = 0; i < w.nsrc; i++)
 			walk(&w, w.src_sw[i], w.src_lid[(i + k) % w.nsrc],
 			     count);
-		m = max_of(count, w.nchan);
+		m = max_of(count, w.nchan, &routes, &used);
 		if (m > q->shift_max)
 			q->shift_max = m;
 	}
+	q->shift_mean = used ? (double)routes / (double)used : 0;
 	/* All-to-all, with the path lengths. */
 	memset(count, 0, w.nchan * sizeof(*count));
 	for (i = 0; i < w.nsrc; i++) {
@@ -160,7 +167,10 @@ int ibemu_routes_quality(const struct ibemu_graph *g,
 					     : IBEMU_QUALITY_HOPS - 1]++;
 		}
 	}
-	q->a2a_max = max_of(count, w.nchan);
+	routes = used = 0;
+	q->a2a_max = max_of(count, w.nchan, &routes, &used);
+	q->a2a_used = (uint32_t)used;
+	q->a2a_mean = used ? (double)routes / (double)used : 0;
 	q->a2a_ideal = links ? (double)total / links : 0;
 	free(count);
 	walk_fini(&w);

@@ -97,12 +97,19 @@ int ibemu_routes_deadlock_free(const struct ibemu_graph *g,
  * switch, in LID order: the most routes one directed switch-to-switch
  * cable carries in a shift permutation (the worst k) and in all-to-all,
  * next to the all-to-all ideal (its hops spread evenly on every cable);
- * the histogram of path lengths; pairs with no route.
+ * the mean routes of the cables that carry any (over every cable the
+ * all-to-all mean would be the ideal itself: a mean above the ideal says
+ * that routes leave cables idle, a max above the mean that they pile up
+ * on some); the histogram of path lengths; pairs with no route.
  */
 struct ibemu_route_quality {
 	uint32_t hosts, links; /* HCA ports; directed switch-to-switch cables */
 	uint32_t shift_max;
+	/* Routes per (k, cable) pair with at least one route, over every k. */
+	double shift_mean;
 	uint32_t a2a_max;
+	double a2a_mean;   /* routes per cable that all-to-all uses */
+	uint32_t a2a_used; /* cables that carry an all-to-all route */
 	double a2a_ideal;
 	uint64_t hops_hist[IBEMU_QUALITY_HOPS];
 	uint64_t unrouted;

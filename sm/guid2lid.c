@@ -64,15 +64,14 @@ static void put(FILE *f, uint64_t guid, uint16_t lid, unsigned lmc)
 		lid + (1u << lmc) - 1);
 }
 
-int sm_guid2lid_save(const struct sm *sm)
+int sm_guid2lid_save(const struct sm *sm, const char *path)
 {
 	char tmp[4096];
 	uint32_t n;
 	unsigned p;
 	FILE *f;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", sm->guid2lid_path) >=
-	    sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	f = fopen(tmp, "we");
 	if (!f)
@@ -93,7 +92,7 @@ int sm_guid2lid_save(const struct sm *sm)
 				    sm->lmc);
 	}
 	/* Whole or not at all: the old file stays until the new is out. */
-	if (fclose(f) || rename(tmp, sm->guid2lid_path)) {
+	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
 		return -errno;
 	}

@@ -47,6 +47,13 @@ static void usage(FILE *f)
 		"                      virtual layers; 'ibemu traffic "
 		"--sl-map' "
 		"reads it)\n"
+		"  -o, --report FILE   how the routes spread traffic, as "
+		"JSON, written at\n"
+		"                      SUBNET UP ('ibemu sm report' reads "
+		"it)\n"
+		"  -d, --dump-dir DIR  OpenSM's opensm-lfts.dump, "
+		"opensm-subnet.lst and\n"
+		"                      guid2lid, written at SUBNET UP\n"
 		"  -w, --window N      SMPs in flight (default 64)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
@@ -94,6 +101,8 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"routing", required_argument, NULL, 'R'},
 		{"guid2lid", required_argument, NULL, 'G'},
 		{"sl-dump", required_argument, NULL, 'L'},
+		{"report", required_argument, NULL, 'o'},
+		{"dump-dir", required_argument, NULL, 'd'},
 		{"window", required_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"retries", required_argument, NULL, 'r'},
@@ -109,7 +118,7 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:L:w:t:r:s:p:l:S:F:qvh",
+	while ((c = getopt_long(argc, argv, "C:P:R:G:L:o:d:w:t:r:s:p:l:S:F:qvh",
 				longs, NULL)) != -1) {
 		switch (c) {
 		case 'C':
@@ -141,6 +150,12 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'L':
 			sm->sl_dump_path = optarg;
+			break;
+		case 'o':
+			sm->report_path = optarg;
+			break;
+		case 'd':
+			sm->dump_dir = optarg;
 			break;
 		case 'v':
 			sm->verbose = 1;
@@ -220,6 +235,9 @@ static void report_quality(const struct sm *sm)
 	       q.shift_max, q.a2a_max, q.a2a_ideal,
 	       q.a2a_ideal ? q.a2a_max / q.a2a_ideal : 0.0,
 	       (unsigned long long)q.unrouted);
+	printf("ibemu-sm: mean routes per switch link used: shift %.2f, "
+	       "all-to-all %.2f (%u of %u links)\n",
+	       q.shift_mean, q.a2a_mean, q.a2a_used, q.links);
 	printf("ibemu-sm: path lengths (switch hops: pairs):");
 	for (i = 0; i < IBEMU_QUALITY_HOPS; i++)
 		if (q.hops_hist[i])
@@ -312,7 +330,7 @@ static int heavy(struct sm *sm, double t0, const char *why)
 	}
 	report(sm, wall_s() - t0);
 	if (!ret && sm->guid2lid_path) {
-		ret = sm_guid2lid_save(sm);
+		ret = sm_guid2lid_save(sm, sm->guid2lid_path);
 		if (ret)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->guid2lid_path, strerror(-ret));
@@ -322,6 +340,20 @@ static int heavy(struct sm *sm, double t0, const char *why)
 		if (ret)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->sl_dump_path, strerror(-ret));
+	}
+	if (!ret && sm->report_path) {
+		ret = sm_report_write(sm);
+		if (ret)
+			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
+				sm->report_path, strerror(-ret));
+	}
+	if (!ret && sm->dump_dir) {
+		ret = sm_dump_write(sm);
+		if (ret)
+			fprintf(stderr,
+				"ibemu-sm: cannot write the dumps in %s: "
+				"%s\n",
+				sm->dump_dir, strerror(-ret));
 	}
 	if (!ret && !sm->errors) {
 		printf("ibemu-sm: SUBNET UP\n");
@@ -420,6 +452,9 @@ int main(int argc, char **argv)
 	if (ret)
 		fprintf(stderr, "ibemu-sm: %s: %s\n", sm.guid2lid_path,
 			strerror(-ret));
+	/* Until the first sweep ends, the status says "discovering". */
+	if (!ret)
+		status(&sm);
 	if (!ret)
 		ret = heavy(&sm, t0, "start");
 	if (!ret && sm.sweep_ms)

@@ -69,6 +69,34 @@ struct sm_sweep_stats {
 	unsigned long sent0, blocks0;
 };
 
+/*
+ * What a heavy sweep found that the previous one did not, or no longer
+ * found (changes.c): nodes by NodeGUID, links by the GUIDs and port
+ * numbers of both ends. The first SM_CHANGES_LISTED of them are named.
+ */
+#define SM_CHANGES_LISTED 16
+struct sm_seen_node {
+	uint64_t guid;
+	char desc[IBEMU_MAD_NODE_DESC_LEN]; /* NUL-terminated, printable */
+};
+struct sm_seen_link {
+	uint64_t guid[2]; /* the lower (GUID, port) end first */
+	uint8_t port[2];
+};
+struct sm_changes {
+	char why[64]; /* what called that heavy sweep */
+	long long at;
+	unsigned long sweep; /* its number, from 1 */
+	unsigned nodes_added, nodes_removed, links_added, links_removed;
+	unsigned nlisted;
+	char listed[SM_CHANGES_LISTED][2 * IBEMU_MAD_NODE_DESC_LEN + 64];
+	/* What the last heavy sweep found, sorted. */
+	struct sm_seen_node *nodes;
+	uint32_t nnodes;
+	struct sm_seen_link *links;
+	uint32_t nlinks;
+};
+
 struct sm {
 	/* Options. */
 	const char *ca;
@@ -106,6 +134,8 @@ struct sm {
 	/* guid2lid: LIDs kept from an earlier run (OpenSM's file format). */
 	const char *guid2lid_path;
 	const char *sl_dump_path; /* --sl-dump: per-path SLs at SUBNET UP */
+	const char *report_path;  /* --report: routes quality at SUBNET UP */
+	const char *dump_dir;	  /* --dump-dir: OpenSM's dump files */
 	struct sm_guid_lid *guid2lid;
 	uint32_t nguid2lid;
 	uint16_t sm_lid;
@@ -118,6 +148,7 @@ struct sm {
 	struct sm_lft *lfts;
 	uint32_t nlfts;
 	struct sm_sweep_stats last;
+	struct sm_changes changes; /* of the last heavy sweep */
 	/* Subnet Administration (sa*.c). */
 	int sa_agent; /* GS agent of class SA, or -1 */
 	int sweeping; /* a heavy sweep is under way: SA says busy */
@@ -165,8 +196,8 @@ struct sm_guid_lid {
 int sm_guid2lid_load(struct sm *sm);
 /* The LID the file gives port GUID 'guid', or 0. */
 uint16_t sm_guid2lid_find(const struct sm *sm, uint64_t guid);
-/* Writes every port's LID to sm->guid2lid_path; 0 or -errno. */
-int sm_guid2lid_save(const struct sm *sm);
+/* Writes every port's LID to 'path'; 0 or -errno. */
+int sm_guid2lid_save(const struct sm *sm, const char *path);
 
 /* sweep.c */
 /* Discovers, routes and programs the subnet anew; 0 or -errno. */
@@ -195,6 +226,31 @@ void sm_status_ready(struct sm *sm, int up);
 /* Around a sweep: what called it, and what it cost. */
 void sm_sweep_begin(struct sm *sm, int heavy, const char *why);
 void sm_sweep_end(struct sm *sm);
+
+/* changes.c */
+/*
+ * After a heavy sweep's discovery: counts (and names the first of) the
+ * nodes and links added and removed since the previous heavy sweep, in
+ * sm->changes. 0 or -ENOMEM.
+ */
+int sm_changes_update(struct sm *sm);
+void sm_changes_free(struct sm *sm);
+
+/* report.c */
+/*
+ * Writes how the routes programmed spread traffic (routing/quality.c) to
+ * sm->report_path as JSON ('ibemu sm report' reads it); 0 or -errno.
+ */
+int sm_report_write(const struct sm *sm);
+
+/* dump.c */
+/*
+ * Writes OpenSM's dump files into sm->dump_dir: opensm-lfts.dump (every
+ * switch's LFT), opensm-subnet.lst (every link) and guid2lid, in OpenSM's
+ * formats, so that the two SMs' outputs compare file against file.
+ * 0 or -errno.
+ */
+int sm_dump_write(const struct sm *sm);
 
 /* program.c */
 /*

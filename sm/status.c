@@ -22,6 +22,43 @@ static const char *state_name(const struct sm *sm)
 	return sm->standby ? "standby" : "master";
 }
 
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* What the last heavy sweep found changed since the one before. */
+static void write_changes(const struct sm *sm, FILE *f)
+{
+	const struct sm_changes *c = &sm->changes;
+	unsigned i;
+
+	fprintf(f, "  \"last_heavy_sweep\": {\"number\": %lu, \"why\": ",
+		c->sweep);
+	put_str(f, c->why);
+	fprintf(f,
+		", \"at\": %lld, \"nodes_added\": %u, \"nodes_removed\": %u, "
+		"\"links_added\": %u, \"links_removed\": %u,\n"
+		"    \"changes\": [",
+		c->at, c->nodes_added, c->nodes_removed, c->links_added,
+		c->links_removed);
+	for (i = 0; i < c->nlisted; i++) {
+		fputs(i ? ",\n      " : "\n      ", f);
+		put_str(f, c->listed[i]);
+	}
+	fprintf(f, "%s]},\n", c->nlisted ? "\n    " : "");
+}
+
 static void write_json(const struct sm *sm, FILE *f)
 {
 	const struct sm_sweep_stats *s = &sm->last;
@@ -57,12 +94,14 @@ static void write_json(const struct sm *sm, FILE *f)
 		sm->routes ? sm->routes->max_lid : 0, sm->heavy_sweeps,
 		sm->light_sweeps, sm->traps, sm->sent, sm->answered,
 		sm->timeouts);
+	write_changes(sm, f);
+	fprintf(f, "  \"last_sweep\": {\"kind\": \"%s\", \"why\": ",
+		s->heavy ? "heavy" : "light");
+	put_str(f, s->why);
 	fprintf(f,
-		"  \"last_sweep\": {\"kind\": \"%s\", \"why\": \"%s\", "
-		"\"at\": %lld, \"wall_s\": %.6f, \"smps\": %lu, "
+		", \"at\": %lld, \"wall_s\": %.6f, \"smps\": %lu, "
 		"\"lft_blocks\": %lu, \"errors\": %u}\n}\n",
-		s->heavy ? "heavy" : "light", s->why, (long long)s->at,
-		s->wall_s, s->smps, s->lft_blocks, s->errors);
+		(long long)s->at, s->wall_s, s->smps, s->lft_blocks, s->errors);
 }
 
 int sm_status_write(const struct sm *sm)

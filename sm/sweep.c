@@ -78,6 +78,8 @@ int sm_heavy_sweep(struct sm *sm)
 	sm->sweeping = 1; /* the SA answers busy meanwhile */
 	ret = sm_discover(sm);
 	if (!ret)
+		ret = sm_changes_update(sm);
+	if (!ret)
 		ret = sm_find_master(sm);
 	if (ret || sm->standby) {
 		sm->sweeping = 0;
@@ -162,4 +164,5 @@ void sm_sweep_free(struct sm *sm)
 	free(sm->lfts);
 	free(sm->nodes);
 	free(sm->guid2lid);
+	sm_changes_free(sm);
 }

@@ -6,6 +6,7 @@
  * once, and the graph of a topology matching the hand-built one.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -294,12 +295,47 @@ static void test_quality(void)
 		T_EQ_INT(q.links, 4);
 		T_EQ_INT(q.a2a_max, 2);
 		T_TRUE(q.a2a_ideal == 2.0);
+		T_TRUE(q.a2a_mean == 2.0);
+		T_EQ_INT(q.a2a_used, 4);
 		T_EQ_INT(q.shift_max, 1);
+		T_TRUE(q.shift_mean == 1.0);
 		T_EQ_U64(q.hops_hist[0], 4);
 		T_EQ_U64(q.hops_hist[1], 8);
 		T_EQ_U64(q.unrouted, 0);
 		ibemu_routes_destroy(r);
 	}
+	ibemu_graph_destroy(g);
+}
+
+/*
+ * The means where routes pile up: min-hop's LFTs of the same fabric, but
+ * s1 sends LID 5 (h3) by port 3 as well as LID 6, so its port 4 idles.
+ * Hosts in LID order h1..h4 (LIDs 3..6). All-to-all: s1:3 carries the 4
+ * routes from h1, h2 to h3, h4; s2 still splits h1 (port 4) from h2
+ * (port 3), 2 routes each; 8 routes on the 3 cables used: mean 8/3, max
+ * 4, ideal 8/4 = 2. Shift: k = 1 h2->h3 (s1:3), h4->h1 (s2:4); k = 2
+ * h1->h3 and h2->h4 (both s1:3), h3->h1 (s2:4), h4->h2 (s2:3); k = 3
+ * h1->h4 (s1:3), h3->h2 (s2:3): 8 routes on 2 + 3 + 2 (k, cable) pairs,
+ * mean 8/7, max 2.
+ */
+static void test_quality_means(void)
+{
+	struct ibemu_graph *g = two_switches();
+	struct ibemu_route_quality q;
+	struct ibemu_routes *r;
+
+	T_EQ_INT(ibemu_routing_run(ibemu_routing_find("minhop"), g, &r), 0);
+	T_EQ_INT(r->lft[0][5], 4);
+	r->lft[0][5] = 3;
+	T_EQ_INT(ibemu_routes_quality(g, r, &q), 0);
+	T_EQ_INT(q.a2a_max, 4);
+	T_EQ_INT(q.a2a_used, 3);
+	T_TRUE(fabs(q.a2a_mean - 8.0 / 3.0) < 1e-12);
+	T_TRUE(q.a2a_ideal == 2.0);
+	T_EQ_INT(q.shift_max, 2);
+	T_TRUE(fabs(q.shift_mean - 8.0 / 7.0) < 1e-12);
+	T_EQ_U64(q.hops_hist[1], 8);
+	ibemu_routes_destroy(r);
 	ibemu_graph_destroy(g);
 }
 
@@ -486,6 +522,7 @@ void ibemu_test_register_routing(void)
 		{"wished_lids", test_wished_lids},
 		{"deadlock_free", test_deadlock_free},
 		{"quality", test_quality},
+		{"quality_means", test_quality_means},
 		{"ftree_quality", test_ftree_quality},
 		{"lmc", test_lmc},
 		{NULL, NULL},

@@ -17,12 +17,28 @@ NET_EXAMPLES = "/usr/share/doc/ibsim-utils/net-examples"
 class CliTest(IbemuTestCase):
     def test_help_lists_every_command(self):
         out = self.ibemu("--help", check=0).stdout
-        for cmd in ("up", "down", "status", "topo", "nodes", "ports", "links"):
+        for cmd in ("up", "down", "status", "exec", "sm", "topo", "help",
+                    "nodes", "ports", "links", "route", "counters", "traffic",
+                    "link", "node"):
             self.assertIn("\n  %-8s " % cmd, out)
         self.assertIn("usage: ibemu ports [NODE] [--json]",
                       self.ibemu("ports", "--help", check=0).stdout)
         self.assertIn("usage: ibemu up FILE",
                       self.ibemu("help", "up", check=0).stdout)
+        # 'sm' has subcommands, each with its help from its table.
+        sm_help = self.ibemu("help", "sm", check=0).stdout
+        self.assertIn("usage: ibemu sm status|report [--json]", sm_help)
+        self.assertIn("ibemu sm status [--json]", sm_help)
+        self.assertIn("ibemu sm report [--json]", sm_help)
+        self.assertEqual(sm_help.split("\n", 2)[2],
+                         self.ibemu("sm", "--help", check=0).stdout)
+        for sub, words in (("status", "state (master, standby, discovering)"),
+                           ("report", "mean routes per directed")):
+            out = self.ibemu("sm", sub, "--help", check=0).stdout
+            self.assertIn(f"usage: ibemu sm {sub} [--json]", out)
+            self.assertIn(words, out)
+            self.assertIn("--json", out.split("options:")[1])
+            self.assertEqual(out, self.ibemu("sm", sub, "-h", check=0).stdout)
         gen_help = self.ibemu("topo", "gen", "--help", check=0).stdout
         for kind in ("single-switch", "ring", "fat-tree-2l", "fat-tree-3l",
                      "kary-ntree", "torus", "mesh", "dragonfly"):
@@ -39,6 +55,9 @@ class CliTest(IbemuTestCase):
             (["topo", "gen", "fat-tree-2l", "--radix", "12", "--hosts", "100"], 2,
              "hosts"),
             (["topo", "bogus"], 2, "unknown subcommand 'bogus'"),
+            (["sm"], 2, "sm: which subcommand? usage: ibemu sm status|report"),
+            (["sm", "bogus"], 2, "sm: unknown subcommand 'bogus'"),
+            (["sm", "status", "--frob"], 2, "sm status: unknown option '--frob'"),
             (["--fabric"], 2, "option '--fabric' needs a value"),
         ]:
             p = self.ibemu(*args)
