@@ -266,6 +266,11 @@ static void report(const struct sm *sm, double secs)
 	       "%lu LFT blocks written, %.3f s\n",
 	       sm->sent, sm->answered, sm->timeouts, sm->window, sm->lft_blocks,
 	       secs);
+	printf("ibemu-sm: sweep steps (wall): discovery %.3f s, routing %.3f "
+	       "s, LIDs and LFTs %.3f s, Armed and Active %.3f s\n",
+	       sm->last.step_s[SM_STEP_DISCOVER],
+	       sm->last.step_s[SM_STEP_ROUTE], sm->last.step_s[SM_STEP_PROGRAM],
+	       sm->last.step_s[SM_STEP_ACTIVATE]);
 }
 
 static volatile sig_atomic_t stopping;

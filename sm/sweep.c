@@ -79,6 +79,7 @@ int sm_heavy_sweep(struct sm *sm)
 	ret = sm_discover(sm);
 	if (!ret)
 		ret = sm_find_master(sm);
+	sm_sweep_mark(sm, SM_STEP_DISCOVER);
 	if (ret || sm->standby) {
 		sm->sweeping = 0;
 		return ret; /* a standby programs nothing */
