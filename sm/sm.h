@@ -103,6 +103,10 @@ struct sm {
 	/* The subnet found. */
 	struct sm_node *nodes;
 	uint32_t nnodes, nodes_cap;
+	/* NodeGUID -> node index, open addressing (discover.c): node index
+	 * + 1, 0 for a free slot; 'hash_cap' slots, a power of two. */
+	uint32_t *hash;
+	uint32_t hash_cap;
 	uint32_t *by_graph; /* graph index -> node index */
 	/* guid2lid: LIDs kept from an earlier run (OpenSM's file format). */
 	const char *guid2lid_path;

@@ -25,6 +25,8 @@ static void forget(struct sm *sm)
 	for (n = 0; n < sm->nnodes; n++)
 		free(sm->nodes[n].ports);
 	sm->nnodes = 0;
+	if (sm->hash)
+		memset(sm->hash, 0, sm->hash_cap * sizeof(*sm->hash));
 	free(sm->by_graph);
 	sm->by_graph = NULL;
 	if (sm->routes)
@@ -162,5 +164,6 @@ void sm_sweep_free(struct sm *sm)
 		free(sm->lfts[i].port);
 	free(sm->lfts);
 	free(sm->nodes);
+	free(sm->hash);
 	free(sm->guid2lid);
 }
