@@ -369,8 +369,8 @@ class UmadTest(SessionClient, IbemuTestCase):
             f = self.client("ushare", "smp", "1", host="hca01")
             self.assertEqual((f["recv"], f["status"]), ("0", "0"))
             self.assertEqual(f["node_type"], "2")  # leaf01 answered
-        study.communicate(timeout=600)
-        self.assertEqual(study.returncode, 0)
+        _, err = study.communicate(timeout=600)
+        self.assertEqual(study.returncode, 0, err)
         self.assertIsNotNone(refused, "the study ended before a process "
                              "could ask for its HCA")
         # Once the study is over its HCAs are free again.
