@@ -314,6 +314,32 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	return ret;
 }
 
+/*
+ * The report of the SM's last heavy sweep: ibemu-sm signals the subnet up
+ * before it writes it (its checks take seconds on a large fabric), so a
+ * report older than the status file's last heavy sweep, or none yet while
+ * an SM runs, is waited for (two minutes at most). NULL if there is none.
+ */
+static char *report_of_last_sweep(const struct ibemu_runtime_paths *p)
+{
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	char *status, *report;
+	unsigned long long want;
+	int i;
+
+	for (i = 0;; i++) {
+		report = slurp(p->sm_report);
+		status = slurp(p->sm_status);
+		want = status ? unum(status, "heavy_sweeps") : 0;
+		free(status);
+		if (!status || i == 2400 ||
+		    (report && unum(report, "heavy_sweep") >= want))
+			return report;
+		free(report);
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int sm_report(struct ibemu_cli *cli, int argc, char **argv)
 {
 	static const struct ibemu_table_col cols[] = {
@@ -353,7 +379,7 @@ static int sm_report(struct ibemu_cli *cli, int argc, char **argv)
 		ret = fabric_paths(cli, "sm report", name, sizeof(name), &p);
 	if (ret)
 		return ret;
-	json_text = slurp(p.sm_report);
+	json_text = report_of_last_sweep(&p);
 	if (!json_text)
 		return ibemu_cli_fail(1,
 				      "sm report: fabric '%s' has no routes "

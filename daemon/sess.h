@@ -138,6 +138,8 @@ struct ibemu_sess_conn {
 	uint32_t port_index; /* engine's global port index */
 	struct ibemu_sess_agent *agents[IBEMU_SESS_MAX_AGENTS];
 	struct ibemu_sess_out *out_head, *out_tail;
+	struct ibemu_sess_conn *flush_next; /* on the server's flush list */
+	int flush_listed;
 	uint32_t out_len;
 	size_t out_bytes;
 	uint64_t out_dropped;
@@ -179,6 +181,10 @@ struct ibemu_sess_server {
 	uint64_t rmpp_dropped; /* RMPP segments and transfers dropped */
 	uint64_t rmpp_dropped_logged_ms;
 	uint8_t *rbuf; /* IBEMU_SESS_STREAM_MAX_MSG bytes: one message read */
+	/* Port streams whose RECVs wait to go out together (sess_server.c),
+	 * and the idle handle that sends them on the loop's next turn. */
+	struct ibemu_sess_conn *flush_head;
+	uv_idle_t flush_idle;
 	/* Verbs: the transports' domain and the bound HCAs (by node). */
 	struct ibemu_tp_domain *tpd;
 	struct ibemu_sess_hca **hcas; /* topo->nnodes entries */
@@ -206,8 +212,9 @@ void ibemu__sess_server_free(struct ibemu_sess_server *s);
 /* Closes a connection: frees its agents, requests and queued MADs. */
 void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why);
 /*
- * Hands a RECV to stream 'c' for agent 'agent_id': at once if its socket
- * has room, else queued (at most IBEMU_SESS_QUEUE_MAX, then dropped).
+ * Hands a RECV to stream 'c' for agent 'agent_id': queued, and sent with
+ * the others on the loop's next turn (at most IBEMU_SESS_QUEUE_MAX wait,
+ * then they are dropped).
  */
 void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 			 uint32_t status, const struct ibemu_sess_addr *addr,

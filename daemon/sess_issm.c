@@ -4,11 +4,13 @@
  * the port's issm device, and the kernel sets PortInfo:CapabilityMask.IsSM
  * for as long as the device stays open (OpenSM does exactly that). Here
  * each HCA port's issm device is an empty file, issm/HOST.PORT in the
- * fabric's runtime directory (the daemon makes them all at start, so that
- * an open() without O_CREAT works; umad_get_issm_path() names them), and
- * the daemon watches the directory with inotify: a port whose file is
+ * fabric's runtime directory, made by umad_get_issm_path() the first time
+ * it names it (so that an open() without O_CREAT works; the daemon makes
+ * none up front: one file per HCA was most of a large fabric's start),
+ * and the daemon watches the directory with inotify: a port whose file is
  * held open has IsSM set, through the SMA like any capability.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,32 +94,23 @@ static void issm_cb(uv_poll_t *h, int status, int events)
 	}
 }
 
-/* Makes (make 1) or removes (make 0) every HCA port's file. */
-static int issm_files(struct ibemu_sess_server *s, int make)
+/* Removes the files the library made (whatever their names). */
+static void issm_clear(struct ibemu_sess_server *s)
 {
-	const struct ibemu_topo *t = s->d->topo;
 	char path[PATH_MAX];
-	uint32_t i;
-	unsigned p;
-	int fd;
+	struct dirent *e;
+	DIR *dir = opendir(s->issm_dir);
 
-	for (i = 0; i < t->nnodes; i++) {
-		if (t->nodes[i].type == IBEMU_NODE_SWITCH)
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		for (p = 1; p <= t->nodes[i].nports; p++) {
-			snprintf(path, sizeof(path), "%s/%s.%u", s->issm_dir,
-				 t->nodes[i].name, p);
-			if (!make) {
-				unlink(path);
-				continue;
-			}
-			fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-			if (fd < 0)
-				return -errno;
-			close(fd);
-		}
+		if (snprintf(path, sizeof(path), "%s/%s", s->issm_dir,
+			     e->d_name) < (int)sizeof(path))
+			unlink(path);
 	}
-	return 0;
+	closedir(dir);
 }
 
 int ibemu__sess_issm_start(struct ibemu_sess_server *s)
@@ -136,10 +129,6 @@ int ibemu__sess_issm_start(struct ibemu_sess_server *s)
 		ret = -errno;
 		goto err_free;
 	}
-	/* Before the watch: making them is not an SM opening them. */
-	ret = issm_files(s, 1);
-	if (ret)
-		goto err_dir;
 	s->issm_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (s->issm_fd < 0) {
 		ret = -errno;
@@ -161,7 +150,6 @@ int ibemu__sess_issm_start(struct ibemu_sess_server *s)
 err_fd:
 	close(s->issm_fd);
 err_dir:
-	issm_files(s, 0);
 	rmdir(s->issm_dir);
 err_free:
 	free(s->issm_opens);
@@ -184,7 +172,7 @@ static void issm_close_cb(uv_handle_t *h)
 /* Removes the files, then the directory; frees once the handle closed. */
 void ibemu__sess_issm_stop(struct ibemu_sess_server *s)
 {
-	issm_files(s, 0);
+	issm_clear(s);
 	rmdir(s->issm_dir);
 	uv_poll_stop(&s->issm_poll);
 	uv_close((uv_handle_t *)&s->issm_poll, issm_close_cb);

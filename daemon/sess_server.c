@@ -51,6 +51,7 @@ int ibemu__sess_send_msg(int fd, uint16_t type, int32_t status,
 }
 
 static void conn_cb(uv_poll_t *h, int status, int events);
+static void flush_unlist(struct ibemu_sess_conn *c);
 
 static void conn_watch(struct ibemu_sess_conn *c, int events)
 {
@@ -81,6 +82,7 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
 	if (c->closing)
 		return;
 	c->closing = 1;
+	flush_unlist(c);
 	for (pp = &s->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -163,26 +165,95 @@ static void call_error(struct ibemu_sess_conn *c, int status, const char *why)
 	ibemu__sess_conn_close(c, NULL);
 }
 
+/* RECVs sent by one sendmmsg at most. */
+#define FLUSH_BATCH 64
+
+/* Sends what the stream has queued; 1 if all went, 0 if the socket is full. */
 static int out_flush(struct ibemu_sess_conn *c)
 {
+	struct mmsghdr mm[FLUSH_BATCH];
+	struct iovec iov[FLUSH_BATCH];
 	struct ibemu_sess_out *o;
-	ssize_t n;
+	int k, n;
 
-	while ((o = c->out_head)) {
-		n = send(c->fd, o->msg, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (c->out_head) {
+		memset(mm, 0, sizeof(mm));
+		for (k = 0, o = c->out_head; o && k < FLUSH_BATCH;
+		     k++, o = o->next) {
+			iov[k].iov_base = o->msg;
+			iov[k].iov_len = o->len;
+			mm[k].msg_hdr.msg_iov = &iov[k];
+			mm[k].msg_hdr.msg_iovlen = 1;
+		}
+		n = sendmmsg(c->fd, mm, (unsigned)k,
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
 			return 0;
-		/* Sent, or the process is gone (its EOF closes the stream). */
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		c->out_len--;
-		c->out_bytes -= o->len;
-		free(o);
+		/* Sent, or the process is gone (its EOF closes the stream):
+		 * either way the messages are done with. */
+		if (n <= 0)
+			n = k;
+		while (n-- > 0) {
+			o = c->out_head;
+			c->out_head = o->next;
+			if (!c->out_head)
+				c->out_tail = NULL;
+			c->out_len--;
+			c->out_bytes -= o->len;
+			free(o);
+		}
 	}
 	return 1;
+}
+
+/*
+ * RECVs are queued as the engine hands them over and sent together on the
+ * loop's next turn: one system call for many MADs (a sweep of a large
+ * subnet has hundreds of thousands; a call costs microseconds). While
+ * something waits the idle handle keeps the loop from blocking.
+ */
+static void flush_idle_cb(uv_idle_t *h)
+{
+	struct ibemu_sess_server *s = h->data;
+	struct ibemu_sess_conn *c;
+
+	while ((c = s->flush_head)) {
+		s->flush_head = c->flush_next;
+		c->flush_next = NULL;
+		c->flush_listed = 0;
+		if (!c->closing && !(c->events & UV_WRITABLE) && !out_flush(c))
+			conn_watch(c, UV_READABLE | UV_WRITABLE);
+	}
+	uv_idle_stop(h);
+}
+
+static void flush_list(struct ibemu_sess_conn *c)
+{
+	struct ibemu_sess_server *s = c->s;
+
+	if (c->flush_listed)
+		return;
+	c->flush_listed = 1;
+	c->flush_next = s->flush_head;
+	s->flush_head = c;
+	uv_idle_start(&s->flush_idle, flush_idle_cb);
+}
+
+static void flush_unlist(struct ibemu_sess_conn *c)
+{
+	struct ibemu_sess_conn **pp;
+
+	if (!c->flush_listed)
+		return;
+	for (pp = &c->s->flush_head; *pp; pp = &(*pp)->flush_next) {
+		if (*pp == c) {
+			*pp = c->flush_next;
+			break;
+		}
+	}
+	c->flush_listed = 0;
 }
 
 static void out_dropped(struct ibemu_sess_conn *c)
@@ -212,7 +283,6 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 	} head;
 	struct ibemu_sess_out *o;
 	size_t total = sizeof(head) + len;
-	ssize_t n;
 
 	IBEMU_BUG_ON(c->kind != IBEMU_SESS_CONN_STREAM || c->closing);
 	IBEMU_BUG_ON(len > IBEMU_SESS_MAD_MAX);
@@ -225,19 +295,6 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 	head.m.status = status;
 	head.m.addr = *addr;
 	head.m.len = len;
-	if (!c->out_head) {
-		struct iovec iov[2] = {
-			{.iov_base = &head, .iov_len = sizeof(head)},
-			{.iov_base = (void *)mad, .iov_len = len},
-		};
-		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-
-		do
-			n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-		while (n < 0 && errno == EINTR);
-		if (n >= 0 || (errno != EAGAIN && errno != ENOBUFS))
-			return; /* sent, or the process is gone */
-	}
 	if (c->out_len >= IBEMU_SESS_QUEUE_MAX ||
 	    c->out_bytes + total > IBEMU_SESS_QUEUE_BYTES) {
 		out_dropped(c);
@@ -259,7 +316,9 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 	c->out_tail = o;
 	c->out_len++;
 	c->out_bytes += total;
-	conn_watch(c, UV_READABLE | UV_WRITABLE);
+	/* A full socket: the writable callback sends the rest. */
+	if (!(c->events & UV_WRITABLE))
+		flush_list(c);
 }
 
 /* --- requests ------------------------------------------------------- */
@@ -811,6 +870,8 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	if (ret)
 		goto err_free;
 	d->sess = s;
+	uv_idle_init(&d->loop, &s->flush_idle);
+	s->flush_idle.data = s;
 	ibemu__sess_verbs_start(s);
 	ret = ibemu__sess_issm_start(s);
 	if (ret)
@@ -882,6 +943,7 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 	d->sess = NULL;
 	while (s->conns)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
+	uv_close((uv_handle_t *)&s->flush_idle, NULL);
 	ibemu__sess_verbs_stop(s);
 	if (!d->orphaned) /* else the path may be another daemon's */
 		unlink(s->sock_path);

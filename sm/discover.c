@@ -47,14 +47,52 @@ static void link_ports(struct sm *sm, uint32_t a, uint8_t pa, uint32_t b,
 	}
 }
 
+static uint32_t hash_slot(uint64_t guid, uint32_t cap)
+{
+	/* Fibonacci hashing: GUIDs of one vendor differ in the low bits. */
+	return (uint32_t)((guid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+/* A sweep finds thousands of nodes, each answering many NodeInfos. */
 static uint32_t node_find(const struct sm *sm, uint64_t guid)
 {
-	uint32_t i;
+	uint32_t i, v;
 
-	for (i = 0; i < sm->nnodes; i++)
-		if (sm->nodes[i].ni.node_guid == guid)
-			return i;
+	if (!sm->hash_cap)
+		return NONE;
+	for (i = hash_slot(guid, sm->hash_cap); (v = sm->hash[i]);
+	     i = (i + 1) & (sm->hash_cap - 1))
+		if (sm->nodes[v - 1].ni.node_guid == guid)
+			return v - 1;
 	return NONE;
+}
+
+static void hash_put(struct sm *sm, uint32_t n)
+{
+	uint32_t i = hash_slot(sm->nodes[n].ni.node_guid, sm->hash_cap);
+
+	while (sm->hash[i])
+		i = (i + 1) & (sm->hash_cap - 1);
+	sm->hash[i] = n + 1;
+}
+
+/* Keeps the table at most half full: node 'sm->nnodes' is coming. */
+static int hash_grow(struct sm *sm)
+{
+	uint32_t cap = sm->hash_cap ? sm->hash_cap : 64, n;
+
+	while ((sm->nnodes + 1) * 2 > cap)
+		cap *= 2;
+	if (cap == sm->hash_cap)
+		return 0;
+	free(sm->hash);
+	sm->hash = calloc(cap, sizeof(*sm->hash));
+	sm->hash_cap = sm->hash ? cap : 0;
+	if (!sm->hash)
+		return -ENOMEM;
+	for (n = 0; n < sm->nnodes; n++)
+		hash_put(sm, n);
+	return 0;
 }
 
 static void on_node_info(struct sm *sm, int status,
@@ -139,6 +177,8 @@ static int node_add(struct sm *sm, const struct ibemu_mad_node_info *ni,
 		sm->nodes = grown;
 		sm->nodes_cap = sm->nodes_cap * 2 + 16;
 	}
+	if (hash_grow(sm))
+		return -ENOMEM;
 	node = &sm->nodes[sm->nnodes];
 	memset(node, 0, sizeof(*node));
 	node->ni = *ni;
@@ -156,6 +196,7 @@ static int node_add(struct sm *sm, const struct ibemu_mad_node_info *ni,
 		node->ports[ni->local_port_num].hops = pr->hops;
 		node->ports[ni->local_port_num].guid = ni->port_guid;
 	}
+	hash_put(sm, sm->nnodes);
 	*out = sm->nnodes++;
 	return 0;
 }

@@ -344,6 +344,7 @@ int sm_program(struct sm *sm)
 		return -EINVAL;
 	ret = ibemu_routing_run_lids(ops, sm->graph, wanted_lid, sm,
 				     &sm->routes);
+	sm_sweep_mark(sm, SM_STEP_ROUTE);
 	if (ret)
 		return ret;
 	/* The SM's node is the graph's first: its port has LID 1. */
@@ -358,10 +359,12 @@ int sm_program(struct sm *sm)
 			program_vl_tables(sm, n);
 	}
 	ret = sm_smp_run(sm);
+	sm_sweep_mark(sm, SM_STEP_PROGRAM);
 	if (!ret)
 		ret = move_ports(sm, STATE_INIT, STATE_ARMED);
 	if (!ret)
 		ret = move_ports(sm, STATE_ARMED, STATE_ACTIVE);
+	sm_sweep_mark(sm, SM_STEP_ACTIVATE);
 	return ret;
 }
 

@@ -64,8 +64,10 @@ struct sm_sweep_stats {
 	double wall_s;
 	unsigned long smps, lft_blocks;
 	unsigned errors;
+	/* Wall seconds of a heavy sweep's steps (sm_sweep_mark()). */
+	double step_s[4];
 	/* At its beginning. */
-	double t0;
+	double t0, mark;
 	unsigned long sent0, blocks0;
 };
 
@@ -130,6 +132,10 @@ struct sm {
 	/* The subnet found. */
 	struct sm_node *nodes;
 	uint32_t nnodes, nodes_cap;
+	/* NodeGUID -> node index, open addressing (discover.c): node index
+	 * + 1, 0 for a free slot; 'hash_cap' slots, a power of two. */
+	uint32_t *hash;
+	uint32_t hash_cap;
 	uint32_t *by_graph; /* graph index -> node index */
 	/* guid2lid: LIDs kept from an earlier run (OpenSM's file format). */
 	const char *guid2lid_path;
@@ -226,6 +232,15 @@ void sm_status_ready(struct sm *sm, int up);
 /* Around a sweep: what called it, and what it cost. */
 void sm_sweep_begin(struct sm *sm, int heavy, const char *why);
 void sm_sweep_end(struct sm *sm);
+/* The steps of a heavy sweep whose wall time the summary shows. */
+enum sm_step {
+	SM_STEP_DISCOVER,
+	SM_STEP_ROUTE,
+	SM_STEP_PROGRAM,
+	SM_STEP_ACTIVATE
+};
+/* Ends step 'step' of the sweep under way, at the current time. */
+void sm_sweep_mark(struct sm *sm, enum sm_step step);
 
 /* changes.c */
 /*

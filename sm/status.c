@@ -152,8 +152,21 @@ void sm_sweep_begin(struct sm *sm, int heavy, const char *why)
 	snprintf(sm->last.why, sizeof(sm->last.why), "%s", why);
 	sm->last.at = time(NULL);
 	sm->last.t0 = (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	sm->last.mark = sm->last.t0;
+	memset(sm->last.step_s, 0, sizeof(sm->last.step_s));
 	sm->last.sent0 = sm->sent;
 	sm->last.blocks0 = sm->lft_blocks;
+}
+
+void sm_sweep_mark(struct sm *sm, enum sm_step step)
+{
+	struct timespec t;
+	double now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	now = (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	sm->last.step_s[step] += now - sm->last.mark;
+	sm->last.mark = now;
 }
 
 void sm_sweep_end(struct sm *sm)

@@ -25,6 +25,8 @@ static void forget(struct sm *sm)
 	for (n = 0; n < sm->nnodes; n++)
 		free(sm->nodes[n].ports);
 	sm->nnodes = 0;
+	if (sm->hash)
+		memset(sm->hash, 0, sm->hash_cap * sizeof(*sm->hash));
 	free(sm->by_graph);
 	sm->by_graph = NULL;
 	if (sm->routes)
@@ -81,6 +83,7 @@ int sm_heavy_sweep(struct sm *sm)
 		ret = sm_changes_update(sm);
 	if (!ret)
 		ret = sm_find_master(sm);
+	sm_sweep_mark(sm, SM_STEP_DISCOVER);
 	if (ret || sm->standby) {
 		sm->sweeping = 0;
 		return ret; /* a standby programs nothing */
@@ -163,6 +166,7 @@ void sm_sweep_free(struct sm *sm)
 		free(sm->lfts[i].port);
 	free(sm->lfts);
 	free(sm->nodes);
+	free(sm->hash);
 	free(sm->guid2lid);
 	sm_changes_free(sm);
 }

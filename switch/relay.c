@@ -20,6 +20,8 @@ static int switch_init(struct ibemu_engine *e, uint32_t node)
 	struct ibemu_enode *n = &e->nodes[node];
 	unsigned p, vl, max_vls = 1;
 	struct ibemu_switch *sw;
+	struct ibemu_req *next;
+	size_t lists = 0;
 
 	sw = calloc(1, sizeof(*sw) + (n->nports + 1u) * sizeof(sw->port[0]));
 	if (!sw)
@@ -33,14 +35,25 @@ static int switch_init(struct ibemu_engine *e, uint32_t node)
 	for (p = 1; p <= n->nports; p++) {
 		const struct ibemu_eport *ep = &e->ports[n->first_port + p];
 
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
+			lists += vl < ep->data_vls || vl == IBEMU_VL15;
+	}
+	/* Not zeroed: an entry is written before it is read (nreqs), and
+	 * pages never written are never faulted in. */
+	sw->req_pool =
+		malloc((size_t)lists * sw->max_reqs * sizeof(struct ibemu_req));
+	if (!sw->req_pool)
+		return -ENOMEM;
+	next = sw->req_pool;
+	for (p = 1; p <= n->nports; p++) {
+		const struct ibemu_eport *ep = &e->ports[n->first_port + p];
+
 		/* Requests per output VL: at most one per input (port, VL). */
 		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
 			if (vl >= ep->data_vls && vl != IBEMU_VL15)
 				continue;
-			sw->port[p].reqs[vl] =
-				calloc(sw->max_reqs, sizeof(struct ibemu_req));
-			if (!sw->port[p].reqs[vl])
-				return -ENOMEM;
+			sw->port[p].reqs[vl] = next;
+			next += sw->max_reqs;
 		}
 	}
 	return 0;
@@ -56,11 +69,11 @@ static void switch_fini(struct ibemu_engine *e, uint32_t node)
 		return;
 	for (p = 0; p <= e->nodes[node].nports; p++) {
 		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
-			free(sw->port[p].reqs[vl]);
 			while ((pkt = ibemu_pktq_pop(&sw->port[p].inq[vl])))
 				ibemu_engine_pkt_free(e, pkt);
 		}
 	}
+	free(sw->req_pool);
 	free(sw);
 	ibemu_node_set_model(e, node, NULL);
 }

@@ -30,6 +30,9 @@ struct ibemu_swport {
 /* A switch: the node model's state (ibemu_node_model()). */
 struct ibemu_switch {
 	uint16_t max_reqs; /* capacity of each output's request list */
+	/* Every output's request lists, in one allocation: one per list
+	 * made a large fabric's start fault in a page at every list. */
+	struct ibemu_req *req_pool;
 	struct ibemu_switch_cc cc;
 	struct ibemu_swport port[]; /* 0..NumPorts */
 };

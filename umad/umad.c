@@ -439,6 +439,9 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 
 UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
 {
+	/* A MAD kept from a buffer too short is waiting too. */
+	if (ibemu__umad_port_stashed(fd))
+		return 0;
 	return wait_fd(fd, POLLIN, timeout_ms);
 }
 
@@ -470,64 +473,100 @@ static int recv_valid(const struct ibemu_sess_hdr *h,
 }
 
 /*
- * Peek and read must not interleave between threads, or a message peeked
- * as fitting could be swapped for another.
+ * Reads of one port must not interleave between threads (a stashed MAD
+ * is the next one); the lock also guards 'spill'.
  */
 static pthread_mutex_t recv_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The part of a RECV past the caller's buffer (an RMPP transfer). */
+static uint8_t spill[IBEMU_SESS_STREAM_MAX_MSG];
 
-/* Reads one RECV into 'mad'; -errno, or the agent id. */
+struct recv_head {
+	struct ibemu_sess_hdr h;
+	struct ibemu_sess_mad m;
+};
+
+/* Fills 'mad' from a RECV's header; the MAD's length. */
+static size_t recv_fill(struct ib_user_mad *mad, const struct recv_head *head)
+{
+	mad->agent_id = head->m.agent_id;
+	mad->status = head->m.status;
+	mad->timeout_ms = head->m.timeout_ms;
+	mad->retries = head->m.retries;
+	mad->length = (uint32_t)(umad_size() + head->m.len);
+	addr_to_umad(&mad->addr, &head->m.addr);
+	return head->m.len;
+}
+
+/*
+ * A RECV that did not fit the caller's buffer, read whole before ('msg',
+ * 'n' bytes): given to 'mad' if it fits now, else kept again.
+ */
+static int recv_stashed(int fd, struct ib_user_mad *mad, int *length,
+			uint8_t *msg, size_t n)
+{
+	size_t room = *length > 0 ? (size_t)*length : 0, len;
+	struct recv_head head;
+
+	memcpy(&head, msg, sizeof(head));
+	len = recv_fill(mad, &head);
+	memcpy(mad->data, msg + sizeof(head), len < room ? len : room);
+	*length = (int)len;
+	if (len > room) {
+		if (ibemu__umad_port_stash(fd, msg, n))
+			free(msg);
+		return -ENOSPC;
+	}
+	free(msg);
+	return (int)head.m.agent_id;
+}
+
+/*
+ * Reads one RECV into 'mad'; -errno (-EAGAIN: none waits), or the agent
+ * id. One recvmsg: whatever does not fit the caller's buffer lands in
+ * 'spill', and the whole MAD is kept for the next call, as ib_umad keeps
+ * a MAD too long for the buffer queued (ENOSPC, the length it needs in
+ * *length, and the first part of it copied).
+ */
 static int recv_one(int fd, struct ib_user_mad *mad, int *length)
 {
-	size_t room = *length > 0 ? (size_t)*length : 0;
-	struct {
-		struct ibemu_sess_hdr h;
-		struct ibemu_sess_mad m;
-	} head;
-	struct iovec iov[2] = {
+	size_t room = *length > 0 ? (size_t)*length : 0, len;
+	struct recv_head head;
+	struct iovec iov[3] = {
 		{.iov_base = &head, .iov_len = sizeof(head)},
 		{.iov_base = mad->data, .iov_len = room},
+		{.iov_base = spill, .iov_len = sizeof(spill)},
 	};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
+	uint8_t *msg;
 	ssize_t n;
 
-	/*
-	 * A look first, with as much of the MAD as fits: MSG_TRUNC says the
-	 * length of the whole message. ib_umad too copies the first part of
-	 * a MAD too long for the buffer.
-	 */
+	msg = ibemu__umad_port_unstash(fd, &len);
+	if (msg)
+		return recv_stashed(fd, mad, length, msg, len);
 	memset(&head, 0, sizeof(head));
 	do
-		n = recvmsg(fd, &mh, MSG_PEEK | MSG_TRUNC);
+		n = recvmsg(fd, &mh, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -EIO; /* the daemon has gone: the port is dead */
-	if (!recv_valid(&head.h, &head.m, (size_t)n)) {
-		/* Not from a daemon of ours: drop it, report an I/O error. */
-		recv(fd, &head, sizeof(head), 0);
-		return -EIO;
-	}
-	mad->agent_id = head.m.agent_id;
-	mad->status = head.m.status;
-	mad->timeout_ms = head.m.timeout_ms;
-	mad->retries = head.m.retries;
-	mad->length = (uint32_t)(umad_size() + head.m.len);
-	addr_to_umad(&mad->addr, &head.m.addr);
-	if (head.m.len > room) {
-		/*
-		 * ib_umad: a buffer too short keeps the MAD queued and reports
-		 * ENOSPC with the length it needs in the header.
-		 */
-		*length = (int)head.m.len;
+	if (!recv_valid(&head.h, &head.m, (size_t)n))
+		return -EIO; /* not from a daemon of ours: dropped */
+	len = recv_fill(mad, &head);
+	if (len > room) {
+		msg = malloc((size_t)n);
+		if (!msg)
+			return -ENOMEM;
+		memcpy(msg, &head, sizeof(head));
+		memcpy(msg + sizeof(head), mad->data, room);
+		memcpy(msg + sizeof(head) + room, spill, len - room);
+		*length = (int)len;
+		if (ibemu__umad_port_stash(fd, msg, (size_t)n))
+			free(msg);
 		return -ENOSPC;
 	}
-	do
-		n = recvmsg(fd, &mh, 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	*length = (int)head.m.len;
+	*length = (int)len;
 	return (int)head.m.agent_id;
 }
 
@@ -540,17 +579,21 @@ UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	if (timeout_ms) {
+	/* A MAD that waits is read at once: poll only for one to come. */
+	pthread_mutex_lock(&recv_lock);
+	ret = recv_one(fd, umad, length);
+	pthread_mutex_unlock(&recv_lock);
+	if (ret == -EAGAIN && timeout_ms) {
 		ret = wait_fd(fd, POLLIN, timeout_ms);
 		if (ret < 0) {
 			if (!errno)
 				errno = -ret;
 			return ret;
 		}
+		pthread_mutex_lock(&recv_lock);
+		ret = recv_one(fd, umad, length);
+		pthread_mutex_unlock(&recv_lock);
 	}
-	pthread_mutex_lock(&recv_lock);
-	ret = recv_one(fd, umad, length);
-	pthread_mutex_unlock(&recv_lock);
 	if (ret < 0) {
 		errno = -ret;
 		return ret;

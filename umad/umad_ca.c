@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "umad_int.h"
 
@@ -345,7 +346,7 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 {
 	struct ibemu_sess_ca *q;
 	char dir[256];
-	int ret, exists, n;
+	int ret, exists, n, err;
 
 	ret = resolve(ca_name, &portnum, &q);
 	if (ret == -ENOENT)
@@ -362,5 +363,18 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 	 * process holds this file open (daemon/sess_issm.c). */
 	n = snprintf(path, (size_t)max, "%s/issm/%s.%d", dir, q->host, portnum);
 	free(q);
-	return n < 0 || n >= max ? -EINVAL : 0;
+	if (n < 0 || n >= max)
+		return -EINVAL;
+	/*
+	 * The daemon makes no file for each port up front (10,000 of them
+	 * took most of a large fabric's start): it is made here, the first
+	 * time it is named, so that open() without O_CREAT works as on a
+	 * device node. mknod() makes it without opening it: to the daemon's
+	 * watch an open is an SM claiming the port.
+	 */
+	err = errno;
+	if (mknod(path, S_IFREG | 0600, 0) && errno != EEXIST)
+		UMAD_DEBUG("cannot make %s: %m", path);
+	errno = err;
+	return 0;
 }

@@ -90,5 +90,14 @@ void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered,
 				int rmpp);
 int ibemu__umad_port_has_agent(int fd, uint32_t agent_id);
 int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id);
+/*
+ * A RECV read whole that did not fit the caller's buffer, kept for the
+ * port's next umad_recv (ib_umad keeps such a MAD queued). stash takes
+ * 'msg' (malloc'd): 0, or -EBADF (not taken); unstash gives it back (the
+ * caller frees it), or NULL; stashed says whether one waits.
+ */
+int ibemu__umad_port_stash(int fd, void *msg, size_t len);
+void *ibemu__umad_port_unstash(int fd, size_t *len);
+int ibemu__umad_port_stashed(int fd);
 
 #endif

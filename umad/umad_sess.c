@@ -309,6 +309,8 @@ struct port_slot {
 	uint32_t agents; /* bit i: agent id i is registered */
 	uint32_t rmpp;	 /* bit i: ... and the kernel does RMPP for it */
 	int open;
+	void *stash; /* a RECV too long for the last umad_recv's buffer */
+	size_t stash_len;
 };
 
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -336,6 +338,8 @@ int ibemu__umad_port_add(int fd, uint64_t session)
 	ports[fd].agents = 0;
 	ports[fd].rmpp = 0;
 	ports[fd].open = 1;
+	free(ports[fd].stash);
+	ports[fd].stash = NULL;
 	pthread_mutex_unlock(&ports_lock);
 	return 0;
 }
@@ -343,8 +347,10 @@ int ibemu__umad_port_add(int fd, uint64_t session)
 void ibemu__umad_port_del(int fd)
 {
 	pthread_mutex_lock(&ports_lock);
-	if (fd >= 0 && (size_t)fd < nports)
+	if (fd >= 0 && (size_t)fd < nports) {
+		free(ports[fd].stash);
 		memset(&ports[fd], 0, sizeof(ports[fd]));
+	}
 	pthread_mutex_unlock(&ports_lock);
 }
 
@@ -398,4 +404,43 @@ int ibemu__umad_port_has_agent(int fd, uint32_t agent_id)
 int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id)
 {
 	return port_agent_bit(fd, agent_id, 1);
+}
+
+int ibemu__umad_port_stash(int fd, void *msg, size_t len)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&ports_lock);
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].open &&
+	    !ports[fd].stash) {
+		ports[fd].stash = msg;
+		ports[fd].stash_len = len;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ports_lock);
+	return ret;
+}
+
+void *ibemu__umad_port_unstash(int fd, size_t *len)
+{
+	void *msg = NULL;
+
+	pthread_mutex_lock(&ports_lock);
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].stash) {
+		msg = ports[fd].stash;
+		*len = ports[fd].stash_len;
+		ports[fd].stash = NULL;
+	}
+	pthread_mutex_unlock(&ports_lock);
+	return msg;
+}
+
+int ibemu__umad_port_stashed(int fd)
+{
+	int ret;
+
+	pthread_mutex_lock(&ports_lock);
+	ret = fd >= 0 && (size_t)fd < nports && ports[fd].stash;
+	pthread_mutex_unlock(&ports_lock);
+	return ret;
 }

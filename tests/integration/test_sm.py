@@ -214,6 +214,30 @@ class SmTest(IbemuTestCase):
         self.down("smu")
         self.assertFalse(pid_alive(pid))
 
+    def test_issm_made_on_demand(self):
+        """The daemon makes no issm file per HCA port at start (10,000 of
+        them were most of a large fabric's start): umad_get_issm_path
+        makes the one an SM names. After 'ibemu up' the directory holds
+        the SM's file alone, its port says IsSM (CapabilityMask bit 1,
+        through the SMA), and 'ibemu down' leaves nothing."""
+        self.up(topology("two-switch.yaml"), "iss")
+        issm = os.path.join(self.paths("iss")["dir"], "issm")
+        self.assertEqual(sorted(os.listdir(issm)), ["hca1.1"])
+        self.assertEqual(self.json_of("status", "--fabric", "iss")["sm"],
+                         "hca1:1")
+        lid = {q["node"]: q["lid"] for q in
+               self.json_of("ports", "--fabric", "iss")["ports"]
+               if q.get("lid")}
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", "iss", "--host", "hca2", "--",
+             "smpquery", "portinfo", str(lid["hca1"]), "1"],
+            capture_output=True, text=True, env=self.tool_env, timeout=30)
+        m = re.search(r"CapMask:\.+(0x[0-9a-f]+)", p.stdout)
+        self.assertTrue(m, p.stdout + p.stderr)
+        self.assertTrue(int(m.group(1), 16) & 0x2, m.group(1))
+        self.down("iss")
+        self.assertFalse(os.path.exists(issm))
+
     def wait_line(self, proc, pattern, seconds=30):
         """Reads the SM's output until a line matches 'pattern'."""
         deadline = time.time() + seconds
