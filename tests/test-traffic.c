@@ -647,7 +647,7 @@ static void test_hosts(void)
 /* An owner of one HCA port besides a study: records what reaches it. */
 struct bystander {
 	struct ibemu_engine *e;
-	unsigned mads, pkts;
+	unsigned mads, pkts, lends, returns;
 	struct ibemu_mad_msg last;
 };
 
@@ -754,6 +754,78 @@ static void test_shares_fabric(void)
 	fab_fini(&f);
 }
 
+/* An owner that moves no data and lends its port (an SM's HCA). */
+static int lender_lend(void *ctx, uint32_t port, enum ibemu_lend what)
+{
+	struct bystander *b = ctx;
+
+	(void)port;
+	b->lends += what == IBEMU_LEND_TAKE;
+	b->returns += what == IBEMU_LEND_RETURN;
+	return 0;
+}
+
+static const struct ibemu_port_ops lender_ops = {
+	.mad_recv = bystander_mad,
+	.deliver = bystander_deliver,
+	.lend = lender_lend,
+};
+
+/*
+ * A port held for MADs only is lent to a study: it is one of the study's
+ * hosts, the owner keeps its MADs meanwhile and gets the port back at the
+ * end; an owner that goes mid-study leaves the port to the study, whose
+ * timers there keep running (the study completes), and that ends with the
+ * study.
+ */
+static void test_borrows_a_lent_port(void)
+{
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	struct bystander b = {0};
+	uint32_t hca1, pi;
+	int done = 0, gone = 0;
+	struct fab f;
+
+	fab_init(&f, ibemu_test_load("single-switch-8"));
+	b.e = f.e;
+	hca1 = ibemu_test_node(f.t, "hca1");
+	pi = ibemu_engine_port_index(f.e, hca1, 1);
+	T_EQ_INT(ibemu_engine_port_attach(f.e, pi, &lender_ops, &b), 0);
+	T_EQ_U64(ibemu_traffic_host_number(f.e, hca1, 1), 0);
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	T_EQ_U64(ibemu_traffic_nhosts(f.tr), 8);
+	T_EQ_INT(b.lends, 1);
+	T_TRUE(ibemu_engine_port_owner(f.e, pi) == &b);
+	T_EQ_INT(ibemu_traffic_step(f.tr, 1000, &done), 0);
+	ibemu_traffic_destroy(f.tr);
+	f.tr = NULL;
+	T_EQ_INT(b.returns, 1);
+	T_TRUE(ibemu_engine_port_owner(f.e, pi) == &b);
+	T_EQ_INT(b.pkts, 0); /* the study's packets were never the owner's */
+
+	/* Again, and the owner detaches half way. */
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	while (!done) {
+		T_EQ_INT(ibemu_traffic_step(f.tr, 1000, &done), 0);
+		if (!gone && ibemu_engine_now(f.e) > 5000000) {
+			ibemu_engine_port_detach(f.e, pi);
+			T_TRUE(ibemu_engine_port_owner(f.e, pi) == f.tr);
+			gone = 1;
+		}
+	}
+	T_TRUE(gone);
+	ibemu_traffic_summary(f.tr, &s);
+	T_EQ_U64(s.hosts, 8);
+	T_TRUE(s.msgs > 0); /* delivered whole: the study did not fail */
+	ibemu_traffic_destroy(f.tr);
+	f.tr = NULL;
+	T_TRUE(ibemu_engine_port_owner(f.e, pi) == NULL);
+	T_EQ_INT(b.returns, 1); /* gone: nothing to give back to */
+	fab_fini(&f);
+}
+
 /* Runs 'o' on engine 'f', renders the JSON report. */
 static char *study_json(struct fab *f, const struct ibemu_traffic_opts *o)
 {
@@ -828,6 +900,7 @@ void ibemu_test_register_traffic(void)
 		{"deadlock", test_deadlock},
 		{"hosts", test_hosts},
 		{"shares_fabric", test_shares_fabric},
+		{"borrows_a_lent_port", test_borrows_a_lent_port},
 		{"back_to_back", test_back_to_back},
 		{"alltoall_1152", test_alltoall_1152},
 		{NULL, NULL},

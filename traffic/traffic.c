@@ -376,7 +376,7 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 			   last ? tr->last_payload : tr->mtu);
 	p->dlid = tr->hosts[f->dst].lid;
 	p->sl = f->sl;
-	p->flow = fi;
+	p->flow = (uint64_t)tr->id << 32 | fi;
 	p->cookie = f->pkts_sent++; /* the flow's packet sequence number */
 	p->t_created = tr->msgs[f->msg_head].t_created;
 	p->last = (uint8_t)last;
@@ -429,9 +429,15 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	struct ibemu_traffic *tr = ctx;
 	uint64_t now = ibemu_engine_now(tr->e);
 	struct ibemu_traffic_flow *f;
+	uint32_t fi = (uint32_t)p->flow;
 
-	IBEMU_BUG_ON(p->flow >= tr->nflows);
-	f = &tr->flows[p->flow];
+	if (p->flow >> 32 != tr->id) {
+		/* Left by a study stopped before the fabric drained. */
+		ibemu_engine_pkt_free(tr->e, p);
+		return;
+	}
+	IBEMU_BUG_ON(fi >= tr->nflows);
+	f = &tr->flows[fi];
 	if (tr->hosts[f->dst].pi != port)
 		tr->misdelivered++;
 	/* Exactly once and in order: sequence numbers come one by one. */
@@ -447,7 +453,7 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 		tr->msgs_delivered++;
 		f->last_ps = now;
 		tr->last_ps = now;
-		if (lat_push(tr, (uint32_t)p->flow, now - p->t_created))
+		if (lat_push(tr, fi, now - p->t_created))
 			tr->err = -ENOMEM;
 	}
 	ibemu_engine_pkt_free(tr->e, p);
@@ -641,9 +647,12 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	uint64_t pkts;
 	int ret;
 
+	static uint32_t studies; /* numbers the studies of this process */
+
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
+	tr->id = ++studies;
 	tr->e = e;
 	tr->topo = t;
 	tr->o = *o;

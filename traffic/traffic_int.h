@@ -135,6 +135,9 @@ struct ibemu_traffic_flow_stats {
 
 struct ibemu_traffic {
 	struct ibemu_engine *e; /* borrowed */
+	/* Stamped on its packets (the upper half of pkt->flow): one that a
+	 * study stopped early left in the fabric is no later study's. */
+	uint32_t id;
 	const struct ibemu_topo *topo;
 	struct ibemu_traffic_opts o;
 	uint64_t t0;	  /* engine time when the study began */
