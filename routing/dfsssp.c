@@ -21,6 +21,7 @@ struct dfsssp {
 	uint32_t *queue; /* switches it reaches, nearest first */
 	uint32_t nqueue;
 	uint64_t *cost; /* per switch: the load summed along its path */
+	uint64_t *peak; /* per switch: the most loaded cable of its path */
 	uint32_t *next; /* per switch: the cable its path leaves by */
 	uint64_t *flow; /* per switch: sources whose path crosses it */
 };
@@ -32,6 +33,7 @@ static void dfsssp_destroy(void *ctx)
 	free(m->flow);
 	free(m->next);
 	free(m->cost);
+	free(m->peak);
 	free(m->queue);
 	free(m->dist);
 	free(m->load);
@@ -61,11 +63,12 @@ static int dfsssp_create(const struct ibemu_graph *graph, void **ctx)
 	m->dist = malloc(n * sizeof(*m->dist));
 	m->queue = malloc(n * sizeof(*m->queue));
 	m->cost = malloc(n * sizeof(*m->cost));
+	m->peak = malloc(n * sizeof(*m->peak));
 	m->next = malloc(n * sizeof(*m->next));
 	m->flow = malloc(n * sizeof(*m->flow));
 	ret = -ENOMEM;
 	if (!m->hosts || !m->load || !m->dist || !m->queue || !m->cost ||
-	    !m->next || !m->flow)
+	    !m->peak || !m->next || !m->flow)
 		goto err_alloc;
 	for (s = 0; s < nsw; s++) {
 		const struct ibemu_graph_node *node =
@@ -131,30 +134,37 @@ static void dfsssp_tree(struct dfsssp *m, uint16_t lid, int to_switch)
 {
 	struct ibemu__sw_graph *g = &m->g;
 	uint32_t i, s, l, best;
-	uint64_t c, best_c;
+	uint64_t c, pk, best_c, best_pk;
 
 	m->cost[m->queue[0]] = 0;
+	m->peak[m->queue[0]] = 0;
 	for (i = 1; i < m->nqueue; i++) {
 		s = m->queue[i];
 		best = IBEMU_NONE;
-		best_c = 0;
+		best_c = best_pk = 0;
 		for (l = g->first[s]; l < g->first[s + 1]; l++) {
 			uint32_t peer = g->link[l].peer;
 
 			if (m->dist[peer] + 1 != m->dist[s])
 				continue;
 			c = m->load[l] + m->cost[peer];
-			if (best == IBEMU_NONE || c < best_c ||
-			    (c == best_c &&
-			     fewer_lids(&g->link[l], &g->link[best]))) {
+			pk = m->load[l] > m->peak[peer] ? m->load[l]
+							: m->peak[peer];
+			if (best == IBEMU_NONE || pk < best_pk ||
+			    (pk == best_pk &&
+			     (c < best_c ||
+			      (c == best_c &&
+			       fewer_lids(&g->link[l], &g->link[best]))))) {
 				best = l;
 				best_c = c;
+				best_pk = pk;
 			}
 		}
 		/* Found by the search through such a cable: there is one. */
 		IBEMU_BUG_ON(best == IBEMU_NONE);
 		m->next[s] = best;
 		m->cost[s] = best_c;
+		m->peak[s] = best_pk;
 		if (to_switch)
 			g->link[best].sw_lids++;
 		else
