@@ -104,6 +104,19 @@ class IbemuTestCase(unittest.TestCase):
             if pid_alive(pid):
                 leaks.append(f"daemon of {name} (pid {pid}) still running")
                 os.kill(pid, signal.SIGKILL)
+        # A resident ibemu-sm stops once its fabric is gone (its port
+        # vanished) and takes its status file with it: give it the time.
+        for status in glob.glob(os.path.join(self.rundir, "*", "sm.json")):
+            try:
+                with open(status) as f:
+                    sm_pid = json.load(f)["pid"]
+            except (OSError, ValueError, KeyError):
+                continue
+            end = time.time() + 10
+            while pid_alive(sm_pid) and time.time() < end:
+                time.sleep(0.05)
+            if not pid_alive(sm_pid):
+                time.sleep(0.05)
         for path in glob.glob(os.path.join(self.rundir, "*", "*")):
             if not path.endswith(("daemon.log", "daemon.log.1", "sm.log")):
                 leaks.append(f"left behind: {path}")
