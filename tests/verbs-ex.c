@@ -233,7 +233,8 @@ static int event_within(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
 /*
  * A CQ armed for solicited completions only (ibv_req_notify_cq(cq, 1))
  * raises no event at a receive whose SEND was not solicited, and one at a
- * receive whose SEND was (IBA 11.4.2.2, BTH SE).
+ * receive whose SEND was (IBA 11.4.2.2, BTH SE); armed for any completion
+ * and then for solicited ones, it stays armed for any.
  */
 static void check_solicited(struct ex *x, uint16_t lid)
 {
@@ -277,6 +278,16 @@ static void check_solicited(struct ex *x, uint16_t lid)
 	      "solicited only: event at a plain receive %d, "
 	      "at a solicited one %d",
 	      !quiet, loud);
+	/* Any, then solicited only: still any. */
+	CHECK_RET(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	CHECK_RET(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_RET(ibv_req_notify_cq(cq, 1), 0);
+	swr.send_flags &= ~IBV_SEND_SOLICITED;
+	CHECK_RET(ibv_post_send(qp, &swr, &bad_s), 0);
+	CHECK(drain(cq, 2) == 2, "solicited: the third SEND did not complete");
+	loud = loud && event_within(ch, cq, 1000);
+	CHECK(loud, "armed for any, then solicited only: no event at a plain "
+		    "receive");
 	printf("solicited_only=%s\n", quiet && loud ? "ok" : "wrong");
 	CHECK_RET(ibv_destroy_qp(qp), 0);
 	CHECK_RET(ibv_destroy_cq(cq), 0);

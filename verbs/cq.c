@@ -417,14 +417,20 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 
 /*
  * Arms the CQ for its next completion (any, or solicited only) through
- * the ring's header; the daemon raises the event and disarms it.
+ * the ring's header; the daemon raises the event and disarms it. A CQ
+ * armed for any completion stays so when asked for solicited ones only
+ * (IBA 11.4.2.2: the request for the next completion is the wider one).
  */
 int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+	uint32_t unarmed = 0;
 
-	__atomic_store_n(&q->ring.hdr->arm, solicited_only ? 2u : 1u,
-			 __ATOMIC_SEQ_CST);
+	if (solicited_only)
+		__atomic_compare_exchange_n(&q->ring.hdr->arm, &unarmed, 2u, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n(&q->ring.hdr->arm, 1u, __ATOMIC_SEQ_CST);
 	/* Orders the arm before the next poll's read of the producer index,
 	 * against the daemon's store of the index before its read of 'arm'
 	 * (daemon/sess_verbs_tp.c, tp_cqe_cb). */
