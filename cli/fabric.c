@@ -286,7 +286,8 @@ static const struct ibemu_opt up_opts[] = {
 		   .values = sm_values,
 		   .def = "ibemu",
 		   .help = "the subnet manager: 'ibemu' runs ibemu-sm on the "
-			   "first HCA once the daemon is up and returns when "
+			   "first cabled HCA once the daemon is up and returns "
+			   "when "
 			   "the subnet is up (the SM stays: sweeps, traps); "
 			   "'none' leaves the ports in Init for another SM "
 			   "(OpenSM, ibemu-sm under 'ibemu exec')"},
@@ -406,8 +407,30 @@ static int sm_path(char *exe, char *sm, size_t len)
 	return 0;
 }
 
+/*
+ * The HCA ibemu-sm runs on: the first with a cabled port (an SM on an
+ * HCA with no cable would find only itself); "" if none has one.
+ */
+static void sm_host(const struct ibemu_topo *t, char *out, size_t len)
+{
+	uint32_t i;
+	unsigned p;
+
+	out[0] = '\0';
+	for (i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].type != IBEMU_NODE_HCA)
+			continue;
+		for (p = 1; p <= t->nodes[i].nports; p++)
+			if (t->nodes[i].ports[p].link != IBEMU_NONE) {
+				snprintf(out, len, "%s", t->nodes[i].name);
+				return;
+			}
+	}
+}
+
 /* What 'ibemu up' passes on to ibemu-sm. */
 struct sm_opts {
+	char host[256]; /* the first HCA with a cable: the SM's */
 	const char *routing;
 	char sweep[24]; /* ms; "0": one sweep, then it exits */
 	char lmc[8];
@@ -441,6 +464,8 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	argv[n++] = "--fabric";
 	argv[n++] = fabric;
 	argv[n++] = "exec";
+	argv[n++] = "--host";
+	argv[n++] = o->host;
 	argv[n++] = "--";
 	argv[n++] = sm;
 	argv[n++] = "--routing";
@@ -595,13 +620,14 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 			"running in the foreground (Ctrl-C stops it)\n",
 			fabric, sw, hca, nlinks);
 	smo.routing = routing_values[v[UP_ROUTING].u];
+	sm_host(t, smo.host, sizeof(smo.host));
 	snprintf(smo.sweep, sizeof(smo.sweep), "%llu",
 		 (unsigned long long)v[UP_SWEEP].u);
 	snprintf(smo.lmc, sizeof(smo.lmc), "%llu",
 		 (unsigned long long)v[UP_LMC].u);
 	/* In the foreground the daemon runs in this process: a child waits
 	 * for it to listen, then starts the SM. */
-	if (opts.foreground && with_sm && hca) {
+	if (opts.foreground && with_sm && smo.host[0]) {
 		pid_t daemon_pid = getpid();
 
 		if (fork() == 0) {
@@ -628,9 +654,9 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		       p.log);
 		fflush(stdout);
 	}
-	if (with_sm && !hca) {
-		printf("fabric %s: no HCA to run ibemu-sm on: no subnet to "
-		       "bring up\n",
+	if (with_sm && !smo.host[0]) {
+		printf("fabric %s: no cabled HCA to run ibemu-sm on: no subnet "
+		       "to bring up\n",
 		       fabric);
 		return 0;
 	}

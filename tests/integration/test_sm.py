@@ -194,6 +194,25 @@ class SmTest(IbemuTestCase):
         self.assertEqual(len(re.findall(r"base port 0 lid \d+ lmc 0", out)), 9)
         self.down("sml")
 
+    def test_sm_runs_on_a_cabled_hca(self):
+        """'ibemu up' puts ibemu-sm on the first HCA with a cable: one on
+        an HCA without would find only itself."""
+        path = os.path.join(self.rundir, "uncabled.yaml")
+        with open(path, "w") as f:
+            f.write("name: unc\nswitches:\n  - {name: sw1, ports: 4}\n"
+                    "hcas:\n  - {name: hca1}\n  - {name: hca2}\n"
+                    "  - {name: hca3}\n"
+                    "links:\n  - [sw1:2, hca2:1]\n  - [sw1:3, hca3:1]\n")
+        self.up(path, "unc")
+        self.assertEqual(self.json_of("status", "--fabric", "unc")["sm"],
+                         "hca2:1")
+        ports = self.json_of("ports", "--fabric", "unc")["ports"]
+        self.assertEqual({(p["node"], p["state"]) for p in ports
+                          if p["peer_node"]},
+                         {("sw1", "Active"), ("hca2", "Active"),
+                          ("hca3", "Active")})
+        self.down("unc")
+
     def test_up_runs_ibemu_sm(self):
         """'ibemu up' runs ibemu-sm after the daemon (the default SM):
         the subnet is up when it returns, it says how long that took, and
