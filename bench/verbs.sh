@@ -56,7 +56,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$IBEMU" up "$DIR/fabric.yaml" --name "$NAME" --clock "$CLOCK" >/dev/null
+"$IBEMU" up "$DIR/fabric.yaml" --name "$NAME" --clock "$CLOCK" ${BENCH_UP_ARGS:-} >/dev/null
 echo "fabric clock: $CLOCK"
 if [ -n "$STRACE" ]; then
 	DPID=$(cat "$IBEMU_RUNTIME_DIR/$NAME/pid")

@@ -5,6 +5,14 @@
  * switch-to-switch cables gives every switch its hop count, and each switch
  * forwards through the least loaded of its ports that lead one hop closer
  * (the choice is sw_graph.c's, shared with up/down).
+ *
+ * Dimension-order routes for meshes and tori, as OpenSM's dor, are the
+ * same with one more rule: among the cables one hop closer, only those to
+ * the neighbour of the lowest such port (a consistently cabled grid
+ * numbers its dimensions' ports in order, as topo/'s generators do), so
+ * paths finish one dimension before they start the next. A mesh's routes
+ * are deadlock-free on one VL; a torus's rings close credit loops, which
+ * the virtual layers of layers.c break when the fabric has the VLs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +22,7 @@
 /* The engine's context: the switch graph and the scratch of a build. */
 struct minhop {
 	struct ibemu__sw_graph g;
+	int dim_order;	 /* dor: one neighbour's cables only */
 	uint32_t *dist;	 /* hops to the current root; IBEMU_NONE: unreachable */
 	uint32_t *queue; /* the switches the root reaches, nearest first */
 	uint32_t nqueue;
@@ -39,7 +48,7 @@ static void minhop_destroy(void *ctx)
 	free(m);
 }
 
-static int minhop_create(const struct ibemu_graph *graph, void **ctx)
+static int create(const struct ibemu_graph *graph, int dim_order, void **ctx)
 {
 	struct minhop *m;
 	uint32_t nsw;
@@ -48,6 +57,7 @@ static int minhop_create(const struct ibemu_graph *graph, void **ctx)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->dim_order = dim_order;
 	ret = ibemu__sw_graph_init(&m->g, graph);
 	if (ret)
 		goto err_alloc;
@@ -68,14 +78,25 @@ err_alloc:
 	return ret;
 }
 
+static int minhop_create(const struct ibemu_graph *graph, void **ctx)
+{
+	return create(graph, 0, ctx);
+}
+
+static int dor_create(const struct ibemu_graph *graph, void **ctx)
+{
+	return create(graph, 1, ctx);
+}
+
 /*
  * Hop counts of every switch to 'root', the switches it reaches in order,
- * and the cables of each that lead one hop closer to it.
+ * and the cables of each that lead one hop closer to it (for dor, those of
+ * them that reach the same neighbour as the first).
  */
 static void minhop_bfs(struct minhop *m, uint32_t root)
 {
 	const struct ibemu__sw_graph *g = &m->g;
-	uint32_t i, s, l, n = 0;
+	uint32_t i, s, l, n = 0, first;
 
 	for (s = 0; s < g->nsw; s++)
 		m->dist[s] = IBEMU_NONE;
@@ -96,9 +117,17 @@ static void minhop_bfs(struct minhop *m, uint32_t root)
 	for (i = 0; i < m->nqueue; i++) {
 		s = m->queue[i];
 		m->cand_first[i] = n;
-		for (l = g->first[s]; l < g->first[s + 1]; l++)
-			if (m->dist[g->link[l].peer] + 1 == m->dist[s])
+		first = IBEMU_NONE;
+		for (l = g->first[s]; l < g->first[s + 1]; l++) {
+			if (m->dist[g->link[l].peer] + 1 != m->dist[s])
+				continue;
+			/* Cables come in port order: the first one found
+			 * names the neighbour, the dimension. */
+			if (first == IBEMU_NONE)
+				first = g->link[l].peer;
+			if (!m->dim_order || g->link[l].peer == first)
 				m->cand[n++] = l;
+		}
 	}
 	m->cand_first[m->nqueue] = n;
 }
@@ -148,10 +177,33 @@ static int minhop_build(void *ctx, struct ibemu_routes *r)
 	return 0;
 }
 
+static int dor_build(void *ctx, struct ibemu_routes *r)
+{
+	struct minhop *m = ctx;
+	int ret = minhop_build(ctx, r);
+
+	/*
+	 * Layers break a torus's credit loops. Without the VLs for them the
+	 * routes stay on SL 0, as OpenSM's dor, and are not deadlock-free.
+	 */
+	if (!ret)
+		ret = ibemu__routes_layer(m->g.g, r, ibemu__graph_vls(m->g.g));
+	return ret == -ENOSPC ? 0 : ret;
+}
+
 const struct ibemu_routing_engine_ops ibemu__routing_minhop = {
 	.name = "minhop",
 	.help = "min-hop with port balancing (OpenSM's default engine)",
 	.create = minhop_create,
 	.build = minhop_build,
+	.destroy = minhop_destroy,
+};
+
+const struct ibemu_routing_engine_ops ibemu__routing_dor = {
+	.name = "dor",
+	.help = "dimension-order routes for meshes and tori (OpenSM's dor), "
+		"a torus's credit loops broken on virtual layers",
+	.create = dor_create,
+	.build = dor_build,
 	.destroy = minhop_destroy,
 };
