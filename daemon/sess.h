@@ -180,7 +180,9 @@ struct ibemu_sess_server {
 	uint64_t unclaimed_logged_ms;
 	uint64_t rmpp_dropped; /* RMPP segments and transfers dropped */
 	uint64_t rmpp_dropped_logged_ms;
-	uint8_t *rbuf; /* IBEMU_SESS_STREAM_MAX_MSG bytes: one message read */
+	/* What one read takes: READ_BATCH (sess_server.c) slots of
+	 * IBEMU_SESS_STREAM_MAX_MSG bytes, a call's message in the first. */
+	uint8_t *rbuf;
 	/* Port streams whose RECVs wait to go out together (sess_server.c),
 	 * and the idle handle that sends them on the loop's next turn. */
 	struct ibemu_sess_conn *flush_head;

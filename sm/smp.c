@@ -43,7 +43,14 @@ int sm_smp_open(struct sm *sm)
 {
 	if (umad_init() < 0)
 		return -EIO;
+	/*
+	 * ibemu's libibumad may queue our SENDs and write them together
+	 * (umad/umad.c, "Deferred SENDs"): this loop always receives after
+	 * it sends. Asked for this port only, not for our children.
+	 */
+	setenv("IBEMU_UMAD_DEFER_SENDS", "1", 1);
 	sm->fd = umad_open_port(sm->ca, sm->port_num);
+	unsetenv("IBEMU_UMAD_DEFER_SENDS");
 	if (sm->fd < 0)
 		return sm->fd;
 	/* Answers to our requests come back by TID; and a directed-route

@@ -222,6 +222,50 @@ static int cmd_smp(const char *path)
 	return 0;
 }
 
+/*
+ * 'n' SMPs sent at once, their answers read once all are there: the fd
+ * polls readable while any answer waits (the library reads in batches),
+ * and not once all are read; each answer comes once. With
+ * IBEMU_UMAD_DEFER_SENDS=1 the library queues the SENDs until umad_recv.
+ */
+static int cmd_burst(int n)
+{
+	void *umad = calloc(1, umad_size() + MAD_LEN);
+	int fd, agent, len, ret, i, ok = 0, readable = 0, seen[256] = {0};
+	struct pollfd p;
+	uint64_t tid;
+
+	if (!umad || n < 1 || n > 256 || open_and_register(&fd, &agent))
+		return 1;
+	for (i = 0; i < n; i++) {
+		smp_build(umad, "0", 0x5000 + (uint64_t)i);
+		if (umad_send(fd, agent, umad, MAD_LEN, TIMEOUT_MS, 0))
+			return 1;
+	}
+	p.fd = umad_get_fd(fd);
+	p.events = POLLIN;
+	for (i = 0; i < n; i++) {
+		len = MAD_LEN;
+		ret = umad_recv(fd, umad, &len, 10 * TIMEOUT_MS);
+		tid = get_be64((uint8_t *)umad_get_mad(umad) + 8) & 0xffffffff;
+		if (ret == agent && !umad_status(umad) && tid >= 0x5000 &&
+		    tid < 0x5000 + (uint64_t)n && !seen[tid - 0x5000]++)
+			ok++;
+		/* The rest have had time to come: one waits, or none is
+		 * left. */
+		if (!i)
+			usleep(200000);
+		if (poll(&p, 1, 0) == (i < n - 1))
+			readable++;
+	}
+	printf("answers=%d readable_while_waiting=%d poll_after=%d\n", ok,
+	       readable, umad_poll(fd, 0));
+	umad_unregister(fd, agent);
+	umad_close_port(fd);
+	free(umad);
+	return 0;
+}
+
 static int cmd_hold(int seconds, const char *path)
 {
 	void *umad = calloc(1, umad_size() + MAD_LEN);
@@ -461,6 +505,8 @@ int main(int argc, char **argv)
 		ret = cmd_ca();
 	else if (argc >= 2 && !strcmp(argv[1], "smp"))
 		ret = cmd_smp(argc > 2 ? argv[2] : "0");
+	else if (argc >= 3 && !strcmp(argv[1], "burst"))
+		return cmd_burst(atoi(argv[2]));
 	else if (argc >= 3 && !strcmp(argv[1], "hold"))
 		ret = cmd_hold(atoi(argv[2]), argc > 3 ? argv[3] : NULL);
 	else if (argc >= 2 && !strcmp(argv[1], "short"))

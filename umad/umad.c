@@ -18,6 +18,16 @@
 
 #include "umad_int.h"
 
+static void recv_forget(int fd);
+static void send_flush(void);
+
+/* A RECV or SEND of one MAD, header included: a slot of the batches of
+ * reads and writes below. */
+#define SLOT                                                             \
+	(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) + \
+	 IBEMU_MAD_LEN)
+#define BATCH 32
+
 /* OpenFabrics' OUI, which rdma-core's umad_register() passes along. */
 #define IB_OPENIB_OUI 0x001405
 
@@ -53,8 +63,10 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 {
 	struct ibemu_sess_opened opened;
 	struct ibemu_sess_ca *ca;
+	const char *defer = getenv(IBEMU_UMAD_DEFER_ENV);
+	int fd, ret, peek_off = 0;
+	unsigned flags = 0;
 	unsigned i;
-	int fd, ret;
 
 	/* rdma-core: a named CA with a port has no umad device (-EINVAL);
 	 * a CA that cannot be resolved is -ENODEV. */
@@ -89,7 +101,14 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 	fd = ibemu__umad_open((unsigned)portnum, &opened);
 	if (fd < 0)
 		return fd == -EINVAL ? -EINVAL : -ENODEV;
-	ret = ibemu__umad_port_add(fd, opened.session);
+	/* Batched reads (recv_peek) walk the socket's queue by a peek
+	 * offset; a kernel without one gets one read per MAD. */
+	if (!setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &peek_off,
+			sizeof(peek_off)))
+		flags |= IBEMU_UMAD_PORT_PEEKS;
+	if (defer && !strcmp(defer, "1"))
+		flags |= IBEMU_UMAD_PORT_DEFERS;
+	ret = ibemu__umad_port_add(fd, opened.session, flags);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -100,6 +119,8 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 
 UMAD_EXPORT int umad_close_port(int fd)
 {
+	send_flush();
+	recv_forget(fd);
 	ibemu__umad_port_del(fd);
 	close(fd);
 	return 0;
@@ -216,6 +237,8 @@ UMAD_EXPORT int umad_unregister(int fd, int agentid)
 	uint64_t session;
 	int ret;
 
+	/* Queued SENDs of the agent go first, as they would have. */
+	send_flush();
 	ret = ibemu__umad_port_session(fd, &session);
 	if (!ret && (agentid < 0 || agentid >= UMAD_CA_MAX_AGENTS))
 		ret = -EINVAL;
@@ -358,6 +381,110 @@ static int send_all(int fd, const void *msg, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/*
+ * Deferred SENDs, for a process that asks for them by setting
+ * IBEMU_UMAD_DEFER_ENV to 1 when it opens a port (ibemu-sm does): umad_send
+ * queues a SEND of one MAD and returns, and the queue goes out in one
+ * sendmmsg when it is full, when umad_recv is about to read the socket or
+ * to wait, at umad_poll, before umad_unregister and umad_close_port, and at
+ * exit; at once while a thread waits in umad_recv. Such a process must
+ * receive or poll after it sends, as an SM's loop does; in return one
+ * system call carries many MADs (a call costs about as much as the
+ * daemon's handling of a MAD). One queue, of one port, at a time.
+ */
+static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t send_once = PTHREAD_ONCE_INIT;
+static int recv_waiting; /* threads waiting in umad_recv */
+
+static struct {
+	int fd;	   /* the port queued for, or -1 */
+	pid_t pid; /* the process that queued (a forked child sends none) */
+	unsigned n;
+	uint32_t len[BATCH];
+	uint8_t slot[BATCH][SLOT] __attribute__((aligned(8)));
+} sendq = {.fd = -1};
+
+/* Sends the queue; 0, or -1 and errno (the port is gone; MADs lost). */
+static int send_flush_locked(void)
+{
+	struct mmsghdr mm[BATCH];
+	struct iovec iov[BATCH];
+	unsigned i, done = 0;
+	int n, ret = 0;
+
+	memset(mm, 0, sizeof(mm));
+	for (i = 0; i < sendq.n; i++) {
+		iov[i].iov_base = sendq.slot[i];
+		iov[i].iov_len = sendq.len[i];
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	/* The kernel always takes a MAD; a full socket only waits. */
+	while (done < sendq.n) {
+		n = sendmmsg(sendq.fd, mm + done, sendq.n - done, MSG_NOSIGNAL);
+		if (n > 0) {
+			done += (unsigned)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && !wait_fd(sendq.fd, POLLOUT, -1))
+			continue;
+		if (!n)
+			errno = EIO;
+		ret = -1;
+		break;
+	}
+	sendq.fd = -1;
+	sendq.n = 0;
+	return ret;
+}
+
+static void send_flush(void)
+{
+	pthread_mutex_lock(&send_lock);
+	if (sendq.fd >= 0)
+		send_flush_locked();
+	pthread_mutex_unlock(&send_lock);
+}
+
+static void send_flush_exit(void)
+{
+	pthread_mutex_lock(&send_lock);
+	if (sendq.fd >= 0 && sendq.pid == getpid())
+		send_flush_locked();
+	pthread_mutex_unlock(&send_lock);
+}
+
+static void send_flush_at_exit(void)
+{
+	atexit(send_flush_exit);
+}
+
+/* Queues SEND 'head' and 'data' ('len' bytes) on 'fd': 0, or -1 and errno. */
+static int send_defer(int fd, const void *head, size_t hlen, const void *data,
+		      size_t len)
+{
+	int ret = 0;
+
+	pthread_once(&send_once, send_flush_at_exit);
+	pthread_mutex_lock(&send_lock);
+	/* Another port's MADs go first; their failure is that port's. */
+	if (sendq.fd >= 0 && sendq.fd != fd)
+		send_flush_locked();
+	if (sendq.fd < 0)
+		sendq.pid = getpid();
+	sendq.fd = fd;
+	memcpy(sendq.slot[sendq.n], head, hlen);
+	memcpy(sendq.slot[sendq.n] + hlen, data, len);
+	sendq.len[sendq.n++] = (uint32_t)(hlen + len);
+	if (sendq.n == BATCH ||
+	    __atomic_load_n(&recv_waiting, __ATOMIC_SEQ_CST))
+		ret = send_flush_locked();
+	pthread_mutex_unlock(&send_lock);
+	return ret;
+}
+
 UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 			  int timeout_ms, int retries)
 {
@@ -412,6 +539,15 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 	 * are copied to the heap.
 	 */
 	total = sizeof(head) + (size_t)length;
+	if (ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_DEFERS) {
+		if (total <= SLOT) {
+			ret = send_defer(fd, &head, sizeof(head), mad->data,
+					 (size_t)length);
+			goto out;
+		}
+		/* A longer one (RMPP) goes after those queued before it. */
+		send_flush();
+	}
 	if (total > sizeof(small)) {
 		msg = malloc(total);
 		if (!msg) {
@@ -429,6 +565,7 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 		free(msg);
 		errno = err;
 	}
+out:
 	if (!ret)
 		return 0;
 	UMAD_DEBUG("send on fd %d failed: %m", fd);
@@ -439,6 +576,7 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 
 UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
 {
+	send_flush();
 	/* A MAD kept from a buffer too short is waiting too. */
 	if (ibemu__umad_port_stashed(fd))
 		return 0;
@@ -521,8 +659,174 @@ static int recv_stashed(int fd, struct ib_user_mad *mad, int *length,
 }
 
 /*
+ * RECV 'msg' of 'n' bytes, read whole, into 'mad' as recv_one does; 'msg'
+ * stays the caller's.
+ */
+static int recv_copy(int fd, struct ib_user_mad *mad, int *length,
+		     const uint8_t *msg, size_t n)
+{
+	size_t room = *length > 0 ? (size_t)*length : 0, len;
+	struct recv_head head;
+	uint8_t *copy;
+
+	if (n < sizeof(head))
+		return -EIO;
+	memcpy(&head, msg, sizeof(head));
+	if (!recv_valid(&head.h, &head.m, n))
+		return -EIO; /* not from a daemon of ours: dropped */
+	if (head.m.len > room) {
+		copy = malloc(n);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, msg, n);
+		return recv_stashed(fd, mad, length, copy, n);
+	}
+	len = recv_fill(mad, &head);
+	memcpy(mad->data, msg + sizeof(head), len);
+	*length = (int)len;
+	return (int)head.m.agent_id;
+}
+
+/*
+ * Batched reads. A process that keeps many requests in flight (an SM
+ * sweeping a subnet) finds many RECVs waiting, and a system call costs
+ * about as much as the daemon's handling of a MAD. One recvmmsg with
+ * MSG_PEEK copies up to BATCH of them, walking the socket's queue by its
+ * peek offset (SO_PEEK_OFF), and leaves them queued, so that the fd polls
+ * readable while any of them waits, as libibumad's callers expect: they
+ * leave the socket, by one recvmmsg of empty buffers, when the last of
+ * them is handed out. A RECV longer than a slot (an RMPP transfer) ends a
+ * batch and is read alone. A peek that finds a single RECV costs a call
+ * more than reading it, so after one the next reads go one by one, twice
+ * as many each time it happens again (at most SKIP_MAX). One batch, of one
+ * port, at a time; under recv_lock.
+ */
+#define SKIP_MAX 64
+
+static struct {
+	int fd;		       /* the port peeked, or -1 */
+	unsigned n, next;      /* RECVs peeked, and handed out */
+	unsigned skip, streak; /* reads left one by one; the last run */
+	uint32_t len[BATCH];
+	uint8_t slot[BATCH][SLOT] __attribute__((aligned(8)));
+} batch = {.fd = -1};
+
+/* Takes the batch's RECVs off the socket: they have been handed out. */
+static void batch_consume(void)
+{
+	struct mmsghdr mm[BATCH];
+	unsigned left = batch.n;
+	int n, off = 0;
+
+	memset(mm, 0, sizeof(mm));
+	while (left) {
+		n = recvmmsg(batch.fd, mm, left, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		left -= (unsigned)n;
+	}
+	/* Another reader of the socket took some: start afresh. */
+	if (left)
+		setsockopt(batch.fd, SOL_SOCKET, SO_PEEK_OFF, &off,
+			   sizeof(off));
+	batch.fd = -1;
+	batch.n = batch.next = 0;
+}
+
+static void recv_forget(int fd)
+{
+	pthread_mutex_lock(&recv_lock);
+	if (batch.fd == fd) {
+		batch.fd = -1;
+		batch.n = batch.next = 0;
+	}
+	pthread_mutex_unlock(&recv_lock);
+}
+
+/*
+ * Peeks at the RECVs waiting on 'fd' into the batch. Returns how many
+ * (0: read the next one alone), or -errno (-EAGAIN: none waits).
+ */
+static int recv_peek(int fd)
+{
+	struct mmsghdr mm[BATCH];
+	struct iovec iov[BATCH];
+	unsigned i, k;
+	int n, off = 0;
+
+	memset(mm, 0, sizeof(mm));
+	for (i = 0; i < BATCH; i++) {
+		iov[i].iov_base = batch.slot[i];
+		iov[i].iov_len = SLOT;
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	do
+		n = recvmmsg(fd, mm, BATCH, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT,
+			     NULL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (k = 0; k < (unsigned)n; k++) {
+		/* MSG_TRUNC: the whole length of a RECV, even of a longer
+		 * one; 0 is the daemon gone. */
+		if (!mm[k].msg_len || mm[k].msg_len > SLOT ||
+		    (mm[k].msg_hdr.msg_flags & MSG_TRUNC))
+			break;
+		batch.len[k] = mm[k].msg_len;
+		off += (int)mm[k].msg_len;
+	}
+	/* The offset went past what the batch holds: back to its end. */
+	if (k < (unsigned)n)
+		setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
+	if (k) {
+		batch.fd = fd;
+		batch.n = k;
+		batch.next = 0;
+	}
+	return (int)k;
+}
+
+/* The next RECV of 'fd' from the batch, peeking more if it is empty;
+ * -ENOENT: read it alone. */
+static int recv_batched(int fd, struct ib_user_mad *mad, int *length)
+{
+	unsigned i;
+	int ret;
+
+	if (batch.fd != fd) {
+		/* Another port's batch waits for its reader. */
+		if (batch.fd >= 0 ||
+		    !(ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_PEEKS))
+			return -ENOENT;
+		if (batch.skip) {
+			batch.skip--;
+			return -ENOENT;
+		}
+		ret = recv_peek(fd);
+		if (ret <= 0)
+			return ret ? ret : -ENOENT;
+		if (ret == 1) {
+			batch.streak = batch.streak ? 2 * batch.streak : 1;
+			if (batch.streak > SKIP_MAX)
+				batch.streak = SKIP_MAX;
+			batch.skip = batch.streak;
+		} else {
+			batch.streak = 0;
+		}
+	}
+	i = batch.next++;
+	ret = recv_copy(fd, mad, length, batch.slot[i], batch.len[i]);
+	if (batch.next == batch.n)
+		batch_consume();
+	return ret;
+}
+
+/*
  * Reads one RECV into 'mad'; -errno (-EAGAIN: none waits), or the agent
- * id. One recvmsg: whatever does not fit the caller's buffer lands in
+ * id. From a batch if it can (recv_batched), else one recvmsg: whatever does not fit the caller's buffer lands in
  * 'spill', and the whole MAD is kept for the next call, as ib_umad keeps
  * a MAD too long for the buffer queued (ENOSPC, the length it needs in
  * *length, and the first part of it copied).
@@ -543,6 +847,12 @@ static int recv_one(int fd, struct ib_user_mad *mad, int *length)
 	msg = ibemu__umad_port_unstash(fd, &len);
 	if (msg)
 		return recv_stashed(fd, mad, length, msg, len);
+	/* The socket is read: what waits to be sent goes first. */
+	if (batch.fd != fd)
+		send_flush();
+	n = recv_batched(fd, mad, length);
+	if (n != -ENOENT)
+		return (int)n;
 	memset(&head, 0, sizeof(head));
 	do
 		n = recvmsg(fd, &mh, MSG_DONTWAIT);
@@ -584,7 +894,12 @@ UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 	ret = recv_one(fd, umad, length);
 	pthread_mutex_unlock(&recv_lock);
 	if (ret == -EAGAIN && timeout_ms) {
+		/* A SEND queued by another thread from now on goes at once;
+		 * one queued before goes here. */
+		__atomic_add_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
+		send_flush();
 		ret = wait_fd(fd, POLLIN, timeout_ms);
+		__atomic_sub_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
 		if (ret < 0) {
 			if (!errno)
 				errno = -ret;

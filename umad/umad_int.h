@@ -82,7 +82,7 @@ int ibemu__umad_runtime_dir(char *dir, size_t len);
  * UNREGISTER, which agent ids are registered on it, and for which of them
  * the kernel would do RMPP (an RMPP version, no UMAD_USER_RMPP flag).
  */
-int ibemu__umad_port_add(int fd, uint64_t session);
+int ibemu__umad_port_add(int fd, uint64_t session, unsigned flags);
 void ibemu__umad_port_del(int fd);
 /* 0 and the session, or -EBADF for an fd that is not an open port. */
 int ibemu__umad_port_session(int fd, uint64_t *session);
@@ -90,6 +90,15 @@ void ibemu__umad_port_set_agent(int fd, uint32_t agent_id, int registered,
 				int rmpp);
 int ibemu__umad_port_has_agent(int fd, uint32_t agent_id);
 int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id);
+/*
+ * A process that sets this to 1 before it opens a port lets umad_send
+ * queue its MADs (umad.c, "Deferred SENDs"); ibemu-sm does.
+ */
+#define IBEMU_UMAD_DEFER_ENV "IBEMU_UMAD_DEFER_SENDS"
+/* How umad.c reads and writes a port's socket. */
+#define IBEMU_UMAD_PORT_PEEKS  1u /* SO_PEEK_OFF set: RECVs read in batches */
+#define IBEMU_UMAD_PORT_DEFERS 2u /* SENDs queued (IBEMU_UMAD_DEFER_SENDS) */
+unsigned ibemu__umad_port_flags(int fd);
 /*
  * A RECV read whole that did not fit the caller's buffer, kept for the
  * port's next umad_recv (ib_umad keeps such a MAD queued). stash takes

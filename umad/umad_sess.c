@@ -309,7 +309,8 @@ struct port_slot {
 	uint32_t agents; /* bit i: agent id i is registered */
 	uint32_t rmpp;	 /* bit i: ... and the kernel does RMPP for it */
 	int open;
-	void *stash; /* a RECV too long for the last umad_recv's buffer */
+	unsigned flags; /* IBEMU_UMAD_PORT_* */
+	void *stash;	/* a RECV too long for the last umad_recv's buffer */
 	size_t stash_len;
 };
 
@@ -317,7 +318,7 @@ static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct port_slot *ports; /* indexed by fd */
 static size_t nports;
 
-int ibemu__umad_port_add(int fd, uint64_t session)
+int ibemu__umad_port_add(int fd, uint64_t session, unsigned flags)
 {
 	struct port_slot *p;
 	size_t n;
@@ -338,6 +339,7 @@ int ibemu__umad_port_add(int fd, uint64_t session)
 	ports[fd].agents = 0;
 	ports[fd].rmpp = 0;
 	ports[fd].open = 1;
+	ports[fd].flags = flags;
 	free(ports[fd].stash);
 	ports[fd].stash = NULL;
 	pthread_mutex_unlock(&ports_lock);
@@ -404,6 +406,17 @@ int ibemu__umad_port_has_agent(int fd, uint32_t agent_id)
 int ibemu__umad_port_agent_rmpp(int fd, uint32_t agent_id)
 {
 	return port_agent_bit(fd, agent_id, 1);
+}
+
+unsigned ibemu__umad_port_flags(int fd)
+{
+	unsigned ret = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].open)
+		ret = ports[fd].flags;
+	pthread_mutex_unlock(&ports_lock);
+	return ret;
 }
 
 int ibemu__umad_port_stash(int fd, void *msg, size_t len)

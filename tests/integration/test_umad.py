@@ -242,6 +242,21 @@ class UmadTest(SessionClient, IbemuTestCase):
         self.assertEqual(f["local_port"], "7")
         self.down("uhop1")
 
+    def test_burst_of_answers(self):
+        """100 SMPs in flight, answered together: the library reads them
+        in batches yet the fd polls readable while one waits, and each
+        answer comes once; again with the SENDs queued by the library
+        (IBEMU_UMAD_DEFER_SENDS, as ibemu-sm asks)."""
+        self.up(TWO, "uburst", "--sm", "none")
+        for defer in ("0", "1"):
+            env = dict(self.env, IBEMU_UMAD_DEFER_SENDS=defer)
+            f = fields(self.exec_("uburst", CLIENT, "burst", "100",
+                                  env=env).stdout)
+            self.assertEqual((f["answers"], f["readable_while_waiting"],
+                              f["poll_after"]), ("100", "100", "-110"),
+                             defer)
+        self.down("uburst")
+
     def test_request_through_missing_port_times_out(self):
         self.up(TWO, "utime")
         f = self.client("utime", "smp", "1,3")  # sw1 port 3 has no cable
