@@ -75,7 +75,10 @@ struct ibemu_port_counters {
 	uint64_t unicast_xmit_pkts;
 	uint64_t unicast_rcv_pkts;
 	uint64_t busy_ps; /* time the transmitter was busy, for utilization */
+	/* Congestion control (IBA Annex A10): FECNs a switch port marked;
+	 * at an HCA port, FECNs received, CNPs sent, BECNs received. */
 	uint64_t fecn_marked;
+	uint64_t fecn_rcvd, cnp_sent, becn_rcvd;
 	/* PortInfo's P_KeyViolations and Q_KeyViolations (IBA 14.2.5.6),
 	 * which an HCA port's owner counts (ibemu_engine_count_violation):
 	 * 16 bits, stopping at their maximum. */
