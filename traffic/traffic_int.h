@@ -7,6 +7,7 @@
 #ifndef IBEMU_TRAFFIC_INT_H
 #define IBEMU_TRAFFIC_INT_H
 
+#include "hca.h"
 #include "traffic.h"
 #include "util.h"
 
@@ -115,6 +116,9 @@ struct ibemu_traffic_flow {
 	uint64_t msgs_created, msgs_delivered;
 	uint64_t bytes;
 	uint64_t last_ps; /* last delivery, absolute */
+	/* Its congestion control state as a source (hca.h), used when the
+	 * source port controls per QP: a flow stands for a QP. */
+	struct ibemu_cc_src cc;
 };
 
 /* A message created but not yet cut into packets. */
