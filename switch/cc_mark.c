@@ -8,9 +8,9 @@
  * output VL" is what all input buffers hold for it, head or not: the
  * relay tells this file of every packet joining and leaving (queued[]).
  * Whether the port is the root of the congestion or its victim is told
- * by credits: a port that waited for credit since its last packet on that
- * VL is held back by the next hop (a victim); one that never waited is
- * slower than what comes in (a root).
+ * by credits (A10.2.1.1): a port that had to wait for credit since its
+ * last packet on that VL left is held back by the next hop (a victim);
+ * one that had credit is slower than what comes in (a root).
  */
 #include "switch_int.h"
 
@@ -69,8 +69,8 @@ void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
 	const struct ibemu_switch_cc *cc = &sw->cc;
 	unsigned vl = pkt->vl, threshold = cc->threshold;
 	unsigned packet_size = cc->packet_size, rate = cc->marking_rate;
+	/* A victim: it waited for credit since its last packet left. */
 	int victim = so->starved[vl];
-	unsigned nports = e->nodes[out->node].nports;
 	uint32_t depth;
 
 	ibemu__switch_cc_queue(sw, out->num, vl, -(int)pkt->blocks);
@@ -96,13 +96,12 @@ void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
 	 * congestion). A10.2.1.2: a port in Credit_Mask also marks while
 	 * starved of credit past CS_Threshold.
 	 */
-	if (depth >=
-	    ibemu_switch_cc_limit(threshold, out->buf_blocks, nports)) {
+	if (depth >= ibemu_switch_cc_limit(threshold, out->buf_blocks, 1)) {
 		if (victim && !mask_has(cc->victim_mask, out->num))
 			return;
 	} else if (!victim || !mask_has(cc->credit_mask, out->num) ||
 		   depth < ibemu_switch_cc_limit(cc->cs_threshold,
-						 out->buf_blocks, nports)) {
+						 out->buf_blocks, 1)) {
 		return;
 	}
 	/* A10.4.3.6 Marking_Rate: the mean number of eligible packets

@@ -123,14 +123,14 @@ struct ibemu_traffic_opts {
 	uint32_t incast_sources;
 	/*
 	 * INCAST: for every switch cabled to a source, one victim flow from
-	 * the first host of that switch that is neither a source nor the
-	 * hotspot (if there is none and the switch has two sources or more,
-	 * its last source becomes the victim instead) to the first host
-	 * after it that is not the hotspot, on neither its switch nor the
-	 * hotspot's, and that its switch's LFT sends out of the same port as
-	 * the hotspot (failing that, the first not on its switch, else any
-	 * but the hotspot). Victims run at the same load and show how
-	 * congestion spreads to traffic that never touches the hotspot.
+	 * the last source on that switch (it sends to the hotspot too, one
+	 * packet each in turn) to the first host after it that is not the
+	 * hotspot, on neither its switch nor the hotspot's, and that its
+	 * switch routes out of another port than the hotspot (failing that,
+	 * the first not on its switch, else any but the hotspot). The victim
+	 * shares the source's link and input buffer with a flow of the
+	 * congestion tree, not the hotspot: it shows how congestion spreads
+	 * to traffic that never goes near the hotspot (tree saturation).
 	 */
 	int victims;
 	const struct ibemu_traffic_pair *pairs; /* PAIRS; read by create */

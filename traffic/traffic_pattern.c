@@ -66,36 +66,33 @@ static uint8_t out_port(const struct ibemu_traffic *tr, uint32_t sw,
 }
 
 /*
- * The victim's destination: not the hotspot, on another switch than the
- * victim and the hotspot and, if possible, reached through the same port
- * of the victim's switch as the hotspot is: then the victim shares with
- * the sources there the links where the congestion tree grows (the input
- * buffers of the next switch fill with packets for the hotspot), but not
- * the hotspot's link.
+ * The victim's destination: not the hotspot, on neither the victim's
+ * switch nor the hotspot's and, if possible, reached through another port
+ * of the victim's switch than the hotspot is: then the only links the
+ * victim shares with the congestion tree are its source's, where its
+ * packets queue behind those for the hotspot. No two victims share a
+ * destination if the fabric has enough hosts ('taken').
  */
 static uint32_t victim_dst(const struct ibemu_traffic *tr, uint32_t v,
-			   uint32_t hot)
+			   uint32_t hot, const uint8_t *taken)
 {
 	uint32_t n = tr->nhosts, i, h, sw = tr->hosts[v].sw;
 	uint8_t up =
 		sw == IBEMU_NONE ? 0 : out_port(tr, sw, tr->hosts[hot].lid);
+	int pass;
 
-	for (i = 1; up && i < n; i++) {
-		h = (v + i) % n;
-		if (h != hot && tr->hosts[h].sw != sw &&
-		    tr->hosts[h].sw != tr->hosts[hot].sw &&
-		    out_port(tr, sw, tr->hosts[h].lid) == up)
+	for (pass = 0; pass < 3; pass++) {
+		for (i = 1; i < n; i++) {
+			h = (v + i) % n;
+			if (h == hot || (pass < 2 && tr->hosts[h].sw == sw) ||
+			    (pass < 2 && taken[h]))
+				continue;
+			if (pass == 0 &&
+			    (tr->hosts[h].sw == tr->hosts[hot].sw ||
+			     out_port(tr, sw, tr->hosts[h].lid) == up))
+				continue;
 			return h;
-	}
-	for (i = 1; i < n; i++) {
-		h = (v + i) % n;
-		if (h != hot && tr->hosts[h].sw != tr->hosts[v].sw)
-			return h;
-	}
-	for (i = 1; i < n; i++) {
-		h = (v + i) % n;
-		if (h != hot)
-			return h;
+		}
 	}
 	return IBEMU_NONE;
 }
@@ -105,7 +102,7 @@ static int incast_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 	const struct ibemu_traffic_opts *o = &tr->o;
 	uint32_t n = tr->nhosts, hot = o->incast_dst, nsrc, i, h, k;
 	uint32_t *victims, nvictims = 0;
-	uint8_t *is_src, *seen;
+	uint8_t *is_src, *seen, *taken;
 	int ret = -ENOMEM;
 
 	if (hot >= n)
@@ -122,50 +119,39 @@ static int incast_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 	is_src = calloc(n, 1);
 	seen = calloc(tr->topo->nnodes, 1);
 	victims = calloc(n, sizeof(*victims));
-	if (!is_src || !seen || !victims)
+	taken = calloc(n, 1);
+	if (!is_src || !seen || !victims || !taken)
 		goto out;
 	for (i = 1; i <= nsrc; i++)
 		is_src[(hot + i) % n] = 1;
+	/* Each switch's last source sends a victim flow too. */
 	for (h = 0; o->victims && h < n; h++) {
-		uint32_t sw = tr->hosts[h].sw, v = IBEMU_NONE,
-			 last = IBEMU_NONE;
-		uint32_t count = 0;
+		uint32_t sw = tr->hosts[h].sw, last = IBEMU_NONE;
 
 		if (!is_src[h] || sw == IBEMU_NONE || seen[sw])
 			continue;
 		seen[sw] = 1;
-		for (k = 0; k < n; k++) {
-			if (tr->hosts[k].sw != sw || k == hot)
-				continue;
-			if (!is_src[k] && v == IBEMU_NONE)
-				v = k;
-			if (is_src[k]) {
+		for (k = 0; k < n; k++)
+			if (tr->hosts[k].sw == sw && is_src[k])
 				last = k;
-				count++;
-			}
-		}
-		/* Every host there sends to the hotspot: give one up. */
-		if (v == IBEMU_NONE && count >= 2) {
-			v = last;
-			is_src[v] = 0;
-		}
-		if (v != IBEMU_NONE)
-			victims[nvictims++] = v;
+		victims[nvictims++] = last;
 	}
 	for (h = 0; h < n; h++)
 		if (is_src[h])
 			add_stream(tr, h, hot, IBEMU_TRAFFIC_DST_FIXED);
 	for (i = 0; i < nvictims; i++) {
-		uint32_t dst = victim_dst(tr, victims[i], hot);
+		uint32_t dst = victim_dst(tr, victims[i], hot, taken);
 		struct ibemu_traffic_stream *s;
 
 		if (dst == IBEMU_NONE)
 			continue;
+		taken[dst] = 1;
 		s = add_stream(tr, victims[i], dst, IBEMU_TRAFFIC_DST_FIXED);
 		s->victim = 1;
 	}
 	ret = 0;
 out:
+	free(taken);
 	free(victims);
 	free(seen);
 	free(is_src);
