@@ -122,7 +122,7 @@ void ibemu_hca_cc_fecn(struct ibemu_engine *e, uint32_t pi, int cnp_sent);
 
 /* A10.3.3: the BTH opcode of a Congestion Notification Packet. */
 #define IBEMU_OPCODE_CNP 0x80
-/* Its size: LRH, BTH, ICRC and VCRC. */
+/* Its headers, LRH and BTH (ibemu_pkt_set_size() adds ICRC and VCRC). */
 #define IBEMU_CNP_HDR_BYTES (8 + 12)
 
 #endif
