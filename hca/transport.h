@@ -439,6 +439,7 @@ struct ibemu_tp_qp_cc {
 	uint8_t sl;
 	uint16_t dlid; /* RC, UC: the remote LID; UD: 0 */
 	uint32_t remote_qpn;
+	uint32_t mtu; /* path MTU, bytes */
 	struct ibemu_cc_src *src;
 };
 int ibemu_tp_qp_cc_next(struct ibemu_tp *tp, uint32_t qpn,

@@ -30,6 +30,11 @@ static unsigned qp_sl(const struct tp_qp *qp)
 	return qp->attr.ah_attr.sl;
 }
 
+static uint32_t mtu_of(const struct tp_qp *qp)
+{
+	return IBEMU_MTU_BYTES(qp->attr.path_mtu);
+}
+
 /* Whether 'pkt' is a data packet: a request, READ data or an atomic's
  * result; not an ACK, a NAK or a CNP (A10.3.2). */
 static int is_data(const struct ibemu_pkt *pkt)
@@ -231,6 +236,7 @@ int ibemu_tp_qp_cc_next(struct ibemu_tp *tp, uint32_t qpn,
 			qp->type == IBEMU_QPT_UD ? 0 : qp->attr.ah_attr.dlid;
 		out->remote_qpn =
 			qp->type == IBEMU_QPT_UD ? 0 : qp->attr.dest_qp_num;
+		out->mtu = mtu_of(qp);
 		out->src = &qp->cc;
 		return 0;
 	}
