@@ -468,6 +468,89 @@ static void test_spacing(void)
 	T_EQ_U64(gap[2], mid * 3 / 2 + mid);
 }
 
+/* Posts an RDMA READ of 'len' bytes of b's buffer into a's. */
+static void post_read(struct host *a, uint32_t qpn, uint32_t len,
+		      struct host *b)
+{
+	struct ibemu_tp_sge s = {(uintptr_t)a->buf, len, a->key};
+	struct ibemu_tp_send_wr wr = {0};
+
+	wr.wr_id = 2;
+	wr.opcode = IBEMU_WR_RDMA_READ;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf;
+	wr.wr.rdma.rkey = b->key;
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qpn, &wr), 0);
+}
+
+/*
+ * RDMA READ, both ways marked: the responder's first READ response
+ * carries the BECN of the marked request; each marked response makes the
+ * requester send a CNP to the responder's QP, the source of READ data
+ * (A10.3.3). Then, unmarked, the responder at CCTI 4, whose entry holds a
+ * delay of one packet time, spaces its responses by that delay.
+ */
+static void test_read(void)
+{
+	/* READ_RESP_FIRST and LAST carry an AETH: 4126 bytes, MIDDLE 4122. */
+	uint64_t edge = 4126 * BYTE_PS, mid = 4122 * BYTE_PS,
+		 aeth = 4 * BYTE_PS;
+	uint64_t t[4];
+	uint32_t qa, qb;
+	unsigned i, k;
+	struct fx f;
+
+	fx_up(&f);
+	cc_set(&f, &f.a, 1, 0, 10, 0, 0, 0);
+	cc_set(&f, &f.b, 1, 0, 10, 4, 1, 0);
+	qa = qp_new(&f.a, IBEMU_QPT_RC);
+	qb = qp_new(&f.b, IBEMU_QPT_RC);
+	qp_up(&f.a, qa, IBEMU_QPT_RC, &f.b, qb);
+	qp_up(&f.b, qb, IBEMU_QPT_RC, &f.a, qa);
+	{
+		struct ibemu_tp_qp_attr at = {0};
+
+		at.qp_access_flags = IBEMU_ACCESS_REMOTE_READ;
+		T_EQ_INT(ibemu_tp_qp_modify(f.b.tp, qb, &at,
+					    IBEMU_QP_ACCESS_FLAGS),
+			 0);
+	}
+	hook.mark[0] = hook.mark[1] = 1;
+	post_read(&f.a, qa, 4 * 4096, &f.b);
+	run(&f);
+	T_EQ_INT(f.a.ncqe, 1);
+	T_EQ_INT(ccti(&f, &f.a, qa), 1);
+	T_EQ_INT(ccti(&f, &f.b, qb), 4);
+	T_EQ_U64(counters(&f, &f.b).fecn_rcvd, 1);
+	T_EQ_U64(counters(&f, &f.b).cnp_sent, 0);
+	T_EQ_U64(counters(&f, &f.b).becn_rcvd, 4);
+	T_EQ_U64(counters(&f, &f.a).fecn_rcvd, 4);
+	T_EQ_U64(counters(&f, &f.a).cnp_sent, 4);
+	T_EQ_U64(counters(&f, &f.a).becn_rcvd, 1);
+	for (i = 0, k = 0; i < hook.n; i++)
+		if (hook.log[i].port == f.a.port && hook.log[i].becn)
+			k++;
+	T_EQ_INT(k, 1);
+
+	hook.mark[0] = hook.mark[1] = 0;
+	hook.n = 0;
+	post_read(&f.a, qa, 4 * 4096, &f.b);
+	run(&f);
+	for (i = 0, k = 0; i < hook.n && k < 4; i++)
+		if (hook.log[i].port == f.a.port)
+			t[k++] = hook.log[i].t;
+	T_EQ_INT(k, 4);
+	/* Tails: each the delay and the next packet's time apart, the
+	 * header times (two switches) shifting them by the AETH's 4 bytes. */
+	T_EQ_U64(t[1] - t[0], edge + mid - 2 * aeth);
+	T_EQ_U64(t[2] - t[1], mid + mid);
+	T_EQ_U64(t[3] - t[2], mid + edge + 2 * aeth);
+	T_EQ_INT(ccti(&f, &f.b, qb), 4);
+	fx_down(&f);
+}
+
 /*
  * Port_Control bit 0 (A10.4.3.8): control per SL. Two QPs on SL 0 share
  * one CCTI: a BECN to either raises both.
@@ -501,9 +584,13 @@ static void test_per_sl(void)
 void ibemu_test_register_transport_cc(void)
 {
 	static const struct ibemu_test tests[] = {
-		{"rc_becn", test_rc_becn}, {"ud_cnp", test_ud_cnp},
-		{"uc_cnp", test_uc_cnp},   {"spacing", test_spacing},
-		{"per_sl", test_per_sl},   {NULL, NULL},
+		{"rc_becn", test_rc_becn},
+		{"ud_cnp", test_ud_cnp},
+		{"uc_cnp", test_uc_cnp},
+		{"spacing", test_spacing},
+		{"read", test_read},
+		{"per_sl", test_per_sl},
+		{NULL, NULL},
 	};
 
 	ibemu_test_add_suite("transport_cc", tests);
