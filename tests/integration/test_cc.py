@@ -6,9 +6,12 @@ with the inter-packet delay they imply worked out by hand; NODE[:PORT]
 filters and the last traffic study's flows."""
 
 import shutil
+import socket
+import subprocess
+import time
 import unittest
 
-from harness import IbemuTestCase, main, topology
+from harness import IBEMU, IbemuTestCase, main, tool_env, topology
 
 TWO = topology("two-switch.yaml")
 
@@ -121,6 +124,54 @@ class CcTest(IbemuTestCase):
         self.assertEqual(by_src["hca2:1"]["ccti"], 0)
         self.assertEqual(by_src["hca2:1"]["ipd_ns"], 0)
         self.down("cc")
+
+    def test_qp_of_a_process(self):
+        """A process's QP shows with its own CCTI: Debian's
+        ibv_ud_pingpong, as a server, holds a UD QP while it waits."""
+        if not shutil.which("ibccconfig") or not shutil.which(
+                "ibv_ud_pingpong"):
+            raise unittest.SkipTest("ibccconfig or ibv_ud_pingpong missing")
+        self.up(TWO, "ccqp")
+        lid = self.lids()
+        # Control per QP (Port_Control 0), CCTI_Min 1 on SL 0; entry 1
+        # of the table a delay of 1.5 packet times.
+        self.ibemu("exec", "--host", "hca3", "--", "ibccconfig",
+                   "CACongestionSetting", str(lid["hca3"]), "0", "0x1", "0",
+                   "1", "0", "1", check=0)
+        self.ibemu("exec", "--host", "hca3", "--", "ibccconfig",
+                   "CongestionControlTable", str(lid["hca3"]), "1", "0",
+                   "0:0", "1:3", check=0)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = tool_env(self.env)
+        env.pop("IBEMU_HOST", None)
+        srv = subprocess.Popen([IBEMU, "exec", "--host", "hca3", "--",
+                                "ibv_ud_pingpong", "-p", str(port)],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env)
+        try:
+            qps = []
+            end = time.time() + 20
+            while not qps and time.time() < end and srv.poll() is None:
+                qps = self.json_of("cc")["qps"]
+                time.sleep(0.05)
+            self.assertEqual(len(qps), 1, qps)
+            qp = qps[0]
+            self.assertEqual((qp["node"], qp["port"], qp["type"], qp["sl"]),
+                             ("hca3", 1, "UD", 0))
+            self.assertGreater(qp["pid"], 0)
+            self.assertGreaterEqual(qp["qpn"], 2)
+            self.assertEqual((qp["ccti"], qp["becns"]), (1, 0))
+            wire = 8 + 12 + qp["mtu"] + 6
+            self.assertEqual(qp["ipd_ns"], wire * 40 * 3 / 2 / 1000)
+            self.assertEqual(self.json_of("cc", "hca1")["qps"], [])
+        finally:
+            srv.kill()
+            srv.wait()
+        self.wait_until("the QP gone",
+                        lambda: self.json_of("cc")["qps"] == [])
+        self.down("ccqp")
 
 
 if __name__ == "__main__":
