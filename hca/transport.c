@@ -200,7 +200,9 @@ static struct ibemu_pkt *tp_pull(void *ctx, uint32_t port,
 			if (wait && wait < wake)
 				wake = wait;
 		}
-		pkt = ibemu__tp_cnp_pull(tp, qp, credits, blocked);
+		pkt = qp->cnp_head
+			      ? ibemu__tp_cnp_pull(tp, qp, credits, blocked)
+			      : NULL;
 		if (!pkt)
 			pkt = ibemu__tp_resp_pull(tp, qp, credits, blocked,
 						  wait != 0);
