@@ -2,7 +2,8 @@
 /*
  * Congestion control in the QP transport (IBA Annex A10.3) on the
  * two-switch fabric: the destination answers a FECN with a BECN in the
- * RC ACK or with a CNP (UC, UD), the source's CCTI rises by CCTI_Increase
+ * RC ACK (one for a coalesced run of packets) or READ response, or with a
+ * CNP (UC, UD, READ responses), the source's CCTI rises by CCTI_Increase
  * per BECN up to CCTI_Limit and falls by one per CCTI_Timer, and a source
  * whose CCTI indexes a delay spaces its packets by exactly that delay.
  * Packets are marked FECN by a test hook at the destination's port, so
@@ -353,6 +354,38 @@ static void test_rc_becn(void)
 }
 
 /*
+ * A 4-packet RC WRITE marked in full: the responder acknowledges only its
+ * last packet (AckReq), and that one ACK carries the BECN of all four.
+ */
+static void test_rc_coalesced(void)
+{
+	uint32_t qa, qb, i, acks = 0;
+	struct fx f;
+
+	fx_up(&f);
+	cc_set(&f, &f.a, 1, 0, 10, 0, 0, 0);
+	qa = qp_new(&f.a, IBEMU_QPT_RC);
+	qb = qp_new(&f.b, IBEMU_QPT_RC);
+	qp_up(&f.a, qa, IBEMU_QPT_RC, &f.b, qb);
+	qp_up(&f.b, qb, IBEMU_QPT_RC, &f.a, qa);
+	hook.mark[1] = 1;
+	post(&f.a, qa, IBEMU_WR_RDMA_WRITE, 4 * 4096, &f.b, 0);
+	run(&f);
+	T_EQ_INT(f.a.ncqe, 1);
+	for (i = 0; i < hook.n; i++) {
+		if (hook.log[i].port != f.a.port)
+			continue;
+		T_EQ_INT(hook.log[i].becn, 1);
+		acks++;
+	}
+	T_EQ_INT(acks, 1);
+	T_EQ_U64(counters(&f, &f.b).fecn_rcvd, 4);
+	T_EQ_U64(counters(&f, &f.a).becn_rcvd, 1);
+	T_EQ_INT(ccti(&f, &f.a, qa), 1);
+	fx_down(&f);
+}
+
+/*
  * UD and UC: the destination sends a CNP (opcode 0x80, LRH and BTH: 26
  * bytes on the wire) to the source QP, whose CCTI rises. A FECN on the
  * CNP itself asks nothing back.
@@ -584,13 +617,10 @@ static void test_per_sl(void)
 void ibemu_test_register_transport_cc(void)
 {
 	static const struct ibemu_test tests[] = {
-		{"rc_becn", test_rc_becn},
-		{"ud_cnp", test_ud_cnp},
-		{"uc_cnp", test_uc_cnp},
-		{"spacing", test_spacing},
-		{"read", test_read},
-		{"per_sl", test_per_sl},
-		{NULL, NULL},
+		{"rc_becn", test_rc_becn}, {"rc_coalesced", test_rc_coalesced},
+		{"ud_cnp", test_ud_cnp},   {"uc_cnp", test_uc_cnp},
+		{"spacing", test_spacing}, {"read", test_read},
+		{"per_sl", test_per_sl},   {NULL, NULL},
 	};
 
 	ibemu_test_add_suite("transport_cc", tests);
