@@ -308,3 +308,41 @@ void ibemu_table_render_record_rows(const struct ibemu_table *rec,
 	}
 	ibemu_buf_puts(out, rows->nrows ? "\n]}\n" : "]}\n");
 }
+
+void ibemu_table_render_many(const struct ibemu_table *const *t, size_t n,
+			     const char *fabric, int json,
+			     struct ibemu_buf *out)
+{
+	size_t i, r, shown = 0;
+
+	for (i = 0; i < n; i++) {
+		if (t[i]->err) {
+			out->err = t[i]->err;
+			return;
+		}
+	}
+	if (!json) {
+		for (i = 0; i < n; i++) {
+			if (!t[i]->nrows)
+				continue;
+			if (shown++)
+				ibemu_buf_puts(out, "\n");
+			render_text(t[i], out);
+		}
+		return;
+	}
+	ibemu_buf_puts(out, "{\"fabric\": ");
+	ibemu_buf_json_string(out, fabric);
+	for (i = 0; i < n; i++) {
+		ibemu_buf_puts(out, ",\n");
+		ibemu_buf_json_string(out, t[i]->name);
+		ibemu_buf_puts(out, ": [");
+		for (r = 0; r < t[i]->nrows; r++) {
+			ibemu_buf_puts(out, r ? ",\n  {" : "\n  {");
+			render_json_row(t[i], r, out);
+			ibemu_buf_puts(out, "}");
+		}
+		ibemu_buf_puts(out, t[i]->nrows ? "\n]" : "]");
+	}
+	ibemu_buf_puts(out, "}\n");
+}

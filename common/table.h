@@ -80,4 +80,13 @@ void ibemu_table_render_record_rows(const struct ibemu_table *rec,
 				    const char *fabric, int json,
 				    struct ibemu_buf *out);
 
+/*
+ * Renders 'n' tables as one: the text of each that has rows, a blank line
+ * between them, or one JSON object {"fabric": FABRIC, NAME: [...], ...}
+ * with every table's rows (empty ones too).
+ */
+void ibemu_table_render_many(const struct ibemu_table *const *t, size_t n,
+			     const char *fabric, int json,
+			     struct ibemu_buf *out);
+
 #endif

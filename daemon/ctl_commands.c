@@ -365,6 +365,10 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	{"counters", &ibemu__counters_opts,
 	 "PMA counters and rates over the last interval of virtual time", 1,
 	 ibemu__serve_counters},
+	{"cc", &ibemu__cc_opts,
+	 "congestion control: settings, FECN/CNP/BECN counts, each source's "
+	 "CCTI",
+	 1, ibemu__serve_cc},
 	{"traffic", &ibemu__traffic_opts,
 	 "run a traffic study (uniform, shift, permutation, alltoall, "
 	 "bisection, incast) in virtual time",

@@ -75,12 +75,21 @@ int ibemu__ctl_parse(struct ibemu_ctl_call *call,
 		     struct ibemu_opt_val *vals, char **args, int *nargs,
 		     int *variant);
 
+/*
+ * Resolves NODE[:PORT] ('where') to a node and a port (0: all its ports);
+ * 0, or the exit status with the error, which names command 'cmd', in
+ * call->err.
+ */
+int ibemu__ctl_where(struct ibemu_ctl_call *call, const char *cmd,
+		     const char *where, uint32_t *node, unsigned *port);
+
 /* Option tables of the served commands that have a file of their own. */
 extern const struct ibemu_opt_cmd ibemu__route_opts;
 extern const struct ibemu_opt_cmd ibemu__counters_opts;
 extern const struct ibemu_opt_cmd ibemu__traffic_opts;
 extern const struct ibemu_opt_cmd ibemu__link_opts;
 extern const struct ibemu_opt_cmd ibemu__node_opts;
+extern const struct ibemu_opt_cmd ibemu__cc_opts;
 
 /*
  * ctl_link.c: takes the cable of port 'pi' down (the port Disabled) or

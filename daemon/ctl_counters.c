@@ -66,9 +66,8 @@ static int parse(struct ibemu_ctl_call *call, struct counters_args *a)
 	return 0;
 }
 
-/* Resolves NODE[:PORT] to a node and a port (0: all its ports). */
-static int resolve(struct ibemu_ctl_call *call, const char *where,
-		   uint32_t *node, unsigned *port)
+int ibemu__ctl_where(struct ibemu_ctl_call *call, const char *cmd,
+		     const char *where, uint32_t *node, unsigned *port)
 {
 	const struct ibemu_topo *t = call->d->topo;
 	char name[128];
@@ -84,11 +83,9 @@ static int resolve(struct ibemu_ctl_call *call, const char *where,
 		*node = ibemu_topo_find(t, name);
 		if (*node != IBEMU_NONE &&
 		    (*end || p < 1 || p > t->nodes[*node].nports)) {
-			ibemu_buf_printf(call->err,
-					 "counters: '%s' has ports 1..%u, not "
-					 "'%s'",
-					 name, t->nodes[*node].nports,
-					 colon + 1);
+			ibemu_buf_printf(
+				call->err, "%s: '%s' has ports 1..%u, not '%s'",
+				cmd, name, t->nodes[*node].nports, colon + 1);
 			return 2;
 		}
 		*port = (unsigned)p;
@@ -97,8 +94,7 @@ static int resolve(struct ibemu_ctl_call *call, const char *where,
 	}
 	if (*node == IBEMU_NONE) {
 		ibemu_buf_printf(call->err,
-				 "counters: no node named '%s' in "
-				 "fabric '%s'",
+				 "%s: no node named '%s' in fabric '%s'", cmd,
 				 name, t->name);
 		return 1;
 	}
@@ -200,7 +196,7 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 
 	ret = parse(call, &a);
 	if (!ret && a.where)
-		ret = resolve(call, a.where, &node, &port);
+		ret = ibemu__ctl_where(call, "counters", a.where, &node, &port);
 	if (ret)
 		return ret;
 	/* A study reports what the counters gained since it began. */

@@ -108,6 +108,7 @@ static void job_destroy(struct ibemu_job *job)
 {
 	struct traffic_job *tj = (struct traffic_job *)job;
 
+	ibemu__cc_study_end(tj->d);
 	ibemu_traffic_destroy(tj->tr);
 	free(tj);
 }
@@ -611,6 +612,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 	tj->job.finish = job_finish;
 	tj->job.destroy = job_destroy;
 	call->job = &tj->job;
+	ibemu__cc_study_start(d, tj->tr);
 	ibemu_daemon_log(d, "traffic study %s started",
 			 ibemu_traffic_pattern_name(op->pattern));
 	return 0;

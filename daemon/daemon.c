@@ -465,6 +465,7 @@ static void daemon_fini(struct ibemu_daemon *d)
 				 uv_strerror(ret));
 	ibemu_daemon_log(d, "stopped");
 	free(d->snap);
+	ibemu__cc_fini(d);
 	ibemu_engine_destroy(d->engine);
 	ibemu_topo_destroy(d->topo);
 	d->topo = NULL;

@@ -137,6 +137,11 @@ struct ibemu_daemon {
 	/* Counters at the last 'ibemu counters', for rates over the interval. */
 	struct ibemu_port_counters *snap;
 	uint64_t snap_time;
+	/* 'ibemu cc' (ctl_cc.c): the study running (its job's), and the
+	 * congestion control state of the flows of the last one (owned). */
+	struct ibemu_traffic *cc_study;
+	struct ibemu_cc_flow *cc_flows;
+	size_t cc_nflows;
 	uv_idle_t job_idle;  /* runs the job between requests */
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
 	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
@@ -252,6 +257,16 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call);
 int ibemu__serve_traffic(struct ibemu_ctl_call *call);
 int ibemu__serve_route(struct ibemu_ctl_call *call);
 int ibemu__serve_link(struct ibemu_ctl_call *call);
+/*
+ * ctl_cc.c: 'ibemu cc'. A study's job tells when it starts and before it
+ * is destroyed (the flows' state is kept until the next study);
+ * ibemu__cc_fini() frees what is kept.
+ */
+int ibemu__serve_cc(struct ibemu_ctl_call *call);
+struct ibemu_traffic;
+void ibemu__cc_study_start(struct ibemu_daemon *d, struct ibemu_traffic *tr);
+void ibemu__cc_study_end(struct ibemu_daemon *d);
+void ibemu__cc_fini(struct ibemu_daemon *d);
 /* ctl_node.c: 'ibemu node down|up NODE'. */
 int ibemu__serve_node(struct ibemu_ctl_call *call);
 /*

@@ -41,6 +41,10 @@ static void run_timer(struct ibemu_engine *e, const struct ibemu_hca_cc *cc,
 	uint64_t now = e->now, ticks;
 	unsigned min = cc->sl[sl & 15].ccti_min;
 
+	/* A10.4.3.8: CCTI_Min is the least CCTI a source has, from the
+	 * moment a CC manager sets it. */
+	if (s->ccti < min)
+		s->ccti = (uint16_t)min;
 	if (!period) {
 		/* A zero timer never expires. */
 		s->timer_ps = now;
@@ -151,6 +155,22 @@ void ibemu_hca_cc_sent(struct ibemu_engine *e, uint32_t pi, unsigned sl,
 	delay = ipd_ps(cc, s->ccti, pkt_ps);
 	s->delayed_ps += delay;
 	s->next_ps = e->now + pkt_ps + delay;
+}
+
+uint64_t ibemu_hca_cc_ipd(struct ibemu_engine *e, uint32_t pi, unsigned sl,
+			  struct ibemu_cc_src *own, uint32_t wire_bytes)
+{
+	struct ibemu_hca_cc *cc = ibemu_hca_cc(e, pi, 0);
+	struct ibemu_cc_src *s = ibemu_hca_cc_src(e, pi, sl, own);
+	const struct ibemu_eport *p = &e->ports[pi];
+
+	if (!s)
+		return 0;
+	run_timer(e, cc, sl, s);
+	return ipd_ps(cc, s->ccti,
+		      ibemu_link_serialize_ps(p->lanes,
+					      (enum ibemu_speed)p->speed,
+					      wire_bytes));
 }
 
 void ibemu_hca_cc_fecn(struct ibemu_engine *e, uint32_t pi, int cnp_sent)

@@ -116,13 +116,17 @@ uint64_t ibemu_hca_cc_wait(struct ibemu_engine *e, uint32_t pi, unsigned sl,
  * only after this one's wire time and the inter-packet delay. */
 void ibemu_hca_cc_sent(struct ibemu_engine *e, uint32_t pi, unsigned sl,
 		       struct ibemu_cc_src *own, uint32_t wire_bytes);
+/* The inter-packet delay (ps) the source would wait after a packet of
+ * 'wire_bytes' it started now: 0 while it is not controlled. */
+uint64_t ibemu_hca_cc_ipd(struct ibemu_engine *e, uint32_t pi, unsigned sl,
+			  struct ibemu_cc_src *own, uint32_t wire_bytes);
 /* The destination got a packet marked FECN, and answered it with a
  * CNP ('cnp_sent') or a BECN in its ACK: counted on the port. */
 void ibemu_hca_cc_fecn(struct ibemu_engine *e, uint32_t pi, int cnp_sent);
 
 /* A10.3.3: the BTH opcode of a Congestion Notification Packet. */
 #define IBEMU_OPCODE_CNP 0x80
-/* Its size: LRH, BTH, ICRC and VCRC. */
+/* Its headers, LRH and BTH (ibemu_pkt_set_size() adds ICRC and VCRC). */
 #define IBEMU_CNP_HDR_BYTES (8 + 12)
 
 #endif

@@ -177,26 +177,47 @@ static struct ibemu_pkt *tp_pull(void *ctx, uint32_t port,
 	struct ibemu_tp *tp = ctx;
 	unsigned num = port - tp->first_port + 1;
 	uint32_t n = tp->qps.n, i, k;
+	uint64_t wait = 0, wake = UINT64_MAX;
 	struct ibemu_pkt *pkt;
 	struct tp_qp *qp;
+	int cc;
 
 	if (!n)
 		return NULL;
-	/* Round robin over the QPs of the port; a QP's responses (ACKs,
-	 * READ data) go before its own requests. */
+	/* Nothing is throttled until a CC manager configures the port
+	 * (A10.4.3.8): then one lookup a pull is all it costs. */
+	cc = ibemu_hca_cc(tp->e, port, 0) != NULL;
+	/* Round robin over the QPs of the port; a QP's CNPs, then its
+	 * responses (ACKs, READ data), go before its own requests. A QP
+	 * whose congestion control delay runs sends no data until then. */
 	for (i = 0; i < n; i++) {
 		k = (tp->rr[num] + i) % n;
 		qp = tp->qps.v[k];
 		if (!qp || qp->port != port)
 			continue;
-		pkt = ibemu__tp_resp_pull(tp, qp, credits, blocked);
+		if (cc) {
+			wait = ibemu__tp_cc_wait(tp, qp);
+			if (wait && wait < wake)
+				wake = wait;
+		}
+		pkt = qp->cnp_head
+			      ? ibemu__tp_cnp_pull(tp, qp, credits, blocked)
+			      : NULL;
 		if (!pkt)
+			pkt = ibemu__tp_resp_pull(tp, qp, credits, blocked,
+						  wait != 0);
+		if (!pkt && !wait)
 			pkt = ibemu__tp_req_pull(tp, qp, credits, blocked);
 		if (pkt) {
+			if (cc)
+				ibemu__tp_cc_sent(tp, qp, pkt);
 			tp->rr[num] = (k + 1) % n;
 			return pkt;
 		}
 	}
+	/* The port pulls again when the first throttled QP may send. */
+	if (wake != UINT64_MAX)
+		ibemu__tp_cc_arm(tp, port, wake);
 	return NULL;
 }
 
@@ -223,6 +244,12 @@ static void tp_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
 					     IBEMU_CNT_P_KEY_VIOLATIONS);
 		qp = NULL;
 	}
+	/* Congestion notifications first (A10.3): a CNP carries nothing
+	 * else, a FECN is answered whatever becomes of the packet. */
+	if (qp && qp->port == port &&
+	    (pkt->fecn || pkt->becn || pkt->opcode == IBEMU_OPCODE_CNP) &&
+	    ibemu__tp_cc_recv(tp, qp, pkt, m))
+		qp = NULL;
 	/* A request whose requester is gone (its QP destroyed) names no
 	 * data any more: as if it never arrived. */
 	if (qp && qp->port == port &&
@@ -261,9 +288,17 @@ static void tp_timer(void *ctx, uint32_t port, uint64_t cookie)
 {
 	struct ibemu_tp *tp = ctx;
 	struct tp_qp *qp;
+	unsigned num;
 
 	switch (cookie >> 56) {
 	case TIMER_KICK:
+		ibemu_engine_kick(tp->e, port);
+		break;
+	case TIMER_CC:
+		/* A throttled QP may send: pull again (A10.3.1). */
+		num = port - tp->first_port + 1;
+		if (tp->cc_at[num] == ibemu_engine_now(tp->e))
+			tp->cc_at[num] = UINT64_MAX;
 		ibemu_engine_kick(tp->e, port);
 		break;
 	case TIMER_RTO:
@@ -374,6 +409,8 @@ int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
 		tp->ops.write = stub_write;
 	if (!tp->ops.atomic)
 		tp->ops.atomic = stub_atomic;
+	for (p = 0; p < IBEMU_ARRAY_SIZE(tp->cc_at); p++)
+		tp->cc_at[p] = UINT64_MAX;
 	for (p = 1; p <= tp->nports; p++) {
 		tp->told[p] =
 			ibemu_engine_port_state(d->e, tp->first_port + p - 1);

@@ -423,6 +423,28 @@ int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
 int ibemu_tp_srq_post_recv_at(struct ibemu_tp *tp, uint32_t srq,
 			      const struct ibemu_tp_recv_wr *wr, uint64_t at);
 
+/*
+ * Congestion control of the QPs as sources (IBA Annex A10.3.1), for those
+ * who show it: the first QP numbered 'qpn' or above, with its port
+ * (global index), the SL its data leaves on and its own source state
+ * (borrowed: valid while the QP lives; read it through
+ * ibemu_hca_cc_ccti(), which picks the port's SL state when control is
+ * per SL). -ENOENT when no QP is left.
+ */
+struct ibemu_cc_src;
+struct ibemu_tp_qp_cc {
+	uint32_t qpn;
+	uint32_t port;
+	uint8_t type; /* enum ibemu_qp_type */
+	uint8_t sl;
+	uint16_t dlid; /* RC, UC: the remote LID; UD: 0 */
+	uint32_t remote_qpn;
+	uint32_t mtu; /* path MTU, bytes */
+	struct ibemu_cc_src *src;
+};
+int ibemu_tp_qp_cc_next(struct ibemu_tp *tp, uint32_t qpn,
+			struct ibemu_tp_qp_cc *out);
+
 /* The engine the transport runs on, and its node. */
 struct ibemu_engine *ibemu_tp_engine(const struct ibemu_tp *tp);
 uint32_t ibemu_tp_node(const struct ibemu_tp *tp);

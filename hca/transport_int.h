@@ -7,6 +7,7 @@
 #ifndef IBEMU_TRANSPORT_INT_H
 #define IBEMU_TRANSPORT_INT_H
 
+#include "hca.h"
 #include "transport.h"
 
 /* IBA 9.2 Table 33: BTH OpCode, the transport in the top 3 bits. */
@@ -60,6 +61,7 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
 enum tp_timer {
 	TIMER_KICK = 1, /* a doorbell's delay has passed */
 	TIMER_RTO = 2,	/* the QP's retransmission or RNR timer */
+	TIMER_CC = 3,	/* a throttled QP of the port may send again */
 };
 
 struct tp_seg {
@@ -158,6 +160,14 @@ struct tp_resp {
 	uint64_t orig; /* atomic: the value found */
 };
 
+/* A Congestion Notification Packet the QP owes a source (A10.3.3). */
+struct tp_cnp {
+	struct tp_cnp *next;
+	uint32_t dqpn;
+	uint16_t dlid;
+	uint8_t sl;
+};
+
 /* Replay cache entry of an executed atomic (IBA 9.7.5.1.5.3). */
 struct tp_replay {
 	uint32_t psn;
@@ -208,6 +218,12 @@ struct tp_qp {
 	uint32_t dup_n;		  /* answers to duplicates queued */
 	struct tp_replay *replay; /* max_dest_rd_atomic entries, a ring */
 	uint32_t replay_n, replay_next;
+
+	/* Congestion control (IBA Annex A10, transport_cc.c). */
+	struct ibemu_cc_src cc; /* as a source, when controlled per QP */
+	uint8_t becn_owed;	/* RC: the next response carries a BECN */
+	uint32_t cnp_n;		/* CNPs queued */
+	struct tp_cnp *cnp_head, *cnp_tail;
 };
 
 struct tp_table {
@@ -231,6 +247,8 @@ struct ibemu_tp {
 	void *ctx;
 	struct tp_table pds, mrs, cqs, srqs, qps;
 	uint32_t rr[8]; /* round robin position per port (by number) */
+	/* The pending TIMER_CC of each port (by number); UINT64_MAX: none. */
+	uint64_t cc_at[8];
 	/* The logical state last told to the process, per port. */
 	enum ibemu_port_state told[8];
 	uint8_t key_tag;
@@ -281,11 +299,36 @@ void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp);
 int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp);
 
 /* transport_resp.c */
+/* 'throttled': congestion control holds the QP's data back (READ and
+ * atomic responses wait; ACKs and NAKs still leave). */
 struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
-				      const uint16_t *credits, int *blocked);
+				      const uint16_t *credits, int *blocked,
+				      int throttled);
 void ibemu__tp_resp_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			 struct ibemu_pkt *pkt);
 void ibemu__tp_resp_reset(struct ibemu_tp *tp, struct tp_qp *qp);
+
+/* transport_cc.c */
+/* The time before which congestion control holds the data packets of
+ * 'qp' back (its port is configured), or 0 if it may send now. */
+uint64_t ibemu__tp_cc_wait(struct ibemu_tp *tp, struct tp_qp *qp);
+/* 'qp' hands its port 'pkt': a data packet starts its source's delay. */
+void ibemu__tp_cc_sent(struct ibemu_tp *tp, struct tp_qp *qp,
+		       const struct ibemu_pkt *pkt);
+/* Port 'port' must pull again at 'when' (a throttled QP may send). */
+void ibemu__tp_cc_arm(struct ibemu_tp *tp, uint32_t port, uint64_t when);
+/*
+ * A packet marked FECN or BECN, or a CNP, reached 'qp' (its port and
+ * P_Key checked): answers the FECN, takes the BECN. Returns 1 if the
+ * packet was a CNP, which nothing else handles.
+ */
+int ibemu__tp_cc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
+		      const struct ibemu_pkt *pkt, const struct tp_msg *m);
+/* The next CNP 'qp' owes, or NULL. */
+struct ibemu_pkt *ibemu__tp_cnp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const uint16_t *credits, int *blocked);
+/* Forgets what 'qp' owes as a destination (reset, error). */
+void ibemu__tp_cc_reset(struct tp_qp *qp);
 
 /* Wire sizes: LRH + BTH + 'ext' extended headers + payload (packet.h). */
 static inline unsigned tp_hdr(unsigned ext)

@@ -44,6 +44,7 @@ void ibemu__tp_resp_reset(struct ibemu_tp *tp, struct tp_qp *qp)
 	qp->nak_sent = 0;
 	qp->in_msg = 0;
 	qp->in_bad = 0;
+	ibemu__tp_cc_reset(qp);
 }
 
 static void resp_push(struct tp_qp *qp, struct tp_resp *r)
@@ -88,14 +89,15 @@ static void queue_nak(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code)
 }
 
 struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
-				      const uint16_t *credits, int *blocked)
+				      const uint16_t *credits, int *blocked,
+				      int throttled)
 {
 	struct tp_resp *r = qp->resp_head;
 	unsigned ext = IBEMU_AETH_BYTES, payload = 0, mtu = mtu_of(qp);
 	struct ibemu_pkt *pkt;
 	uint8_t op = OP_ACK;
 
-	if (!r)
+	if (!r || (throttled && r->kind != RESP_ACK))
 		return NULL;
 	if (r->kind == RESP_ATOMIC) {
 		op = OP_ATOMIC_ACK;
@@ -136,6 +138,11 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 	if (r->kind == RESP_ATOMIC)
 		pkt->flow = r->orig;
 	pkt->last = r->sent + 1 == r->npkts;
+	/* A10.3.2: the BECN of a marked request rides the next response. */
+	if (qp->becn_owed) {
+		pkt->becn = 1;
+		qp->becn_owed = 0;
+	}
 	if (r->msg) {
 		pkt->cookie = (uint64_t)(uintptr_t)r->msg;
 		r->msg->inflight++;

@@ -76,13 +76,43 @@ static void test_empty(void)
 	ibemu_table_fini(&t);
 }
 
+/* Several tables as one: text skips the empty ones, JSON keeps them. */
+static void test_many(void)
+{
+	static const struct ibemu_table_col one[] = {{"n", "N", 1}};
+	struct ibemu_table a, e, c;
+	const struct ibemu_table *all[] = {&a, &e, &c};
+	struct ibemu_buf b;
+
+	ibemu_table_init(&a, "a", one, 1);
+	ibemu_table_init(&e, "e", one, 1);
+	ibemu_table_init(&c, "c", cols, IBEMU_ARRAY_SIZE(cols));
+	ibemu_table_row(&a);
+	ibemu_table_uint(&a, 12);
+	ibemu_table_row(&c);
+	ibemu_table_str(&c, "x");
+	ibemu_table_uint(&c, 3);
+	ibemu_table_null(&c);
+	ibemu_buf_init(&b);
+	ibemu_table_render_many(all, 3, "f", 0, &b);
+	T_EQ_STR(b.data, " N\n12\n\nNAME  COUNT  PEER\nx         3  -\n");
+	ibemu_buf_fini(&b);
+	ibemu_buf_init(&b);
+	ibemu_table_render_many(all, 3, "f", 1, &b);
+	T_EQ_STR(b.data, "{\"fabric\": \"f\",\n\"a\": [\n  {\"n\": 12}\n],\n"
+			 "\"e\": [],\n\"c\": [\n  {\"name\": \"x\", "
+			 "\"count\": 3, \"peer\": null}\n]}\n");
+	ibemu_buf_fini(&b);
+	ibemu_table_fini(&a);
+	ibemu_table_fini(&e);
+	ibemu_table_fini(&c);
+}
+
 void ibemu_test_register_table(void)
 {
 	static const struct ibemu_test tests[] = {
-		{"text", test_text},
-		{"json", test_json},
-		{"empty", test_empty},
-		{NULL, NULL},
+		{"text", test_text}, {"json", test_json}, {"empty", test_empty},
+		{"many", test_many}, {NULL, NULL},
 	};
 
 	ibemu_test_add_suite("table", tests);

@@ -262,6 +262,25 @@ void ibemu_traffic_summary(const struct ibemu_traffic *tr,
 			   struct ibemu_traffic_summary *out);
 
 /*
+ * Congestion control of flow 'i' (0..nflows, creation order) as a source
+ * (IBA Annex A10.3.1), for 'ibemu cc': while the study runs and once it is
+ * done. Its CCTI is the one in effect (the port's SL's when control is per
+ * SL); ipd_ps is the delay the source waits after a full packet now.
+ */
+struct ibemu_traffic_flow_cc {
+	uint32_t src, dst; /* host indices */
+	uint8_t sl;
+	uint16_t ccti;
+	uint64_t becns;
+	uint32_t mtu; /* the study's packets' payload */
+	uint64_t ipd_ps;
+};
+
+size_t ibemu_traffic_flow_cc_count(const struct ibemu_traffic *tr);
+void ibemu_traffic_flow_cc(const struct ibemu_traffic *tr, size_t i,
+			   struct ibemu_traffic_flow_cc *out);
+
+/*
  * Appends the results as text tables or as one JSON object
  * {"fabric", "summary": {...}, "flows": [...], "links": [...]}: the summary,
  * the flows slowest first, and the port transmitters busiest first

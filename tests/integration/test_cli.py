@@ -18,8 +18,8 @@ class CliTest(IbemuTestCase):
     def test_help_lists_every_command(self):
         out = self.ibemu("--help", check=0).stdout
         for cmd in ("up", "down", "status", "exec", "sm", "topo", "help",
-                    "nodes", "ports", "links", "route", "counters", "traffic",
-                    "link", "node"):
+                    "nodes", "ports", "links", "route", "counters", "cc",
+                    "traffic", "link", "node"):
             self.assertIn("\n  %-8s " % cmd, out)
         self.assertIn("usage: ibemu ports [NODE] [--json]",
                       self.ibemu("ports", "--help", check=0).stdout)
@@ -191,6 +191,9 @@ class CliTest(IbemuTestCase):
         self.assertIn("(one of minhop, updown, ftree, dor or dfsssp; default minhop)", out)
         out = self.ibemu("help", "counters", check=0).stdout
         self.assertIn("usage: ibemu counters [NODE[:PORT]] [--json] [--top N] [--reset]", out)
+        out = self.ibemu("help", "cc", check=0).stdout
+        self.assertIn("usage: ibemu cc [NODE[:PORT]] [--json]", out)
+        self.assertIn("congestion control", out)
 
     def test_bad_corpus_through_the_cli(self):
         files = sorted(glob.glob(os.path.join(SRC, "tests", "bad-yaml", "*.yaml")))
