@@ -83,8 +83,7 @@ void ibemu_cc_policy_default(struct ibemu_cc_policy *p)
 		p->ca.sl[i] = ibemu_default.ca_sl;
 	p->cct_len = ibemu_default.cct_len;
 	for (i = 0; i < p->cct_len; i++) {
-		p->cct[i].shift =
-			(uint8_t)(ibemu_default.cct_step.shift ? i : 0);
+		p->cct[i].shift = ibemu_default.cct_step.shift;
 		p->cct[i].multiplier =
 			(uint16_t)(i * ibemu_default.cct_step.multiplier);
 	}
