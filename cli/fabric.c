@@ -270,8 +270,9 @@ __attribute__((constructor)) static void routing_values_fill(void)
 /* In this order: UP_SM_IBEMU, UP_SM_NONE. */
 static const char *const sm_values[] = {"ibemu", "none", NULL};
 enum { UP_SM_IBEMU, UP_SM_NONE };
-/* In this order: off (0), on (1). */
-static const char *const cc_values[] = {"off", "on", NULL};
+/* In this order: UP_CC_ON, UP_CC_OFF. */
+static const char *const cc_values[] = {"on", "off", NULL};
+enum { UP_CC_ON, UP_CC_OFF };
 /* In the order of enum ibemu_daemon_clock. */
 static const char *const clock_values[] = {"quiesce", "free", NULL};
 
@@ -668,7 +669,7 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	snprintf(smo.lmc, sizeof(smo.lmc), "%llu",
 		 (unsigned long long)v[UP_LMC].u);
 	if (v[UP_CC].given)
-		t->cc.enable = (int)v[UP_CC].u;
+		t->cc.enable = v[UP_CC].u == UP_CC_ON;
 	smo.cc = t->cc; /* the daemon takes 't' */
 	/* In the foreground the daemon runs in this process: a child waits
 	 * for it to listen, then starts the SM. */

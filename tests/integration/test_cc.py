@@ -180,6 +180,27 @@ class CCTest(OpenSMRunner, IbemuTestCase):
                          ("0x00000000", "0x00"))
         self.down("ccoff")
 
+    def test_cc_option_and_errors(self):
+        """--cc on overrides the YAML's 'enable: false'; a bad value in
+        the section is named by file:line:column, as 'up' says it."""
+        path = self.yaml_file("congestion_control: {enable: false}\n")
+        self.up(path, "ccyes", "--cc", "on", "--sweep", "0")
+        conf = read(os.path.join(self.paths("ccyes")["dir"], "cc.conf"))
+        self.assertIn("\ncongestion_control TRUE\n", conf)
+        self.assertIn("ibemu-sm: congestion control: 9 switches and CA "
+                      "ports configured, 25 Sets",
+                      read(self.paths("ccyes")["sm_log"]))
+        self.down("ccyes")
+        bad = self.yaml_file("congestion_control:\n"
+                             "  switch: {threshold: 16}\n")
+        lines = len(read(bad).splitlines())
+        p = self.ibemu("up", bad, "--name", "ccbad", check=2)
+        self.assertEqual(p.stderr.strip(),
+                         f"{bad}:{lines}:23: error: threshold 16 is "
+                         "out of range, expected 0..15")
+        p = self.ibemu("up", path, "--name", "ccbad", "--cc", "yes", check=2)
+        self.assertIn("--cc", p.stderr)
+
     def test_override_and_opensm(self):
         """A YAML override, as ibccquery reads it under ibemu-sm; then the
         real OpenSM with the same cc.conf on a fabric of the same YAML
