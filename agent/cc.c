@@ -4,9 +4,9 @@
  * decodes what a CC manager sets into the node models' own settings
  * (switch and switch port congestion settings in switch/, each CA port's
  * congestion setting and Congestion Control Table in hca/), keeps the
- * CC_Key, and answers with them, after the checks of A10.4. Nothing marks
- * FECN or throttles a flow yet: the congestion model comes later and will
- * read these settings; until then CongestionLog is empty.
+ * CC_Key, and answers with them, after the checks of A10.4. The switch
+ * relay (switch/cc_mark.c) and the sources on HCA ports (hca/cc.c) act
+ * on them and fill the CongestionLog this agent reads out.
  */
 #include <string.h>
 
@@ -34,6 +34,8 @@ static uint8_t *payload(struct ibemu_agent_req *r)
 				  ? IBEMU_CC_LOG_DATA_OFF
 				  : IBEMU_CC_DATA_OFF);
 }
+
+static struct ibemu_hca_cc *ca_cc(struct ibemu_agent_req *r, int create);
 
 /* The CC TimeStamp clock: 1.024 us units, wrapping (A10.4.3.10). */
 static uint32_t timestamp(const struct ibemu_engine *e)
@@ -94,26 +96,74 @@ static int congestion_key_info(struct ibemu_agent_req *r)
 	return IBEMU_MAD_STATUS_OK;
 }
 
-/* A10.4.3.5: no congestion model yet, so no event has been logged. */
+/*
+ * A10.4.3.5: the events logged since the last read, newest first; reading
+ * the log clears it (entries, port or SL map), while the event counter
+ * keeps counting.
+ */
+static void switch_log(struct ibemu_agent_req *r)
+{
+	struct ibemu_switch_cc_log *cur = ibemu_switch_cc_log(r->e, r->node);
+	struct ibemu_mad_congestion_log_switch log;
+	unsigned i, k;
+
+	memset(&log, 0, sizeof(log));
+	log.log_type = IBEMU_CC_LOG_SWITCH;
+	log.current_time_stamp = timestamp(r->e);
+	if (cur) {
+		log.log_events_counter = cur->events;
+		memcpy(log.port_map, cur->port_map, sizeof(log.port_map));
+		for (i = 0; i < cur->len; i++) {
+			k = (cur->next + IBEMU_SWITCH_CC_LOG_ENTRIES - 1 - i) %
+			    IBEMU_SWITCH_CC_LOG_ENTRIES;
+			log.entry[i].slid = cur->entry[k].slid;
+			log.entry[i].dlid = cur->entry[k].dlid;
+			log.entry[i].sl = cur->entry[k].sl;
+			log.entry[i].timestamp = cur->entry[k].timestamp;
+		}
+		memset(cur->port_map, 0, sizeof(cur->port_map));
+		cur->len = 0;
+	}
+	IBEMU_BUG_ON(ibemu_mad_congestion_log_switch_encode(
+		&log, payload(r), IBEMU_CC_LOG_DATA_LEN));
+}
+
+static void ca_log(struct ibemu_agent_req *r)
+{
+	struct ibemu_hca_cc *cur = ca_cc(r, 0);
+	struct ibemu_mad_congestion_log_ca log;
+	unsigned i, k;
+
+	memset(&log, 0, sizeof(log));
+	log.log_type = IBEMU_CC_LOG_CA;
+	log.current_time_stamp = timestamp(r->e);
+	if (cur) {
+		log.threshold_event_counter = cur->log_events;
+		log.threshold_congestion_event_map = cur->log_sl_map;
+		for (i = 0; i < cur->log_len; i++) {
+			k = (cur->log_next + IBEMU_HCA_CC_LOG_ENTRIES - 1 - i) %
+			    IBEMU_HCA_CC_LOG_ENTRIES;
+			log.entry[i].local_qp = cur->log[k].ev.local_qp;
+			log.entry[i].remote_qp = cur->log[k].ev.remote_qp;
+			log.entry[i].sl = cur->log[k].sl;
+			log.entry[i].service_type = cur->log[k].ev.service_type;
+			log.entry[i].local_lid = cur->log[k].local_lid;
+			log.entry[i].remote_lid = cur->log[k].ev.remote_lid;
+			log.entry[i].timestamp = cur->log[k].timestamp;
+		}
+		cur->log_sl_map = 0;
+		cur->log_len = 0;
+	}
+	IBEMU_BUG_ON(ibemu_mad_congestion_log_ca_encode(&log, payload(r),
+							IBEMU_CC_LOG_DATA_LEN));
+}
+
 static int congestion_log(struct ibemu_agent_req *r)
 {
-	if (ibemu__agent_is_switch(r->e, r->node)) {
-		struct ibemu_mad_congestion_log_switch log;
-
-		memset(&log, 0, sizeof(log));
-		log.log_type = IBEMU_CC_LOG_SWITCH;
-		log.current_time_stamp = timestamp(r->e);
-		IBEMU_BUG_ON(ibemu_mad_congestion_log_switch_encode(
-			&log, payload(r), IBEMU_CC_LOG_DATA_LEN));
-	} else {
-		struct ibemu_mad_congestion_log_ca log;
-
-		memset(&log, 0, sizeof(log));
-		log.log_type = IBEMU_CC_LOG_CA;
-		log.current_time_stamp = timestamp(r->e);
-		IBEMU_BUG_ON(ibemu_mad_congestion_log_ca_encode(
-			&log, payload(r), IBEMU_CC_LOG_DATA_LEN));
-	}
+	if (ibemu__agent_is_switch(r->e, r->node))
+		switch_log(r);
+	else
+		ca_log(r);
 	return IBEMU_MAD_STATUS_OK;
 }
 

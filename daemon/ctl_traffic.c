@@ -284,9 +284,13 @@ enum {
 	T_SL_MAP,
 	T_MTU,
 	T_TOP,
+	T_CC,
 	T_STOP,
 	T_NOPTS
 };
+
+/* In the order of enum ibemu_traffic_cc. */
+static const char *const cc_values[] = {"on", "off", NULL};
 
 static const struct ibemu_opt traffic_table[] = {
 	[T_JSON] = {.name = "json",
@@ -383,6 +387,14 @@ static const struct ibemu_opt traffic_table[] = {
 		   .max = 1000000,
 		   .def = "10",
 		   .help = "rows of the busiest links in the report (0: all)"},
+	[T_CC] = {.name = "cc",
+		  .type = IBEMU_OPT_ENUM,
+		  .values = cc_values,
+		  .def = "on",
+		  .help = "congestion control (IBA Annex A10) at the hosts: "
+			  "'on' answers FECN with CNPs and throttles sources "
+			  "as the subnet manager configured them; 'off' "
+			  "ignores it (switches still mark)"},
 	[T_STOP] = {.name = "stop",
 		    .type = IBEMU_OPT_FLAG,
 		    .alone = 1,
@@ -515,6 +527,7 @@ static int parse_options(struct ibemu_ctl_call *call,
 	o->incast_sources = (uint32_t)v[T_SOURCES].u;
 	o->victims = (int)v[T_VICTIMS].u;
 	o->sl = (uint8_t)v[T_SL].u;
+	o->cc = (enum ibemu_traffic_cc)v[T_CC].u;
 	o->min_slot_ps = IBEMU_TRAFFIC_MIN_SLOT_PS;
 	if (v[T_MTU].given)
 		o->mtu = (uint16_t)v[T_MTU].u;

@@ -89,6 +89,17 @@ struct ibemu_switch_cc *ibemu_switch_cc(struct ibemu_engine *e, uint32_t node)
 	return &sw->cc;
 }
 
+struct ibemu_switch_cc_log *ibemu_switch_cc_log(struct ibemu_engine *e,
+						uint32_t node)
+{
+	struct ibemu_switch *sw;
+
+	if (!ibemu_switch_cc(e, node))
+		return NULL;
+	sw = ibemu_node_model(e, node);
+	return &sw->cc_log;
+}
+
 struct ibemu_switch_port_cc *ibemu_switch_port_cc(struct ibemu_engine *e,
 						  uint32_t node, unsigned port)
 {
@@ -104,6 +115,19 @@ static uint8_t out_vl_of(const struct ibemu_eport *out,
 			 const struct ibemu_pkt *pkt)
 {
 	return pkt->vl == IBEMU_VL15 ? IBEMU_VL15 : out->sl2vl[pkt->sl & 15];
+}
+
+/* Counts 'pkt', just queued, as waiting for its output VL (cc_mark.c). */
+static void cc_enqueue(struct ibemu_engine *e, struct ibemu_enode *n,
+		       const struct ibemu_pkt *pkt)
+{
+	const struct ibemu_eport *out =
+		&e->ports[n->first_port + pkt->out_port];
+	uint8_t vl = out_vl_of(out, pkt);
+
+	if (vl != IBEMU_VL15)
+		ibemu__switch_cc_queue(n->model, pkt->out_port, vl,
+				       pkt->blocks);
 }
 
 /* The head of input (port, VL) asks its output port. */
@@ -207,6 +231,7 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 	pkt->in_vl = pkt->vl;
 	pkt->out_port = out;
 	ibemu_pktq_push(q, pkt);
+	cc_enqueue(e, n, pkt);
 	if (q->head == pkt)
 		request(e, n, pkt);
 }
@@ -241,6 +266,7 @@ static void switch_inject(struct ibemu_engine *e, uint32_t node,
 	mgmt->in_used[pkt->vl] += pkt->blocks;
 	e->in_flight++;
 	ibemu_pktq_push(q, pkt);
+	cc_enqueue(e, n, pkt);
 	if (q->head == pkt)
 		request(e, n, pkt);
 }
@@ -291,6 +317,9 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 				&sw->port[req.in_port].inq[req.in_vl];
 
 			out->cnt.xmit_discards++;
+			if (v != IBEMU_VL15)
+				ibemu__switch_cc_queue(sw, out->num, v,
+						       -(int)q->head->blocks);
 			discard(e, in_pi, ibemu_pktq_pop(q));
 			if (q->head)
 				request(e, n, q->head);
@@ -327,10 +356,12 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 			const struct ibemu_req *r = &so->reqs[v][i];
 
 			pkt = sw->port[r->in_port].inq[r->in_vl].head;
-			if (v == IBEMU_VL15 || out->credits[v] >= pkt->blocks)
+			if (v == IBEMU_VL15 || out->credits[v] >= pkt->blocks) {
 				eligible |= 1u << v;
-			else
+			} else {
 				blocked = 1;
+				so->starved[v] = 1; /* a victim, for FECN */
+			}
 		}
 	}
 	if (eligible & (1u << IBEMU_VL15))
@@ -352,8 +383,10 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	in_pi = n->first_port + req.in_port;
 	pkt = ibemu_pktq_pop(&sw->port[req.in_port].inq[req.in_vl]);
 	pkt->vl = (uint8_t)vl;
-	if (vl != IBEMU_VL15)
+	if (vl != IBEMU_VL15) {
 		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
+		ibemu__switch_cc_depart(e, sw, pi, pkt);
+	}
 	ibemu__engine_wait_stop(e, out);
 	e->ports[in_pi].in_used[req.in_vl] -= pkt->blocks;
 	end = ibemu__engine_transmit(e, pi, pkt, pkt->t_tail);
@@ -376,8 +409,12 @@ static void switch_settle(struct ibemu_engine *e, uint32_t node)
 	struct ibemu_switch *sw = ibemu_node_model(e, node);
 	unsigned p;
 
-	for (p = 0; p <= e->nodes[node].nports; p++)
+	for (p = 0; p <= e->nodes[node].nports; p++) {
 		memset(sw->port[p].rr, 0, sizeof(sw->port[p].rr));
+		/* And marking starts its Marking_Rate count over. */
+		memset(sw->port[p].mark_skip, 0, sizeof(sw->port[p].mark_skip));
+		memset(sw->port[p].starved, 0, sizeof(sw->port[p].starved));
+	}
 }
 
 const struct ibemu_node_ops ibemu_switch_ops = {

@@ -3,8 +3,8 @@
  * The switch model as others see it: the node class the composition layer
  * (model/) registers with the engine, and the state the switch owns that
  * its agents read and write: the congestion control settings of IBA Annex
- * A10 (the CC agent in agent/cc.c encodes them; the relay will act on
- * them when FECN marking is modelled).
+ * A10 (the CC agent in agent/cc.c encodes them; the relay marks FECN by
+ * them, switch/cc_mark.c) and the CongestionLog the marking fills.
  */
 #ifndef IBEMU_SWITCH_H
 #define IBEMU_SWITCH_H
@@ -40,11 +40,42 @@ struct ibemu_switch_port_cc {
 	uint16_t cong_parm; /* Marking_Rate when control_type is 0 */
 };
 
+#define IBEMU_SWITCH_CC_LOG_ENTRIES 15 /* a switch CongestionLog holds 15 */
+
+/* A10.4.3.5 CongestionLog (switch): markings since it was last read. */
+struct ibemu_switch_cc_log {
+	uint16_t events; /* LogEventsCounter (wraps) */
+	uint8_t port_map[IBEMU_SWITCH_CC_MASK_BYTES]; /* ports that marked */
+	uint8_t len, next;
+	struct {
+		uint16_t slid, dlid;
+		uint8_t sl;
+		uint32_t timestamp; /* 1.024 us units */
+	} entry[IBEMU_SWITCH_CC_LOG_ENTRIES];
+};
+
 /* The CC settings of switch 'node' (zeroed at power-on); NULL if 'node' is
  * not a switch. The pointer stays valid for the engine's life. */
 struct ibemu_switch_cc *ibemu_switch_cc(struct ibemu_engine *e, uint32_t node);
 /* Those of its port 'port' (0..NumPorts); NULL if out of range. */
 struct ibemu_switch_port_cc *ibemu_switch_port_cc(struct ibemu_engine *e,
 						  uint32_t node, unsigned port);
+/* Its CongestionLog; NULL if 'node' is not a switch. */
+struct ibemu_switch_cc_log *ibemu_switch_cc_log(struct ibemu_engine *e,
+						uint32_t node);
+
+/*
+ * A port's VL is "in congestion" (A10.2.1.1) once the blocks queued in the
+ * switch for it pass a share of what the switch can hold for it, one
+ * buffer of that VL at each of its 'nports' inputs: Threshold 15 marks at
+ * 1/16 of it, 1 at 15/16; 0 never marks. The spec leaves the scale to the
+ * implementation; ibemu's is linear.
+ */
+static inline uint32_t
+ibemu_switch_cc_limit(unsigned threshold, uint32_t buf_blocks, unsigned nports)
+{
+	return threshold ? buf_blocks * nports * (16u - threshold) / 16u
+			 : UINT32_MAX;
+}
 
 #endif

@@ -25,6 +25,13 @@ struct ibemu_swport {
 	uint16_t nreqs[IBEMU_NUM_VLS];
 	uint8_t rr[IBEMU_NUM_VLS]; /* input after which round-robin starts */
 	struct ibemu_switch_port_cc cc;
+	/* As an output, for FECN marking (cc_mark.c): blocks queued in the
+	 * switch's input buffers for each of its VLs; whether a VL waited
+	 * for credit since its last packet left (a victim, not a root); the
+	 * eligible packets left to pass before the next marking. */
+	uint32_t queued[IBEMU_NUM_VLS];
+	uint8_t starved[IBEMU_NUM_VLS];
+	uint16_t mark_skip[IBEMU_NUM_VLS];
 };
 
 /* A switch: the node model's state (ibemu_node_model()). */
@@ -34,8 +41,19 @@ struct ibemu_switch {
 	 * made a large fabric's start fault in a page at every list. */
 	struct ibemu_req *req_pool;
 	struct ibemu_switch_cc cc;
+	struct ibemu_switch_cc_log cc_log;
 	struct ibemu_swport port[]; /* 0..NumPorts */
 };
+
+/* switch/cc_mark.c */
+/* A packet for output VL 'vl' of port 'out' joined (+) or left (-) the
+ * switch's input buffers. */
+void ibemu__switch_cc_queue(struct ibemu_switch *sw, unsigned out, unsigned vl,
+			    int blocks);
+/* Output 'pi' (port 'out' of the switch) starts 'pkt' on data VL 'vl':
+ * marks FECN as the switch's CC settings say (after dequeuing it). */
+void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
+			     uint32_t pi, struct ibemu_pkt *pkt);
 
 /* switch/vlarb.c */
 /*

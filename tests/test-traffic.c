@@ -384,6 +384,7 @@ static void test_incast_victims(void)
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_opts o;
 	uint32_t victims = 0, slowed = 0, node, sw_src, sw_dst;
+	uint16_t hot_lid;
 	unsigned port;
 	struct fab f;
 	size_t i;
@@ -391,17 +392,24 @@ static void test_incast_victims(void)
 	/*
 	 * All 35 others into hca01 (host 0) on the 36-host fat tree, with
 	 * victims. Every leaf has only sources, so each gives its last one
-	 * up: 6 victims (hca06, hca12, ..., hca36), each sending to the next
-	 * host on another leaf. Victims whose path shares a leaf uplink with
-	 * the incast wait behind it in the spine's input buffer: congestion
-	 * spreads to traffic that never goes near the hotspot.
+	 * up: 6 victims (hca06, hca12, ..., hca36). Each sends to the first
+	 * host after it on another leaf than its own and the hotspot's that
+	 * its leaf routes out of the same uplink as the hotspot: it waits
+	 * behind the incast in the spine's input buffer, so congestion spreads
+	 * to traffic that never goes near the hotspot. hca06 shares leaf01
+	 * with the hotspot: no uplink of its leaf leads there, so it only
+	 * leaves its leaf and is not slowed.
 	 */
 	opts(&o, IBEMU_TRAFFIC_INCAST, 50000000);
 	o.victims = 1;
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
 	check_clean(&f);
 	T_EQ_U64(ibemu_traffic_nflows(f.tr), 35);
+	ibemu_traffic_host(f.tr, 0, &node, &port);
+	hot_lid = ibemu_engine_get_lid(f.e, node, port);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		uint8_t up_hot, up_dst;
+
 		ibemu_traffic_flow(f.tr, i, &r);
 		if (!r.victim) {
 			T_EQ_U64(r.dst, 0);
@@ -410,15 +418,28 @@ static void test_incast_victims(void)
 		}
 		victims++;
 		T_EQ_U64(r.src % 6, 5);
-		/* The next host, skipping the hotspot. */
-		T_EQ_U64(r.dst, r.src == 35 ? 1 : r.src + 1);
 		ibemu_traffic_host(f.tr, r.src, &node, &port);
 		sw_src = f.t->nodes[node].ports[port].peer_node;
 		ibemu_traffic_host(f.tr, r.dst, &node, &port);
 		sw_dst = f.t->nodes[node].ports[port].peer_node;
 		T_TRUE(sw_src != sw_dst);
+		T_TRUE(r.dst != 0);
+		if (r.src == 5) {
+			T_TRUE(r.gbps > 50);
+			continue;
+		}
+		T_TRUE(r.dst / 6 != 0); /* not on the hotspot's leaf */
+		T_EQ_INT(ibemu_engine_get_lft(f.e, sw_src, hot_lid, &up_hot),
+			 0);
+		T_EQ_INT(ibemu_engine_get_lft(
+				 f.e, sw_src,
+				 ibemu_engine_get_lid(f.e, node, port),
+				 &up_dst),
+			 0);
+		T_EQ_INT(up_hot, up_dst);
 		slowed += r.gbps < 10;
 	}
+	T_EQ_U64(slowed, 5);
 	T_EQ_U64(victims, 6);
 	T_TRUE(slowed >= 1);
 	fab_fini(&f);

@@ -191,6 +191,8 @@ static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
 	f->msg_head = f->msg_tail = IBEMU_NONE;
 	f->victim = (uint8_t)victim;
 	f->sl = flow_sl(tr, src, dst);
+	f->cnp_next = IBEMU_NONE;
+	f->cnp_sl = flow_sl(tr, dst, src);
 	tr->flow_hash[h] = fi;
 	return fi;
 }
@@ -242,6 +244,7 @@ static void ring_add(struct ibemu_traffic *tr, struct ibemu_traffic_host *h,
 		tr->flows[h->ring_tail].ring_next = fi;
 	}
 	h->ring_tail = fi;
+	h->ring_len++;
 }
 
 /* Message generation. */
@@ -312,7 +315,8 @@ static void create_message(struct ibemu_traffic *tr, uint32_t si)
 	f->msgs_created++;
 	tr->msgs_created++;
 	if (f->msg_head == IBEMU_NONE) {
-		int idle = h->ring_tail == IBEMU_NONE;
+		int idle =
+			h->ring_tail == IBEMU_NONE && h->cnp_head == IBEMU_NONE;
 
 		f->msg_head = f->msg_tail = m;
 		f->head_pkts_left = tr->msg_pkts;
@@ -327,13 +331,19 @@ static void create_message(struct ibemu_traffic *tr, uint32_t si)
 	}
 }
 
+/* A timer that wakes a source whose flows were all throttled. */
+#define WAKE_COOKIE (1ull << 63)
+
 static void timer_cb(void *ctx, uint32_t port, uint64_t cookie)
 {
 	struct ibemu_traffic *tr = ctx;
-
-	(void)port;
 	uint32_t si = (uint32_t)cookie;
 
+	if (cookie & WAKE_COOKIE) {
+		tr->hosts[(uint32_t)cookie].wake_ps = UINT64_MAX;
+		ibemu_engine_kick(tr->e, port);
+		return;
+	}
 	IBEMU_BUG_ON(cookie >= tr->nstreams);
 	if (tr->err) {
 		tr->streams_live--;
@@ -344,6 +354,73 @@ static void timer_cb(void *ctx, uint32_t port, uint64_t cookie)
 }
 
 /* The packet path. */
+
+/*
+ * A CNP from destination host 'h' for the first flow it owes one (A10.3.3:
+ * LRH and BTH with the CNP opcode, BECN set, on the reverse path's SL),
+ * or NULL if it owes none or lacks the credit.
+ */
+static struct ibemu_pkt *cnp_pull(struct ibemu_traffic *tr,
+				  struct ibemu_traffic_host *h,
+				  const uint16_t *credits, int *blocked)
+{
+	uint32_t fi = h->cnp_head;
+	struct ibemu_traffic_flow *f = &tr->flows[fi];
+	struct ibemu_pkt *p;
+
+	if (credits[f->cnp_sl] < 1) {
+		*blocked = 1;
+		return NULL;
+	}
+	p = ibemu_engine_pkt_alloc(tr->e);
+	if (!p) {
+		tr->err = -ENOMEM;
+		return NULL;
+	}
+	ibemu_pkt_set_size(p, IBEMU_CNP_HDR_BYTES, 0);
+	p->dlid = tr->hosts[f->src].lid;
+	p->sl = f->cnp_sl;
+	p->flow = (uint64_t)tr->id << 32 | fi;
+	p->opcode = IBEMU_OPCODE_CNP;
+	p->becn = 1;
+	p->t_created = ibemu_engine_now(tr->e);
+	if (--f->cnp_owed == 0) {
+		h->cnp_head = f->cnp_next;
+		if (h->cnp_head == IBEMU_NONE)
+			h->cnp_tail = IBEMU_NONE;
+		f->cnp_next = IBEMU_NONE;
+	}
+	return p;
+}
+
+/*
+ * Turns the ring of host 'h' past the flows its congestion control holds
+ * back, to the first that may send now; IBEMU_NONE if all must wait, with
+ * a wake-up set for the first of them.
+ */
+static uint32_t next_unthrottled(struct ibemu_traffic *tr,
+				 struct ibemu_traffic_host *h)
+{
+	uint64_t first = UINT64_MAX, when;
+	uint32_t k, fi;
+
+	for (k = 0; k < h->ring_len; k++) {
+		fi = tr->flows[h->ring_tail].ring_next;
+		when = ibemu_hca_cc_wait(tr->e, h->pi, tr->flows[fi].sl,
+					 &tr->flows[fi].cc);
+		if (!when)
+			return fi;
+		if (when < first)
+			first = when;
+		h->ring_tail = fi; /* its turn passes */
+	}
+	if (first < h->wake_ps) {
+		h->wake_ps = first;
+		ibemu_engine_timer(tr->e, h->pi, first,
+				   WAKE_COOKIE | (uint64_t)(h - tr->hosts));
+	}
+	return IBEMU_NONE;
+}
 
 static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 				 const uint16_t *credits, int *blocked)
@@ -358,9 +435,18 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 	if (hi == IBEMU_NONE)
 		return NULL;
 	h = &tr->hosts[hi];
+	/* Congestion notifications go before data, as ACKs would. */
+	if (h->cnp_head != IBEMU_NONE) {
+		p = cnp_pull(tr, h, credits, blocked);
+		if (p || tr->err)
+			return p;
+	}
 	if (h->ring_tail == IBEMU_NONE)
 		return NULL;
-	fi = tr->flows[h->ring_tail].ring_next;
+	fi = tr->cc ? next_unthrottled(tr, h)
+		    : tr->flows[h->ring_tail].ring_next;
+	if (fi == IBEMU_NONE)
+		return NULL;
 	f = &tr->flows[fi];
 	last = f->head_pkts_left == 1;
 	if (credits[f->sl] < (last ? tr->last_blocks : tr->full_blocks)) {
@@ -381,6 +467,8 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 	p->t_created = tr->msgs[f->msg_head].t_created;
 	p->last = (uint8_t)last;
 	tr->pkts_sent++;
+	if (tr->cc)
+		ibemu_hca_cc_sent(tr->e, port, f->sl, &f->cc, p->wire_bytes);
 
 	if (--f->head_pkts_left == 0) {
 		uint32_t m = f->msg_head;
@@ -399,6 +487,7 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 		else
 			tr->flows[h->ring_tail].ring_next = f->ring_next;
 		f->ring_next = IBEMU_NONE;
+		h->ring_len--;
 	} else {
 		/* Round robin: the next flow's turn. */
 		h->ring_tail = fi;
@@ -424,6 +513,47 @@ static int lat_push(struct ibemu_traffic *tr, uint32_t fi, uint64_t ps)
 	return 0;
 }
 
+/* Destination port 'port' got a packet of flow 'fi' marked FECN: it owes
+ * the source a CNP (A10.3.3), which its port sends first thing. */
+static void cnp_owe(struct ibemu_traffic *tr, uint32_t port, uint32_t fi)
+{
+	struct ibemu_traffic_flow *f = &tr->flows[fi];
+	struct ibemu_traffic_host *h = &tr->hosts[f->dst];
+
+	ibemu_hca_cc_fecn(tr->e, port, 1);
+	if (f->cnp_owed++)
+		return; /* already in the list */
+	if (h->cnp_tail == IBEMU_NONE) {
+		h->cnp_head = fi;
+		if (h->ring_tail == IBEMU_NONE)
+			ibemu_engine_kick(tr->e, h->pi); /* idle: wake it */
+	} else {
+		tr->flows[h->cnp_tail].cnp_next = fi;
+	}
+	h->cnp_tail = fi;
+}
+
+/* The source of flow 'fi' got a CNP: a BECN for the flow (A10.3.1). */
+static void cnp_received(struct ibemu_traffic *tr, uint32_t port, uint32_t fi)
+{
+	struct ibemu_traffic_flow *f = &tr->flows[fi];
+	/* A study's flows have no QPs: the log names a flow by its index. */
+	struct ibemu_cc_event ev = {
+		.local_qp = fi & 0xffffff,
+		.remote_qp = fi & 0xffffff,
+		.remote_lid = tr->hosts[f->dst].lid,
+		.service_type = 0, /* RC, the transport a study mimics */
+	};
+	unsigned ccti;
+
+	if (!tr->cc)
+		return;
+	ibemu_hca_cc_becn(tr->e, port, f->sl, &f->cc, &ev);
+	ccti = ibemu_hca_cc_ccti(tr->e, port, f->sl, &f->cc);
+	if (ccti > f->ccti_max)
+		f->ccti_max = (uint16_t)ccti;
+}
+
 static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 {
 	struct ibemu_traffic *tr = ctx;
@@ -438,6 +568,16 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	}
 	IBEMU_BUG_ON(fi >= tr->nflows);
 	f = &tr->flows[fi];
+	if (p->opcode == IBEMU_OPCODE_CNP) {
+		cnp_received(tr, port, fi);
+		ibemu_engine_pkt_free(tr->e, p);
+		return;
+	}
+	if (p->fecn) {
+		f->fecns++;
+		if (tr->cc)
+			cnp_owe(tr, port, fi);
+	}
 	if (tr->hosts[f->dst].pi != port)
 		tr->misdelivered++;
 	/* Exactly once and in order: sequence numbers come one by one. */
@@ -567,6 +707,8 @@ static int find_hosts(struct ibemu_traffic *tr, struct ibemu_diag *d)
 			h->lanes = l->width;
 			h->speed = (uint8_t)l->speed;
 			h->ring_tail = IBEMU_NONE;
+			h->cnp_head = h->cnp_tail = IBEMU_NONE;
+			h->wake_ps = UINT64_MAX;
 			if (!h->lid)
 				return ibemu_diag_error(d, NULL,
 							"%s:%u has no LID: "
@@ -658,6 +800,7 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	tr->o = *o;
 	tr->o.pairs = NULL; /* borrowed only during create */
 	tr->o.path_sls = NULL;
+	tr->cc = o->cc == IBEMU_TRAFFIC_CC_ON;
 	tr->mtu = o->mtu ? o->mtu : tr->topo->defaults.mtu;
 	tr->free_msg = IBEMU_NONE;
 	ret = check_opts(o, tr->mtu, d);

@@ -96,8 +96,26 @@ struct ibemu_traffic_pair {
 	uint32_t dst;
 };
 
+/*
+ * Congestion control (IBA Annex A10) in a study. With it, a destination
+ * host answers each packet that arrives marked FECN with a CNP to its
+ * source (a study has no ACKs: A10.3.3's answer for unacknowledged
+ * transports), and a source throttles each flow by the CCTI its CNPs
+ * raise, as the source port's CACongestionSetting and Congestion Control
+ * Table say (hca/cc.c; a flow stands for a QP). Without it the hosts act
+ * as CAs that ignore congestion control: switches still mark FECN as
+ * configured, nobody answers or slows down. Either way it is the subnet
+ * manager's CC settings that decide what switches mark and how sources
+ * throttle; a study changes none of them.
+ */
+enum ibemu_traffic_cc {
+	IBEMU_TRAFFIC_CC_ON, /* default */
+	IBEMU_TRAFFIC_CC_OFF,
+};
+
 struct ibemu_traffic_opts {
 	enum ibemu_traffic_pattern pattern; /* default UNIFORM */
+	enum ibemu_traffic_cc cc;	    /* default ON */
 	uint32_t shift;			    /* SHIFT: default 1 */
 	/* INCAST: the hotspot (default host 0) and how many hosts send to
 	 * it: those after it in host order, wrapping (0: all others). */
@@ -108,7 +126,9 @@ struct ibemu_traffic_opts {
 	 * the first host of that switch that is neither a source nor the
 	 * hotspot (if there is none and the switch has two sources or more,
 	 * its last source becomes the victim instead) to the first host
-	 * after it that is not the hotspot and not on its switch (else any
+	 * after it that is not the hotspot, on neither its switch nor the
+	 * hotspot's, and that its switch's LFT sends out of the same port as
+	 * the hotspot (failing that, the first not on its switch, else any
 	 * but the hotspot). Victims run at the same load and show how
 	 * congestion spreads to traffic that never touches the hotspot.
 	 */
@@ -217,6 +237,10 @@ struct ibemu_traffic_flow_result {
 	uint64_t lat_p50_ps; /* message latency: creation to the tail */
 	uint64_t lat_p99_ps; /* of its last packet at the destination; */
 	uint64_t lat_max_ps; /* percentiles by nearest rank */
+	/* Congestion control: packets that arrived marked FECN, BECNs (CNPs)
+	 * its source received, its highest CCTI. */
+	uint64_t fecns, becns;
+	unsigned ccti_max;
 };
 
 struct ibemu_traffic_summary {

@@ -83,6 +83,12 @@ struct ibemu_traffic_host {
 	uint8_t lanes;	    /* its link */
 	uint8_t speed;	    /* enum ibemu_speed */
 	uint32_t ring_tail; /* last of its flows with data, or NONE */
+	uint32_t ring_len;  /* flows in that ring */
+	/* Congestion control: the flows it owes CNPs to, as a destination
+	 * (first and last, linked by cnp_next), and when a throttled source
+	 * asked to be woken up (UINT64_MAX: no wake-up pending). */
+	uint32_t cnp_head, cnp_tail;
+	uint64_t wake_ps;
 };
 
 /* How a stream picks the destination of each message. */
@@ -119,6 +125,11 @@ struct ibemu_traffic_flow {
 	/* Its congestion control state as a source (hca.h), used when the
 	 * source port controls per QP: a flow stands for a QP. */
 	struct ibemu_cc_src cc;
+	uint64_t fecns;	   /* its packets that arrived marked */
+	uint32_t cnp_owed; /* CNPs its destination has yet to send */
+	uint32_t cnp_next; /* in its destination's CNP list, or NONE */
+	uint8_t cnp_sl;	   /* SL of the CNPs: the reverse path's */
+	uint16_t ccti_max;
 };
 
 /* A message created but not yet cut into packets. */
@@ -144,6 +155,7 @@ struct ibemu_traffic {
 	uint32_t id;
 	const struct ibemu_topo *topo;
 	struct ibemu_traffic_opts o;
+	int cc;		  /* congestion control: opts cc is ON */
 	uint64_t t0;	  /* engine time when the study began */
 	uint64_t events0; /* engine events before it */
 	uint16_t mtu;

@@ -54,13 +54,39 @@ static void shuffle(struct ibemu_traffic_rng *r, uint32_t *p, uint32_t n)
 	}
 }
 
-/* The victim's destination: not the hotspot and, if possible, on
- * another switch, so its path shares only the congested links. */
+/* The port switch 'sw' sends LID 'lid' out of; 0 if it has no route. */
+static uint8_t out_port(const struct ibemu_traffic *tr, uint32_t sw,
+			uint16_t lid)
+{
+	uint8_t port = 0;
+
+	if (ibemu_engine_get_lft(tr->e, sw, lid, &port) || port == 255)
+		return 0;
+	return port;
+}
+
+/*
+ * The victim's destination: not the hotspot, on another switch than the
+ * victim and the hotspot and, if possible, reached through the same port
+ * of the victim's switch as the hotspot is: then the victim shares with
+ * the sources there the links where the congestion tree grows (the input
+ * buffers of the next switch fill with packets for the hotspot), but not
+ * the hotspot's link.
+ */
 static uint32_t victim_dst(const struct ibemu_traffic *tr, uint32_t v,
 			   uint32_t hot)
 {
-	uint32_t n = tr->nhosts, i, h;
+	uint32_t n = tr->nhosts, i, h, sw = tr->hosts[v].sw;
+	uint8_t up =
+		sw == IBEMU_NONE ? 0 : out_port(tr, sw, tr->hosts[hot].lid);
 
+	for (i = 1; up && i < n; i++) {
+		h = (v + i) % n;
+		if (h != hot && tr->hosts[h].sw != sw &&
+		    tr->hosts[h].sw != tr->hosts[hot].sw &&
+		    out_port(tr, sw, tr->hosts[h].lid) == up)
+			return h;
+	}
 	for (i = 1; i < n; i++) {
 		h = (v + i) % n;
 		if (h != hot && tr->hosts[h].sw != tr->hosts[v].sw)

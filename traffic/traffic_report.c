@@ -160,6 +160,9 @@ void ibemu__traffic_flow_result(const struct ibemu_traffic *tr, uint32_t fi,
 		out->lat_p99_ps = tr->fstats[fi].p99;
 		out->lat_max_ps = tr->fstats[fi].max;
 	}
+	out->fecns = f->fecns;
+	out->becns = f->cc.becns;
+	out->ccti_max = f->ccti_max;
 }
 
 size_t ibemu_traffic_nflows(const struct ibemu_traffic *tr)
@@ -211,7 +214,8 @@ static const struct ibemu_table_col flow_cols[] = {
 	{"msgs", "MSGS", 1},	     {"bytes", "BYTES", 1},
 	{"gbps", "GBPS", 1},	     {"lat_p50_ns", "P50_NS", 1},
 	{"lat_p99_ns", "P99_NS", 1}, {"lat_max_ns", "MAX_NS", 1},
-	{"role", "ROLE", 0},
+	{"fecns", "FECNS", 1},	     {"becns", "BECNS", 1},
+	{"ccti_max", "CCTI_MAX", 1}, {"role", "ROLE", 0},
 };
 
 static const struct ibemu_table_col link_cols[] = {
@@ -312,6 +316,9 @@ static size_t fill_flows(const struct ibemu_traffic *tr, size_t top_n,
 		ibemu_table_real(t, ns(r.lat_p50_ps));
 		ibemu_table_real(t, ns(r.lat_p99_ps));
 		ibemu_table_real(t, ns(r.lat_max_ps));
+		ibemu_table_uint(t, r.fecns);
+		ibemu_table_uint(t, r.becns);
+		ibemu_table_uint(t, r.ccti_max);
 		if (roles)
 			ibemu_table_str(t, r.victim ? "victim" : "incast");
 	}
