@@ -41,6 +41,15 @@ static void run_timer(struct ibemu_engine *e, const struct ibemu_hca_cc *cc,
 	uint64_t now = e->now, ticks;
 	unsigned min = cc->sl[sl & 15].ccti_min;
 
+	/*
+	 * A fresh source's timer starts when it is first used: counted from
+	 * virtual time 0, the phase of its expiries, and so a flow's rate,
+	 * would depend on when the study started (how long the SM took to
+	 * bring the subnet up), and the same study on the same fabric under
+	 * OpenSM and under ibemu-sm, or run twice, would differ.
+	 */
+	if (!s->timer_ps)
+		s->timer_ps = now;
 	if (!period) {
 		/* A zero timer never expires. */
 		s->timer_ps = now;
