@@ -245,6 +245,7 @@ enum {
 	UP_ROUTING,
 	UP_SWEEP,
 	UP_LMC,
+	UP_CC,
 	UP_CLOCK,
 	UP_FOREGROUND,
 	UP_NOPTS
@@ -269,6 +270,9 @@ __attribute__((constructor)) static void routing_values_fill(void)
 /* In this order: UP_SM_IBEMU, UP_SM_NONE. */
 static const char *const sm_values[] = {"ibemu", "none", NULL};
 enum { UP_SM_IBEMU, UP_SM_NONE };
+/* In this order: UP_CC_ON, UP_CC_OFF. */
+static const char *const cc_values[] = {"on", "off", NULL};
+enum { UP_CC_ON, UP_CC_OFF };
 /* In the order of enum ibemu_daemon_clock. */
 static const char *const clock_values[] = {"quiesce", "free", NULL};
 
@@ -315,6 +319,16 @@ static const struct ibemu_opt up_opts[] = {
 		    .def = "0",
 		    .help = "ibemu-sm's LID Mask Control: 2^N LIDs per HCA "
 			    "port, each routed (IBA 7.11.1)"},
+	[UP_CC] = {.name = "cc",
+		   .type = IBEMU_OPT_ENUM,
+		   .values = cc_values,
+		   .def_help = "the YAML's congestion_control: enable (on)",
+		   .help = "congestion control (IBA A10): whether the SM sets "
+			   "every switch and CA up; the policy, the YAML's "
+			   "congestion_control: or ibemu's default, is "
+			   "written as cc.conf in the fabric's directory in "
+			   "OpenSM's syntax (for ibemu-sm --cc-config, or "
+			   "opensm -F)"},
 	[UP_CLOCK] = {.name = "clock",
 		      .type = IBEMU_OPT_ENUM,
 		      .values = clock_values,
@@ -434,7 +448,31 @@ struct sm_opts {
 	const char *routing;
 	char sweep[24]; /* ms; "0": one sweep, then it exits */
 	char lmc[8];
+	struct ibemu_cc_policy cc; /* written to cc.conf */
 };
+
+/* Writes the CC policy the SM applies into the fabric's cc.conf. */
+static int write_cc_conf(const char *fabric, const struct ibemu_cc_policy *cc)
+{
+	struct ibemu_runtime_paths p;
+	struct ibemu_buf b;
+	FILE *f;
+	int ret = 0;
+
+	if (ibemu_runtime_paths(fabric, &p))
+		return ibemu_cli_fail(1, "up: bad fabric name '%s'", fabric);
+	ibemu_buf_init(&b);
+	ibemu_cc_policy_write(cc, &b);
+	f = fopen(p.cc_conf, "w");
+	if (!f || b.err || fwrite(b.data, 1, b.len, f) != b.len)
+		ret = ibemu_cli_fail(1, "up: cannot write %s: %s", p.cc_conf,
+				     b.err ? "out of memory" : strerror(errno));
+	if (f && fclose(f) && !ret)
+		ret = ibemu_cli_fail(1, "up: cannot write %s: %s", p.cc_conf,
+				     strerror(errno));
+	ibemu_buf_fini(&b);
+	return ret;
+}
 
 /* The child: 'ibemu --fabric F exec -- ibemu-sm ...', detached, its
  * output in the fabric's sm.log, fd 3 the pipe it says "up" on. */
@@ -484,6 +522,8 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	argv[n++] = p->sm_report;
 	argv[n++] = "--dump-dir";
 	argv[n++] = p->dir;
+	argv[n++] = "--cc-config";
+	argv[n++] = p->cc_conf;
 	if (strcmp(o->sweep, "0")) { /* resident */
 		argv[n++] = "--sweep";
 		argv[n++] = o->sweep;
@@ -523,6 +563,9 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 	unlink(p.sm_report);
 	unlink(p.sm_lfts);
 	unlink(p.sm_subnet);
+	ret = write_cc_conf(fabric, &o->cc);
+	if (ret)
+		return ret;
 	if (pipe(pipefd))
 		return ibemu_cli_fail(1, "up: pipe: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -625,6 +668,9 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		 (unsigned long long)v[UP_SWEEP].u);
 	snprintf(smo.lmc, sizeof(smo.lmc), "%llu",
 		 (unsigned long long)v[UP_LMC].u);
+	if (v[UP_CC].given)
+		t->cc.enable = v[UP_CC].u == UP_CC_ON;
+	smo.cc = t->cc; /* the daemon takes 't' */
 	/* In the foreground the daemon runs in this process: a child waits
 	 * for it to listen, then starts the SM. */
 	if (opts.foreground && with_sm && smo.host[0]) {
@@ -653,6 +699,12 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		       fabric, sw, hca, nlinks, (long)ibemu_runtime_pid(fabric),
 		       p.log);
 		fflush(stdout);
+	}
+	/* Another SM (OpenSM -F cc.conf) may take the same policy. */
+	if (!with_sm && !opts.foreground) {
+		ret = write_cc_conf(fabric, &smo.cc);
+		if (ret)
+			return ret;
 	}
 	if (with_sm && !smo.host[0]) {
 		printf("fabric %s: no cabled HCA to run ibemu-sm on: no subnet "

@@ -218,13 +218,20 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 		{"nodes_removed", "Nodes removed", 1},
 		{"links_added", "Links added", 1},
 		{"links_removed", "Links removed", 1},
+		{"cc", "Congestion control", 0},
+		{"cc_configured", "CC ports configured", 1},
+		{"cc_sets", "CC Sets sent", 1},
+		{"cc_log_reads", "CongestionLog reads", 1},
+		{"cc_failed", "CC MADs failed", 1},
+		{"cc_switch_events", "Switch marking events", 1},
+		{"cc_ca_events", "CA threshold events", 1},
 	};
 	static const struct ibemu_table_col change_cols[] = {
 		{"change", "CHANGES IN THE LAST HEAVY SWEEP", 0},
 	};
 	struct ibemu_runtime_paths p;
 	struct ibemu_table t, changes;
-	const char *last, *heavy, *at;
+	const char *last, *heavy, *at, *cc;
 	char name[64], text[256], when[64];
 	struct ibemu_buf b;
 	char *json_text;
@@ -292,6 +299,16 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	ibemu_table_uint(&t, unum(heavy, "nodes_removed"));
 	ibemu_table_uint(&t, unum(heavy, "links_added"));
 	ibemu_table_uint(&t, unum(heavy, "links_removed"));
+	/* The CC manager's counts (sm/cc.c), "off" with no policy. */
+	cc = value_at(json_text, "cc");
+	at = value_at(cc, "enabled");
+	ibemu_table_str(&t, at && !strncmp(at, "true", 4) ? "on" : "off");
+	ibemu_table_uint(&t, unum(cc, "configured"));
+	ibemu_table_uint(&t, unum(cc, "sets"));
+	ibemu_table_uint(&t, unum(cc, "gets"));
+	ibemu_table_uint(&t, unum(cc, "failed"));
+	ibemu_table_uint(&t, unum(cc, "switch_events"));
+	ibemu_table_uint(&t, unum(cc, "ca_events"));
 	/* The changes the SM named (the first few), one row each. */
 	ibemu_table_init(&changes, "changes", change_cols, 1);
 	at = value_at(heavy, "changes");

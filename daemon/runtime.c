@@ -83,6 +83,8 @@ int ibemu_runtime_paths(const char *name, struct ibemu_runtime_paths *p)
 	if (!ret)
 		ret = join_n(p->sm_subnet, sizeof(p->sm_subnet), p->dir,
 			     "opensm-subnet.lst");
+	if (!ret)
+		ret = join_n(p->cc_conf, sizeof(p->cc_conf), p->dir, "cc.conf");
 	/* The session socket is the longest path that must fit sun_path. */
 	if (!ret)
 		ret = join(sess, p->dir, "sess.sock");
@@ -170,6 +172,7 @@ void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
 	unlink(p->sm_report);
 	unlink(p->sm_lfts);
 	unlink(p->sm_subnet);
+	unlink(p->cc_conf);
 	/* Unlink while still locked, so no one can lock the old file. */
 	unlink(p->lock);
 	if (lock_fd >= 0)

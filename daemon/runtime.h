@@ -32,6 +32,9 @@ struct ibemu_runtime_paths {
 	char sm_report[IBEMU_FILE_PATH_MAX];
 	char sm_lfts[IBEMU_FILE_PATH_MAX];
 	char sm_subnet[IBEMU_FILE_PATH_MAX];
+	/* The congestion control policy 'ibemu up' gives ibemu-sm
+	 * (--cc-config), in OpenSM's option syntax: OpenSM reads it too. */
+	char cc_conf[IBEMU_FILE_PATH_MAX];
 };
 
 /*

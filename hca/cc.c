@@ -45,6 +45,15 @@ static void run_timer(struct ibemu_engine *e, const struct ibemu_hca_cc *cc,
 	 * moment a CC manager sets it. */
 	if (s->ccti < min)
 		s->ccti = (uint16_t)min;
+	/*
+	 * A fresh source's timer starts when it is first used: counted from
+	 * virtual time 0, the phase of its expiries, and so a flow's rate,
+	 * would depend on when the study started (how long the SM took to
+	 * bring the subnet up), and the same study on the same fabric under
+	 * OpenSM and under ibemu-sm, or run twice, would differ.
+	 */
+	if (!s->timer_ps)
+		s->timer_ps = now;
 	if (!period) {
 		/* A zero timer never expires. */
 		s->timer_ps = now;

@@ -65,6 +65,15 @@ static void usage(FILE *f)
 		"  -l, --lmc N         LID Mask Control: 2^N LIDs per CA "
 		"port, each\n"
 		"                      routed (default 0; at most 7)\n"
+		"  -c, --cc-config FILE\n"
+		"                      congestion control policy in OpenSM's "
+		"syntax\n"
+		"                      (congestion_control TRUE, cc_key, "
+		"cc_sw_*, cc_ca_*,\n"
+		"                      cc_cct): set into every switch and "
+		"CA after a heavy\n"
+		"                      sweep; CongestionLogs read every "
+		"sweep\n"
 		"  -S, --status FILE   state and last sweep, as JSON, "
 		"rewritten after\n"
 		"                      every sweep ('ibemu sm status' reads "
@@ -113,13 +122,15 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 		{"lmc", required_argument, NULL, 'l'},
 		{"status", required_argument, NULL, 'S'},
 		{"ready-fd", required_argument, NULL, 'F'},
+		{"cc-config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, bad = 0;
 
-	while ((c = getopt_long(argc, argv, "C:P:R:G:L:o:d:w:t:r:s:p:l:S:F:qvh",
-				longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				"C:P:R:G:L:o:d:w:t:r:s:p:l:S:F:c:qvh", longs,
+				NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			sm->ca = optarg;
@@ -174,6 +185,9 @@ static int parse_args(struct sm *sm, int argc, char **argv)
 			break;
 		case 'S':
 			sm->status_path = optarg;
+			break;
+		case 'c':
+			sm->cc_config = optarg;
 			break;
 		case 'F': {
 			unsigned fd;
@@ -291,6 +305,12 @@ static void report(const struct sm *sm, double secs)
 	       "%lu LFT blocks written, %.3f s\n",
 	       sm->sent, sm->answered, sm->timeouts, sm->window, sm->lft_blocks,
 	       secs);
+	if (sm->cc && sm->cc->enable)
+		printf("ibemu-sm: congestion control: %lu switches and CA "
+		       "ports configured, %lu Sets, %lu CongestionLog reads, "
+		       "%lu failed\n",
+		       sm->cc_stats.configured, sm->cc_stats.sets,
+		       sm->cc_stats.gets, sm->cc_stats.failed);
 	printf("ibemu-sm: sweep steps (wall): discovery %.3f s, routing %.3f "
 	       "s, LIDs and LFTs %.3f s, Armed and Active %.3f s\n",
 	       sm->last.step_s[SM_STEP_DISCOVER],
@@ -445,6 +465,7 @@ int main(int argc, char **argv)
 		.timeout_ms = 200,
 		.retries = 3,
 		.ready_fd = -1,
+		.cc_agent = -1,
 	};
 	double t0 = wall_s();
 	int ret, issm;
@@ -452,6 +473,11 @@ int main(int argc, char **argv)
 	ret = parse_args(&sm, argc, argv);
 	if (ret)
 		return ret;
+	/* A bad policy is a usage error, found before any port is opened. */
+	if (sm_cc_load(&sm)) {
+		free(sm.cc);
+		return 2;
+	}
 	ret = sm_smp_open(&sm);
 	if (ret) {
 		fprintf(stderr, "ibemu-sm: cannot open the umad port: %s\n",

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "cc_policy.h"
 #include "graph.h"
 #include "mad.h"
 #include "mad_sma.h"
@@ -48,6 +49,28 @@ typedef void (*sm_smp_cb)(struct sm *sm, int status,
 			  uint64_t arg2);
 
 struct sm_req;
+/* A GMP's answer: status 0 and the whole MAD, or -ETIMEDOUT / -EIO. */
+typedef void (*sm_gmp_cb)(struct sm *sm, int status, const uint8_t *mad,
+			  void *arg, uint64_t arg2);
+
+/*
+ * A switch (by its port 0) or a CA port the CC manager configures
+ * (cc.c): what it holds of the policy, as its answers echoed it.
+ */
+struct sm_cc_port {
+	uint64_t guid; /* port GUID */
+	uint16_t lid;
+	uint8_t is_switch;
+	uint8_t sw_set, ca_set;
+	uint8_t cct_set;    /* bit b: CCT block b */
+	uint8_t configured; /* counted once it held everything */
+};
+
+struct sm_cc_stats {
+	unsigned long configured; /* ports brought to the policy */
+	unsigned long sets, gets, failed;
+	unsigned long switch_events, ca_events; /* CongestionLog counters */
+};
 
 /* An LFT as the SM last wrote it into the switch of NodeGUID 'guid'. */
 struct sm_lft {
@@ -163,6 +186,13 @@ struct sm {
 	uint32_t nmcgroups;
 	struct sm_service *services;
 	uint32_t nservices;
+	/* Congestion control manager (cc.c). */
+	const char *cc_config;	     /* --cc-config: OpenSM's cc_* lines */
+	struct ibemu_cc_policy *cc;  /* NULL: none given, nothing sent */
+	int cc_agent;		     /* GS agent of class CC, or -1 */
+	struct sm_cc_port *cc_ports; /* sorted by GUID */
+	uint32_t ncc_ports;
+	struct sm_cc_stats cc_stats;
 };
 
 /* smp.c */
@@ -179,6 +209,13 @@ int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 /* Queues a LID-routed SMP Get/Set to 'dlid' (class 0x01); 0 or -errno. */
 int sm_smp_lid(struct sm *sm, uint16_t dlid, uint8_t method, uint16_t attr,
 	       uint32_t mod, sm_smp_cb cb, void *arg, uint64_t arg2);
+/*
+ * Queues a LID-routed GMP to QP1 of 'dlid' through umad agent 'agent':
+ * 'mad' is the whole MAD (copied; its TID is set when it goes out).
+ * Returns 0 or -ENOMEM.
+ */
+int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
+	   sm_gmp_cb cb, void *arg, uint64_t arg2);
 /* Sends and receives until nothing is queued or in flight; 0 or -errno. */
 int sm_smp_run(struct sm *sm);
 /*
@@ -266,6 +303,21 @@ int sm_report_write(const struct sm *sm);
  * 0 or -errno.
  */
 int sm_dump_write(const struct sm *sm);
+
+/* cc.c */
+/* Reads --cc-config, if given, into sm->cc; 0 or -EINVAL (said). */
+int sm_cc_load(struct sm *sm);
+/* Registers the CC agent if the policy enables CC; 0 or -errno. */
+int sm_cc_open(struct sm *sm);
+void sm_cc_close(struct sm *sm);
+/*
+ * After a heavy sweep: SwitchCongestionSetting to every switch,
+ * CACongestionSetting and the CCT blocks to every CA port, where they do
+ * not hold them yet. 0 or -errno; failures are counted and said.
+ */
+int sm_cc_configure(struct sm *sm);
+/* Every sweep: reads the CongestionLog of every switch and CA port. */
+int sm_cc_poll(struct sm *sm);
 
 /* program.c */
 /*

@@ -23,6 +23,7 @@
 /* The SM_Key of the subnet's SMs: OpenSM's default (sm_key 0x1). */
 #define SM_KEY		1
 #define SM_STATE_MASTER 3
+#define QP1_QKEY	0x80010000u /* IBA 15.2.1.1: the GSI's Q_Key */
 
 struct sm_req {
 	struct sm_req *next;
@@ -37,7 +38,26 @@ struct sm_req {
 	sm_smp_cb cb;
 	void *arg;
 	uint64_t arg2;
+	/* A GMP (sm_gmp()): its whole MAD, owned, and its agent. */
+	uint8_t *gmp;
+	int gmp_agent;
+	sm_gmp_cb gmp_cb;
 };
+
+static void req_free(struct sm_req *r)
+{
+	free(r->gmp);
+	free(r);
+}
+
+/* Tells the owner of 'r' that it failed with 'st' (-errno). */
+static void req_fail(struct sm *sm, struct sm_req *r, int st)
+{
+	if (r->gmp)
+		r->gmp_cb(sm, st, NULL, r->arg, r->arg2);
+	else
+		r->cb(sm, st, NULL, r->arg, r->arg2);
+}
 
 int sm_smp_open(struct sm *sm)
 {
@@ -88,6 +108,12 @@ int sm_smp_open(struct sm *sm)
 	if (sm_sa_open(sm) < 0)
 		fprintf(stderr, "ibemu-sm: no SA (umad_register: %s)\n",
 			strerror(-sm->sa_agent));
+	/* Annex A10: a CC manager's requests, if there is a policy. */
+	if (sm_cc_open(sm) < 0)
+		fprintf(stderr,
+			"ibemu-sm: no congestion control (umad_register: "
+			"%s)\n",
+			strerror(-sm->cc_agent));
 	sm->inflight = calloc(sm->window, sizeof(*sm->inflight));
 	if (!sm->inflight) {
 		umad_close_port(sm->fd);
@@ -103,13 +129,14 @@ void sm_smp_close(struct sm *sm)
 
 	while ((r = sm->queue_head)) {
 		sm->queue_head = r->next;
-		free(r);
+		req_free(r);
 	}
 	if (sm->inflight) {
 		while (sm->ninflight)
-			free(sm->inflight[--sm->ninflight]);
+			req_free(sm->inflight[--sm->ninflight]);
 		free(sm->inflight);
 	}
+	sm_cc_close(sm);
 	sm_sa_close(sm);
 	if (sm->trap_agent >= 0)
 		umad_unregister(sm->fd, sm->trap_agent);
@@ -157,6 +184,51 @@ int sm_smp_lid(struct sm *sm, uint16_t dlid, uint8_t method, uint16_t attr,
 	return ret;
 }
 
+int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
+	   sm_gmp_cb cb, void *arg, uint64_t arg2)
+{
+	struct sm_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->gmp = malloc(IBEMU_MAD_LEN);
+	if (!r->gmp) {
+		free(r);
+		return -ENOMEM;
+	}
+	memcpy(r->gmp, mad, IBEMU_MAD_LEN);
+	r->gmp_agent = agent;
+	r->gmp_cb = cb;
+	r->dlid = dlid;
+	r->arg = arg;
+	r->arg2 = arg2;
+	if (sm->queue_tail)
+		sm->queue_tail->next = r;
+	else
+		sm->queue_head = r;
+	sm->queue_tail = r;
+	return 0;
+}
+
+/* Sends GMP 'r' to QP1 of r->dlid (IBA 13.5.1: Q_Key 0x80010000). */
+static int send_gmp(struct sm *sm, struct sm_req *r)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
+	uint8_t *mad = umad_get_mad(um);
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(mad, r->gmp, IBEMU_MAD_LEN);
+	ibemu_mad_set_tid(mad, r->tid);
+	umad_set_addr(um, r->dlid, 1, 0, QP1_QKEY);
+	if (umad_send(sm->fd, r->gmp_agent, um, IBEMU_MAD_LEN,
+		      (int)sm->timeout_ms, (int)sm->retries) < 0) {
+		sm->port_gone = 1;
+		return -EIO;
+	}
+	return 0;
+}
+
 /*
  * Sends request 'r': directed route (IBA 14.2.2: DrSLID and DrDLID
  * permissive), or LID-routed to r->dlid through the class 0x01 agent.
@@ -167,6 +239,8 @@ static int send_one(struct sm *sm, struct sm_req *r)
 	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
 	struct ibemu_mad_smp smp;
 
+	if (r->gmp)
+		return send_gmp(sm, r);
 	memset(buf, 0, sizeof(buf));
 	memset(&smp, 0, sizeof(smp));
 	smp.hdr.base_version = 1;
@@ -210,8 +284,8 @@ static int send_queued(struct sm *sm)
 		r->tid = sm->next_tid++;
 		ret = send_one(sm, r);
 		if (ret) {
-			r->cb(sm, ret, NULL, r->arg, r->arg2);
-			free(r);
+			req_fail(sm, r, ret);
+			req_free(r);
 			continue;
 		}
 		sm->inflight[sm->ninflight++] = r;
@@ -314,6 +388,27 @@ static void recv_long(struct sm *sm, int len)
 	free(um);
 }
 
+/* The answer to one of our GMPs, or its timeout. */
+static void recv_gmp(struct sm *sm, struct ib_user_mad *um)
+{
+	const uint8_t *mad = umad_get_mad(um);
+	struct sm_req *r;
+	int st;
+
+	/* The kernel keeps the upper 32 TID bits for the agent. */
+	r = take(sm, ibemu_mad_get_tid(mad) & 0xffffffffu);
+	if (!r || !r->gmp)
+		return; /* late, after its timeout */
+	/* Counted by their owner: the SMP counts stay SMPs'. */
+	st = umad_status(um);
+	if (st)
+		r->gmp_cb(sm, st == ETIMEDOUT ? -ETIMEDOUT : -EIO, NULL, r->arg,
+			  r->arg2);
+	else
+		r->gmp_cb(sm, 0, mad, r->arg, r->arg2);
+	req_free(r);
+}
+
 /* Receives one MAD ('timeout_ms' -1: block); 1 if it was a Trap. */
 static int recv_one(struct sm *sm, int timeout_ms)
 {
@@ -338,6 +433,10 @@ static int recv_one(struct sm *sm, int timeout_ms)
 		/* A request to the SA; its own answers return nothing. */
 		if (!umad_status(um))
 			sm_sa_recv(sm, um, umad_get_mad(um), (size_t)len);
+		return 0;
+	}
+	if (agent == sm->cc_agent) {
+		recv_gmp(sm, um);
 		return 0;
 	}
 	if (ibemu_mad_smp_decode(umad_get_mad(um), IBEMU_MAD_LEN, &smp) < 0)
@@ -379,7 +478,7 @@ static int recv_one(struct sm *sm, int timeout_ms)
 		sm->answered++;
 		r->cb(sm, 0, &smp, r->arg, r->arg2);
 	}
-	free(r);
+	req_free(r);
 	return 0;
 }
 

@@ -59,6 +59,25 @@ static void write_changes(const struct sm *sm, FILE *f)
 	fprintf(f, "%s]},\n", c->nlisted ? "\n    " : "");
 }
 
+/* The CC manager (cc.c): its policy file and its counts. */
+static void write_cc(const struct sm *sm, FILE *f)
+{
+	const struct sm_cc_stats *c = &sm->cc_stats;
+
+	fprintf(f, "  \"cc\": {\"enabled\": %s, \"config\": ",
+		sm->cc && sm->cc->enable ? "true" : "false");
+	if (sm->cc_config)
+		put_str(f, sm->cc_config);
+	else
+		fputs("null", f);
+	fprintf(f,
+		", \"configured\": %lu, \"sets\": %lu, \"gets\": %lu, "
+		"\"failed\": %lu, \"switch_events\": %lu, "
+		"\"ca_events\": %lu},\n",
+		c->configured, c->sets, c->gets, c->failed, c->switch_events,
+		c->ca_events);
+}
+
 static void write_json(const struct sm *sm, FILE *f)
 {
 	const struct sm_sweep_stats *s = &sm->last;
@@ -94,6 +113,7 @@ static void write_json(const struct sm *sm, FILE *f)
 		sm->routes ? sm->routes->max_lid : 0, sm->heavy_sweeps,
 		sm->light_sweeps, sm->traps, sm->sent, sm->answered,
 		sm->timeouts);
+	write_cc(sm, f);
 	write_changes(sm, f);
 	fprintf(f, "  \"last_sweep\": {\"kind\": \"%s\", \"why\": ",
 		s->heavy ? "heavy" : "light");

@@ -98,6 +98,11 @@ int sm_heavy_sweep(struct sm *sm)
 		sm_mcast_program(sm);
 		ret = sm_smp_run(sm);
 	}
+	/* As OpenSM: congestion control once the ports are Active. */
+	if (!ret)
+		ret = sm_cc_configure(sm);
+	if (!ret)
+		ret = sm_cc_poll(sm);
 	sm->sweeping = 0;
 	return ret;
 }
@@ -134,6 +139,8 @@ int sm_light_sweep(struct sm *sm)
 			sm->changed = 1;
 	}
 	ret = sm_smp_run(sm);
+	if (!ret && !sm->changed)
+		ret = sm_cc_poll(sm);
 	return ret ? ret : sm->changed;
 }
 

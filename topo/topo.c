@@ -22,6 +22,7 @@ int ibemu_topo_create(struct ibemu_topo **out)
 	/* The YAML key table states the defaults; the format documents them
 	 * from there, and a topology built without a file has them too. */
 	IBEMU_BUG_ON(ibemu__yaml_defaults_init(&t->defaults));
+	ibemu_cc_policy_default(&t->cc);
 	ibemu_strmap_init(&t->by_name);
 	*out = t;
 	return 0;

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "cc_policy.h"
 #include "diag.h"
 #include "rate.h"
 #include "strmap.h"
@@ -89,6 +90,8 @@ struct ibemu_topo {
 	struct ibemu_topo_link *links;
 	uint32_t nlinks, links_cap;
 	struct ibemu_strmap by_name;
+	/* congestion_control: what 'ibemu up' hands the SM (cc.conf). */
+	struct ibemu_cc_policy cc;
 };
 
 /* Propagation in cables: about 5 ns per metre (light at ~0.67c). */

@@ -314,6 +314,7 @@ void ibemu_yaml_emit(const struct ibemu_topo *t, struct ibemu_buf *out)
 		ibemu_buf_printf(out, " for %s\n",
 				 ibemu_speed_name(def->speed));
 	}
+	ibemu__yaml_cc_emit(t, out);
 	put_nodes(out, t, IBEMU_NODE_SWITCH);
 	put_nodes(out, t, IBEMU_NODE_HCA);
 	if (t->nlinks)

@@ -62,6 +62,11 @@ static const struct ibemu__yaml_key top_keys[] = {
 		 .type = IBEMU__YT_MAP,
 		 .def = "none",
 		 .help = "a generator kind and its parameters"},
+	[IBEMU__K_TOP_CC] =
+		{.name = "congestion_control",
+		 .type = IBEMU__YT_MAP,
+		 .def = "ibemu's default policy",
+		 .help = "the congestion control policy the SM applies"},
 };
 
 static const struct ibemu__yaml_key defaults_keys[] = {
@@ -256,6 +261,149 @@ static const struct ibemu__yaml_key generate_keys[] = {
 		 .help = "a generator kind (see topologies/GENERATORS.md)"},
 };
 
+/*
+ * congestion_control: the policy of cc/cc_policy.h, by OpenSM's meaning
+ * (IBA Annex A10.4.3); the defaults are ibemu's (cc/cc_policy.c).
+ */
+static const struct ibemu__yaml_key cc_keys[] = {
+	[IBEMU__K_CC_ENABLE] = {.name = "enable",
+				.type = IBEMU__YT_BOOL,
+				.def = "true",
+				.help = "whether the SM configures congestion "
+					"control"},
+	[IBEMU__K_CC_KEY] = {.name = "cc_key",
+			     .type = IBEMU__YT_INT,
+			     .flags = IBEMU__YAML_HEX,
+			     .max = UINT64_MAX,
+			     .def = "0",
+			     .help = "the CC_Key of every CC MAD"},
+	[IBEMU__K_CC_SWITCH] = {.name = "switch",
+				.type = IBEMU__YT_MAP,
+				.def = "as listed",
+				.help = "SwitchCongestionSetting of every "
+					"switch"},
+	[IBEMU__K_CC_CA] = {.name = "ca",
+			    .type = IBEMU__YT_MAP,
+			    .def = "as listed",
+			    .help = "CACongestionSetting of every CA port"},
+	[IBEMU__K_CC_CCT] = {.name = "cct",
+			     .type = IBEMU__YT_CCT,
+			     .def = "{entries: 128, step: \"0:1\"}",
+			     .help = "the CongestionControlTable of every CA "
+				     "port"},
+};
+
+static const struct ibemu__yaml_key cc_switch_keys[] = {
+	[IBEMU__K_CCSW_CONTROL_MAP] = {.name = "control_map",
+				       .type = IBEMU__YT_INT,
+				       .flags = IBEMU__YAML_HEX,
+				       .max = UINT32_MAX,
+				       .def = "0x1f",
+				       .help = "the fields that are valid"},
+	[IBEMU__K_CCSW_THRESHOLD] = {.name = "threshold",
+				     .type = IBEMU__YT_INT,
+				     .max = 15,
+				     .def = "15",
+				     .help = "how eagerly a port marks FECN: 0 "
+					     "never, 1 least .. 15 most"},
+	[IBEMU__K_CCSW_MARKING_RATE] = {.name = "marking_rate",
+					.type = IBEMU__YT_INT,
+					.max = UINT16_MAX,
+					.def = "0",
+					.help = "packets left unmarked between "
+						"two marked ones"},
+	[IBEMU__K_CCSW_PACKET_SIZE] = {.name = "packet_size",
+				       .type = IBEMU__YT_INT,
+				       .max = UINT8_MAX,
+				       .def = "0",
+				       .help = "packets of fewer 64-byte "
+					       "credits are not marked"},
+	[IBEMU__K_CCSW_VICTIM_MASK] =
+		{.name = "victim_mask",
+		 .type = IBEMU__YT_PORTS,
+		 .def = "none",
+		 .help = "ports that mark even as victims "
+			 "of congestion"},
+	[IBEMU__K_CCSW_CREDIT_MASK] = {.name = "credit_mask",
+				       .type = IBEMU__YT_PORTS,
+				       .def = "none",
+				       .help = "ports that mark when credits "
+					       "starve"},
+	[IBEMU__K_CCSW_CS_THRESHOLD] = {.name = "cs_threshold",
+					.type = IBEMU__YT_INT,
+					.max = 15,
+					.def = "0",
+					.help = "credit starvation threshold"},
+	[IBEMU__K_CCSW_CS_RETURN_DELAY] = {.name = "cs_return_delay",
+					   .type = IBEMU__YT_CC_ENTRY,
+					   .def = "\"0:0\"",
+					   .help = "credit starvation return "
+						   "delay"},
+};
+
+/* The four values of one SL, for every SL (ca:) or one (sls:). */
+#define KEY_CC_SL(idx, name_, max_, def_, help_) \
+	[idx] = {.name = name_,                  \
+		 .type = IBEMU__YT_INT,          \
+		 .max = max_,                    \
+		 .def = def_,                    \
+		 .help = help_}
+#define KEYS_CC_SL(where)                                                    \
+	KEY_CC_SL(IBEMU__K_CCCA_CCTI_TIMER, "ccti_timer", UINT16_MAX, where, \
+		  "CCTI drops by 1 each time it expires, in 1.024 us"),      \
+		KEY_CC_SL(IBEMU__K_CCCA_CCTI_INCREASE, "ccti_increase",      \
+			  UINT8_MAX, where, "what a BECN adds to CCTI"),     \
+		KEY_CC_SL(IBEMU__K_CCCA_TRIGGER_THRESHOLD,                   \
+			  "trigger_threshold", UINT8_MAX, where,             \
+			  "the CCTI at which the CA logs an event"),         \
+		KEY_CC_SL(IBEMU__K_CCCA_CCTI_MIN, "ccti_min", UINT8_MAX,     \
+			  where, "the least CCTI (a floor under the delay)")
+
+static const struct ibemu__yaml_key cc_ca_keys[] = {
+	KEYS_CC_SL("20, 1, 8, 0 (ccti_timer, ccti_increase, "
+		   "trigger_threshold, ccti_min)"),
+	[IBEMU__K_CCCA_CONTROL] = {.name = "control",
+				   .type = IBEMU__YT_STR,
+				   .def = "qp",
+				   .help = "qp: each QP throttles on its own; "
+					   "sl: per SL of the port"},
+	[IBEMU__K_CCCA_CONTROL_MAP] = {.name = "control_map",
+				       .type = IBEMU__YT_INT,
+				       .flags = IBEMU__YAML_HEX,
+				       .max = UINT16_MAX,
+				       .def = "0xffff",
+				       .help = "the SLs (bit N: SL N) that "
+					       "react"},
+	[IBEMU__K_CCCA_SLS] = {.name = "sls",
+			       .type = IBEMU__YT_SEQ,
+			       .def = "none",
+			       .help = "per-SL overrides, {sl: N, ...}"},
+};
+
+static const struct ibemu__yaml_key cc_sl_keys[] = {
+	KEYS_CC_SL("ca's"),
+	[IBEMU__K_CCCA_SL] = {.name = "sl",
+			      .type = IBEMU__YT_INT,
+			      .flags = IBEMU__YAML_REQUIRED,
+			      .max = 15,
+			      .def = "required",
+			      .help = "the SL it overrides"},
+};
+
+static const struct ibemu__yaml_key cc_cct_keys[] = {
+	[IBEMU__K_CCT_ENTRIES] = {.name = "entries",
+				  .type = IBEMU__YT_INT,
+				  .flags = IBEMU__YAML_REQUIRED,
+				  .max = IBEMU_CC_POLICY_CCT_MAX,
+				  .why = "OpenSM keeps at most 128 entries",
+				  .def = "required",
+				  .help = "how many entries"},
+	[IBEMU__K_CCT_STEP] = {.name = "step",
+			       .type = IBEMU__YT_CC_ENTRY,
+			       .def = "\"0:1\"",
+			       .help = "entry i is shift:(i x multiplier)"},
+};
+
 #define SECTION(w, k, o)                                                       \
 	{                                                                      \
 		.where = w, .keys = k, .nkeys = IBEMU_ARRAY_SIZE(k), .open = o \
@@ -268,6 +416,14 @@ static const struct ibemu__yaml_section sections[IBEMU__YS_COUNT] = {
 	[IBEMU__YS_HCA] = SECTION("in an HCA", hca_keys, 0),
 	[IBEMU__YS_LINK] = SECTION("in a link", link_keys, 0),
 	[IBEMU__YS_GENERATE] = SECTION("in generate", generate_keys, 1),
+	[IBEMU__YS_CC] = SECTION("in congestion_control", cc_keys, 0),
+	[IBEMU__YS_CC_SWITCH] =
+		SECTION("in congestion_control: switch", cc_switch_keys, 0),
+	[IBEMU__YS_CC_CA] = SECTION("in congestion_control: ca", cc_ca_keys, 0),
+	[IBEMU__YS_CC_SL] = SECTION("in an SL of congestion_control: ca: sls",
+				    cc_sl_keys, 0),
+	[IBEMU__YS_CC_CCT] =
+		SECTION("in congestion_control: cct", cc_cct_keys, 0),
 };
 
 _Static_assert(IBEMU_ARRAY_SIZE(switch_keys) <= IBEMU__YAML_MAX_KEYS &&
@@ -531,6 +687,21 @@ static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
 	case IBEMU__YT_ENDPOINT:
 		ibemu_buf_puts(b, "node:port (such as sw1:3)");
 		break;
+	case IBEMU__YT_BOOL:
+		ibemu_buf_puts(b, "true or false");
+		break;
+	case IBEMU__YT_PORTS:
+		ibemu_buf_puts(b, "all, or a sequence of port numbers 0..255");
+		break;
+	case IBEMU__YT_CC_ENTRY:
+		ibemu_buf_puts(b, "\"shift:multiplier\" (shift 0..3, "
+				  "multiplier 0..16383)");
+		break;
+	case IBEMU__YT_CCT:
+		ibemu_buf_puts(b, "a sequence of \"shift:multiplier\" "
+				  "(at most 128), or {entries: N, step: "
+				  "\"shift:multiplier\"}");
+		break;
 	case IBEMU__YT_SEQ:
 		ibemu_buf_printf(b, "a sequence (%s)", k->help);
 		break;
@@ -747,6 +918,94 @@ static int parse_guids(const struct ibemu__yaml_key *k,
 	return 0;
 }
 
+static int parse_cc_entry(const struct ibemu__yaml_key *k,
+			  const struct ibemu__ynode *n, uint64_t *v,
+			  struct ibemu_diag *d)
+{
+	struct ibemu_cc_entry e;
+
+	if (n->kind != IBEMU__Y_SCALAR || ibemu__ynode_is_null(n))
+		return bad_value(d, n, k, "%s is %s", k->name,
+				 ibemu__ynode_what(n));
+	if (ibemu_cc_entry_parse(n->str, &e))
+		return bad_value(d, n, k, "bad %s '%s'", k->name, n->str);
+	*v = ibemu_cc_entry_bits(e);
+	return 0;
+}
+
+/* "all", or port numbers: bits of a 256-bit mask (bit N, port N). */
+static int parse_ports(const struct ibemu__yaml_key *k,
+		       const struct ibemu__ynode *n, struct ibemu__yaml_val *v,
+		       struct ibemu_diag *d)
+{
+	static const struct ibemu__yaml_key item = {
+		.name = "port",
+		.type = IBEMU__YT_INT,
+		.max = 255,
+	};
+	uint64_t port;
+	size_t i;
+	int ret;
+
+	if (n->kind == IBEMU__Y_SCALAR && !strcmp(n->str, "all")) {
+		memset(v->mask, 0xff, sizeof(v->mask));
+		return 0;
+	}
+	if (n->kind != IBEMU__Y_SEQ)
+		return bad_value(d, n, k, "%s is %s%s%s%s", k->name,
+				 ibemu__ynode_what(n),
+				 n->kind == IBEMU__Y_SCALAR ? " '" : "",
+				 n->kind == IBEMU__Y_SCALAR ? n->str : "",
+				 n->kind == IBEMU__Y_SCALAR ? "'" : "");
+	for (i = 0; i < n->nkids; i++) {
+		const struct ibemu__ynode *p = n->kids[i];
+		struct ibemu__yaml_val pv = {0};
+
+		ret = ibemu__yaml_value_parse(&item, p, &pv, d);
+		if (ret)
+			return ret;
+		port = pv.u;
+		v->mask[sizeof(v->mask) - 1 - port / 8] |=
+			(uint8_t)(1u << (port % 8));
+	}
+	return 0;
+}
+
+/* A CCT: entries in a sequence, or the short form (yaml_cc.c reads it). */
+static int parse_cct(const struct ibemu__yaml_key *k,
+		     const struct ibemu__ynode *n, struct ibemu__yaml_val *v,
+		     struct ibemu_diag *d)
+{
+	static const struct ibemu__yaml_key item = {
+		.name = "CCT entry",
+		.type = IBEMU__YT_CC_ENTRY,
+	};
+	size_t i;
+	int ret;
+
+	if (n->kind == IBEMU__Y_MAP)
+		return 0;
+	if (n->kind != IBEMU__Y_SEQ)
+		return bad_value(d, n, k, "%s is %s", k->name,
+				 ibemu__ynode_what(n));
+	if (n->nkids > IBEMU_CC_POLICY_CCT_MAX)
+		return ibemu_diag_error(d, &n->loc,
+					"%s has %zu entries, expected at most "
+					"%u: OpenSM keeps at most 128",
+					k->name, n->nkids,
+					IBEMU_CC_POLICY_CCT_MAX);
+	v->guids = calloc(n->nkids + 1, sizeof(*v->guids));
+	if (!v->guids)
+		return ibemu_diag_error(d, &n->loc, "out of memory");
+	for (i = 0; i < n->nkids; i++) {
+		ret = parse_cc_entry(&item, n->kids[i], &v->guids[i], d);
+		if (ret)
+			return ret;
+	}
+	v->u = n->nkids;
+	return 0;
+}
+
 int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
 			    const struct ibemu__ynode *n,
 			    struct ibemu__yaml_val *v, struct ibemu_diag *d)
@@ -768,6 +1027,12 @@ int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
 		return 0;
 	case IBEMU__YT_GUIDS:
 		return parse_guids(k, n, v, d);
+	case IBEMU__YT_PORTS:
+		return parse_ports(k, n, v, d);
+	case IBEMU__YT_CCT:
+		return parse_cct(k, n, v, d);
+	case IBEMU__YT_CC_ENTRY:
+		return parse_cc_entry(k, n, &v->u, d);
 	default:
 		break;
 	}
@@ -821,6 +1086,13 @@ int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
 		return 0;
 	case IBEMU__YT_ENDPOINT:
 		return parse_endpoint(k, n, v, d);
+	case IBEMU__YT_BOOL:
+		if (!n->plain ||
+		    (strcmp(n->str, "true") && strcmp(n->str, "false")))
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		v->u = !strcmp(n->str, "true");
+		return 0;
 	default:
 		IBEMU_BUG_ON(1);
 		return -EINVAL;

@@ -50,6 +50,10 @@ enum ibemu__yaml_type {
 	IBEMU__YT_WIDTH,    /* to lanes */
 	IBEMU__YT_SPEED,    /* to enum ibemu_speed */
 	IBEMU__YT_ENDPOINT, /* NODE:PORT, checked against the model later */
+	IBEMU__YT_BOOL,	    /* true or false */
+	IBEMU__YT_PORTS,    /* "all", or a sequence of port numbers 0..255 */
+	IBEMU__YT_CC_ENTRY, /* "shift:multiplier", to its 16-bit wire form */
+	IBEMU__YT_CCT,	    /* CC_ENTRYs in a sequence, or a mapping */
 	IBEMU__YT_SEQ,	    /* a section: sequence, null for empty */
 	IBEMU__YT_MAP,	    /* a section: mapping, null for empty */
 };
@@ -78,6 +82,11 @@ enum ibemu__yaml_section_id {
 	IBEMU__YS_HCA,
 	IBEMU__YS_LINK,
 	IBEMU__YS_GENERATE,
+	IBEMU__YS_CC,
+	IBEMU__YS_CC_SWITCH,
+	IBEMU__YS_CC_CA,
+	IBEMU__YS_CC_SL,
+	IBEMU__YS_CC_CCT,
 	IBEMU__YS_COUNT
 };
 
@@ -99,6 +108,7 @@ enum {
 	IBEMU__K_TOP_HCAS,
 	IBEMU__K_TOP_LINKS,
 	IBEMU__K_TOP_GENERATE,
+	IBEMU__K_TOP_CC,
 	IBEMU__K_TOP_COUNT
 };
 enum {
@@ -136,6 +146,39 @@ enum {
 	IBEMU__K_LINK_COUNT
 };
 enum { IBEMU__K_GEN_KIND, IBEMU__K_GEN_COUNT };
+/* congestion_control: and its blocks (yaml_cc.c). */
+enum {
+	IBEMU__K_CC_ENABLE,
+	IBEMU__K_CC_KEY,
+	IBEMU__K_CC_SWITCH,
+	IBEMU__K_CC_CA,
+	IBEMU__K_CC_CCT,
+	IBEMU__K_CC_COUNT
+};
+enum {
+	IBEMU__K_CCSW_CONTROL_MAP,
+	IBEMU__K_CCSW_THRESHOLD,
+	IBEMU__K_CCSW_MARKING_RATE,
+	IBEMU__K_CCSW_PACKET_SIZE,
+	IBEMU__K_CCSW_VICTIM_MASK,
+	IBEMU__K_CCSW_CREDIT_MASK,
+	IBEMU__K_CCSW_CS_THRESHOLD,
+	IBEMU__K_CCSW_CS_RETURN_DELAY,
+	IBEMU__K_CCSW_COUNT
+};
+/* A CA's keys and an SL's override share the indices of the four. */
+enum {
+	IBEMU__K_CCCA_CCTI_TIMER,
+	IBEMU__K_CCCA_CCTI_INCREASE,
+	IBEMU__K_CCCA_TRIGGER_THRESHOLD,
+	IBEMU__K_CCCA_CCTI_MIN,
+	IBEMU__K_CCCA_CONTROL,
+	IBEMU__K_CCCA_CONTROL_MAP,
+	IBEMU__K_CCCA_SLS,
+	IBEMU__K_CCCA_SL,
+	IBEMU__K_CCCA_COUNT
+};
+enum { IBEMU__K_CCT_ENTRIES, IBEMU__K_CCT_STEP, IBEMU__K_CCT_COUNT };
 
 #define IBEMU__YAML_MAX_KEYS 11 /* the largest table */
 
@@ -143,10 +186,11 @@ enum { IBEMU__K_GEN_KIND, IBEMU__K_GEN_COUNT };
 struct ibemu__yaml_val {
 	const struct ibemu__ynode *key;
 	const struct ibemu__ynode *node;
-	uint64_t u;	 /* numbers, GUIDs, widths, speeds, endpoint ports */
-	const char *s;	 /* strings, names, endpoint node names */
-	char *buf;	 /* owned storage behind 's', if any */
-	uint64_t *guids; /* GUIDS: 'u' of them, owned */
+	uint64_t u;	  /* numbers, GUIDs, widths, speeds, endpoint ports */
+	const char *s;	  /* strings, names, endpoint node names */
+	char *buf;	  /* owned storage behind 's', if any */
+	uint64_t *guids;  /* GUIDS, CCT entries: 'u' of them, owned */
+	uint8_t mask[32]; /* PORTS: bit N of the big-endian number, port N */
 };
 
 /*
@@ -182,6 +226,16 @@ int ibemu__yaml_parse_uint(const char *s, uint64_t *out);
 int ibemu__yaml_parse_duration(const char *s, uint64_t *ps);
 int ibemu__yaml_parse_length(const char *s, uint64_t *mm);
 int ibemu__yaml_parse_size(const char *s, uint64_t *bytes);
+
+/*
+ * congestion_control: (yaml_cc.c). Applies the mapping 'map' to the
+ * policy 't->cc' (which starts as ibemu's default); 0 or -EINVAL with the
+ * error in 'd'. The emitter appends the block of what differs from the
+ * default, nothing if nothing does.
+ */
+int ibemu__yaml_cc_apply(struct ibemu_topo *t, const struct ibemu__ynode *map,
+			 struct ibemu_diag *d);
+void ibemu__yaml_cc_emit(const struct ibemu_topo *t, struct ibemu_buf *b);
 
 /* Appends values in the units the parsers read back to the same number. */
 void ibemu__yaml_format_duration(struct ibemu_buf *b, uint64_t ps);

@@ -771,7 +771,8 @@ static int default_name(struct loader *L, const char *file)
 }
 
 static const char top_keys_text[] =
-	"name, defaults, switches, hcas, links or generate";
+	"name, defaults, switches, hcas, links, generate or "
+	"congestion_control";
 
 static int build_model(struct loader *L, const char *file)
 {
@@ -813,6 +814,12 @@ static int build_model(struct loader *L, const char *file)
 	if (v[IBEMU__K_TOP_DEFAULTS].node &&
 	    v[IBEMU__K_TOP_DEFAULTS].node->kind == IBEMU__Y_MAP) {
 		ret = apply_defaults(L, v[IBEMU__K_TOP_DEFAULTS].node);
+		if (ret)
+			goto out;
+	}
+	if (v[IBEMU__K_TOP_CC].node &&
+	    v[IBEMU__K_TOP_CC].node->kind == IBEMU__Y_MAP) {
+		ret = ibemu__yaml_cc_apply(L->t, v[IBEMU__K_TOP_CC].node, L->d);
 		if (ret)
 			goto out;
 	}
