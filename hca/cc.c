@@ -52,8 +52,10 @@ static void run_timer(struct ibemu_engine *e, const struct ibemu_hca_cc *cc,
 	 * bring the subnet up), and the same study on the same fabric under
 	 * OpenSM and under ibemu-sm, or run twice, would differ.
 	 */
-	if (!s->timer_ps)
+	if (!s->started) {
+		s->started = 1;
 		s->timer_ps = now;
+	}
 	if (!period) {
 		/* A zero timer never expires. */
 		s->timer_ps = now;

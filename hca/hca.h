@@ -31,6 +31,7 @@ extern const struct ibemu_node_ops ibemu_hca_ops;
 struct ibemu_cc_src {
 	uint16_t ccti;	     /* index into the Congestion Control Table */
 	uint64_t timer_ps;   /* last CCTI_Timer expiry accounted for */
+	uint8_t started;     /* timer_ps is set: the source was used */
 	uint64_t next_ps;    /* earliest start of its next packet */
 	uint64_t becns;	     /* BECNs received */
 	uint64_t delayed_ps; /* total injection delay imposed */

@@ -286,8 +286,8 @@ static void test_incast_cc_on(void)
 
 /*
  * The source side alone: CCTI rises by CCTI_Increase per BECN up to
- * CCTI_Limit, falls by one per CCTI_Timer (1.024 us units) down to
- * CCTI_Min, and the next packet waits its own time plus the entry's delay
+ * CCTI_Limit, falls by one per CCTI_Timer (1.024 us units, from the
+ * source's first use) down to CCTI_Min, and the next packet waits its own time plus the entry's delay
  * (multiplier x packet time >> shift).
  */
 static void test_source(void)
@@ -301,6 +301,9 @@ static void test_source(void)
 	unsigned i;
 
 	fab_init(&f, "single-switch-8");
+	/* Links up, queue empty: runs to a time then end there. */
+	ibemu_engine_run(f.e, UINT64_MAX, SIZE_MAX);
+	T_EQ_U64(ibemu_engine_pending(f.e), 0);
 	pi = ibemu_engine_port_index(f.e, ibemu_topo_find(f.t, "hca1"), 1);
 	memset(&s, 0, sizeof(s));
 	/* Nothing configured: nothing throttles. */
@@ -320,11 +323,13 @@ static void test_source(void)
 	}
 	T_TRUE(ibemu_hca_cc_src(f.e, pi, 0, &s) == &s);
 	t0 = ibemu_engine_now(f.e);
+	/* A source starts at CCTI_Min. */
+	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 1);
 	ibemu_hca_cc_becn(f.e, pi, 0, &s, &ev);
-	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 4);
+	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 5);
 	T_EQ_U64(cc->log_len, 0);
 	ibemu_hca_cc_becn(f.e, pi, 0, &s, &ev);
-	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 8);
+	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 9);
 	T_EQ_U64(cc->log_len, 1); /* reached Trigger_Threshold */
 	T_EQ_U64(cc->log[0].ev.remote_qp, 2);
 	ibemu_hca_cc_becn(f.e, pi, 0, &s, &ev);
@@ -337,9 +342,9 @@ static void test_source(void)
 	T_EQ_U64(pkt_ps % 11, 0);
 
 	/* Three timer periods later: down by three; then never below 1. */
-	ibemu_engine_run(f.e, t0 + 3 * 10240000ull + 1, 1000);
+	ibemu_engine_run(f.e, t0 + 3 * 10240000ull + 1, SIZE_MAX);
 	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 7);
-	ibemu_engine_run(f.e, t0 + 100 * 10240000ull, 1000);
+	ibemu_engine_run(f.e, t0 + 100 * 10240000ull, SIZE_MAX);
 	T_EQ_INT(ibemu_hca_cc_ccti(f.e, pi, 0, &s), 1);
 	T_EQ_U64(ibemu_hca_cc_wait(f.e, pi, 0, &s), 0);
 

@@ -121,21 +121,21 @@ class CCTest(OpenSMRunner, IbemuTestCase):
         self.up(topology("single-switch-8.yaml"), "ccdef", "--sweep", "50")
         conf = read(os.path.join(self.paths("ccdef")["dir"], "cc.conf"))
         self.assertIn("\ncongestion_control TRUE\n", conf)
-        self.assertIn("\ncc_sw_cong_setting_threshold 0xf\n", conf)
+        self.assertIn("\ncc_sw_cong_setting_threshold 0xa\n", conf)
         lids = self.sm_lids("ccdef")
         sw, ca = self.nodes("ccdef")
         s = dict(fields(self.query("ccdef", "SwitchCongestionSetting",
                                    lids[sw])))
         self.assertEqual(s, {"Control_Map": "0x0000001f",
                              "Victim_Mask": "0" * 64, "Credit_Mask": "0" * 64,
-                             "Threshold": "0x0f", "Packet_Size": "0",
+                             "Threshold": "0x0a", "Packet_Size": "0",
                              "CS_Threshold": "0x00",
                              "CS_ReturnDelay": "0x0000",
                              "Marking_Rate": "0"})
         top, sls = by_sl(self.query("ccdef", "CACongestionSetting", lids[ca]))
         self.assertEqual(top, {"Port_Control": "0x0000",
                                "Control_Map": "0xffff"})
-        self.assertEqual(sls, [{"CCTI_Timer": 20, "CCTI_Increase": 1,
+        self.assertEqual(sls, [{"CCTI_Timer": 10, "CCTI_Increase": 3,
                                 "Trigger_Threshold": 8, "CCTI_Min": 0}] * 16)
         # ibccquery reads the blocks up to CCTI_Limit's.
         limit, entries = cct(self.query("ccdef", "CongestionControlTable",
@@ -220,7 +220,7 @@ class CCTest(OpenSMRunner, IbemuTestCase):
         top, sls = by_sl(ours[1])
         self.assertEqual(top, {"Port_Control": "0x0001",
                                "Control_Map": "0x00ff"})
-        want = {"CCTI_Timer": 10, "CCTI_Increase": 1,
+        want = {"CCTI_Timer": 10, "CCTI_Increase": 3,
                 "Trigger_Threshold": 6, "CCTI_Min": 0}
         self.assertEqual(sls[3], dict(want, CCTI_Increase=4, CCTI_Min=2))
         self.assertEqual(sls[:3] + sls[4:8], [want] * 7)
