@@ -185,8 +185,13 @@ static int convert(const char *path, const char *svg, const char *png,
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		ibemu_buf_printf(err,
 				 "traffic: --plot %s: %s failed (status "
-				 "0x%x)",
-				 path, tool, (unsigned)status);
+				 "0x%x)%s",
+				 path, tool, (unsigned)status,
+				 strcmp(tool, "convert")
+					 ? ""
+					 : "; rsvg-convert (package "
+					   "librsvg2-bin) is the converter "
+					   "ibemu tries first");
 		return 1;
 	}
 	return 0;
