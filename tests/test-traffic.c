@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "hca.h"
 #include "mad.h"
 #include "mad_sma.h"
 #include "model.h"
@@ -1124,6 +1125,65 @@ static void test_plot(void)
 	fab_fini(&f);
 }
 
+/* The polyline of 'flow' in the panel whose lines have class 'what'. */
+static char *polyline(const char *svg, const char *what, const char *flow)
+{
+	char key[256];
+	const char *at, *end;
+
+	snprintf(key, sizeof(key), "<polyline class=\"%s", what);
+	for (at = strstr(svg, key); at; at = strstr(at + 1, key)) {
+		end = strstr(at, "/>");
+		snprintf(key, sizeof(key), "data-flow=\"%s\"", flow);
+		if (end && strstr(at, key) && strstr(at, key) < end)
+			return strndup(at, (size_t)(end - at));
+		snprintf(key, sizeof(key), "<polyline class=\"%s", what);
+	}
+	return NULL;
+}
+
+/*
+ * The CCTI panel shows what the source's congestion control state says:
+ * hca02's port controls per SL (Port_Control bit 0) and its SL 0 sits at
+ * CCTI 10 with no CCTI_Timer to bring it down; the other contributors
+ * have no CC settings, so their CCTI reads 0.
+ */
+static void test_plot_ccti(void)
+{
+	struct ibemu_traffic_opts o;
+	struct ibemu_hca_cc *cc;
+	struct ibemu_buf svg;
+	char *line;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_INCAST, 5000000);
+	o.incast_sources = 3;
+	o.series = 1;
+	fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
+	cc = ibemu_hca_cc(
+		f.e,
+		ibemu_engine_port_index(f.e, ibemu_topo_find(f.t, "hca02"), 1),
+		1);
+	T_TRUE(cc != NULL);
+	cc->port_control = 1;
+	cc->ccti_limit = 127;
+	cc->sl_src[0].ccti = 10;
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	T_EQ_INT(ibemu_traffic_run(f.tr), 0);
+	ibemu_buf_init(&svg);
+	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), 0);
+	T_TRUE(strstr(svg.data, "congestion control on</text>") != NULL);
+	/* The panel spans y 430 (top, CCTI 10 on a 0..10 axis) to 590. */
+	line = polyline(svg.data, "ccti", "hca02:1-&gt;hca01:1");
+	T_TRUE(line && strstr(line, ",430.0") && !strstr(line, ",590.0"));
+	free(line);
+	line = polyline(svg.data, "ccti", "hca03:1-&gt;hca01:1");
+	T_TRUE(line && strstr(line, ",590.0") && !strstr(line, ",430.0"));
+	free(line);
+	ibemu_buf_fini(&svg);
+	fab_fini(&f);
+}
+
 void ibemu_test_register_traffic(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -1152,6 +1212,7 @@ void ibemu_test_register_traffic(void)
 		{"fair_incast", test_fair_incast},
 		{"congestion_tree", test_congestion_tree},
 		{"plot", test_plot},
+		{"plot_ccti", test_plot_ccti},
 		{NULL, NULL},
 	};
 

@@ -81,17 +81,36 @@ void ibemu__traffic_series_destroy(struct ibemu_traffic *tr)
 	tr->series = NULL;
 }
 
-/* Gives new flow 'fi' a column if its role has places left. */
+static uint16_t read_ccti(struct ibemu_traffic *tr, uint32_t fi)
+{
+	struct ibemu_traffic_flow *f = &tr->flows[fi];
+
+	return (uint16_t)ibemu_hca_cc_ccti(tr->e, tr->hosts[f->src].pi, f->sl,
+					   &f->cc);
+}
+
+/*
+ * Gives new flow 'fi' a column if its role has places left. A flow starts
+ * with its first message, after other flows' deliveries may have sampled
+ * some bins: those take its source's CCTI as it is now (the port's, when
+ * it controls per SL; a new QP's is at its minimum).
+ */
 uint32_t ibemu__traffic_series_flow(struct ibemu_traffic *tr, uint32_t fi)
 {
 	struct ibemu_traffic_series *s = tr->series;
 	enum ibemu_traffic_role r = ibemu__traffic_role(tr, fi);
+	uint32_t b, c;
+	uint16_t v;
 
 	if (s->used[r] >= s->quota[r] || s->ncols == s->cap_cols)
 		return IBEMU_NONE;
 	s->used[r]++;
-	s->col_flow[s->ncols] = fi;
-	return s->ncols++;
+	c = s->ncols++;
+	s->col_flow[c] = fi;
+	v = s->sampled ? read_ccti(tr, fi) : 0;
+	for (b = 0; b < s->sampled; b++)
+		s->ccti[(size_t)b * s->cap_cols + c] = v;
+	return c;
 }
 
 /* Halves the resolution: bin 2k and 2k+1 become bin k, which keeps the
@@ -133,9 +152,7 @@ static void sample_ccti(struct ibemu_traffic *tr, uint32_t upto)
 	uint32_t c, b;
 
 	for (c = 0; c < s->ncols; c++) {
-		struct ibemu_traffic_flow *f = &tr->flows[s->col_flow[c]];
-		uint16_t v = (uint16_t)ibemu_hca_cc_ccti(
-			tr->e, tr->hosts[f->src].pi, f->sl, &f->cc);
+		uint16_t v = read_ccti(tr, s->col_flow[c]);
 
 		for (b = s->sampled; b <= upto; b++)
 			s->ccti[(size_t)b * s->cap_cols + c] = v;
