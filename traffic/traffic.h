@@ -83,13 +83,14 @@ enum ibemu_traffic_pattern {
 	 * hotspot's send to host 'incast_dst' (default host 0). They are
 	 * dealt over the other leaves in switch node order, one host per
 	 * leaf per round, each leaf's hosts in host order; 0 (default)
-	 * takes every host of those leaves but the last of each. Then, for
+	 * takes every host of those leaves but the last of each (all of
+	 * them if that leaves none). Then, for
 	 * each leaf with a contributor, one victim flow from the first host
 	 * of that leaf that does not contribute to a host of the hotspot's
 	 * leaf other than the hotspot: the first one, in host order starting
 	 * after the previous victim's, whose path (through the LFTs) enters
 	 * the hotspot's leaf through a link the contributors' paths use;
-	 * failing that the next in that order. Victims share the tree's
+	 * failing that the first in that order. Victims share the tree's
 	 * links but never the hotspot's own port. A fabric whose hotspot
 	 * has no other host on its leaf, or no host on another leaf, is
 	 * refused.
@@ -290,9 +291,10 @@ void ibemu_traffic_render(const struct ibemu_traffic *tr, int json,
  * Appends an SVG image of the study's time series (it must have been
  * created with opts 'series' and be done): the throughput of each plotted
  * flow and the CCTI of each plotted contributor against virtual time.
- * Plotted are every contributor and victim of INCAST and CTREE (victims
- * first, 64 flows at most), for other patterns the 16 busiest of the
- * first 1,024 flows created. 'subtitle' (may be NULL) joins the title,
+ * Plotted are every contributor and victim of INCAST and CTREE (64 flows
+ * at most: contributors keep up to 32 places, victims take the rest
+ * first, contributors what victims leave), for other patterns the 16
+ * busiest of the first 1,024 flows created. 'subtitle' (may be NULL) joins the title,
  * after the pattern and the fabric. -EINVAL without series.
  */
 int ibemu_traffic_plot_svg(const struct ibemu_traffic *tr, const char *subtitle,
