@@ -15,7 +15,7 @@
 #include "mad_sma.h"
 #include "model.h"
 #include "routing.h"
-#include "traffic.h"
+#include "traffic_int.h" /* the series, checked from inside */
 #include "yaml.h"
 #include "unit.h"
 
@@ -1077,6 +1077,30 @@ static void test_congestion_tree(void)
 	fab_fini(&f);
 }
 
+/*
+ * The series add up: every plotted flow's bins hold all its bytes, though
+ * the drain (35 sources into one for 10 us: about 350 us) made pairs of
+ * bins merge; bins span the run and every one has its CCTI sample.
+ */
+static void check_series(const struct fab *f)
+{
+	const struct ibemu_traffic_series *s = f->tr->series;
+	uint64_t sum;
+	uint32_t c, b;
+
+	T_EQ_U64(s->ncols, f->tr->nflows);
+	T_TRUE(s->nbins <= 512 && s->nbins >= 200);
+	T_TRUE(s->bin_ps > f->tr->o.duration_ps / 200);
+	T_TRUE((uint64_t)s->nbins * s->bin_ps > f->tr->sum.end_ps);
+	T_EQ_U64(s->sampled, s->nbins);
+	for (c = 0; c < s->ncols; c++) {
+		sum = 0;
+		for (b = 0; b < s->nbins; b++)
+			sum += s->bytes[(size_t)b * s->cap_cols + c];
+		T_EQ_U64(sum, f->tr->flows[s->col_flow[c]].bytes);
+	}
+}
+
 static void test_plot(void)
 {
 	struct ibemu_traffic_flow_result r;
@@ -1111,6 +1135,7 @@ static void test_plot(void)
 	T_EQ_U64(count(svg.data, "<g class=\"ccti-panel\">"), 1);
 	T_TRUE(strstr(svg.data, "congestion control off, test</text>") != NULL);
 	T_TRUE(strstr(svg.data, "data-flow=\"hca02:1-&gt;hca01:1\"") != NULL);
+	check_series(&f);
 	ibemu_buf_fini(&svg);
 	fab_fini(&f);
 
