@@ -92,8 +92,9 @@ int ibemu__link_up(struct ibemu_daemon *d, uint32_t pi);
 
 /*
  * ctl_plot.c: checks a --plot FILE before a study starts (an absolute
- * path ending in .svg or .png, and for .png a converter installed): 0, or
- * 2 with the reason in 'err'. Then writes the plot of a finished study
+ * path ending in .svg or .png in a directory the daemon may write, and
+ * for .png a converter installed): 0, or 2 (usage) or 1 with the reason
+ * in 'err'. Then writes the plot of a finished study
  * to it, atomically (a temporary file renamed over it): 0, or 1 with the
  * reason in 'err'. The daemon runs as its user, so the file is theirs.
  */

@@ -61,6 +61,21 @@ static const char *png_tool(void)
 	return NULL;
 }
 
+/* Whether the plot's directory takes files: told before a long study
+ * runs rather than after. */
+static int dir_writable(const char *path, struct ibemu_buf *err)
+{
+	const char *slash = strrchr(path, '/'); /* absolute: there is one */
+	int len = slash > path ? (int)(slash - path) : 1;
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%.*s", len, path);
+	if (!access(dir, W_OK | X_OK))
+		return 1;
+	ibemu_buf_printf(err, "traffic: --plot %s: %s", path, strerror(errno));
+	return 0;
+}
+
 int ibemu__plot_check(const char *path, struct ibemu_buf *err)
 {
 	if (path[0] != '/') {
@@ -82,6 +97,8 @@ int ibemu__plot_check(const char *path, struct ibemu_buf *err)
 				 path);
 		return 2;
 	}
+	if (!dir_writable(path, err))
+		return 1;
 	if (ends_with(path, ".png") && !png_tool()) {
 		ibemu_buf_printf(err,
 				 "traffic: --plot %s: a PNG needs rsvg-convert "

@@ -217,10 +217,13 @@ class TrafficTest(IbemuTestCase):
         p = self.ibemu("traffic", "shift", "--plot", "/tmp/x.txt", check=2)
         self.assertIn("--plot /tmp/x.txt: the name must end in .svg or .png",
                       p.stderr)
+        # A directory that cannot take the plot is told before the study.
         p = self.ibemu("traffic", "shift", "--plot", "/nonexistent/x.svg",
                        check=1)
         self.assertIn("--plot /nonexistent/x.svg: No such file or directory",
                       p.stderr)
+        with open(self.paths("plots")["log"]) as f:
+            self.assertNotIn("traffic study shift started", f.read())
         p = self.ibemu("traffic", "congestion-tree", check=2)
         self.assertIn("congestion-tree needs hosts on switches other than "
                       "the hotspot's sw", p.stderr)
