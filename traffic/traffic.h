@@ -82,18 +82,17 @@ enum ibemu_traffic_pattern {
 	 * hosts): 'incast_sources' contributors on leaves other than the
 	 * hotspot's send to host 'incast_dst' (default host 0). They are
 	 * dealt over the other leaves in switch node order, one host per
-	 * leaf per round, each leaf's hosts in host order; 0 (default)
-	 * takes every host of those leaves but the last of each (all of
-	 * them if that leaves none). Then, for
-	 * each leaf with a contributor, one victim flow from the first host
-	 * of that leaf that does not contribute to a host of the hotspot's
-	 * leaf other than the hotspot: the first one, in host order starting
-	 * after the previous victim's, whose path (through the LFTs) enters
-	 * the hotspot's leaf through a link the contributors' paths use;
-	 * failing that the first in that order. Victims share the tree's
-	 * links but never the hotspot's own port. A fabric whose hotspot
-	 * has no other host on its leaf, or no host on another leaf, is
-	 * refused.
+	 * leaf per round, each leaf's hosts in host order; 0 (default) takes
+	 * every host of those leaves but the last of each (all of them if
+	 * that leaves none). Then, for each leaf with a contributor, one
+	 * victim flow from the first host of that leaf that does not
+	 * contribute (none if all do) to a host of the hotspot's leaf other
+	 * than the hotspot: the first one, in host order starting after the
+	 * previous victim's, whose path (through the LFTs) enters the
+	 * hotspot's leaf through a link the contributors' paths use; failing
+	 * that the first in that order. Victims share the tree's links but
+	 * never the hotspot's own port. A fabric whose hotspot has no other
+	 * host on its leaf, or no host on another leaf, is refused.
 	 */
 	IBEMU_TRAFFIC_CTREE,
 };
