@@ -180,31 +180,60 @@ static int stopped_meanwhile(const char *name)
 	return !ibemu_runtime_running(name);
 }
 
-int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
+/*
+ * Makes the values of the options that name files (opt 'path') absolute
+ * in argv, since the daemon resolves them in its own directory. The new
+ * strings are kept in 'owned' (argc entries) for the caller to free.
+ */
+static int absolute_paths(const struct ibemu_opt_cmd *cmd,
+			  const struct ibemu_opt_val *v, int argc, char **argv,
+			  char **owned)
 {
-	const struct ibemu_ctl_command *c = ibemu_ctl_command_find(argv[0]);
-	int shown = 0;
-	char name[64], why[512];
-	char *text = NULL, **args;
-	unsigned timeout;
-	int fd, ret, n;
+	char cwd[4096];
+	size_t i;
+	int k;
 
-	/* The daemon parses with the same table; checking here first tells
-	 * a usage error without a fabric to ask. */
-	if (c && c->opts) {
-		struct ibemu_opt_val *v =
-			calloc(c->opts->nopts + 1, sizeof(*v));
+	for (i = 0; i < cmd->nopts; i++) {
+		const char *s = v[i].s;
 
-		args = calloc((size_t)argc + 1, sizeof(*args));
-		ret = !v || !args ? ibemu_cli_fail(1, "out of memory")
-				  : ibemu_cli_parse(c->opts, argc, argv, v,
-						    args, &n, NULL);
-		free(v);
-		free(args);
-		if (ret)
-			return ret;
+		if (!cmd->opts[i].path || !v[i].given || !s || s[0] == '/')
+			continue;
+		if (!getcwd(cwd, sizeof(cwd)))
+			return ibemu_cli_fail(1,
+					      "%s: --%s: the current "
+					      "directory: %s",
+					      cmd->name, cmd->opts[i].name,
+					      strerror(errno));
+		/* The value is argv[k] itself or its tail after '='. */
+		for (k = 1; k < argc; k++) {
+			size_t pre = (size_t)(s - argv[k]);
+			struct ibemu_buf b;
+
+			if (s < argv[k] || s > argv[k] + strlen(argv[k]))
+				continue;
+			ibemu_buf_init(&b);
+			ibemu_buf_append(&b, argv[k], pre);
+			ibemu_buf_printf(&b, "%s/%s", cwd, s);
+			if (b.err) {
+				ibemu_buf_fini(&b);
+				return ibemu_cli_fail(1, "out of memory");
+			}
+			argv[k] = owned[k] = ibemu_buf_steal(&b);
+			break;
+		}
 	}
-	ret = ibemu_cli_select(cli, name, sizeof(name));
+	return 0;
+}
+
+/* Sends the request and prints the answer. */
+static int forward(struct ibemu_cli *cli, int argc, char **argv, char *name,
+		   size_t namelen)
+{
+	char *text = NULL, why[512];
+	int shown = 0, fd, ret;
+	unsigned timeout;
+
+	ret = ibemu_cli_select(cli, name, namelen);
 	if (!ret)
 		ret = ibemu_cli_timeout(&timeout);
 	if (ret)
@@ -236,6 +265,40 @@ int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
 		fflush(stdout);
 	}
 	free(text);
+	return ret;
+}
+
+int ibemu_cli_forward(struct ibemu_cli *cli, int argc, char **argv)
+{
+	const struct ibemu_ctl_command *c = ibemu_ctl_command_find(argv[0]);
+	char name[64], **args, **owned;
+	int ret, n, i;
+
+	owned = calloc((size_t)argc + 1, sizeof(*owned));
+	if (!owned)
+		return ibemu_cli_fail(1, "out of memory");
+	/* The daemon parses with the same table; checking here first tells
+	 * a usage error without a fabric to ask. */
+	if (c && c->opts) {
+		struct ibemu_opt_val *v =
+			calloc(c->opts->nopts + 1, sizeof(*v));
+
+		args = calloc((size_t)argc + 1, sizeof(*args));
+		ret = !v || !args ? ibemu_cli_fail(1, "out of memory")
+				  : ibemu_cli_parse(c->opts, argc, argv, v,
+						    args, &n, NULL);
+		if (!ret)
+			ret = absolute_paths(c->opts, v, argc, argv, owned);
+		free(v);
+		free(args);
+		if (ret)
+			goto out;
+	}
+	ret = forward(cli, argc, argv, name, sizeof(name));
+out:
+	for (i = 0; i < argc; i++)
+		free(owned[i]);
+	free(owned);
 	return ret;
 }
 

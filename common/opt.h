@@ -52,6 +52,9 @@ struct ibemu_opt {
 	/* A FLAG that stands alone: given, it must be the command's only
 	 * word, and no variant is needed ('traffic --stop'). */
 	int alone;
+	/* A STRING naming a file the daemon reads or writes: the CLI makes
+	 * it absolute before forwarding (the daemon has another cwd). */
+	int path;
 	const char *help;
 };
 

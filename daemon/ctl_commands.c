@@ -371,7 +371,7 @@ const struct ibemu_ctl_command ibemu_ctl_commands[] = {
 	 1, ibemu__serve_cc},
 	{"traffic", &ibemu__traffic_opts,
 	 "run a traffic study (uniform, shift, permutation, alltoall, "
-	 "bisection, incast) in virtual time",
+	 "bisection, incast, congestion-tree) in virtual time",
 	 1, ibemu__serve_traffic},
 	{"link", &ibemu__link_opts,
 	 "fault injection: take a link down, bring it up, or make a port "

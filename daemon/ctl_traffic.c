@@ -31,7 +31,8 @@ struct traffic_job {
 	int json;
 	int stop; /* --stop: no study, stop the running one */
 	size_t top;
-	int ret; /* of the last step */
+	int ret;    /* of the last step */
+	char *plot; /* --plot FILE (absolute), or NULL */
 };
 
 /* Ports that 'ibemu link drop' made lose data packets. */
@@ -66,7 +67,11 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 
 	switch (tj->ret) {
 	case 0:
+		if (tj->plot && ibemu__plot_write(tj->tr, tj->plot, err))
+			return 1;
 		ibemu_traffic_render(tj->tr, tj->json, tj->top, out);
+		if (tj->plot && !tj->json)
+			ibemu_buf_printf(out, "\nPlot: %s\n", tj->plot);
 		return 0;
 	case -EIO:
 		if (dropping_ports(tj->d)) {
@@ -110,6 +115,7 @@ static void job_destroy(struct ibemu_job *job)
 
 	ibemu__cc_study_end(tj->d);
 	ibemu_traffic_destroy(tj->tr);
+	free(tj->plot);
 	free(tj);
 }
 
@@ -260,15 +266,20 @@ static int parse_host(struct ibemu_ctl_call *call, const char *text,
 }
 
 /* The patterns a user may ask for ('pairs' is for programs). */
-enum { P_UNIFORM, P_SHIFT, P_PERMUTATION, P_ALLTOALL, P_BISECTION, P_INCAST };
+enum {
+	P_UNIFORM,
+	P_SHIFT,
+	P_PERMUTATION,
+	P_ALLTOALL,
+	P_BISECTION,
+	P_INCAST,
+	P_CTREE
+};
 static const char *const patterns[] = {
-	[P_UNIFORM] = "uniform",
-	[P_SHIFT] = "shift",
-	[P_PERMUTATION] = "permutation",
-	[P_ALLTOALL] = "alltoall",
-	[P_BISECTION] = "bisection",
-	[P_INCAST] = "incast",
-	NULL,
+	[P_UNIFORM] = "uniform",	 [P_SHIFT] = "shift",
+	[P_PERMUTATION] = "permutation", [P_ALLTOALL] = "alltoall",
+	[P_BISECTION] = "bisection",	 [P_INCAST] = "incast",
+	[P_CTREE] = "congestion-tree",	 NULL,
 };
 
 enum {
@@ -286,6 +297,7 @@ enum {
 	T_MTU,
 	T_TOP,
 	T_CC,
+	T_PLOT,
 	T_STOP,
 	T_NOPTS
 };
@@ -342,7 +354,7 @@ static const struct ibemu_opt traffic_table[] = {
 		       .type = IBEMU_OPT_NODE_PORT,
 		       .metavar = "NODE[:PORT]",
 		       .def_help = "the first host",
-		       .only = 1u << P_INCAST,
+		       .only = 1u << P_INCAST | 1u << P_CTREE,
 		       .help = "the HCA port every source sends to (port 1 "
 			       "by default)"},
 	[T_SOURCES] = {.name = "sources",
@@ -350,14 +362,16 @@ static const struct ibemu_opt traffic_table[] = {
 		       .metavar = "N",
 		       .max = UINT32_MAX,
 		       .def = "0",
-		       .only = 1u << P_INCAST,
-		       .help = "hosts sending to the hotspot, those after it "
-			       "(0: all others)"},
+		       .only = 1u << P_INCAST | 1u << P_CTREE,
+		       .help = "hosts sending to the hotspot: incast, those "
+			       "after it (0: all others); congestion-tree, "
+			       "dealt over the other leaf switches (0: all "
+			       "but one per leaf)"},
 	[T_VICTIMS] = {.name = "victims",
 		       .type = IBEMU_OPT_FLAG,
 		       .only = 1u << P_INCAST,
-		       .help = "add one victim flow per switch of a source, "
-			       "which never touches the hotspot"},
+		       .help = "each switch's last source also sends a victim "
+			       "flow, which never touches the hotspot"},
 	[T_SL] = {.name = "sl",
 		  .type = IBEMU_OPT_UINT,
 		  .metavar = "SL",
@@ -396,6 +410,13 @@ static const struct ibemu_opt traffic_table[] = {
 			  "'on' answers FECN with CNPs and throttles sources "
 			  "as the subnet manager configured them; 'off' "
 			  "ignores it (switches still mark)"},
+	[T_PLOT] = {.name = "plot",
+		    .type = IBEMU_OPT_STRING,
+		    .metavar = "FILE",
+		    .path = 1,
+		    .help = "draw each flow's throughput and its source's "
+			    "CCTI over time into FILE.svg, or FILE.png "
+			    "(with rsvg-convert or ImageMagick's convert)"},
 	[T_STOP] = {.name = "stop",
 		    .type = IBEMU_OPT_FLAG,
 		    .alone = 1,
@@ -520,6 +541,15 @@ static int parse_options(struct ibemu_ctl_call *call,
 	}
 	tj->json = (int)v[T_JSON].u;
 	tj->top = (size_t)v[T_TOP].u;
+	if (v[T_PLOT].given) {
+		ret = ibemu__plot_check(v[T_PLOT].s, call->err);
+		if (ret)
+			return ret;
+		tj->plot = strdup(v[T_PLOT].s);
+		if (!tj->plot)
+			return -ENOMEM;
+		o->series = 1;
+	}
 	o->msg_bytes = v[T_SIZE].u;
 	o->load = v[T_LOAD].f;
 	o->duration_ps = v[T_DURATION].u;
@@ -577,6 +607,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 		return -ENOMEM;
 	ret = parse_options(call, op, tj);
 	if (ret || tj->stop) {
+		free(tj->plot);
 		free(tj);
 		return ret ? ret : serve_stop(call);
 	}
@@ -585,6 +616,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 					  "fabric; try again when it is done, "
 					  "or stop it with 'ibemu traffic "
 					  "--stop'");
+		free(tj->plot);
 		free(tj);
 		return 1;
 	}
@@ -592,6 +624,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 	if (!ret)
 		ret = check_routes(call);
 	if (ret) {
+		free(tj->plot);
 		free(tj);
 		return ret;
 	}
@@ -602,6 +635,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 				 diag.error ? ibemu_diag_what(diag.error)
 					    : strerror(-ret));
 		ibemu_diag_fini(&diag);
+		free(tj->plot);
 		free(tj);
 		return ret == -EINVAL ? 2 : 1;
 	}

@@ -6,14 +6,16 @@
  * deadlocks reported as errors, and an all-to-all on 1,152 hosts.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "engine.h"
+#include "hca.h"
 #include "mad.h"
 #include "mad_sma.h"
 #include "model.h"
 #include "routing.h"
-#include "traffic.h"
+#include "traffic_int.h" /* the series, checked from inside */
 #include "yaml.h"
 #include "unit.h"
 
@@ -527,8 +529,11 @@ static void test_render(void)
 	T_EQ_U64(count(json.data, "{\"port\""), 5);
 	T_EQ_U64(count(all.data, "{\"src\""), 36);
 	T_EQ_U64(count(all.data, "{\"port\""), 144);
-	/* No role column outside incast. */
-	T_TRUE(strstr(all.data, "\"role\"") == NULL);
+	/* Without a hotspot every flow is "other", and the summary has no
+	 * hotspot figures. */
+	T_EQ_U64(count(all.data, "\"role\": \"other\""), 36);
+	T_EQ_U64(count(all.data, "\"fair_gbps\": "), 36);
+	T_TRUE(strstr(all.data, "\"hotspot\"") == NULL);
 	ibemu_buf_fini(&all);
 	ibemu_buf_fini(&json);
 	ibemu_buf_fini(&text);
@@ -897,6 +902,329 @@ static void test_alltoall_1152(void)
 	fab_fini(&f);
 }
 
+#define T_NEAR(a, b, tol)                                                      \
+	do {                                                                   \
+		double _a = (a), _b = (b);                                     \
+		char _m[512];                                                  \
+		snprintf(_m, sizeof(_m), "%s ~ %s (%.9g vs %.9g)", #a, #b, _a, \
+			 _b);                                                  \
+		CU_assertImplementation(fabs(_a - _b) <= (tol), __LINE__, _m,  \
+					__FILE__, "", CU_FALSE);               \
+	} while (0)
+
+static void test_waterfill(void)
+{
+	/*
+	 * Link 0 (10) carries flows 0, 1 and 2; link 1 (5) flows 2 and 3.
+	 * Flow 1 wants 2 and gets it; link 1 fills at 2.5 each, freezing
+	 * flows 2 and 3; flow 0 takes what link 0 has left: 10 - 2 - 2.5.
+	 */
+	static const double demand[] = {100, 2, 100, 100}, cap[] = {10, 5};
+	static const uint32_t off[] = {0, 1, 2, 4, 5}, path[] = {0, 0, 0, 1, 1};
+	/* Two flows on one link that both want less than half of it, and a
+	 * flow on no link: each gets its demand. */
+	static const double demand2[] = {3, 4, 7}, cap2[] = {10};
+	static const uint32_t off2[] = {0, 1, 2, 2}, path2[] = {0, 0};
+	double share[4];
+
+	T_EQ_INT(ibemu_traffic_waterfill(4, demand, off, path, 2, cap, share),
+		 0);
+	T_NEAR(share[0], 5.5, 1e-9);
+	T_NEAR(share[1], 2, 1e-9);
+	T_NEAR(share[2], 2.5, 1e-9);
+	T_NEAR(share[3], 2.5, 1e-9);
+	T_EQ_INT(ibemu_traffic_waterfill(3, demand2, off2, path2, 1, cap2,
+					 share),
+		 0);
+	T_NEAR(share[0], 3, 1e-9);
+	T_NEAR(share[1], 4, 1e-9);
+	T_NEAR(share[2], 7, 1e-9);
+}
+
+static void test_jain(void)
+{
+	static const double even[] = {4, 4, 4, 4}, one[] = {1, 0, 0, 0},
+			    two[] = {2, 1};
+
+	T_NEAR(ibemu_traffic_jain(even, 4), 1, 1e-12);
+	T_NEAR(ibemu_traffic_jain(one, 4), 0.25, 1e-12);
+	T_NEAR(ibemu_traffic_jain(two, 2), 0.9, 1e-12);
+	T_NEAR(ibemu_traffic_jain(NULL, 0), 1, 1e-12);
+}
+
+/* An uncontended flow at load 1 gets its fair share, measured. */
+static void test_fair_uncontended(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_opts o;
+	struct fab f;
+	size_t i;
+
+	/* Many messages, so that the drain after the duration is small. */
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 100000000);
+	o.msg_bytes = 4096;
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		T_EQ_INT(r.role, IBEMU_TRAFFIC_OTHER);
+		T_NEAR(r.gbps / r.fair_gbps, 1, 0.01);
+	}
+	fab_fini(&f);
+}
+
+/* Incast without congestion control: the hotspot's port is shared
+ * evenly, in fair shares and (nearly) in throughput. */
+static void test_fair_incast(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	struct fab f;
+	size_t i;
+
+	/* The aggregate is the hotspot's port's payload rate: it is busy
+	 * from the first packet to the last. */
+	opts(&o, IBEMU_TRAFFIC_INCAST, 20000000);
+	o.incast_sources = 7;
+	o.msg_bytes = 4096;
+	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
+	ibemu_traffic_summary(f.tr, &s);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		T_EQ_INT(r.role, IBEMU_TRAFFIC_CONTRIBUTOR);
+		T_NEAR(r.fair_gbps * 7 / s.gbps, 1, 0.01);
+		T_NEAR(r.gbps / r.fair_gbps, 1, 0.02);
+	}
+	T_EQ_U64(s.hotspot, 0);
+	T_TRUE(s.hotspot_util > 0.99 && s.hotspot_util <= 1.0);
+	T_TRUE(s.jain_contributors > 0.95 && s.jain_contributors <= 1.0);
+	T_EQ_U64(s.victims, 0);
+	fab_fini(&f);
+}
+
+static uint32_t switch_of(const struct fab *f, uint32_t h)
+{
+	uint32_t node;
+	unsigned port;
+
+	ibemu_traffic_host(f->tr, h, &node, &port);
+	return f->t->nodes[node].ports[port].peer_node;
+}
+
+static void test_congestion_tree(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_summary s;
+	struct ibemu_traffic_opts o;
+	uint32_t contrib = 0, victims = 0;
+	double cfair = 0;
+	struct fab f;
+	size_t i;
+
+	/*
+	 * 36 hosts, 6 per leaf, hotspot hca01 on leaf01: the five other
+	 * leaves give their first five hosts as contributors and their last
+	 * as a victim towards a host of leaf01 other than hca01.
+	 */
+	opts(&o, IBEMU_TRAFFIC_CTREE, 20000000);
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	check_clean(&f);
+	T_EQ_U64(ibemu_traffic_nflows(f.tr), 30);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		T_TRUE(switch_of(&f, r.src) != switch_of(&f, 0));
+		if (r.role == IBEMU_TRAFFIC_CONTRIBUTOR) {
+			T_EQ_U64(r.dst, 0);
+			T_TRUE(r.src % 6 != 5);
+			cfair = r.fair_gbps;
+			contrib++;
+			continue;
+		}
+		T_EQ_INT(r.role, IBEMU_TRAFFIC_VICTIM);
+		T_EQ_U64(r.src % 6, 5);
+		T_TRUE(r.dst != 0);
+		T_EQ_U64(switch_of(&f, r.dst), switch_of(&f, 0));
+		victims++;
+	}
+	T_EQ_U64(contrib, 25);
+	T_EQ_U64(victims, 5);
+	/* Contributors split the hotspot's link (or, on these minhop
+	 * routes, the one spine link into leaf01 that every path to it
+	 * takes, with the victims); victims get no less. */
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		if (r.role == IBEMU_TRAFFIC_CONTRIBUTOR)
+			T_NEAR(r.fair_gbps, cfair, 1e-6);
+		else
+			T_TRUE(r.fair_gbps >= cfair * (1 - 1e-9));
+	}
+	ibemu_traffic_summary(f.tr, &s);
+	T_EQ_U64(s.hotspot, 0);
+	T_EQ_U64(s.victims, 5);
+	T_TRUE(s.hotspot_util > 0.5 && s.hotspot_util <= 1.0);
+	T_TRUE(s.victim_min > 0 && s.victim_min <= s.victim_mean);
+	fab_fini(&f);
+
+	/* Eight contributors on the three-level fat tree: dealt one per
+	 * edge switch first. */
+	opts(&o, IBEMU_TRAFFIC_CTREE, 10000000);
+	o.incast_sources = 8;
+	T_EQ_INT(study(&f, "fat-tree-3l-k8", &o), 0);
+	contrib = victims = 0;
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		if (r.role == IBEMU_TRAFFIC_VICTIM) {
+			T_EQ_U64(switch_of(&f, r.dst), switch_of(&f, 0));
+			victims++;
+		} else {
+			contrib++;
+		}
+	}
+	T_EQ_U64(contrib, 8);
+	T_EQ_U64(victims, 8);
+	fab_fini(&f);
+
+	/* One switch: no tree to build. */
+	opts(&o, IBEMU_TRAFFIC_CTREE, 1000000);
+	T_EQ_INT(study(&f, "single-switch-8", &o), -EINVAL);
+	T_TRUE(strstr(ibemu_diag_what(f.d.error),
+		      "congestion-tree needs "
+		      "hosts on switches other") != NULL);
+	fab_fini(&f);
+}
+
+/*
+ * The series add up: every plotted flow's bins hold all its bytes, though
+ * the drain (35 sources into one for 10 us: about 350 us) made pairs of
+ * bins merge; bins span the run and every one has its CCTI sample.
+ */
+static void check_series(const struct fab *f)
+{
+	const struct ibemu_traffic_series *s = f->tr->series;
+	uint64_t sum;
+	uint32_t c, b;
+
+	T_EQ_U64(s->ncols, f->tr->nflows);
+	T_TRUE(s->nbins <= 512 && s->nbins >= 200);
+	T_TRUE(s->bin_ps > f->tr->o.duration_ps / 200);
+	T_TRUE((uint64_t)s->nbins * s->bin_ps > f->tr->sum.end_ps);
+	T_EQ_U64(s->sampled, s->nbins);
+	for (c = 0; c < s->ncols; c++) {
+		sum = 0;
+		for (b = 0; b < s->nbins; b++)
+			sum += s->bytes[(size_t)b * s->cap_cols + c];
+		T_EQ_U64(sum, f->tr->flows[s->col_flow[c]].bytes);
+	}
+}
+
+static void test_plot(void)
+{
+	struct ibemu_traffic_flow_result r;
+	struct ibemu_traffic_opts o;
+	struct ibemu_buf svg;
+	uint32_t roles[3] = {0, 0, 0};
+	struct fab f;
+	size_t i;
+
+	opts(&o, IBEMU_TRAFFIC_INCAST, 10000000);
+	o.victims = 1;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	ibemu_buf_init(&svg);
+	/* Without series there is nothing to plot. */
+	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), -EINVAL);
+	fab_fini(&f);
+
+	o.series = 1;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, "test", &svg), 0);
+	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
+		ibemu_traffic_flow(f.tr, i, &r);
+		roles[r.role]++;
+	}
+	T_EQ_U64(roles[IBEMU_TRAFFIC_CONTRIBUTOR], 35);
+	T_EQ_U64(roles[IBEMU_TRAFFIC_VICTIM], 6);
+	T_TRUE(starts(svg.data, "<?xml version=\"1.0\""));
+	T_EQ_U64(count(svg.data, "<polyline class=\"series contributor\""), 35);
+	T_EQ_U64(count(svg.data, "<polyline class=\"series victim\""), 6);
+	T_EQ_U64(count(svg.data, "<polyline class=\"ccti contributor\""), 35);
+	T_EQ_U64(count(svg.data, "<polyline class=\"ccti victim\""), 0);
+	T_EQ_U64(count(svg.data, "<g class=\"ccti-panel\">"), 1);
+	T_TRUE(strstr(svg.data, "congestion control off, test</text>") != NULL);
+	T_TRUE(strstr(svg.data, "data-flow=\"hca02:1-&gt;hca01:1\"") != NULL);
+	check_series(&f);
+	ibemu_buf_fini(&svg);
+	fab_fini(&f);
+
+	/* Without roles: the 16 busiest flows. */
+	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
+	o.series = 1;
+	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
+	ibemu_buf_init(&svg);
+	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), 0);
+	T_EQ_U64(count(svg.data, "<polyline class=\"series other\""), 16);
+	ibemu_buf_fini(&svg);
+	fab_fini(&f);
+}
+
+/* The polyline of 'flow' in the panel whose lines have class 'what'. */
+static char *polyline(const char *svg, const char *what, const char *flow)
+{
+	char key[256];
+	const char *at, *end;
+
+	snprintf(key, sizeof(key), "<polyline class=\"%s", what);
+	for (at = strstr(svg, key); at; at = strstr(at + 1, key)) {
+		end = strstr(at, "/>");
+		snprintf(key, sizeof(key), "data-flow=\"%s\"", flow);
+		if (end && strstr(at, key) && strstr(at, key) < end)
+			return strndup(at, (size_t)(end - at));
+		snprintf(key, sizeof(key), "<polyline class=\"%s", what);
+	}
+	return NULL;
+}
+
+/*
+ * The CCTI panel shows what the source's congestion control state says:
+ * hca02's port controls per SL (Port_Control bit 0) and its SL 0 sits at
+ * CCTI 10 with no CCTI_Timer to bring it down; the other contributors
+ * have no CC settings, so their CCTI reads 0.
+ */
+static void test_plot_ccti(void)
+{
+	struct ibemu_traffic_opts o;
+	struct ibemu_hca_cc *cc;
+	struct ibemu_buf svg;
+	char *line;
+	struct fab f;
+
+	opts(&o, IBEMU_TRAFFIC_INCAST, 5000000);
+	o.incast_sources = 3;
+	o.series = 1;
+	fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
+	cc = ibemu_hca_cc(
+		f.e,
+		ibemu_engine_port_index(f.e, ibemu_topo_find(f.t, "hca02"), 1),
+		1);
+	T_TRUE(cc != NULL);
+	cc->port_control = 1;
+	cc->ccti_limit = 127;
+	cc->sl_src[0].ccti = 10;
+	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
+	T_EQ_INT(ibemu_traffic_run(f.tr), 0);
+	ibemu_buf_init(&svg);
+	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), 0);
+	T_TRUE(strstr(svg.data, "congestion control on</text>") != NULL);
+	/* The panel spans y 430 (top, CCTI 10 on a 0..10 axis) to 590. */
+	line = polyline(svg.data, "ccti", "hca02:1-&gt;hca01:1");
+	T_TRUE(line && strstr(line, ",430.0") && !strstr(line, ",590.0"));
+	free(line);
+	line = polyline(svg.data, "ccti", "hca03:1-&gt;hca01:1");
+	T_TRUE(line && strstr(line, ",590.0") && !strstr(line, ",430.0"));
+	free(line);
+	ibemu_buf_fini(&svg);
+	fab_fini(&f);
+}
+
 void ibemu_test_register_traffic(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -919,6 +1247,13 @@ void ibemu_test_register_traffic(void)
 		{"borrows_a_lent_port", test_borrows_a_lent_port},
 		{"back_to_back", test_back_to_back},
 		{"alltoall_1152", test_alltoall_1152},
+		{"waterfill", test_waterfill},
+		{"jain", test_jain},
+		{"fair_uncontended", test_fair_uncontended},
+		{"fair_incast", test_fair_incast},
+		{"congestion_tree", test_congestion_tree},
+		{"plot", test_plot},
+		{"plot_ccti", test_plot_ccti},
 		{NULL, NULL},
 	};
 

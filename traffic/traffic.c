@@ -22,6 +22,7 @@ static const char *const pattern_names[] = {
 	[IBEMU_TRAFFIC_BISECTION] = "bisection",
 	[IBEMU_TRAFFIC_INCAST] = "incast",
 	[IBEMU_TRAFFIC_PAIRS] = "pairs",
+	[IBEMU_TRAFFIC_CTREE] = "congestion-tree",
 };
 
 void ibemu_traffic_opts_init(struct ibemu_traffic_opts *o)
@@ -193,6 +194,8 @@ static uint32_t flow_get(struct ibemu_traffic *tr, uint32_t src, uint32_t dst,
 	f->sl = flow_sl(tr, src, dst);
 	f->cnp_next = IBEMU_NONE;
 	f->cnp_sl = flow_sl(tr, dst, src);
+	f->series =
+		tr->series ? ibemu__traffic_series_flow(tr, fi) : IBEMU_NONE;
 	tr->flow_hash[h] = fi;
 	return fi;
 }
@@ -588,6 +591,9 @@ static void deliver_cb(void *ctx, uint32_t port, struct ibemu_pkt *p)
 	f->pkts_delivered++;
 	tr->pkts_delivered++;
 	f->bytes += p->last ? tr->last_payload : tr->mtu;
+	if (f->series != IBEMU_NONE)
+		ibemu__traffic_series_add(tr, fi, now,
+					  p->last ? tr->last_payload : tr->mtu);
 	if (p->last) {
 		f->msgs_delivered++;
 		tr->msgs_delivered++;
@@ -835,6 +841,8 @@ int ibemu_traffic_create(struct ibemu_engine *e, const struct ibemu_topo *t,
 	if (ret)
 		goto err_free;
 	ret = stream_slots(tr, d);
+	if (!ret && o->series)
+		ret = ibemu__traffic_series_create(tr);
 	if (ret)
 		goto err_free;
 	ret = hash_grow(tr);
@@ -875,6 +883,8 @@ void ibemu_traffic_destroy(struct ibemu_traffic *tr)
 	while (tr->attached)
 		ibemu_engine_port_unborrow(tr->e, tr->hosts[--tr->attached].pi,
 					   tr);
+	ibemu__traffic_series_destroy(tr);
+	free(tr->fair_gbps);
 	free(tr->path_sls);
 	free(tr->fstats);
 	free(tr->order);

@@ -77,7 +77,34 @@ enum ibemu_traffic_pattern {
 	IBEMU_TRAFFIC_INCAST,
 	/* The explicit (source, destination) list in 'pairs'. */
 	IBEMU_TRAFFIC_PAIRS,
+	/*
+	 * A congestion tree on a fabric of leaf switches (switches with
+	 * hosts): 'incast_sources' contributors on leaves other than the
+	 * hotspot's send to host 'incast_dst' (default host 0). They are
+	 * dealt over the other leaves in switch node order, one host per
+	 * leaf per round, each leaf's hosts in host order; 0 (default) takes
+	 * every host of those leaves but the last of each (all of them if
+	 * that leaves none). Then, for each leaf with a contributor, one
+	 * victim flow from the first host of that leaf that does not
+	 * contribute (none if all do) to a host of the hotspot's leaf other
+	 * than the hotspot: the first one, in host order starting after the
+	 * previous victim's, whose path (through the LFTs) enters the
+	 * hotspot's leaf through a link the contributors' paths use; failing
+	 * that the first in that order. Victims share the tree's links but
+	 * never the hotspot's own port. A fabric whose hotspot has no other
+	 * host on its leaf, or no host on another leaf, is refused.
+	 */
+	IBEMU_TRAFFIC_CTREE,
 };
+
+/* What a flow is in the study's experiment. */
+enum ibemu_traffic_role {
+	IBEMU_TRAFFIC_OTHER,	   /* patterns without a hotspot */
+	IBEMU_TRAFFIC_CONTRIBUTOR, /* sends to the hotspot */
+	IBEMU_TRAFFIC_VICTIM,	   /* an INCAST or CTREE victim */
+};
+/* "other", "contributor", "victim". */
+const char *ibemu_traffic_role_name(enum ibemu_traffic_role r);
 
 /*
  * The SL of the packets from LID 'slid' to LID 'dlid', where it is not
@@ -148,12 +175,15 @@ struct ibemu_traffic_opts {
 	/* A message slot lasts at least this long (the source's message
 	 * rate); 0 (default): a message's wire time, however short. */
 	uint64_t min_slot_ps;
+	/* Record throughput and CCTI time series for a plot (traffic_plot.c);
+	 * off by default, so a study without a plot pays nothing for it. */
+	int series;
 };
 
 /* Sets the defaults documented above. */
 void ibemu_traffic_opts_init(struct ibemu_traffic_opts *o);
 /* "uniform", "shift", "permutation", "alltoall", "bisection", "incast",
- * "pairs". Returns 0 or -EINVAL. */
+ * "pairs", "congestion-tree". Returns 0 or -EINVAL. */
 int ibemu_traffic_pattern_parse(const char *s, enum ibemu_traffic_pattern *out);
 const char *ibemu_traffic_pattern_name(enum ibemu_traffic_pattern p);
 
@@ -226,8 +256,11 @@ uint32_t ibemu_traffic_host_index(const struct ibemu_traffic *tr, uint32_t node,
 /* Results of one flow (everything one source sent to one destination). */
 struct ibemu_traffic_flow_result {
 	uint32_t src, dst; /* host indices */
-	int victim;	   /* an INCAST victim flow */
-	uint64_t msgs;	   /* messages created = delivered */
+	int victim;	   /* an INCAST or CTREE victim flow */
+	enum ibemu_traffic_role role;
+	/* Its max-min fair share of its path's links (traffic_fair.c). */
+	double fair_gbps;
+	uint64_t msgs; /* messages created = delivered */
 	uint64_t pkts_sent, pkts_delivered;
 	uint64_t misordered; /* packets not in sequence at delivery: 0 */
 	uint64_t bytes;	     /* payload delivered */
@@ -252,6 +285,12 @@ struct ibemu_traffic_summary {
 	double gbps;	 /* all bytes * 8 / max(duration, end) */
 	uint64_t lat_p50_ps, lat_p99_ps, lat_p999_ps, lat_max_ps;
 	uint64_t events; /* engine events the study took */
+	/* INCAST and CTREE only (else hotspot is IBEMU_NONE). */
+	uint32_t hotspot;		/* host index */
+	double hotspot_util;		/* busy fraction of the port into it */
+	double jain_contributors;	/* over the contributors' gbps */
+	uint32_t victims;		/* victim flows */
+	double victim_min, victim_mean; /* of gbps / fair_gbps */
 };
 
 /* Valid once done; flows are sorted by (src, dst). */
@@ -289,5 +328,31 @@ void ibemu_traffic_flow_cc(const struct ibemu_traffic *tr, size_t i,
  */
 void ibemu_traffic_render(const struct ibemu_traffic *tr, int json,
 			  size_t top_n, struct ibemu_buf *out);
+
+/*
+ * Appends an SVG image of the study's time series (it must have been
+ * created with opts 'series' and be done): the throughput of each plotted
+ * flow and the CCTI of each plotted contributor against virtual time.
+ * Plotted are every contributor and victim of INCAST and CTREE (64 flows
+ * at most: contributors keep up to 32 places, victims take the rest
+ * first, contributors what victims leave), for other patterns the 16
+ * busiest of the first 1,024 flows created. 'subtitle' (may be NULL) joins the title,
+ * after the pattern and the fabric. -EINVAL without series.
+ */
+int ibemu_traffic_plot_svg(const struct ibemu_traffic *tr, const char *subtitle,
+			   struct ibemu_buf *out);
+
+/*
+ * Max-min fair shares by progressive filling (water-filling): flow i
+ * demands demand[i] and crosses links path[path_off[i] .. path_off[i+1])
+ * (indices into cap[0..nlinks)); every flow's rate rises together until it
+ * meets its demand or one of its links is full. Writes the rates to
+ * share[0..nflows). 0 or -ENOMEM. Pure: any thread.
+ */
+int ibemu_traffic_waterfill(size_t nflows, const double *demand,
+			    const uint32_t *path_off, const uint32_t *path,
+			    size_t nlinks, const double *cap, double *share);
+/* Jain's fairness index (sum x)^2 / (n sum x^2); 1 for n = 0 or all 0. */
+double ibemu_traffic_jain(const double *x, size_t n);
 
 #endif

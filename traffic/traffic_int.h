@@ -130,6 +130,7 @@ struct ibemu_traffic_flow {
 	uint32_t cnp_next; /* in its destination's CNP list, or NONE */
 	uint8_t cnp_sl;	   /* SL of the CNPs: the reverse path's */
 	uint16_t ccti_max;
+	uint32_t series; /* its column in tr->series, or NONE */
 };
 
 /* A message created but not yet cut into packets. */
@@ -193,12 +194,76 @@ struct ibemu_traffic {
 	int done;
 	uint32_t attached; /* hosts[0..attached) hold their ports */
 
+	/* Time series for a plot (opts 'series'), else NULL. */
+	struct ibemu_traffic_series *series;
+
 	/* Results, once done. */
 	struct ibemu_port_counters *cnt0; /* counters when the study began */
 	uint32_t *order;		  /* flows sorted by (src, dst) */
 	struct ibemu_traffic_flow_stats *fstats; /* per flow index */
 	struct ibemu_traffic_summary sum;
+	double *fair_gbps; /* per flow index */
 };
+
+/*
+ * Throughput of the plotted flows per time bin (bin-major: bin b, column
+ * c at [b * cap_cols + c]) and the CCTI of their sources, sampled once per
+ * bin as deliveries cross into it. Bins are 'bin_ps' wide from the
+ * study's start; those past the duration are added as deliveries reach
+ * them.
+ */
+struct ibemu_traffic_series {
+	uint64_t bin_ps;
+	uint32_t nbins, cap_bins;
+	uint32_t sampled; /* bins [0, sampled) have their CCTI */
+	uint32_t ncols, cap_cols;
+	/* Columns each role may take, and has taken (by role). */
+	uint32_t quota[3], used[3];
+	uint32_t *col_flow; /* flow index of each column */
+	uint64_t *bytes;    /* payload delivered */
+	uint16_t *ccti;
+};
+
+/* traffic_series.c: see the definitions. */
+int ibemu__traffic_series_create(struct ibemu_traffic *tr);
+void ibemu__traffic_series_destroy(struct ibemu_traffic *tr);
+uint32_t ibemu__traffic_series_flow(struct ibemu_traffic *tr, uint32_t fi);
+void ibemu__traffic_series_add(struct ibemu_traffic *tr, uint32_t fi,
+			       uint64_t now, uint32_t bytes);
+void ibemu__traffic_series_finish(struct ibemu_traffic *tr);
+
+/* The role of flow 'fi' in the study's pattern. */
+enum ibemu_traffic_role ibemu__traffic_role(const struct ibemu_traffic *tr,
+					    uint32_t fi);
+/* Whether the pattern has a hotspot, contributors and victims. */
+static inline int ibemu__traffic_has_roles(const struct ibemu_traffic *tr)
+{
+	return tr->o.pattern == IBEMU_TRAFFIC_INCAST ||
+	       tr->o.pattern == IBEMU_TRAFFIC_CTREE;
+}
+
+/* traffic_fair.c: fills tr->fair_gbps and the summary's hotspot figures
+ * (after the rest of the summary); 0 or -ENOMEM. */
+int ibemu__traffic_fair(struct ibemu_traffic *tr);
+/*
+ * The transmitting ports (engine indices) of the path from host 'src' to
+ * host 'dst' through the LFTs, the source HCA port first: at most 'max'
+ * written; returns how many the path has, or 0 if it does not reach 'dst'.
+ */
+uint32_t ibemu__traffic_path(const struct ibemu_traffic *tr, uint32_t src,
+			     uint32_t dst, uint32_t *ports, uint32_t max);
+/* The payload rate in Gb/s a study reaches on a link of 'lanes' x 'speed'
+ * (its messages' wire overhead counted as in the slots). */
+double ibemu__traffic_link_gbps(const struct ibemu_traffic *tr, unsigned lanes,
+				unsigned speed);
+
+/* traffic_ctree.c: the streams of IBEMU_TRAFFIC_CTREE; 0 or -errno. */
+int ibemu__traffic_ctree_streams(struct ibemu_traffic *tr,
+				 struct ibemu_diag *d);
+/* traffic_pattern.c: appends a stream (tr->streams has room). */
+struct ibemu_traffic_stream *ibemu__traffic_add_stream(struct ibemu_traffic *tr,
+						       uint32_t src,
+						       uint32_t dst, int how);
 
 /* traffic_pattern.c: fills tr->streams from tr->o; 0 or -errno. */
 int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d);

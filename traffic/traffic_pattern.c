@@ -12,9 +12,9 @@
 
 #include "traffic_int.h"
 
-static struct ibemu_traffic_stream *add_stream(struct ibemu_traffic *tr,
-					       uint32_t src, uint32_t dst,
-					       enum ibemu_traffic_dst how)
+struct ibemu_traffic_stream *ibemu__traffic_add_stream(struct ibemu_traffic *tr,
+						       uint32_t src,
+						       uint32_t dst, int how)
 {
 	struct ibemu_traffic_stream *s = &tr->streams[tr->nstreams++];
 
@@ -138,7 +138,8 @@ static int incast_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 	}
 	for (h = 0; h < n; h++)
 		if (is_src[h])
-			add_stream(tr, h, hot, IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(tr, h, hot,
+						  IBEMU_TRAFFIC_DST_FIXED);
 	for (i = 0; i < nvictims; i++) {
 		uint32_t dst = victim_dst(tr, victims[i], hot, taken);
 		struct ibemu_traffic_stream *s;
@@ -146,7 +147,8 @@ static int incast_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 		if (dst == IBEMU_NONE)
 			continue;
 		taken[dst] = 1;
-		s = add_stream(tr, victims[i], dst, IBEMU_TRAFFIC_DST_FIXED);
+		s = ibemu__traffic_add_stream(tr, victims[i], dst,
+					      IBEMU_TRAFFIC_DST_FIXED);
 		s->victim = 1;
 	}
 	ret = 0;
@@ -184,11 +186,13 @@ int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 	switch (o->pattern) {
 	case IBEMU_TRAFFIC_UNIFORM:
 		for (i = 0; i < n; i++)
-			add_stream(tr, i, 0, IBEMU_TRAFFIC_DST_UNIFORM);
+			ibemu__traffic_add_stream(tr, i, 0,
+						  IBEMU_TRAFFIC_DST_UNIFORM);
 		break;
 	case IBEMU_TRAFFIC_ALLTOALL:
 		for (i = 0; i < n; i++)
-			add_stream(tr, i, 0, IBEMU_TRAFFIC_DST_ROTATE);
+			ibemu__traffic_add_stream(tr, i, 0,
+						  IBEMU_TRAFFIC_DST_ROTATE);
 		break;
 	case IBEMU_TRAFFIC_SHIFT:
 		if (o->shift % n == 0)
@@ -197,9 +201,9 @@ int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 						"itself on %u hosts",
 						o->shift, n);
 		for (i = 0; i < n; i++)
-			add_stream(tr, i,
-				   (uint32_t)((i + (uint64_t)o->shift) % n),
-				   IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(
+				tr, i, (uint32_t)((i + (uint64_t)o->shift) % n),
+				IBEMU_TRAFFIC_DST_FIXED);
 		break;
 	case IBEMU_TRAFFIC_PERMUTATION:
 		p = malloc(n * sizeof(*p));
@@ -207,7 +211,8 @@ int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 			return -ENOMEM;
 		cyclic_permutation(&rng, p, n);
 		for (i = 0; i < n; i++)
-			add_stream(tr, i, p[i], IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(tr, i, p[i],
+						  IBEMU_TRAFFIC_DST_FIXED);
 		free(p);
 		break;
 	case IBEMU_TRAFFIC_BISECTION:
@@ -219,13 +224,17 @@ int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 			p[i] = half + i;
 		shuffle(&rng, p, half);
 		for (i = 0; i < half; i++) {
-			add_stream(tr, i, p[i], IBEMU_TRAFFIC_DST_FIXED);
-			add_stream(tr, p[i], i, IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(tr, i, p[i],
+						  IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(tr, p[i], i,
+						  IBEMU_TRAFFIC_DST_FIXED);
 		}
 		free(p);
 		break;
 	case IBEMU_TRAFFIC_INCAST:
 		return incast_streams(tr, d);
+	case IBEMU_TRAFFIC_CTREE:
+		return ibemu__traffic_ctree_streams(tr, d);
 	case IBEMU_TRAFFIC_PAIRS:
 		if (!o->npairs)
 			return ibemu_diag_error(d, NULL, "no pairs given");
@@ -239,8 +248,8 @@ int ibemu__traffic_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 					"0..%u and a host cannot send to "
 					"itself",
 					i, pr->src, pr->dst, n - 1);
-			add_stream(tr, pr->src, pr->dst,
-				   IBEMU_TRAFFIC_DST_FIXED);
+			ibemu__traffic_add_stream(tr, pr->src, pr->dst,
+						  IBEMU_TRAFFIC_DST_FIXED);
 		}
 		break;
 	default:

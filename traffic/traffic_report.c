@@ -135,7 +135,8 @@ int ibemu__traffic_finish(struct ibemu_traffic *tr)
 	}
 	s->events = ibemu_engine_events(tr->e) - tr->events0;
 	free(all);
-	return 0;
+	ibemu__traffic_series_finish(tr);
+	return ibemu__traffic_fair(tr);
 }
 
 void ibemu__traffic_flow_result(const struct ibemu_traffic *tr, uint32_t fi,
@@ -148,6 +149,8 @@ void ibemu__traffic_flow_result(const struct ibemu_traffic *tr, uint32_t fi,
 	out->src = f->src;
 	out->dst = f->dst;
 	out->victim = f->victim;
+	out->role = ibemu__traffic_role(tr, fi);
+	out->fair_gbps = tr->fair_gbps ? tr->fair_gbps[fi] : 0;
 	out->msgs = f->msgs_delivered;
 	out->pkts_sent = f->pkts_sent;
 	out->pkts_delivered = f->pkts_delivered;
@@ -206,16 +209,32 @@ static const struct ibemu_table_col summary_cols[] = {
 	{"lat_p999_ns", "LATENCY P99.9 NS", 1},
 	{"lat_max_ns", "LATENCY MAX NS", 1},
 	{"events", "EVENTS", 1},
+	/* Patterns with a hotspot only: the last columns, dropped else. */
+	{"hotspot", "HOTSPOT", 0},
+	{"hotspot_utilization", "HOTSPOT UTILIZATION", 1},
+	{"jain_contributors", "JAIN CONTRIBUTORS", 1},
+	{"victims", "VICTIMS", 1},
+	{"victims_min_fair_ratio", "VICTIMS MIN GBPS/FAIR", 1},
+	{"victims_mean_fair_ratio", "VICTIMS MEAN GBPS/FAIR", 1},
 };
 
-/* The role column comes last so that patterns without roles drop it. */
+/* The summary columns of a pattern with a hotspot. */
+#define HOTSPOT_COLS 6
+
 static const struct ibemu_table_col flow_cols[] = {
-	{"src", "SRC", 0},	     {"dst", "DST", 0},
-	{"msgs", "MSGS", 1},	     {"bytes", "BYTES", 1},
-	{"gbps", "GBPS", 1},	     {"lat_p50_ns", "P50_NS", 1},
-	{"lat_p99_ns", "P99_NS", 1}, {"lat_max_ns", "MAX_NS", 1},
-	{"fecns", "FECNS", 1},	     {"becns", "BECNS", 1},
-	{"ccti_max", "CCTI_MAX", 1}, {"role", "ROLE", 0},
+	{"src", "SRC", 0},
+	{"dst", "DST", 0},
+	{"role", "ROLE", 0},
+	{"msgs", "MSGS", 1},
+	{"bytes", "BYTES", 1},
+	{"gbps", "GBPS", 1},
+	{"fair_gbps", "FAIR_GBPS", 1},
+	{"lat_p50_ns", "P50_NS", 1},
+	{"lat_p99_ns", "P99_NS", 1},
+	{"lat_max_ns", "MAX_NS", 1},
+	{"fecns", "FECNS", 1},
+	{"becns", "BECNS", 1},
+	{"ccti_max", "CCTI_MAX", 1},
 };
 
 static const struct ibemu_table_col link_cols[] = {
@@ -229,12 +248,21 @@ static double ns(uint64_t ps)
 	return (double)ps / 1000.0;
 }
 
+static void host_label(const struct ibemu_traffic *tr, struct ibemu_table *t,
+		       uint32_t h)
+{
+	ibemu_table_strf(t, "%s:%u", tr->topo->nodes[tr->hosts[h].node].name,
+			 tr->hosts[h].port);
+}
+
 static void fill_summary(const struct ibemu_traffic *tr, struct ibemu_table *t)
 {
 	const struct ibemu_traffic_summary *s = &tr->sum;
+	int hot = s->hotspot != IBEMU_NONE;
 
 	ibemu_table_init(t, "summary", summary_cols,
-			 IBEMU_ARRAY_SIZE(summary_cols));
+			 IBEMU_ARRAY_SIZE(summary_cols) -
+				 (hot ? 0 : HOTSPOT_COLS));
 	ibemu_table_row(t);
 	ibemu_table_str(t, ibemu_traffic_pattern_name(tr->o.pattern));
 	ibemu_table_uint(t, s->hosts);
@@ -255,13 +283,19 @@ static void fill_summary(const struct ibemu_traffic *tr, struct ibemu_table *t)
 	ibemu_table_real(t, ns(s->lat_p999_ps));
 	ibemu_table_real(t, ns(s->lat_max_ps));
 	ibemu_table_uint(t, s->events);
-}
-
-static void host_label(const struct ibemu_traffic *tr, struct ibemu_table *t,
-		       uint32_t h)
-{
-	ibemu_table_strf(t, "%s:%u", tr->topo->nodes[tr->hosts[h].node].name,
-			 tr->hosts[h].port);
+	if (!hot)
+		return;
+	host_label(tr, t, s->hotspot);
+	ibemu_table_real(t, s->hotspot_util);
+	ibemu_table_real(t, s->jain_contributors);
+	ibemu_table_uint(t, s->victims);
+	if (s->victims) {
+		ibemu_table_real(t, s->victim_min);
+		ibemu_table_real(t, s->victim_mean);
+	} else {
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+	}
 }
 
 /* A flow's throughput as a fraction bytes / window, for exact ordering. */
@@ -284,13 +318,11 @@ static int cmp_rank(const void *a, const void *b)
 static size_t fill_flows(const struct ibemu_traffic *tr, size_t top_n,
 			 struct ibemu_table *t)
 {
-	int roles = tr->o.pattern == IBEMU_TRAFFIC_INCAST;
 	struct ibemu_traffic_flow_result r;
 	struct flow_rank *rank;
 	size_t i, n = tr->nflows;
 
-	ibemu_table_init(t, "flows", flow_cols,
-			 IBEMU_ARRAY_SIZE(flow_cols) - !roles);
+	ibemu_table_init(t, "flows", flow_cols, IBEMU_ARRAY_SIZE(flow_cols));
 	rank = malloc((n ? n : 1) * sizeof(*rank));
 	if (!rank) {
 		t->err = -ENOMEM;
@@ -310,17 +342,17 @@ static size_t fill_flows(const struct ibemu_traffic *tr, size_t top_n,
 		ibemu_table_row(t);
 		host_label(tr, t, r.src);
 		host_label(tr, t, r.dst);
+		ibemu_table_str(t, ibemu_traffic_role_name(r.role));
 		ibemu_table_uint(t, r.msgs);
 		ibemu_table_uint(t, r.bytes);
 		ibemu_table_real(t, r.gbps);
+		ibemu_table_real(t, r.fair_gbps);
 		ibemu_table_real(t, ns(r.lat_p50_ps));
 		ibemu_table_real(t, ns(r.lat_p99_ps));
 		ibemu_table_real(t, ns(r.lat_max_ps));
 		ibemu_table_uint(t, r.fecns);
 		ibemu_table_uint(t, r.becns);
 		ibemu_table_uint(t, r.ccti_max);
-		if (roles)
-			ibemu_table_str(t, r.victim ? "victim" : "incast");
 	}
 	free(rank);
 	return n;

@@ -280,8 +280,8 @@ class CCTest(OpenSMRunner, IbemuTestCase):
         # Congestion there is, and control acts on it: the incast
         # sources are marked and throttled, the victim is not.
         roles = {f["role"]: f for f in ours}
-        self.assertGreater(roles["incast"]["becns"], 0)
-        self.assertGreater(roles["incast"]["ccti_max"], 0)
+        self.assertGreater(roles["contributor"]["becns"], 0)
+        self.assertGreater(roles["contributor"]["ccti_max"], 0)
         self.assertEqual(roles["victim"]["becns"], 0)
         self.assertEqual(theirs, ours)
 

@@ -106,6 +106,9 @@ class CliTest(IbemuTestCase):
             (["traffic", "uniform", "--duration", "5"],
              "option '--duration' takes a duration such as 50us or 2ms"),
             (["traffic", "uniform", "--hotspot", "x"], "does not apply"),
+            (["traffic", "congestion-tree", "--victims"],
+             "ibemu: traffic: option '--victims' does not apply to pattern "
+             "'congestion-tree' (only to incast)"),
             (["traffic", "incast", "--hotspot", "hca1:999"],
              "option '--hotspot' takes NODE or NODE:PORT (a port 0..255)"),
             (["traffic"], "ibemu: traffic: which pattern?"),
@@ -184,6 +187,10 @@ class CliTest(IbemuTestCase):
         self.assertIn("(integer 1..4294967295; default 1; pattern shift only)", out)
         self.assertIn("(integer 256, 512, 1024, 2048 or 4096;", out)
         self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
+        self.assertIn("[--top N] [--cc on|off] [--plot FILE] [--stop]", out)
+        self.assertIn("default the first host; pattern incast, congestion-tree only)",
+                      out)
+        self.assertIn("bisection, incast, congestion-tree) in virtual time", out)
         self.assertEqual(out, self.ibemu("traffic", "--help", check=0).stdout)
         out = self.ibemu("up", "--help", check=0).stdout
         self.assertIn("usage: ibemu up FILE [--name NAME] [--sm ibemu|none] [--routing minhop|updown|ftree|dor|dfsssp]", out)

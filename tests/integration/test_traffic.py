@@ -1,16 +1,31 @@
 # SPDX-License-Identifier: MIT
 """Traffic studies through the real CLI and daemon: the report, the
-counters they leave, determinism across daemons, and a daemon that keeps
-answering while a study runs."""
+counters they leave, determinism across daemons, a daemon that keeps
+answering while a study runs, fair shares and roles, and plots."""
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 from harness import IBEMU, IbemuTestCase, main, topology
 
 FT = topology("fat-tree-2l-36.yaml")
+SVG = "{http://www.w3.org/2000/svg}"
+# The payload rate of a 4x EDR link (100 Gb/s of data) for a study's
+# 4096-byte packets: each also carries LRH, BTH, ICRC and VCRC (26 bytes).
+EDR_PAYLOAD_GBPS = 100.0 * 4096 / (4096 + 26)
+
+
+def series(root, panel):
+    """The plotted lines of one panel: a list of (role, flow)."""
+    g = [e for e in root.iter(SVG + "g") if e.get("class") == panel]
+    assert len(g) == 1, panel
+    return [(e.get("data-role"), e.get("data-flow"))
+            for e in g[0].iter(SVG + "polyline")]
 
 
 class TrafficTest(IbemuTestCase):
@@ -110,6 +125,121 @@ class TrafficTest(IbemuTestCase):
         # Not a terminal: progress comes as plain lines on stderr.
         self.assertIn("traffic alltoall", err)
         self.down("busy")
+
+    def plot_dir(self):
+        d = tempfile.mkdtemp(prefix="ibemu-plot-")
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def test_congestion_tree_report_and_svg(self):
+        # No CC manager: the SM leaves congestion control off.
+        self.up(FT, "ctree", "--cc", "off")
+        out = self.plot_dir()
+        # A relative name: the CLI makes it absolute for the daemon.
+        p = subprocess.run([IBEMU, "--fabric", "ctree", "traffic",
+                            "congestion-tree", "--duration", "20us", "--top",
+                            "0", "--json", "--plot", "tree.svg"], cwd=out,
+                           env=self.env, capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = json.loads(p.stdout)
+        summary = report["summary"]
+        flows = report["flows"]
+        roles = [f["role"] for f in flows]
+        self.assertEqual(roles.count("contributor"), 25)
+        self.assertEqual(roles.count("victim"), 5)
+        self.assertEqual(summary["hotspot"], "hca01:1")
+        self.assertGreater(summary["hotspot_utilization"], 0.5)
+        self.assertLessEqual(summary["hotspot_utilization"], 1.0)
+        self.assertGreater(summary["jain_contributors"], 0.9)
+        self.assertLessEqual(summary["jain_contributors"], 1.0)
+        self.assertEqual(summary["victims"], 5)
+        self.assertLessEqual(summary["victims_min_fair_ratio"],
+                             summary["victims_mean_fair_ratio"])
+        for f in flows:
+            self.assertGreater(f["fair_gbps"], 0)
+            if f["role"] == "contributor":
+                self.assertEqual(f["dst"], "hca01:1")
+            else:
+                # Towards the hotspot's leaf (hca01..hca06), not to it.
+                self.assertIn(f["dst"], ["hca0%d:1" % i for i in range(2, 7)])
+        # The image: one line per flow in the throughput panel, one per
+        # contributor in the CCTI panel, nothing left beside it.
+        self.assertEqual(os.listdir(out), ["tree.svg"])
+        root = ET.parse(os.path.join(out, "tree.svg")).getroot()
+        self.assertEqual(root.tag, SVG + "svg")
+        lines = series(root, "throughput-panel")
+        self.assertEqual(sorted(r for r, _ in lines), sorted(roles))
+        self.assertEqual(sorted(f for _, f in lines),
+                         sorted(f["src"] + "->" + f["dst"] for f in flows))
+        ccti = series(root, "ccti-panel")
+        self.assertEqual([r for r, _ in ccti], ["contributor"] * 25)
+        title = [e.text for e in root.iter(SVG + "text")
+                 if e.get("class") == "title"]
+        self.assertEqual(title, ["traffic congestion-tree on ctree, "
+                                 "congestion control off"])
+        self.down("ctree")
+
+    def test_incast_fair_shares_and_png(self):
+        self.up(FT, "fair", "--cc", "off")
+        out = self.plot_dir()
+        png = os.path.join(out, "incast.png")
+        args = ["traffic", "incast", "--duration", "20us", "--top", "0",
+                "--json", "--plot", png]
+        if not shutil.which("rsvg-convert") and not shutil.which("convert"):
+            p = self.ibemu(*args, check=2)
+            self.assertIn("librsvg2-bin", p.stderr)
+            args = args[:-1] + [os.path.join(out, "incast.svg")]
+        report = json.loads(self.ibemu(*args, check=0).stdout)
+        # Without congestion control the 35 contributors' fair shares
+        # split the hotspot's link evenly.
+        flows = report["flows"]
+        self.assertEqual(len(flows), 35)
+        for f in flows:
+            self.assertEqual(f["role"], "contributor")
+            self.assertAlmostEqual(f["fair_gbps"] * 35 / EDR_PAYLOAD_GBPS,
+                                   1, delta=0.01)
+        self.assertAlmostEqual(report["summary"]["gbps"] / EDR_PAYLOAD_GBPS,
+                               1, delta=0.01)
+        self.assertGreater(report["summary"]["hotspot_utilization"], 0.99)
+        self.assertIsNone(report["summary"]["victims_min_fair_ratio"])
+        if shutil.which("rsvg-convert"):
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        # An uncontended flow gets its fair share.
+        report = json.loads(self.ibemu("traffic", "shift", "--shift", "1",
+                                       "--size", "4KiB", "--duration",
+                                       "50us", "--json", "--top", "0",
+                                       check=0).stdout)
+        for f in report["flows"]:
+            self.assertEqual(f["role"], "other")
+        best = max(f["gbps"] / f["fair_gbps"] for f in report["flows"])
+        self.assertAlmostEqual(best, 1, delta=0.02)
+        self.down("fair")
+
+    def test_plot_and_pattern_errors(self):
+        self.up(topology("single-switch-8.yaml"), "plots")
+        p = self.ibemu("traffic", "shift", "--plot", "/tmp/x.txt", check=2)
+        self.assertIn("--plot /tmp/x.txt: the name must end in .svg or .png",
+                      p.stderr)
+        # A directory that cannot take the plot is told before the study.
+        p = self.ibemu("traffic", "shift", "--plot", "/nonexistent/x.svg",
+                       check=1)
+        self.assertIn("--plot /nonexistent/x.svg: No such file or directory",
+                      p.stderr)
+        with open(self.paths("plots")["log"]) as f:
+            self.assertNotIn("traffic study shift started", f.read())
+        p = self.ibemu("traffic", "congestion-tree", check=2)
+        self.assertIn("congestion-tree needs hosts on switches other than "
+                      "the hotspot's sw", p.stderr)
+        # Without roles, the 16 busiest flows.
+        out = self.plot_dir()
+        self.ibemu("traffic", "shift", "--duration", "5us", "--plot",
+                   os.path.join(out, "shift.svg"), check=0)
+        root = ET.parse(os.path.join(out, "shift.svg")).getroot()
+        self.assertEqual([r for r, _ in series(root, "throughput-panel")],
+                         ["other"] * 8)
+        self.down("plots")
 
 
 if __name__ == "__main__":
