@@ -28,14 +28,15 @@
  * "First experiences with congestion control in InfiniBand hardware",
  * IPDPS 2010; Pfister et al., "Solving hot spot contention using
  * InfiniBand architecture congestion control", 2005): every switch port
- * marks every eligible packet while it is the root of congestion past
- * Threshold 10 (in ibemu's scale, 6/16 of a VL buffer: about 1.5 packets
- * of 4 KiB waiting), every SL of every CA reacts, CCTI grows by 3 per
- * BECN and a CCTI_Timer of 10 (10.24 us) walks it back by one, and the
- * CCT is a linear ramp of inter-packet delays 0, 1, 2... packet times.
- * Tuned on the incast of the README (bench/cc.py measures it): a smaller
- * increase or a longer timer lets the tree live longer; a larger one
- * throttles the hotspot below 90% busy.
+ * marks one eligible packet in two (Marking_Rate 1) while it is the root
+ * of congestion past Threshold 10 (in ibemu's scale, 6/16 of a VL
+ * buffer: about 1.5 packets of 4 KiB waiting), every SL of every CA
+ * reacts, CCTI grows by 4 per BECN and a CCTI_Timer of 9 (9.216 us) walks
+ * it back by one, and the CCT is a linear ramp of inter-packet delays 0,
+ * 1, 2... packet times. Tuned on the README's incast and congestion tree
+ * of the default fabric (bench/cc.py measures them): a smaller increase
+ * or a longer timer lets the tree live longer, a larger one leaves the
+ * hotspot idle.
  */
 static const struct {
 	int enable;
@@ -54,11 +55,11 @@ static const struct {
 	.sw_packet_size = 0,
 	.sw_cs_threshold = 0,
 	.sw_cs_return_delay = {0, 0},
-	.sw_marking_rate = 0,
+	.sw_marking_rate = 1,
 	.ca_port_control = 0, /* per QP */
 	.ca_control_map = 0xffff,
-	.ca_sl = {.ccti_timer = 10,
-		  .ccti_increase = 3,
+	.ca_sl = {.ccti_timer = 9,
+		  .ccti_increase = 4,
 		  .trigger_threshold = 8,
 		  .ccti_min = 0},
 	.cct_len = 128,

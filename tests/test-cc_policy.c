@@ -22,12 +22,12 @@ static void test_default(void)
 	T_EQ_U64(p.cc_key, 0);
 	T_EQ_U64(p.sw.control_map, 0x1f);
 	T_EQ_U64(p.sw.threshold, 10);
-	T_EQ_U64(p.sw.marking_rate, 0);
+	T_EQ_U64(p.sw.marking_rate, 1);
 	T_EQ_U64(p.ca.port_control, 0);
 	T_EQ_U64(p.ca.control_map, 0xffff);
 	for (i = 0; i < IBEMU_CC_POLICY_SLS; i++) {
-		T_EQ_U64(p.ca.sl[i].ccti_timer, 10);
-		T_EQ_U64(p.ca.sl[i].ccti_increase, 3);
+		T_EQ_U64(p.ca.sl[i].ccti_timer, 9);
+		T_EQ_U64(p.ca.sl[i].ccti_increase, 4);
 		T_EQ_U64(p.ca.sl[i].trigger_threshold, 8);
 		T_EQ_U64(p.ca.sl[i].ccti_min, 0);
 	}

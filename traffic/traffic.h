@@ -83,16 +83,12 @@ enum ibemu_traffic_pattern {
 	 * hotspot's send to host 'incast_dst' (default host 0). They are
 	 * dealt over the other leaves in switch node order, one host per
 	 * leaf per round, each leaf's hosts in host order; 0 (default) takes
-	 * every host of those leaves but the last of each (all of them if
-	 * that leaves none). Then, for each leaf with a contributor, one
-	 * victim flow from the first host of that leaf that does not
-	 * contribute (none if all do) to a host of the hotspot's leaf other
-	 * than the hotspot: the first one, in host order starting after the
-	 * previous victim's, whose path (through the LFTs) enters the
-	 * hotspot's leaf through a link the contributors' paths use; failing
-	 * that the first in that order. Victims share the tree's links but
-	 * never the hotspot's own port. A fabric whose hotspot has no other
-	 * host on its leaf, or no host on another leaf, is refused.
+	 * every host of those leaves. Then on each leaf with a contributor
+	 * the last one also sends a victim flow, chosen as an INCAST victim's
+	 * is: the tree is deeper (every branch crosses the spines into the
+	 * hotspot's leaf), the victims share a branch's first links and
+	 * buffers, never the hotspot's port. A fabric whose hotspot is the
+	 * only leaf with hosts is refused.
 	 */
 	IBEMU_TRAFFIC_CTREE,
 };

@@ -258,6 +258,11 @@ double ibemu__traffic_link_gbps(const struct ibemu_traffic *tr, unsigned lanes,
 				unsigned speed);
 
 /* traffic_ctree.c: the streams of IBEMU_TRAFFIC_CTREE; 0 or -errno. */
+/* traffic_pattern.c: where the victim sent by host 'v' goes when host
+ * 'hot' is the hotspot (see INCAST victims in traffic.h); 'taken' marks
+ * the hosts other victims go to. IBEMU_NONE if none. */
+uint32_t ibemu__traffic_victim_dst(const struct ibemu_traffic *tr, uint32_t v,
+				   uint32_t hot, const uint8_t *taken);
 int ibemu__traffic_ctree_streams(struct ibemu_traffic *tr,
 				 struct ibemu_diag *d);
 /* traffic_pattern.c: appends a stream (tr->streams has room). */

@@ -73,8 +73,8 @@ static uint8_t out_port(const struct ibemu_traffic *tr, uint32_t sw,
  * packets queue behind those for the hotspot. No two victims share a
  * destination if the fabric has enough hosts ('taken').
  */
-static uint32_t victim_dst(const struct ibemu_traffic *tr, uint32_t v,
-			   uint32_t hot, const uint8_t *taken)
+uint32_t ibemu__traffic_victim_dst(const struct ibemu_traffic *tr, uint32_t v,
+				   uint32_t hot, const uint8_t *taken)
 {
 	uint32_t n = tr->nhosts, i, h, sw = tr->hosts[v].sw;
 	uint8_t up =
@@ -141,7 +141,8 @@ static int incast_streams(struct ibemu_traffic *tr, struct ibemu_diag *d)
 			ibemu__traffic_add_stream(tr, h, hot,
 						  IBEMU_TRAFFIC_DST_FIXED);
 	for (i = 0; i < nvictims; i++) {
-		uint32_t dst = victim_dst(tr, victims[i], hot, taken);
+		uint32_t dst =
+			ibemu__traffic_victim_dst(tr, victims[i], hot, taken);
 		struct ibemu_traffic_stream *s;
 
 		if (dst == IBEMU_NONE)

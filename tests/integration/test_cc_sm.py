@@ -131,11 +131,11 @@ class CCTest(OpenSMRunner, IbemuTestCase):
                              "Threshold": "0x0a", "Packet_Size": "0",
                              "CS_Threshold": "0x00",
                              "CS_ReturnDelay": "0x0000",
-                             "Marking_Rate": "0"})
+                             "Marking_Rate": "1"})
         top, sls = by_sl(self.query("ccdef", "CACongestionSetting", lids[ca]))
         self.assertEqual(top, {"Port_Control": "0x0000",
                                "Control_Map": "0xffff"})
-        self.assertEqual(sls, [{"CCTI_Timer": 10, "CCTI_Increase": 3,
+        self.assertEqual(sls, [{"CCTI_Timer": 9, "CCTI_Increase": 4,
                                 "Trigger_Threshold": 8, "CCTI_Min": 0}] * 16)
         # ibccquery reads the blocks up to CCTI_Limit's.
         limit, entries = cct(self.query("ccdef", "CongestionControlTable",
@@ -220,7 +220,7 @@ class CCTest(OpenSMRunner, IbemuTestCase):
         top, sls = by_sl(ours[1])
         self.assertEqual(top, {"Port_Control": "0x0001",
                                "Control_Map": "0x00ff"})
-        want = {"CCTI_Timer": 10, "CCTI_Increase": 3,
+        want = {"CCTI_Timer": 10, "CCTI_Increase": 4,
                 "Trigger_Threshold": 6, "CCTI_Min": 0}
         self.assertEqual(sls[3], dict(want, CCTI_Increase=4, CCTI_Min=2))
         self.assertEqual(sls[:3] + sls[4:8], [want] * 7)

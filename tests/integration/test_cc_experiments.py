@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""The congestion-tree experiments of issue 12 on the default fabric, as a
+user runs them: ibemu-sm configures congestion control with ibemu's
+default policy through CC MADs, then 'ibemu traffic incast --victims' and
+'ibemu traffic congestion-tree' run with --cc off and --cc on. The
+textbook result (Pfister et al. 2005, Gran et al. 2010), asserted on
+virtual-time results: without congestion control the victims lose most of
+their throughput to the tree; with it every victim gets at least 80% of
+its max-min fair share, the contributors share the hotspot with a Jain
+index of at least 0.95 and keep it at least 90% busy."""
+
+import json
+import os
+import shutil
+import tempfile
+import xml.etree.ElementTree as ET
+
+from harness import IbemuTestCase, main, topology
+
+FT = topology("fat-tree-2l-36.yaml")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class CcExperimentsTest(IbemuTestCase):
+    def study(self, name, pattern, cc, *extra):
+        p = self.ibemu("--fabric", name, "traffic", pattern, "--duration",
+                       "3ms", "--cc", cc, "--json", "--top", "0", *extra,
+                       check=0, timeout=300)
+        return json.loads(p.stdout)
+
+    def check_off(self, report):
+        s = report["summary"]
+        self.assertGreaterEqual(s["victims"], 5)
+        # The tree takes the victims down to a few percent of their share.
+        self.assertLess(s["victims_mean_fair_ratio"], 0.2)
+        self.assertGreater(s["hotspot_utilization"], 0.99)
+        for f in report["flows"]:
+            self.assertEqual(f["becns"], 0)
+            self.assertEqual(f["ccti_max"], 0)
+
+    def check_on(self, report):
+        s = report["summary"]
+        self.assertGreaterEqual(s["victims_min_fair_ratio"], 0.8)
+        self.assertGreaterEqual(s["jain_contributors"], 0.95)
+        self.assertGreaterEqual(s["hotspot_utilization"], 0.9)
+        for f in report["flows"]:
+            if f["role"] == "contributor":
+                # Marked at the root, answered by CNPs, throttled.
+                self.assertGreater(f["fecns"], 0)
+                self.assertEqual(f["becns"], f["fecns"])
+                self.assertGreater(f["ccti_max"], 0)
+            else:
+                # Victims never cross the root of the congestion.
+                self.assertEqual(f["fecns"], 0)
+
+    def test_incast_and_congestion_tree(self):
+        self.up(FT, "cctree")
+        for pattern, extra in (("incast", ["--victims"]),
+                               ("congestion-tree", [])):
+            with self.subTest(pattern=pattern):
+                self.check_off(self.study("cctree", pattern, "off", *extra))
+                on = self.study("cctree", pattern, "on", *extra)
+                self.check_on(on)
+        # The counters tell the same story: the hotspot's switch port
+        # marked, the contributors' ports received BECNs.
+        cc = self.json_of("--fabric", "cctree", "cc")
+        marked = {(p["node"], p["port"]): p["fecn_marked"]
+                  for p in cc["switch_ports"]}
+        self.assertGreater(marked[("leaf01", 1)], 0)
+        becns = [p["becn_rcvd"] for p in cc["hca_ports"]]
+        self.assertGreater(sum(becns), 0)
+        self.down("cctree")
+
+    def test_plot_shows_ccti(self):
+        """The image of a run with congestion control: its contributors'
+        CCTI rises from 0 and falls back once they are done."""
+        self.up(FT, "ccplot")
+        out = tempfile.mkdtemp(prefix="ibemu-plot-")
+        self.addCleanup(shutil.rmtree, out, True)
+        svg = os.path.join(out, "incast.svg")
+        self.study("ccplot", "incast", "on", "--victims", "--plot", svg)
+        root = ET.parse(svg).getroot()
+        title = [e.text for e in root.iter(SVG + "text")
+                 if e.get("class") == "title"]
+        self.assertEqual(title, ["traffic incast on ccplot, "
+                                 "congestion control on"])
+        lines = [e for e in root.iter(SVG + "polyline")
+                 if "ccti" in e.get("class", "").split()]
+        self.assertEqual(len(lines), 35)
+        # Somewhere a contributor's CCTI line leaves the panel's floor.
+        ys = {float(pt.split(",")[1]) for e in lines
+              for pt in e.get("points").split()}
+        self.assertGreater(len(ys), 2)
+        self.down("ccplot")
+
+
+if __name__ == "__main__":
+    main()
