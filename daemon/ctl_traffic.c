@@ -296,6 +296,7 @@ enum {
 	T_SL_MAP,
 	T_MTU,
 	T_TOP,
+	T_BACKLOG,
 	T_CC,
 	T_PLOT,
 	T_STOP,
@@ -402,6 +403,15 @@ static const struct ibemu_opt traffic_table[] = {
 		   .max = 1000000,
 		   .def = "10",
 		   .help = "rows of the busiest links in the report (0: all)"},
+	[T_BACKLOG] =
+		{.name = "backlog",
+		 .type = IBEMU_OPT_UINT,
+		 .metavar = "N",
+		 .max = UINT32_MAX,
+		 .def = "0",
+		 .help = "messages a flow may have waiting at its source; "
+			 "a slot that finds them makes none, as a program "
+			 "with N work requests outstanding (0: no bound)"},
 	[T_CC] = {.name = "cc",
 		  .type = IBEMU_OPT_ENUM,
 		  .values = cc_values,
@@ -559,6 +569,7 @@ static int parse_options(struct ibemu_ctl_call *call,
 	o->victims = (int)v[T_VICTIMS].u;
 	o->sl = (uint8_t)v[T_SL].u;
 	o->cc = (enum ibemu_traffic_cc)v[T_CC].u;
+	o->backlog = (uint32_t)v[T_BACKLOG].u;
 	o->min_slot_ps = IBEMU_TRAFFIC_MIN_SLOT_PS;
 	if (v[T_MTU].given)
 		o->mtu = (uint16_t)v[T_MTU].u;

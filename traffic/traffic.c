@@ -314,6 +314,15 @@ static void create_message(struct ibemu_traffic *tr, uint32_t si)
 		return;
 	}
 	f = &tr->flows[fi];
+	if (tr->o.backlog && f->queued == tr->o.backlog) {
+		/* The sender has its fill of messages waiting: it makes none
+		 * this slot, as a program with that many work requests
+		 * outstanding waits for one to complete. */
+		msg_free(tr, m);
+		f->msgs_skipped++;
+		return;
+	}
+	f->queued++;
 	tr->msgs[m].t_created = ibemu_engine_now(tr->e);
 	f->msgs_created++;
 	tr->msgs_created++;
@@ -478,6 +487,7 @@ static struct ibemu_pkt *pull_cb(void *ctx, uint32_t port,
 
 		f->msg_head = tr->msgs[m].next;
 		msg_free(tr, m);
+		f->queued--;
 		if (f->msg_head == IBEMU_NONE)
 			f->msg_tail = IBEMU_NONE;
 		else

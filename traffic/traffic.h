@@ -174,6 +174,14 @@ struct ibemu_traffic_opts {
 	/* Record throughput and CCTI time series for a plot (traffic_plot.c);
 	 * off by default, so a study without a plot pays nothing for it. */
 	int series;
+	/*
+	 * At most this many messages of a flow wait at its source: a slot
+	 * that finds them creates none, as a program with that many work
+	 * requests outstanding waits for one to leave. Offered load is then
+	 * what the fabric accepts, and a study ends soon after its duration.
+	 * 0 (default): no bound.
+	 */
+	uint32_t backlog;
 };
 
 /* Sets the defaults documented above. */

@@ -120,6 +120,8 @@ struct ibemu_traffic_flow {
 	uint64_t next_seq; /* sequence expected at delivery */
 	uint64_t misordered;
 	uint64_t msgs_created, msgs_delivered;
+	uint64_t msgs_skipped; /* slots that found 'backlog' waiting */
+	uint32_t queued;       /* messages waiting to be sent */
 	uint64_t bytes;
 	uint64_t last_ps; /* last delivery, absolute */
 	/* Its congestion control state as a source (hca.h), used when the

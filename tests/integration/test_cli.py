@@ -187,7 +187,7 @@ class CliTest(IbemuTestCase):
         self.assertIn("(integer 1..4294967295; default 1; pattern shift only)", out)
         self.assertIn("(integer 256, 512, 1024, 2048 or 4096;", out)
         self.assertIn("(duration 1ps..2^62ps; default 100us)", out)
-        self.assertIn("[--top N] [--cc on|off] [--plot FILE] [--stop]", out)
+        self.assertIn("[--top N] [--backlog N] [--cc on|off] [--plot FILE] [--stop]", out)
         self.assertIn("default the first host; pattern incast, congestion-tree only)",
                       out)
         self.assertIn("bisection, incast, congestion-tree) in virtual time", out)
