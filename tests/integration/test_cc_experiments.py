@@ -73,6 +73,44 @@ class CcExperimentsTest(IbemuTestCase):
         self.assertGreater(sum(becns), 0)
         self.down("cctree")
 
+    def test_congestion_logs(self):
+        """What marked and what throttled, read through the real
+        ibccquery: the hotspot's switch logged its markings (port 1 in
+        PortMap, the hotspot's LID in each entry), a contributor's CA
+        logged the flow whose CCTI reached Trigger_Threshold, and a read
+        clears the log but not the event counter (A10.4.3.5). With
+        '--sweep 0' no resident SM reads the logs first."""
+        self.up(FT, "cclog", "--sweep", "0")
+        self.study("cclog", "incast", "on", "--victims")
+        ports = {(p["node"], p["port"]): p["lid"]
+                 for p in self.json_of("--fabric", "cclog", "ports")["ports"]}
+
+        def log(lid):
+            p = self.ibemu("--fabric", "cclog", "exec", "--", "ibccquery",
+                           "CongestionLog", str(lid), check=0)
+            fields = {}
+            for line in p.stdout.splitlines():
+                if ":" in line and not line.startswith("#"):
+                    k, v = line.split(":", 1)
+                    fields.setdefault(k, []).append(v.strip("."))
+            return fields
+
+        sw = log(ports[("leaf01", 1)])
+        self.assertEqual(sw["LogType"], ["1"])
+        self.assertGreater(int(sw["LogEventsCounter"][0]), 0)
+        self.assertEqual(int(sw["PortMap"][0], 16), 1 << 1)
+        self.assertEqual(set(sw["DLID"]), {str(ports[("hca01", 1)])})
+        again = log(ports[("leaf01", 1)])
+        self.assertEqual(again["LogEventsCounter"], sw["LogEventsCounter"])
+        self.assertEqual(int(again["PortMap"][0], 16), 0)
+        self.assertNotIn("DLID", again)
+        ca = log(ports[("hca07", 1)])
+        self.assertEqual(ca["LogType"], ["2"])
+        self.assertGreater(int(ca["ThresholdEventCounter"][0]), 0)
+        self.assertEqual(ca["Remote_LID_CN_Entry"][0],
+                         str(ports[("hca01", 1)]))
+        self.down("cclog")
+
     def test_plot_shows_ccti(self):
         """The image of a run with congestion control: its contributors'
         CCTI rises from 0 and falls back once they are done."""
