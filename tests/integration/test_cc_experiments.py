@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import xml.etree.ElementTree as ET
 
-from harness import IbemuTestCase, main, topology
+from harness import IbemuTestCase, main, tool_env, topology
 
 FT = topology("fat-tree-2l-36.yaml")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -87,7 +87,8 @@ class CcExperimentsTest(IbemuTestCase):
 
         def log(lid):
             p = self.ibemu("--fabric", "cclog", "exec", "--", "ibccquery",
-                           "CongestionLog", str(lid), check=0)
+                           "CongestionLog", str(lid), env=tool_env(self.env),
+                           check=0)
             fields = {}
             for line in p.stdout.splitlines():
                 if ":" in line and not line.startswith("#"):
