@@ -101,8 +101,16 @@ demo() {
 	$ibemu --fabric $fabric counters --top 5
 	say "ibemu links (first 8)"
 	$ibemu --fabric $fabric links | head -n 9
-	say "ibemu traffic incast --duration 50us --victims --top 5"
-	$ibemu --fabric $fabric traffic incast --duration 50us --victims --top 5
+	say "ibemu traffic incast --victims --duration 5ms --backlog 4 --cc off" \
+		"(35 hosts into hca01; victim flows share their sources)"
+	$ibemu --fabric $fabric traffic incast --victims --duration 5ms \
+		--backlog 4 --cc off --top 3
+	say "the same with congestion control (IBA Annex A10), as ibemu-sm" \
+		"configured it: victims get their link back"
+	$ibemu --fabric $fabric traffic incast --victims --duration 5ms \
+		--backlog 4 --cc on --top 3
+	say "ibemu cc leaf01:1 (the hotspot's switch port marked FECN)"
+	$ibemu --fabric $fabric cc leaf01:1
 	say "ibemu counters --top 5 (what the study left in the PMA counters)"
 	$ibemu --fabric $fabric counters --top 5
 	say "ibemu link down spine01:1 (ibemu-sm, told by Trap 128, routes" \
