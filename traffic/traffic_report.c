@@ -209,6 +209,7 @@ static const struct ibemu_table_col summary_cols[] = {
 	{"lat_p999_ns", "LATENCY P99.9 NS", 1},
 	{"lat_max_ns", "LATENCY MAX NS", 1},
 	{"events", "EVENTS", 1},
+	{"congestion_control", "CONGESTION CTRL", 0},
 	/* Patterns with a hotspot only: the last columns, dropped else. */
 	{"hotspot", "HOTSPOT", 0},
 	{"hotspot_utilization", "HOTSPOT UTILIZATION", 1},
@@ -255,6 +256,23 @@ static void host_label(const struct ibemu_traffic *tr, struct ibemu_table *t,
 			 tr->hosts[h].port);
 }
 
+/*
+ * Congestion control in the study: "off" (--cc off), "on", or
+ * "unconfigured" when the hosts would act on it but no CC manager set
+ * any of their ports, so nothing can throttle.
+ */
+static const char *cc_state(const struct ibemu_traffic *tr)
+{
+	uint32_t h;
+
+	if (!tr->cc)
+		return "off";
+	for (h = 0; h < tr->nhosts; h++)
+		if (ibemu_hca_cc(tr->e, tr->hosts[h].pi, 0))
+			return "on";
+	return "unconfigured";
+}
+
 static void fill_summary(const struct ibemu_traffic *tr, struct ibemu_table *t)
 {
 	const struct ibemu_traffic_summary *s = &tr->sum;
@@ -283,6 +301,7 @@ static void fill_summary(const struct ibemu_traffic *tr, struct ibemu_table *t)
 	ibemu_table_real(t, ns(s->lat_p999_ps));
 	ibemu_table_real(t, ns(s->lat_max_ps));
 	ibemu_table_uint(t, s->events);
+	ibemu_table_str(t, cc_state(tr));
 	if (!hot)
 		return;
 	host_label(tr, t, s->hotspot);

@@ -32,6 +32,7 @@ class CcExperimentsTest(IbemuTestCase):
 
     def check_off(self, report):
         s = report["summary"]
+        self.assertEqual(s["congestion_control"], "off")
         self.assertGreaterEqual(s["victims"], 5)
         # The tree takes the victims down to a few percent of their share.
         self.assertLess(s["victims_mean_fair_ratio"], 0.2)
@@ -42,6 +43,7 @@ class CcExperimentsTest(IbemuTestCase):
 
     def check_on(self, report):
         s = report["summary"]
+        self.assertEqual(s["congestion_control"], "on")
         self.assertGreaterEqual(s["victims_min_fair_ratio"], 0.8)
         self.assertGreaterEqual(s["jain_contributors"], 0.95)
         self.assertGreaterEqual(s["hotspot_utilization"], 0.9)

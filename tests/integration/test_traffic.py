@@ -207,6 +207,10 @@ class TrafficTest(IbemuTestCase):
                                1, delta=0.01)
         self.assertGreater(report["summary"]["hotspot_utilization"], 0.99)
         self.assertIsNone(report["summary"]["victims_min_fair_ratio"])
+        # The hosts would act on congestion control, but 'up --cc off'
+        # left their ports without settings: nothing throttles.
+        self.assertEqual(report["summary"]["congestion_control"],
+                         "unconfigured")
         if shutil.which("rsvg-convert"):
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
