@@ -89,32 +89,22 @@ static int by_guid(const void *a, const void *b)
  */
 static int gather(struct sm *sm)
 {
-	struct sm_cc_port *all, *old;
-	uint32_t n, k = 0;
-	unsigned p;
+	size_t room = (size_t)sm->routes->max_lid + 1;
+	struct sm_lid_port *ports = calloc(room, sizeof(*ports));
+	struct sm_cc_port *all = calloc(room, sizeof(*all)), *old;
+	uint32_t n, k;
 
-	all = calloc((size_t)sm->routes->max_lid + 1, sizeof(*all));
-	if (!all)
+	if (!ports || !all) {
+		free(ports);
+		free(all);
 		return -ENOMEM;
-	for (n = 0; n < sm->nnodes; n++) {
-		const struct sm_node *node = &sm->nodes[n];
-
-		if (node->ni.node_type == NODE_TYPE_SWITCH) {
-			all[k++] = (struct sm_cc_port){
-				.guid = node->ni.port_guid,
-				.lid = ibemu_routes_lid(sm->routes, node->graph,
-							0),
-				.is_switch = 1};
-			continue;
-		}
-		for (p = 1; p <= node->ni.num_ports && k <= sm->routes->max_lid;
-		     p++)
-			if (node->ports[p].guid)
-				all[k++] = (struct sm_cc_port){
-					.guid = node->ports[p].guid,
-					.lid = ibemu_routes_lid(
-						sm->routes, node->graph, p)};
 	}
+	k = sm_lid_ports(sm, ports);
+	for (n = 0; n < k; n++)
+		all[n] = (struct sm_cc_port){.guid = ports[n].guid,
+					     .lid = ports[n].lid,
+					     .is_switch = ports[n].is_switch};
+	free(ports);
 	qsort(all, k, sizeof(*all), by_guid);
 	for (n = 0; n < k; n++) {
 		old = sm->ncc_ports

@@ -235,6 +235,17 @@ struct sm_guid_lid {
 	uint64_t guid;
 	uint16_t lid;
 };
+/* A port with a LID in this sweep: a switch's port 0 or a CA port. */
+struct sm_lid_port {
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t is_switch;
+};
+/*
+ * Fills 'out' (room for routes->max_lid + 1) with this sweep's ports that
+ * have LIDs, in node order; returns how many (sweep.c).
+ */
+uint32_t sm_lid_ports(const struct sm *sm, struct sm_lid_port *out);
 /* Reads sm->guid2lid_path if it exists; 0, or -errno for a bad file. */
 int sm_guid2lid_load(struct sm *sm);
 /* The LID the file gives port GUID 'guid', or 0. */

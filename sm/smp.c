@@ -144,6 +144,16 @@ void sm_smp_close(struct sm *sm)
 	umad_close_port(sm->fd);
 }
 
+/* Queues 'r' behind the requests waiting for a send window. */
+static void enqueue(struct sm *sm, struct sm_req *r)
+{
+	if (sm->queue_tail)
+		sm->queue_tail->next = r;
+	else
+		sm->queue_head = r;
+	sm->queue_tail = r;
+}
+
 int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	   uint16_t attr, uint32_t mod, const uint8_t *data, sm_smp_cb cb,
 	   void *arg, uint64_t arg2)
@@ -162,11 +172,7 @@ int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	r->cb = cb;
 	r->arg = arg;
 	r->arg2 = arg2;
-	if (sm->queue_tail)
-		sm->queue_tail->next = r;
-	else
-		sm->queue_head = r;
-	sm->queue_tail = r;
+	enqueue(sm, r);
 	return 0;
 }
 
@@ -202,11 +208,7 @@ int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
 	r->dlid = dlid;
 	r->arg = arg;
 	r->arg2 = arg2;
-	if (sm->queue_tail)
-		sm->queue_tail->next = r;
-	else
-		sm->queue_head = r;
-	sm->queue_tail = r;
+	enqueue(sm, r);
 	return 0;
 }
 

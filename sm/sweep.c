@@ -38,33 +38,50 @@ static void forget(struct sm *sm)
 	sm->errors = 0;
 }
 
-/* The LIDs just given become the ones the next sweep keeps. */
-static int remember_lids(struct sm *sm)
+uint32_t sm_lid_ports(const struct sm *sm, struct sm_lid_port *out)
 {
-	struct sm_guid_lid *all;
 	uint32_t n, k = 0;
 	unsigned p;
 
-	all = calloc((size_t)sm->routes->max_lid + 1, sizeof(*all));
-	if (!all)
-		return -ENOMEM;
 	for (n = 0; n < sm->nnodes; n++) {
 		const struct sm_node *node = &sm->nodes[n];
 
 		if (node->ni.node_type == NODE_TYPE_SWITCH) {
-			all[k++] = (struct sm_guid_lid){
-				node->ni.port_guid,
-				ibemu_routes_lid(sm->routes, node->graph, 0)};
+			out[k++] = (struct sm_lid_port){
+				.guid = node->ni.port_guid,
+				.lid = ibemu_routes_lid(sm->routes, node->graph,
+							0),
+				.is_switch = 1};
 			continue;
 		}
 		for (p = 1; p <= node->ni.num_ports && k <= sm->routes->max_lid;
 		     p++)
 			if (node->ports[p].guid)
-				all[k++] = (struct sm_guid_lid){
-					node->ports[p].guid,
-					ibemu_routes_lid(sm->routes,
-							 node->graph, p)};
+				out[k++] = (struct sm_lid_port){
+					.guid = node->ports[p].guid,
+					.lid = ibemu_routes_lid(
+						sm->routes, node->graph, p)};
 	}
+	return k;
+}
+
+/* The LIDs just given become the ones the next sweep keeps. */
+static int remember_lids(struct sm *sm)
+{
+	size_t room = (size_t)sm->routes->max_lid + 1;
+	struct sm_lid_port *ports = calloc(room, sizeof(*ports));
+	struct sm_guid_lid *all = calloc(room, sizeof(*all));
+	uint32_t i, k;
+
+	if (!ports || !all) {
+		free(ports);
+		free(all);
+		return -ENOMEM;
+	}
+	k = sm_lid_ports(sm, ports);
+	for (i = 0; i < k; i++)
+		all[i] = (struct sm_guid_lid){ports[i].guid, ports[i].lid};
+	free(ports);
 	free(sm->guid2lid);
 	sm->guid2lid = all;
 	sm->nguid2lid = k;
