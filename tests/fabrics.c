@@ -10,6 +10,7 @@
 #include "model.h"
 #include "gen.h"
 #include "routing.h"
+#include "traffic.h"
 #include "unit.h"
 #include "yaml.h"
 
@@ -33,6 +34,26 @@ struct ibemu_topo *ibemu_test_gen(const char *kind, const char *const *kv)
 	T_EQ_INT(ibemu_gen_run(t, kind, &cmdline, args, n, &d), 0);
 	ibemu_diag_fini(&d);
 	return t;
+}
+
+void ibemu_test_fab_init(struct ibemu_test_fab *f, struct ibemu_topo *t)
+{
+	memset(f, 0, sizeof(*f));
+	f->t = t;
+	ibemu_diag_init(&f->d);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &f->r),
+		 0);
+	T_EQ_INT(ibemu_model_create(t, &f->e), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
+}
+
+void ibemu_test_fab_fini(struct ibemu_test_fab *f)
+{
+	ibemu_traffic_destroy(f->tr);
+	ibemu_engine_destroy(f->e);
+	ibemu_routes_destroy(f->r);
+	ibemu_topo_destroy(f->t);
+	ibemu_diag_fini(&f->d);
 }
 
 struct ibemu_topo *ibemu_test_load(const char *name)

@@ -18,39 +18,10 @@
 #include "traffic.h"
 #include "unit.h"
 
-struct fab {
-	struct ibemu_topo *t;
-	struct ibemu_routes *r;
-	struct ibemu_engine *e;
-	struct ibemu_traffic *tr;
-	struct ibemu_diag d;
-};
-
-static void fab_init(struct fab *f, const char *topo)
-{
-	memset(f, 0, sizeof(*f));
-	f->t = ibemu_test_load(topo);
-	ibemu_diag_init(&f->d);
-	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), f->t,
-					&f->r),
-		 0);
-	T_EQ_INT(ibemu_model_create(f->t, &f->e), 0);
-	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
-}
-
-static void fab_fini(struct fab *f)
-{
-	ibemu_traffic_destroy(f->tr);
-	ibemu_engine_destroy(f->e);
-	ibemu_routes_destroy(f->r);
-	ibemu_topo_destroy(f->t);
-	ibemu_diag_fini(&f->d);
-}
-
 /* Every switch marks at 'threshold'; every CA port throttles per QP with
  * CCTI_Timer 10, CCTI_Increase 3 and a linear table of 128 entries. */
-static void configure(struct fab *f, unsigned threshold, unsigned rate,
-		      unsigned packet_size, int victim_all)
+static void configure(struct ibemu_test_fab *f, unsigned threshold,
+		      unsigned rate, unsigned packet_size, int victim_all)
 {
 	uint32_t n, pi;
 	unsigned p, sl, i;
@@ -86,7 +57,7 @@ static void configure(struct fab *f, unsigned threshold, unsigned rate,
 	}
 }
 
-static uint64_t port_counter_fecn(struct fab *f, const char *node,
+static uint64_t port_counter_fecn(struct ibemu_test_fab *f, const char *node,
 				  unsigned port)
 {
 	struct ibemu_port_counters c;
@@ -98,7 +69,7 @@ static uint64_t port_counter_fecn(struct fab *f, const char *node,
 	return c.fecn_marked;
 }
 
-static void run_incast(struct fab *f, enum ibemu_traffic_cc cc,
+static void run_incast(struct ibemu_test_fab *f, enum ibemu_traffic_cc cc,
 		       uint64_t duration_ps, int victims)
 {
 	struct ibemu_traffic_opts o;
@@ -123,11 +94,11 @@ static void test_marks_at_the_root(void)
 	struct ibemu_switch_cc_log *log;
 	uint64_t fecns = 0, marked = 0;
 	uint32_t sw;
-	struct fab f;
+	struct ibemu_test_fab f;
 	unsigned p;
 	size_t i;
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	configure(&f, 10, 0, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_ON, 200000000, 0);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
@@ -152,17 +123,17 @@ static void test_marks_at_the_root(void)
 	log = ibemu_switch_cc_log(f.e, sw);
 	T_TRUE(log->events > 0);
 	T_TRUE(log->len > 0);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* Threshold 0 marks nothing; a Packet_Size above the packets' too. */
 static void test_no_marking(void)
 {
 	struct ibemu_traffic_flow_result r;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	configure(&f, 0, 0, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_ON, 50000000, 0);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
@@ -170,35 +141,35 @@ static void test_no_marking(void)
 		T_EQ_U64(r.fecns, 0);
 		T_EQ_U64(r.becns, 0);
 	}
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	configure(&f, 15, 0, 100, 0); /* a 4 KiB packet is 65 credits */
 	run_incast(&f, IBEMU_TRAFFIC_CC_ON, 50000000, 0);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
 		ibemu_traffic_flow(f.tr, i, &r);
 		T_EQ_U64(r.fecns, 0);
 	}
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* Marking_Rate 3: at most one eligible packet in four is marked. */
 static void test_marking_rate(void)
 {
 	uint64_t every, fourth;
-	struct fab f;
+	struct ibemu_test_fab f;
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	configure(&f, 10, 0, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_OFF, 50000000, 0);
 	every = port_counter_fecn(&f, "sw", 1);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	configure(&f, 10, 3, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_OFF, 50000000, 0);
 	fourth = port_counter_fecn(&f, "sw", 1);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	T_TRUE(fourth > 0);
 	T_TRUE(fourth <= (every + 3) / 4);
 }
@@ -209,7 +180,7 @@ static void test_marking_rate(void)
  * the root that wait for credit are victims of the congestion: they mark
  * only when Victim_Mask names them.
  */
-static uint64_t total_fecns(struct fab *f)
+static uint64_t total_fecns(struct ibemu_test_fab *f)
 {
 	struct ibemu_traffic_flow_result r;
 	uint64_t n = 0;
@@ -227,10 +198,10 @@ static void test_off_and_victim_mask(void)
 	struct ibemu_traffic_flow_result r;
 	uint64_t plain, victim;
 	unsigned slowed = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
-	fab_init(&f, "fat-tree-2l-36");
+	ibemu_test_fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
 	configure(&f, 10, 0, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_OFF, 50000000, 1);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
@@ -242,14 +213,14 @@ static void test_off_and_victim_mask(void)
 	T_TRUE(slowed >= 5);
 	T_TRUE(port_counter_fecn(&f, "leaf01", 1) > 0);
 	plain = total_fecns(&f);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* Ports upstream of the root mark too: more packets arrive marked. */
-	fab_init(&f, "fat-tree-2l-36");
+	ibemu_test_fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
 	configure(&f, 10, 0, 0, 1);
 	run_incast(&f, IBEMU_TRAFFIC_CC_OFF, 50000000, 1);
 	victim = total_fecns(&f);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	T_TRUE(victim > plain);
 }
 
@@ -262,10 +233,10 @@ static void test_incast_cc_on(void)
 {
 	struct ibemu_traffic_flow_result r;
 	double sum = 0, sum2 = 0, n = 0, vmin = 1e9;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
-	fab_init(&f, "fat-tree-2l-36");
+	ibemu_test_fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
 	configure(&f, 10, 0, 0, 0);
 	run_incast(&f, IBEMU_TRAFFIC_CC_ON, 1000000000, 1);
 	for (i = 0; i < ibemu_traffic_nflows(f.tr); i++) {
@@ -281,7 +252,7 @@ static void test_incast_cc_on(void)
 	}
 	T_TRUE(vmin > 60);		       /* from under 3 Gb/s without */
 	T_TRUE(sum * sum / (n * sum2) > 0.95); /* Jain's index */
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /*
@@ -296,11 +267,11 @@ static void test_source(void)
 	struct ibemu_cc_src s;
 	struct ibemu_hca_cc *cc;
 	uint64_t t0, pkt_ps;
-	struct fab f;
+	struct ibemu_test_fab f;
 	uint32_t pi;
 	unsigned i;
 
-	fab_init(&f, "single-switch-8");
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	/* Links up, queue empty: runs to a time then end there. */
 	ibemu_engine_run(f.e, UINT64_MAX, SIZE_MAX);
 	T_EQ_U64(ibemu_engine_pending(f.e), 0);
@@ -351,7 +322,7 @@ static void test_source(void)
 	/* Port_Control bit 0: one source per SL, shared by all. */
 	cc->port_control = 1;
 	T_TRUE(ibemu_hca_cc_src(f.e, pi, 3, &s) == &cc->sl_src[3]);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 void ibemu_test_register_congestion(void)

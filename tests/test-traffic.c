@@ -19,41 +19,13 @@
 #include "yaml.h"
 #include "unit.h"
 
-struct fab {
-	struct ibemu_topo *t;
-	struct ibemu_routes *r;
-	struct ibemu_engine *e;
-	struct ibemu_traffic *tr;
-	struct ibemu_diag d;
-};
-
-static void fab_init(struct fab *f, struct ibemu_topo *t)
-{
-	memset(f, 0, sizeof(*f));
-	f->t = t;
-	ibemu_diag_init(&f->d);
-	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &f->r),
-		 0);
-	T_EQ_INT(ibemu_model_create(t, &f->e), 0);
-	T_EQ_INT(ibemu_engine_apply_routes(f->e, f->r), 0);
-}
-
-static void fab_fini(struct fab *f)
-{
-	ibemu_traffic_destroy(f->tr);
-	ibemu_engine_destroy(f->e);
-	ibemu_routes_destroy(f->r);
-	ibemu_topo_destroy(f->t);
-	ibemu_diag_fini(&f->d);
-}
-
 /* Loads 'topo', runs a study of 'o' to the end; 0 or its error. */
-static int study(struct fab *f, const char *topo,
+static int study(struct ibemu_test_fab *f, const char *topo,
 		 const struct ibemu_traffic_opts *o)
 {
 	int ret;
 
-	fab_init(f, ibemu_test_load(topo));
+	ibemu_test_fab_init(f, ibemu_test_load(topo));
 	ret = ibemu_traffic_create(f->e, f->t, o, &f->tr, &f->d);
 	if (ret)
 		return ret;
@@ -97,13 +69,13 @@ static void test_opts(void)
 /* Creating a study with 'o' on single-switch-8 fails with 'msg'. */
 static void bad(const struct ibemu_traffic_opts *o, const char *msg)
 {
-	struct fab f;
+	struct ibemu_test_fab f;
 
-	fab_init(&f, ibemu_test_load("single-switch-8"));
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_traffic_create(f.e, f.t, o, &f.tr, &f.d), -EINVAL);
 	T_EQ_STR(f.d.error, msg);
 	T_TRUE(f.tr == NULL);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_bad_opts(void)
@@ -173,7 +145,7 @@ static void test_needs_lids(void)
 }
 
 /* Every flow's messages delivered whole, once and in order. */
-static void check_clean(const struct fab *f)
+static void check_clean(const struct ibemu_test_fab *f)
 {
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_summary s;
@@ -200,7 +172,7 @@ static void test_shift(void)
 {
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 	uint32_t i;
 
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
@@ -213,11 +185,12 @@ static void test_shift(void)
 		T_EQ_U64(r.src, i);
 		T_EQ_U64(r.dst, (i + 3) % 8);
 	}
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* dst[src] of a study whose sources have one destination each. */
-static void one_dst_each(const struct fab *f, uint32_t *dst, uint32_t n)
+static void one_dst_each(const struct ibemu_test_fab *f, uint32_t *dst,
+			 uint32_t n)
 {
 	struct ibemu_traffic_flow_result r;
 	size_t i;
@@ -236,13 +209,13 @@ static void test_permutation(void)
 {
 	uint32_t a[36], b[36], seen[36] = {0}, i, len = 0, h = 0, differ = 0;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_PERMUTATION, 10000000);
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
 	check_clean(&f);
 	one_dst_each(&f, a, 36);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	/* Sattolo: one cycle through all 36 hosts, so nobody sends to itself
 	 * and everybody receives from exactly one. */
 	do {
@@ -256,7 +229,7 @@ static void test_permutation(void)
 	o.seed = 2;
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
 	one_dst_each(&f, b, 36);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	for (i = 0; i < 36; i++)
 		differ += a[i] != b[i];
 	T_TRUE(differ > 0);
@@ -266,7 +239,7 @@ static void test_bisection(void)
 {
 	struct ibemu_traffic_opts o;
 	uint32_t d[36], i;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_BISECTION, 10000000);
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
@@ -278,7 +251,7 @@ static void test_bisection(void)
 		T_TRUE((i < 18) != (d[i] < 18));
 		T_EQ_U64(d[d[i]], i);
 	}
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_alltoall(void)
@@ -286,7 +259,7 @@ static void test_alltoall(void)
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_opts o;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	/* 100 us of 64 KiB slots (5.28 us) at load 1: 18 or 19 messages a
@@ -303,7 +276,7 @@ static void test_alltoall(void)
 	}
 	T_EQ_U64(lo, 2);
 	T_EQ_U64(hi, 3);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_uniform(void)
@@ -312,7 +285,7 @@ static void test_uniform(void)
 	struct ibemu_traffic_summary s;
 	struct ibemu_traffic_opts o;
 	uint32_t to[36] = {0};
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	opts(&o, IBEMU_TRAFFIC_UNIFORM, 200000000);
@@ -330,7 +303,7 @@ static void test_uniform(void)
 	T_TRUE(s.msgs > 10000 && s.msgs < 12000);
 	for (i = 0; i < 36; i++)
 		T_TRUE(to[i] > 150);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_segments_and_load(void)
@@ -341,7 +314,7 @@ static void test_segments_and_load(void)
 	struct ibemu_traffic_opts o;
 	struct ibemu_traffic_summary s;
 	double util;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	/*
 	 * 5,000-byte messages at MTU 2048: packets of 2048, 2048 and 904
@@ -365,7 +338,7 @@ static void test_segments_and_load(void)
 	ibemu_traffic_summary(f.tr, &s);
 	util = (double)c.busy_ps / (double)s.duration_ps;
 	T_TRUE(util > 0.45 && util < 0.55);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* Empty messages are one packet of headers only. */
 	o.msg_bytes = 0;
@@ -378,7 +351,7 @@ static void test_segments_and_load(void)
 	T_EQ_U64(r.bytes, 0);
 	ibemu_engine_counters(f.e, ibemu_engine_port_index(f.e, 1, 1), &c);
 	T_EQ_U64(c.xmit_data, r.msgs * 24 / 4); /* LRH..ICRC */
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_incast_victims(void)
@@ -389,7 +362,7 @@ static void test_incast_victims(void)
 	uint8_t taken[36];
 	uint16_t hot_lid;
 	unsigned port;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	/*
@@ -439,7 +412,7 @@ static void test_incast_victims(void)
 	}
 	T_EQ_U64(victims, 6);
 	T_TRUE(slowed >= 5);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* With fewer sources: 3 after host 0 (hosts 1..3, all on leaf01):
 	 * host 3 sends the one victim flow, off leaf01. */
@@ -452,7 +425,7 @@ static void test_incast_victims(void)
 	T_EQ_U64(r.victim, 1);
 	T_EQ_U64(r.src, 3);
 	T_TRUE(r.dst >= 6);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* Checks that 'j' is one JSON value made of balanced objects and arrays. */
@@ -499,7 +472,7 @@ static void test_render(void)
 {
 	struct ibemu_traffic_opts o;
 	struct ibemu_buf text, json, all;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
@@ -537,7 +510,7 @@ static void test_render(void)
 	ibemu_buf_fini(&all);
 	ibemu_buf_fini(&json);
 	ibemu_buf_fini(&text);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_progress(void)
@@ -547,10 +520,10 @@ static void test_progress(void)
 	uint32_t last = 0, steps = 0;
 	struct ibemu_buf b;
 	int done = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
-	fab_init(&f, ibemu_test_load("single-switch-8"));
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_traffic_create(f.e, f.t, &o, &f.tr, &f.d), 0);
 	ibemu_traffic_progress(f.tr, &p);
 	T_EQ_U64(p.permille, 0);
@@ -576,7 +549,7 @@ static void test_progress(void)
 	T_TRUE(starts(b.data, "traffic shift: 100.0% of 10 us, done at "));
 	T_TRUE(strstr(b.data, " messages delivered, 0 in flight") != NULL);
 	ibemu_buf_fini(&b);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_lost_packets(void)
@@ -585,12 +558,12 @@ static void test_lost_packets(void)
 	struct ibemu_traffic_opts o;
 	uint64_t relay = 0;
 	uint32_t pi;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	/* hca2's LID has no route on the switch: packets to it are
 	 * discarded (IBA 18.2.4.3.3), which the study reports. */
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
-	fab_init(&f, ibemu_test_load("single-switch-8"));
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	T_EQ_INT(ibemu_engine_set_lft(f.e, 0, ibemu_engine_get_lid(f.e, 2, 1),
 				      255),
 		 0);
@@ -601,7 +574,7 @@ static void test_lost_packets(void)
 		relay += c.rcv_switch_relay_errors;
 	}
 	T_TRUE(relay > 0);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_deadlock(void)
@@ -612,7 +585,7 @@ static void test_deadlock(void)
 	struct ibemu_diag d;
 	uint32_t s1, s2, h1, h2;
 	uint16_t lid;
-	struct fab f;
+	struct ibemu_test_fab f;
 	int ret = 0, done = 0, n = 0;
 
 	/*
@@ -631,7 +604,7 @@ static void test_deadlock(void)
 	ibemu_diag_init(&d);
 	T_EQ_INT(ibemu_topo_finalize(t, &d), 0);
 	ibemu_diag_fini(&d);
-	fab_init(&f, t);
+	ibemu_test_fab_init(&f, t);
 	lid = ibemu_engine_get_lid(f.e, h2, 1);
 	T_EQ_INT(ibemu_engine_set_lft(f.e, s2, lid, 2), 0);
 	opts(&o, IBEMU_TRAFFIC_PAIRS, 10000000);
@@ -642,7 +615,7 @@ static void test_deadlock(void)
 		ret = ibemu_traffic_step(f.tr, 10000, &done);
 	T_EQ_INT(ret, -EDEADLK);
 	T_TRUE(ibemu_engine_in_flight(f.e) > 0);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_hosts(void)
@@ -650,7 +623,7 @@ static void test_hosts(void)
 	struct ibemu_traffic_opts o;
 	uint32_t node;
 	unsigned port;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 1000000);
 	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
@@ -662,7 +635,7 @@ static void test_hosts(void)
 	T_EQ_U64(ibemu_traffic_host_index(f.tr, node, 0), IBEMU_NONE);
 	T_EQ_U64(ibemu_traffic_host_index(f.tr, 0, 1),
 		 IBEMU_NONE); /* the switch */
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* An owner of one HCA port besides a study: records what reaches it. */
@@ -709,9 +682,9 @@ static void test_shares_fabric(void)
 	struct ibemu_mad_msg m;
 	uint32_t hca1, pi;
 	int done = 0, sent = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 
-	fab_init(&f, ibemu_test_load("single-switch-8"));
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	b.e = f.e;
 	hca1 = ibemu_test_node(f.t, "hca1");
 	pi = ibemu_engine_port_index(f.e, hca1, 1);
@@ -772,7 +745,7 @@ static void test_shares_fabric(void)
 		       f.e, ibemu_engine_port_index(
 				    f.e, ibemu_test_node(f.t, "hca2"), 1)) ==
 	       NULL);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* An owner that moves no data and lends its port (an SM's HCA). */
@@ -806,9 +779,9 @@ static void test_borrows_a_lent_port(void)
 	struct bystander b = {0};
 	uint32_t hca1, pi;
 	int done = 0, gone = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 
-	fab_init(&f, ibemu_test_load("single-switch-8"));
+	ibemu_test_fab_init(&f, ibemu_test_load("single-switch-8"));
 	b.e = f.e;
 	hca1 = ibemu_test_node(f.t, "hca1");
 	pi = ibemu_engine_port_index(f.e, hca1, 1);
@@ -844,11 +817,12 @@ static void test_borrows_a_lent_port(void)
 	f.tr = NULL;
 	T_TRUE(ibemu_engine_port_owner(f.e, pi) == NULL);
 	T_EQ_INT(b.returns, 1); /* gone: nothing to give back to */
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* Runs 'o' on engine 'f', renders the JSON report. */
-static char *study_json(struct fab *f, const struct ibemu_traffic_opts *o)
+static char *study_json(struct ibemu_test_fab *f,
+			const struct ibemu_traffic_opts *o)
 {
 	struct ibemu_buf b;
 
@@ -870,9 +844,9 @@ static void test_back_to_back(void)
 {
 	struct ibemu_traffic_opts o;
 	char *first, *second;
-	struct fab f;
+	struct ibemu_test_fab f;
 
-	fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
+	ibemu_test_fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 20000000);
 	o.load = 0.9;
 	first = study_json(&f, &o);
@@ -881,14 +855,14 @@ static void test_back_to_back(void)
 	T_TRUE(strstr(first, "\"events\"") != NULL);
 	free(first);
 	free(second);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 static void test_alltoall_1152(void)
 {
 	struct ibemu_traffic_summary s;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	/* The large fabric: 1,152 HDR hosts, 10 us of all-to-all at full
 	 * load (about 4 messages a source, 70,000 packets). */
@@ -899,7 +873,7 @@ static void test_alltoall_1152(void)
 	T_EQ_U64(s.hosts, 1152);
 	T_TRUE(s.msgs >= 1152 * 3);
 	T_EQ_U64(s.bytes, s.msgs * 65536);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 #define T_NEAR(a, b, tol)                                                      \
@@ -957,7 +931,7 @@ static void test_fair_uncontended(void)
 {
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	/* Many messages, so that the drain after the duration is small. */
@@ -969,7 +943,7 @@ static void test_fair_uncontended(void)
 		T_EQ_INT(r.role, IBEMU_TRAFFIC_OTHER);
 		T_NEAR(r.gbps / r.fair_gbps, 1, 0.01);
 	}
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* Incast without congestion control: the hotspot's port is shared
@@ -979,7 +953,7 @@ static void test_fair_incast(void)
 	struct ibemu_traffic_flow_result r;
 	struct ibemu_traffic_summary s;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	/* The aggregate is the hotspot's port's payload rate: it is busy
@@ -999,10 +973,10 @@ static void test_fair_incast(void)
 	T_TRUE(s.hotspot_util > 0.99 && s.hotspot_util <= 1.0);
 	T_TRUE(s.jain_contributors > 0.95 && s.jain_contributors <= 1.0);
 	T_EQ_U64(s.victims, 0);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
-static uint32_t switch_of(const struct fab *f, uint32_t h)
+static uint32_t switch_of(const struct ibemu_test_fab *f, uint32_t h)
 {
 	uint32_t node;
 	unsigned port;
@@ -1018,7 +992,7 @@ static void test_congestion_tree(void)
 	struct ibemu_traffic_opts o;
 	uint32_t contrib = 0, victims = 0;
 	double cfair = 0;
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	/*
@@ -1061,7 +1035,7 @@ static void test_congestion_tree(void)
 	T_EQ_U64(s.victims, 5);
 	T_TRUE(s.hotspot_util > 0.5 && s.hotspot_util <= 1.0);
 	T_TRUE(s.victim_min > 0 && s.victim_min <= s.victim_mean);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* Eight contributors on the three-level fat tree: dealt one per
 	 * edge switch first, so each of those edges sends a victim. */
@@ -1080,7 +1054,7 @@ static void test_congestion_tree(void)
 	}
 	T_EQ_U64(contrib, 8);
 	T_EQ_U64(victims, 8);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* One switch: no tree to build. */
 	opts(&o, IBEMU_TRAFFIC_CTREE, 1000000);
@@ -1088,7 +1062,7 @@ static void test_congestion_tree(void)
 	T_TRUE(strstr(ibemu_diag_what(f.d.error),
 		      "congestion-tree needs "
 		      "hosts on switches other") != NULL);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /*
@@ -1096,7 +1070,7 @@ static void test_congestion_tree(void)
  * the drain (35 sources into one for 10 us: about 350 us) made pairs of
  * bins merge; bins span the run and every one has its CCTI sample.
  */
-static void check_series(const struct fab *f)
+static void check_series(const struct ibemu_test_fab *f)
 {
 	const struct ibemu_traffic_series *s = f->tr->series;
 	uint64_t sum;
@@ -1121,7 +1095,7 @@ static void test_plot(void)
 	struct ibemu_traffic_opts o;
 	struct ibemu_buf svg;
 	uint32_t roles[3] = {0, 0, 0};
-	struct fab f;
+	struct ibemu_test_fab f;
 	size_t i;
 
 	opts(&o, IBEMU_TRAFFIC_INCAST, 10000000);
@@ -1130,7 +1104,7 @@ static void test_plot(void)
 	ibemu_buf_init(&svg);
 	/* Without series there is nothing to plot. */
 	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), -EINVAL);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	o.series = 1;
 	T_EQ_INT(study(&f, "fat-tree-2l-36", &o), 0);
@@ -1151,7 +1125,7 @@ static void test_plot(void)
 	T_TRUE(strstr(svg.data, "data-flow=\"hca02:1-&gt;hca01:1\"") != NULL);
 	check_series(&f);
 	ibemu_buf_fini(&svg);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 
 	/* Without roles: the 16 busiest flows. */
 	opts(&o, IBEMU_TRAFFIC_SHIFT, 10000000);
@@ -1161,7 +1135,7 @@ static void test_plot(void)
 	T_EQ_INT(ibemu_traffic_plot_svg(f.tr, NULL, &svg), 0);
 	T_EQ_U64(count(svg.data, "<polyline class=\"series other\""), 16);
 	ibemu_buf_fini(&svg);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /* The polyline of 'flow' in the panel whose lines have class 'what'. */
@@ -1193,12 +1167,12 @@ static void test_plot_ccti(void)
 	struct ibemu_hca_cc *cc;
 	struct ibemu_buf svg;
 	char *line;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_INCAST, 5000000);
 	o.incast_sources = 3;
 	o.series = 1;
-	fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
+	ibemu_test_fab_init(&f, ibemu_test_load("fat-tree-2l-36"));
 	cc = ibemu_hca_cc(
 		f.e,
 		ibemu_engine_port_index(f.e, ibemu_topo_find(f.t, "hca02"), 1),
@@ -1220,7 +1194,7 @@ static void test_plot_ccti(void)
 	T_TRUE(line && strstr(line, ",590.0") && !strstr(line, ",430.0"));
 	free(line);
 	ibemu_buf_fini(&svg);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 }
 
 /*
@@ -1232,17 +1206,17 @@ static void test_backlog(void)
 {
 	struct ibemu_traffic_summary bounded, unbounded;
 	struct ibemu_traffic_opts o;
-	struct fab f;
+	struct ibemu_test_fab f;
 
 	opts(&o, IBEMU_TRAFFIC_INCAST, 100000000);
 	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
 	ibemu_traffic_summary(f.tr, &unbounded);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	o.backlog = 2;
 	T_EQ_INT(study(&f, "single-switch-8", &o), 0);
 	ibemu_traffic_summary(f.tr, &bounded);
 	check_clean(&f);
-	fab_fini(&f);
+	ibemu_test_fab_fini(&f);
 	T_TRUE(unbounded.end_ps > 6 * unbounded.duration_ps);
 	/* Two messages (of 64 KiB, 5.3 us each at EDR) per source at most
 	 * are left when the duration ends: 7 x 2 x 5.3 us to drain. */

@@ -240,6 +240,15 @@ static void qp_up(struct host *a, uint32_t qpn, uint8_t type, struct host *b,
 	T_EQ_INT(ibemu_tp_qp_modify(a->tp, qpn, &at, mask), 0);
 }
 
+/* A QP of 'type' on each host, each connected to the other, in RTS. */
+static void pair(struct fx *f, uint8_t type, uint32_t *qa, uint32_t *qb)
+{
+	*qa = qp_new(&f->a, type);
+	*qb = qp_new(&f->b, type);
+	qp_up(&f->a, *qa, type, &f->b, *qb);
+	qp_up(&f->b, *qb, type, &f->a, *qa);
+}
+
 static void post_recv(struct host *h, uint32_t qpn)
 {
 	struct ibemu_tp_sge s = {(uintptr_t)h->buf, 4096 + 40, h->key};
@@ -304,10 +313,7 @@ static void test_rc_becn(void)
 
 	fx_up(&f);
 	cc = cc_set(&f, &f.a, 2, 0, 5, 0, 0, 0);
-	qa = qp_new(&f.a, IBEMU_QPT_RC);
-	qb = qp_new(&f.b, IBEMU_QPT_RC);
-	qp_up(&f.a, qa, IBEMU_QPT_RC, &f.b, qb);
-	qp_up(&f.b, qb, IBEMU_QPT_RC, &f.a, qa);
+	pair(&f, IBEMU_QPT_RC, &qa, &qb);
 	hook.mark[0] = hook.mark[1] = 1;
 	for (i = 0; i < 4; i++) {
 		post_recv(&f.b, qb);
@@ -364,10 +370,7 @@ static void test_rc_coalesced(void)
 
 	fx_up(&f);
 	cc_set(&f, &f.a, 1, 0, 10, 0, 0, 0);
-	qa = qp_new(&f.a, IBEMU_QPT_RC);
-	qb = qp_new(&f.b, IBEMU_QPT_RC);
-	qp_up(&f.a, qa, IBEMU_QPT_RC, &f.b, qb);
-	qp_up(&f.b, qb, IBEMU_QPT_RC, &f.a, qa);
+	pair(&f, IBEMU_QPT_RC, &qa, &qb);
 	hook.mark[1] = 1;
 	post(&f.a, qa, IBEMU_WR_RDMA_WRITE, 4 * 4096, &f.b, 0);
 	run(&f);
@@ -397,10 +400,7 @@ static void cnp(uint8_t type)
 
 	fx_up(&f);
 	cc_set(&f, &f.a, 3, 0, 10, 0, 0, 0);
-	qa = qp_new(&f.a, type);
-	qb = qp_new(&f.b, type);
-	qp_up(&f.a, qa, type, &f.b, qb);
-	qp_up(&f.b, qb, type, &f.a, qa);
+	pair(&f, type, &qa, &qb);
 	hook.mark[0] = hook.mark[1] = 1;
 	post_recv(&f.b, qb);
 	post_recv(&f.b, qb);
@@ -456,10 +456,7 @@ static void write_gaps(int throttle, uint64_t *gap)
 	struct fx f;
 
 	fx_up(&f);
-	qa = qp_new(&f.a, IBEMU_QPT_UC);
-	qb = qp_new(&f.b, IBEMU_QPT_UC);
-	qp_up(&f.a, qa, IBEMU_QPT_UC, &f.b, qb);
-	qp_up(&f.b, qb, IBEMU_QPT_UC, &f.a, qa);
+	pair(&f, IBEMU_QPT_UC, &qa, &qb);
 	if (throttle) {
 		/* One marked SEND takes the source to CCTI 1. */
 		cc_set(&f, &f.a, 1, 0, 1, 1, 3, 1);
@@ -538,10 +535,7 @@ static void test_read(void)
 	fx_up(&f);
 	cc_set(&f, &f.a, 1, 0, 10, 0, 0, 0);
 	cc_set(&f, &f.b, 1, 0, 10, 4, 1, 0);
-	qa = qp_new(&f.a, IBEMU_QPT_RC);
-	qb = qp_new(&f.b, IBEMU_QPT_RC);
-	qp_up(&f.a, qa, IBEMU_QPT_RC, &f.b, qb);
-	qp_up(&f.b, qb, IBEMU_QPT_RC, &f.a, qa);
+	pair(&f, IBEMU_QPT_RC, &qa, &qb);
 	{
 		struct ibemu_tp_qp_attr at = {0};
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diag.h"
+
 #define T_EQ_U64(a, b)                                                        \
 	do {                                                                  \
 		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);              \
@@ -63,6 +65,23 @@ struct ibemu_topo;
 struct ibemu_topo *ibemu_test_gen(const char *kind, const char *const *kv);
 /* Loads topologies/NAME.yaml of the source tree. */
 struct ibemu_topo *ibemu_test_load(const char *name);
+
+/*
+ * A traffic study's fabric: topology 't' (taken), min-hop routes
+ * applied, its engine, the study once created ('tr'), a diagnostic.
+ * ibemu_test_fab_fini() frees all of it.
+ */
+struct ibemu_routes;
+struct ibemu_traffic;
+struct ibemu_test_fab {
+	struct ibemu_topo *t;
+	struct ibemu_routes *r;
+	struct ibemu_engine *e;
+	struct ibemu_traffic *tr;
+	struct ibemu_diag d;
+};
+void ibemu_test_fab_init(struct ibemu_test_fab *f, struct ibemu_topo *t);
+void ibemu_test_fab_fini(struct ibemu_test_fab *f);
 
 /*
  * An engine on topologies/NAME.yaml (switches, HCAs and agents: model/),
