@@ -281,11 +281,16 @@ static int quiesce_step(struct ibemu_daemon *d)
 	uint64_t until = UINT64_MAX, horizon;
 	pid_t presumed = 0;
 	size_t n = 0;
+	int drained;
 
 	horizon = ibemu__sess_horizon(d, &presumed);
 	d->last_horizon = horizon;
-	/* Work posted before a process said it waits enters first. */
-	if (ibemu__sess_drain(d))
+	/* Work posted before a process said it waits enters first, all of
+	 * it: the engine waits while a ring holds more than a turn's. */
+	drained = ibemu__sess_drain(d);
+	if (drained & IBEMU_SESS_DRAIN_MORE)
+		return 1;
+	if (drained)
 		next = ibemu_engine_next_time(e);
 	if (next >= horizon) {
 		/* A process runs: time waits for it (or for its grace). */
@@ -336,6 +341,7 @@ static int pump_step(struct ibemu_daemon *d)
 	struct ibemu_engine *e = d->engine;
 	uint64_t next = ibemu_engine_next_time(e), now = ibemu_engine_now(e);
 	uint64_t wait_ms;
+	int drained;
 
 	if (next == UINT64_MAX)
 		return 0;
@@ -347,7 +353,10 @@ static int pump_step(struct ibemu_daemon *d)
 		return quiesce_step(d);
 	/* Receives are posted without a kick: the transport must see every
 	 * one the process posted before the packets that may need it. */
-	if (ibemu__sess_drain(d))
+	drained = ibemu__sess_drain(d);
+	if (drained & IBEMU_SESS_DRAIN_MORE)
+		return 1;
+	if (drained)
 		next = ibemu_engine_next_time(e);
 	if (next > now + PUMP_LEAP_PS) {
 		wait_ms = (next - now + 999999999ull) / 1000000000ull;

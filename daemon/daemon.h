@@ -233,9 +233,17 @@ uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d);
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
 /*
  * Hands the work in the verbs rings to the transports (sess_verbs_ring.c;
- * no pump); 1 if there was any. Under the rule, called after the horizon was read: a
- * process that posted before it said it waits has its work taken first.
+ * no pump), at most IBEMU_SESS_DRAIN_BUDGET work requests a call, so that
+ * one process's rings cannot hold the loop. Returns 0 if there was
+ * nothing, else IBEMU_SESS_DRAIN_TOOK, with IBEMU_SESS_DRAIN_MORE if the
+ * budget ran out first (the engine must then wait for the rest: a WQE
+ * left in a ring is one the process posted before the engine's time).
+ * Under the rule, called after the horizon was read: a process that posted
+ * before it said it waits has its work taken first.
  */
+#define IBEMU_SESS_DRAIN_BUDGET 4096u
+#define IBEMU_SESS_DRAIN_TOOK	1
+#define IBEMU_SESS_DRAIN_MORE	2
 int ibemu__sess_drain(struct ibemu_daemon *d);
 /* Makes the completions written during a run visible (sess_verbs_tp.c). */
 void ibemu__sess_flush(struct ibemu_daemon *d);

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "daemon.h"
+#include "sess_limits.h"
 #include "sess_proto.h"
 #include "transport.h"
 #include "verbs_proto.h"
@@ -197,6 +198,9 @@ struct ibemu_sess_server {
 	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
 	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */
 	int verbs_dirty;	    /* completions written, not yet published */
+	/* What attached processes hold (sess_limits.c). */
+	struct ibemu_sess_proc *procs;
+	struct ibemu_sess_cost held_all, limits_all;
 };
 
 /* Bytes a copy between two processes moves per step (sess_verbs_mem.c). */

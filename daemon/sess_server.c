@@ -815,12 +815,27 @@ static void conn_read(struct ibemu_sess_conn *c)
 			ibemu__sess_conn_close(c, NULL); /* EOF */
 			return;
 		}
-		if ((size_t)n > max || (mh.msg_flags & MSG_CTRUNC)) {
+		if ((size_t)n > max) {
 			close_fds(fds, nfds);
 			proto_error(c, -EMSGSIZE,
-				    "message of %zd bytes; at most %zu, with "
-				    "at most %d fds",
-				    n, max, MAX_FDS);
+				    "message of %zd bytes; at most %zu", n,
+				    max);
+			return;
+		}
+		if (mh.msg_flags & MSG_CTRUNC) {
+			/* More fds than any message carries, or fds the
+			 * kernel could not install: the daemon is out. */
+			close_fds(fds, nfds);
+			if (nfds < MAX_FDS)
+				proto_error(c, -EMFILE,
+					    "the daemon could not take the "
+					    "file descriptors sent with a "
+					    "message: it has too many open "
+					    "files");
+			else
+				proto_error(c, -EMSGSIZE,
+					    "a message with more than %d fds",
+					    MAX_FDS);
 			return;
 		}
 		ibemu__sess_conn_handle(c, buf, (size_t)n, fds, nfds);
@@ -917,6 +932,7 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	s->d = d;
 	s->next_hi_tid = 1;
 	s->issm_fd = -1;
+	ibemu__sess_limits_init(s);
 	s->rbuf = malloc((size_t)READ_BATCH * IBEMU_SESS_STREAM_MAX_MSG);
 	s->copy_buf = malloc(IBEMU_SESS_COPY_CHUNK);
 	if (!s->rbuf || !s->copy_buf) {

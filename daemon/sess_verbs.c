@@ -51,6 +51,37 @@ static int ptr_add(void ***a, uint32_t *n, uint32_t *cap, void *p)
 	return 0;
 }
 
+/* What each object costs (sess_limits.h). The stream's socket is the
+ * context's, with its page and async eventfd. */
+static const struct ibemu_sess_cost context_cost = {
+	.n = {[IBEMU_RES_CONTEXT] = 1,
+	      [IBEMU_RES_MAP] = 1,
+	      [IBEMU_RES_FD] = 2}};
+static const struct ibemu_sess_cost pd_cost = {.n = {[IBEMU_RES_PD] = 1}};
+
+static struct ibemu_sess_cost mr_cost(int mapped)
+{
+	return (struct ibemu_sess_cost){
+		.n = {[IBEMU_RES_MR] = 1, [IBEMU_RES_MAP] = !!mapped}};
+}
+
+static struct ibemu_sess_cost cq_cost(int channel)
+{
+	return (struct ibemu_sess_cost){.n = {[IBEMU_RES_CQ] = 1,
+					      [IBEMU_RES_MAP] = 1,
+					      [IBEMU_RES_CHANNEL] = !!channel,
+					      [IBEMU_RES_FD] = !!channel}};
+}
+
+static struct ibemu_sess_cost qp_cost(int own_rq)
+{
+	return (struct ibemu_sess_cost){
+		.n = {[IBEMU_RES_QP] = 1, [IBEMU_RES_MAP] = 1 + !!own_rq}};
+}
+
+static const struct ibemu_sess_cost srq_cost = {
+	.n = {[IBEMU_RES_SRQ] = 1, [IBEMU_RES_MAP] = 1}};
+
 struct vcq *ibemu__vs_cq_find(struct ibemu_sess_verbs *v, uint32_t id, int *at)
 {
 	uint32_t i;
@@ -126,7 +157,7 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	struct ibemu_sess_verbs *v;
 	char why[300];
 	uint64_t probe;
-	int seals;
+	int seals, err = -EPERM;
 
 	if (nfds != 2) {
 		snprintf(why, sizeof(why),
@@ -147,10 +178,19 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 		goto err_fds;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v) {
+	if (v) {
+		v->c = c;
+		v->proc = ibemu__sess_proc_get(s, c->pid);
+	}
+	if (!v || !v->proc) {
+		free(v);
 		snprintf(why, sizeof(why), "out of memory");
 		goto err_fds;
 	}
+	err = ibemu__vs_hold_why(v, &context_cost, "a verbs context", why,
+				 sizeof(why));
+	if (err)
+		goto err_free;
 	seals = fcntl(fds[0], F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		snprintf(why, sizeof(why),
@@ -161,6 +201,7 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	v->page = mmap(NULL, IBEMU_VERBS_PAGE, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fds[0], 0);
 	if (v->page == MAP_FAILED) {
+		err = -errno;
 		snprintf(why, sizeof(why), "cannot map the context page: %s",
 			 strerror(errno));
 		goto err_free;
@@ -183,7 +224,6 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	v->page->wait_seq = 0;
 	v->page->clock_ps = ibemu_engine_now(s->d->engine);
 	v->async_fd = fds[1];
-	v->c = c;
 	v->hca = s->hcas[node];
 	v->next = v->hca->verbs;
 	v->hca->verbs = v;
@@ -201,13 +241,15 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	return;
 
 err_free:
+	ibemu__vs_unhold(v, &v->held);
+	ibemu__sess_proc_put(s, v->proc);
 	free(v);
 err_fds:
 	close_fds(fds, nfds);
 	ibemu_daemon_log_limited(s->d, &s->d->refusals,
 				 "verbs client (pid %ld) refused: %s",
 				 (long)c->pid, why);
-	ibemu__sess_send_msg(c->fd, IBEMU_SESS_ERROR, -EPERM, why, strlen(why));
+	ibemu__sess_send_msg(c->fd, IBEMU_SESS_ERROR, err, why, strlen(why));
 	ibemu__sess_conn_close(c, NULL);
 }
 
@@ -220,6 +262,7 @@ static int pd_owned(struct ibemu_sess_verbs *v, uint32_t pd)
 static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 		     int *fds, int nfds)
 {
+	const struct ibemu_sess_cost cost = mr_cost(m->shm_len != 0);
 	struct vmr_key *grown;
 	uint64_t handle;
 	int ret;
@@ -229,35 +272,42 @@ static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 	else if (!m->len || m->len > IBEMU_VERBS_MAX_MR_SIZE ||
 		 m->addr + m->len < m->addr)
 		ret = -EINVAL;
-	else if (v->nmrs >= IBEMU_VERBS_MAX_MR)
-		ret = -ENOMEM;
 	else
+		ret = ibemu__vs_hold(v, &cost, "a memory region");
+	if (!ret) {
 		ret = ibemu__vs_mr_add(v, m, nfds ? fds[0] : -1, &handle);
+		if (ret)
+			ibemu__vs_unhold(v, &cost);
+	}
 	close_fds(fds, nfds); /* mapped, or refused */
 	if (ret)
 		return ret;
 	if (v->nmrs == v->mrs_cap) {
 		grown = realloc(v->mrs, (v->mrs_cap * 2 + 8) * sizeof(*grown));
 		if (!grown) {
-			ibemu__vs_mr_drop(v->c->s, handle);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto err;
 		}
 		v->mrs = grown;
 		v->mrs_cap = v->mrs_cap * 2 + 8;
 	}
 	ret = ibemu_tp_mr_reg(v->hca->tp, m->pd, m->addr, m->len,
 			      m->access & 0xf, handle, &m->lkey, &m->rkey);
-	if (ret) {
-		ibemu__vs_mr_drop(v->c->s, handle);
-		return ret;
-	}
-	v->mrs[v->nmrs++] = (struct vmr_key){m->lkey, handle};
+	if (ret)
+		goto err;
+	v->mrs[v->nmrs++] = (struct vmr_key){m->lkey, handle, !!m->shm_len};
 	return 0;
+
+err:
+	ibemu__vs_mr_drop(v->c->s, handle);
+	ibemu__vs_unhold(v, &cost);
+	return ret;
 }
 
 /* MR_DEREG of the region of key 'lkey'. */
 static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
 {
+	struct ibemu_sess_cost cost;
 	uint32_t i;
 	int ret;
 
@@ -269,12 +319,17 @@ static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
 	if (ret)
 		return ret;
 	ibemu__vs_mr_drop(v->c->s, v->mrs[i].handle);
+	cost = mr_cost(v->mrs[i].mapped);
+	ibemu__vs_unhold(v, &cost);
 	v->mrs[i] = v->mrs[--v->nmrs];
 	return 0;
 }
 
 static void cq_free(struct ibemu_sess_verbs *v, struct vcq *q)
 {
+	const struct ibemu_sess_cost cost = cq_cost(q->chan_fd >= 0);
+
+	ibemu__vs_unhold(v, &cost);
 	ibemu_tp_cq_destroy(v->hca->tp, q->id);
 	ibemu__vs_ring_unmap(&q->ring);
 	if (q->chan_fd >= 0)
@@ -285,6 +340,7 @@ static void cq_free(struct ibemu_sess_verbs *v, struct vcq *q)
 static int do_cq_create(struct ibemu_sess_verbs *v,
 			struct ibemu_verbs_cq_req *r, int *fds, int nfds)
 {
+	const struct ibemu_sess_cost cost = cq_cost(r->channel != 0);
 	struct vcq *q;
 	int ret;
 
@@ -293,10 +349,16 @@ static int do_cq_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q || v->ncqs >= IBEMU_VERBS_MAX_CQ) {
+	if (!q) {
 		free(q);
 		close_fds(fds, nfds);
 		return -ENOMEM;
+	}
+	ret = ibemu__vs_hold(v, &cost, "a completion queue");
+	if (ret) {
+		free(q);
+		close_fds(fds, nfds);
+		return ret;
 	}
 	q->chan_fd = r->channel ? fds[1] : -1;
 	ret = ibemu__vs_ring_map(&q->ring, fds[0], r->entries,
@@ -321,11 +383,15 @@ err:
 	if (q->chan_fd >= 0)
 		close(q->chan_fd);
 	free(q);
+	ibemu__vs_unhold(v, &cost);
 	return ret;
 }
 
 static void qp_free(struct ibemu_sess_verbs *v, struct vqp *q)
 {
+	const struct ibemu_sess_cost cost = qp_cost(!q->srq);
+
+	ibemu__vs_unhold(v, &cost);
 	ibemu_tp_qp_destroy(v->hca->tp, q->qpn);
 	ibemu__vs_ring_unmap(&q->sq);
 	ibemu__vs_ring_unmap(&q->rq);
@@ -335,6 +401,7 @@ static void qp_free(struct ibemu_sess_verbs *v, struct vqp *q)
 static int do_qp_create(struct ibemu_sess_verbs *v,
 			struct ibemu_verbs_qp_req *r, int *fds, int nfds)
 {
+	const struct ibemu_sess_cost cost = qp_cost(!r->srq);
 	struct ibemu_tp_qp_init init;
 	struct vqp *q;
 	int ret;
@@ -349,10 +416,16 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q || v->nqps >= IBEMU_VERBS_MAX_QP) {
+	if (!q) {
 		free(q);
 		close_fds(fds, nfds);
 		return -ENOMEM;
+	}
+	ret = ibemu__vs_hold(v, &cost, "a queue pair");
+	if (ret) {
+		free(q);
+		close_fds(fds, nfds);
+		return ret;
 	}
 	q->srq = r->srq;
 	ret = ibemu__vs_ring_map(&q->sq, fds[0], r->sq_entries,
@@ -379,6 +452,9 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 	init.max_send_sge = r->max_send_sge;
 	init.max_recv_sge = r->max_recv_sge;
 	init.max_inline_data = r->max_inline_data;
+	init.uctx = q;
+	q->max_send_wr = r->max_send_wr;
+	q->max_recv_wr = r->max_recv_wr;
 	ret = ibemu_tp_qp_create(v->hca->tp, &init, &q->qpn);
 	if (ret)
 		goto err;
@@ -394,6 +470,7 @@ err:
 	ibemu__vs_ring_unmap(&q->sq);
 	ibemu__vs_ring_unmap(&q->rq);
 	free(q);
+	ibemu__vs_unhold(v, &cost);
 	return ret;
 }
 
@@ -453,6 +530,7 @@ static void attr_to(struct ibemu_verbs_qp_attr *r,
 
 static void srq_free(struct ibemu_sess_verbs *v, struct vsrq *q)
 {
+	ibemu__vs_unhold(v, &srq_cost);
 	ibemu_tp_srq_destroy(v->hca->tp, q->id);
 	ibemu__vs_ring_unmap(&q->ring);
 	free(q);
@@ -474,16 +552,23 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q || v->nsrqs >= IBEMU_VERBS_MAX_SRQ) {
+	if (!q) {
 		free(q);
 		close_fds(fds, nfds);
 		return -ENOMEM;
+	}
+	ret = ibemu__vs_hold(v, &srq_cost, "a shared receive queue");
+	if (ret) {
+		free(q);
+		close_fds(fds, nfds);
+		return ret;
 	}
 	ret = ibemu__vs_ring_map(&q->ring, fds[0], r->entries,
 				 sizeof(struct ibemu_verbs_rwqe),
 				 2 * IBEMU_VERBS_MAX_SRQ_WR);
 	if (ret)
 		goto err;
+	q->max_wr = r->max_wr;
 	ret = ibemu_tp_srq_create(v->hca->tp, r->pd, &a, &q->id);
 	if (ret)
 		goto err_unmap;
@@ -499,6 +584,7 @@ err_unmap:
 	ibemu__vs_ring_unmap(&q->ring);
 err:
 	free(q);
+	ibemu__vs_unhold(v, &srq_cost);
 	return ret;
 }
 
@@ -583,22 +669,25 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 	}
 	switch (h->type) {
 	case IBEMU_SESS_VERBS_PD_ALLOC:
-		if (v->npds >= IBEMU_VERBS_MAX_PD) {
-			ret = -ENOMEM;
+		ret = ibemu__vs_hold(v, &pd_cost, "a protection domain");
+		if (ret)
 			break;
-		}
 		ret = ibemu_tp_pd_alloc(tp, &u.obj.id);
 		if (!ret) {
 			ret = u32_add(&v->pds, &v->npds, &v->pds_cap, u.obj.id);
 			if (ret)
 				ibemu_tp_pd_free(tp, u.obj.id);
 		}
+		if (ret)
+			ibemu__vs_unhold(v, &pd_cost);
 		break;
 	case IBEMU_SESS_VERBS_PD_FREE:
 		at = u32_find(v->pds, v->npds, u.obj.id);
 		ret = at < 0 ? -EINVAL : ibemu_tp_pd_free(tp, u.obj.id);
-		if (!ret)
+		if (!ret) {
 			u32_del(v->pds, &v->npds, at);
+			ibemu__vs_unhold(v, &pd_cost);
+		}
 		break;
 	case IBEMU_SESS_VERBS_MR_REG:
 		ret = do_mr_reg(v, &u.mr, fds, nfds);
@@ -743,6 +832,12 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 	}
 	munmap(v->page, IBEMU_VERBS_PAGE);
 	close(v->async_fd);
+	{
+		const struct ibemu_sess_cost rest = v->held;
+
+		ibemu__vs_unhold(v, &rest); /* the context, PDs and MRs */
+	}
+	ibemu__sess_proc_put(c->s, v->proc);
 	free(v->qps);
 	free(v->srqs);
 	free(v->cqs);

@@ -34,12 +34,27 @@
 #define SPIN_BACKOFF_MAX_NS 1000000000ull
 #define SPIN_LOAD_EVERY_NS  1000000ull
 
+/* Rounds of 'look, take, look again' before the loop may sleep. */
+#define SLEEP_ROUNDS_MAX 8
+
+static void spin_idle_cb(uv_idle_t *h)
+{
+	(void)h; /* only keeps the loop from blocking: prepare_cb polls */
+}
+
+/*
+ * Takes what the rings hold (a turn's budget) and runs the engine.
+ * Returns what ibemu__sess_drain() did; with IBEMU_SESS_DRAIN_MORE the
+ * loop is kept from blocking, so it serves its sockets and comes back.
+ */
 static int drain_all(struct ibemu_sess_server *s)
 {
 	int did = ibemu__sess_drain(s->d);
 
 	if (did)
 		ibemu_daemon_pump(s->d);
+	if (did & IBEMU_SESS_DRAIN_MORE)
+		uv_idle_start(&s->verbs_spin, spin_idle_cb);
 	return did;
 }
 
@@ -100,11 +115,15 @@ static int work_waits(struct ibemu_sess_server *s, int *streams)
 	return *streams && horizon_moved(s);
 }
 
-static void take_work(struct ibemu_sess_server *s)
+/* Returns 1 if a ring still holds work (more than a turn's budget). */
+static int take_work(struct ibemu_sess_server *s)
 {
-	drain_all(s);
+	int more = drain_all(s) & IBEMU_SESS_DRAIN_MORE;
+
 	ibemu__sess_flush(s->d);
-	rule_pump(s);
+	if (!more)
+		rule_pump(s);
+	return more;
 }
 
 static int loop_busy(struct ibemu_sess_server *s)
@@ -201,11 +220,6 @@ static int spin(struct ibemu_sess_server *s)
 	return 0;
 }
 
-static void spin_idle_cb(uv_idle_t *h)
-{
-	(void)h; /* only keeps the loop from blocking: prepare_cb polls */
-}
-
 /*
  * Before the loop may block: take what the rings hold, make what the
  * engine wrote visible, poll for more a short while, then publish that
@@ -218,10 +232,9 @@ static void prepare_cb(uv_prepare_t *h)
 {
 	struct ibemu_sess_server *s = h->data;
 	struct ibemu_sess_conn *c;
-	int again;
+	int again, round;
 
-	take_work(s);
-	if (loop_busy(s))
+	if (take_work(s) || loop_busy(s))
 		return; /* the loop will not block */
 	if (spin(s)) {
 		take_work(s);
@@ -230,7 +243,13 @@ static void prepare_cb(uv_prepare_t *h)
 		return;
 	}
 	uv_idle_stop(&s->verbs_spin);
-	do {
+	/*
+	 * Each round takes work or runs the engine, and a ring never holds
+	 * work the drain leaves there (what a queue cannot take puts its QP
+	 * in error): a few rounds at most, bounded all the same, so the loop
+	 * always comes back to its sockets.
+	 */
+	for (round = 0; round < SLEEP_ROUNDS_MAX; round++) {
 		set_sleeps(s, 1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		again = 0;
@@ -240,16 +259,24 @@ static void prepare_cb(uv_prepare_t *h)
 				again = 1;
 		if (again) {
 			set_sleeps(s, 0);
-			drain_all(s);
+			if (drain_all(s) & IBEMU_SESS_DRAIN_MORE) {
+				ibemu__sess_flush(s->d);
+				return; /* the idle handle brings it back */
+			}
 		} else if (rule_pump(s)) {
 			set_sleeps(s, 0);
 			again = 1;
 		}
 		ibemu__sess_flush(s->d);
-		if (again && loop_busy(s))
+		if (!again) {
+			s->spin.slept_at = uv_hrtime();
 			return;
-	} while (again);
-	s->spin.slept_at = uv_hrtime();
+		}
+		if (loop_busy(s))
+			return;
+	}
+	set_sleeps(s, 0);
+	uv_idle_start(&s->verbs_spin, spin_idle_cb);
 }
 
 /* Awake: a sleep shorter than the longest poll means polling pays. */

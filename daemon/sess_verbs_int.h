@@ -16,6 +16,8 @@
 /* enum ibv_event_type's IBV_EVENT_CQ_ERR (transport.h has no CQ events:
  * the rings are the daemon's). */
 #define EVENT_CQ_ERR 0
+/* ... and IBV_EVENT_SRQ_ERR: an SRQ whose ring is garbage. */
+#define IBEMU_EVENT_SRQ_ERR 14
 
 /* A ring mapped from a process's memfd. */
 struct vring {
@@ -36,15 +38,23 @@ struct vcq {
 	struct vring ring;
 };
 
+/*
+ * A QP's rings hold at most what it was created for: 'cons' of a ring
+ * header counts the work requests the transport retired (updated at each
+ * of the QP's completions, as a provider frees slots from its CQEs), and
+ * the library posts no more than max_*_wr beyond it.
+ */
 struct vqp {
 	uint32_t qpn;
 	uint32_t srq; /* 0: own receive queue */
+	uint32_t max_send_wr, max_recv_wr;
 	int error;
 	struct vring sq, rq;
 };
 
 struct vsrq {
 	uint32_t id;
+	uint32_t max_wr;
 	int error;
 	struct vring ring;
 };
@@ -54,6 +64,7 @@ struct vsrq {
 struct vmr_key {
 	uint32_t lkey;
 	uint64_t handle;
+	int mapped; /* it has a window of shared pages (a mapping) */
 };
 
 struct ibemu_sess_verbs {
@@ -72,6 +83,8 @@ struct ibemu_sess_verbs {
 	struct vsrq **srqs;
 	uint32_t nsrqs, srqs_cap;
 	struct ibemu_log_limit garbage_log;
+	struct ibemu_sess_proc *proc; /* its process's share (sess_limits) */
+	struct ibemu_sess_cost held;  /* what this context holds of it */
 	/* The time rule: hand-offs so far (the page's 'handed'), the
 	 * earliest clock the process can have since the last one that
 	 * resumed it, and what the grace period watches. */
@@ -84,6 +97,12 @@ struct ibemu_sess_verbs {
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)
 {
 	return v->c->s->d;
+}
+
+/* The topology name of the HCA stream 'v' is bound to. */
+static inline const char *ibemu__vs_host(const struct ibemu_sess_verbs *v)
+{
+	return v->c->s->d->topo->nodes[v->c->node].name;
 }
 
 static inline int ibemu__vs_rule_on(const struct ibemu_daemon *d)
@@ -108,6 +127,9 @@ void ibemu__vs_async_raise(struct ibemu_sess_verbs *v, uint32_t event,
 void ibemu__vs_cq_fail(struct ibemu_sess_verbs *v, struct vcq *q,
 		       const char *why);
 int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v);
+/* Completion 'e' of QP 'q' of 'v' retired work: free its ring slots. */
+void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
+		      const struct ibemu_tp_cqe *e);
 
 /* sess_verbs_rule.c: hand-offs to the process (DESIGN.md section 3) */
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v);

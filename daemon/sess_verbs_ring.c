@@ -169,8 +169,31 @@ static int sges_copy(struct ibemu_tp_sge *out, const struct ibemu_verbs_sge *in,
 	return 0;
 }
 
-/* Returns 1 if it handed anything to the transport. */
-static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q)
+/*
+ * The transport refused a WQE: beyond the queue's capacity (-ENOMEM: the
+ * library never posts so many), or one the QP cannot take.
+ */
+static void refused(struct ibemu_sess_verbs *v, struct vqp *q, int ret,
+		    const char *queue, uint32_t cap)
+{
+	char why[96];
+
+	if (ret == -ENOMEM)
+		snprintf(why, sizeof(why),
+			 "more work requests than the QP was created for "
+			 "(max_%s_wr %u)",
+			 queue, cap);
+	else
+		snprintf(why, sizeof(why), "a %s WQE the QP cannot take",
+			 queue);
+	qp_fail(v, q, why);
+}
+
+/*
+ * Hands send queue 'q''s new WQEs to the transport, at most '*budget'
+ * (counted down). Returns 1 if it handed anything.
+ */
+static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q, uint32_t *budget)
 {
 	struct ibemu_tp_sge sg[IBEMU_VERBS_WQE_SGES];
 	struct ibemu_verbs_swqe w;
@@ -185,7 +208,7 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q)
 		qp_fail(v, q, "send queue producer index past the ring");
 		return 0;
 	}
-	while (n-- > 0) {
+	for (; n > 0 && *budget; n--, --*budget) {
 		/* Copied out first: the process may change it meanwhile. */
 		memcpy(&w, ibemu__vs_ring_ent(&q->sq, q->sq.idx), sizeof(w));
 		if (w.opcode > IBEMU_WR_ATOMIC_FETCH_AND_ADD) {
@@ -239,25 +262,24 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q)
 			      ? ibemu_tp_post_send_at(v->hca->tp, q->qpn, &wr,
 						      w.stamp_ps)
 			      : ibemu_tp_post_send(v->hca->tp, q->qpn, &wr);
-		if (ret == -ENOMEM)
-			break; /* the queue is full: later */
 		if (ret) {
-			qp_fail(v, q, "send WQE the QP cannot take");
+			refused(v, q, ret, "send", q->max_send_wr);
 			return did;
 		}
 		did = 1;
 		q->sq.idx++;
-		__atomic_store_n(&q->sq.hdr->cons, q->sq.idx, __ATOMIC_RELEASE);
 	}
 	return did;
 }
 
 /*
- * Drains receive ring 'r' into QP 'q' (srq NULL) or SRQ 'srq'. Returns 1
- * if it handed anything to the transport, -1 if the ring is garbage.
+ * Drains receive ring 'r' into QP 'qpn' (srq 0) or SRQ 'srq', at most
+ * '*budget' WQEs (counted down). Returns 1 if it handed anything to the
+ * transport, 0 if nothing, -ENOMEM if the queue holds more than it was
+ * created for, -EINVAL if the ring is garbage.
  */
 static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
-		    uint32_t srq)
+		    uint32_t srq, uint32_t *budget)
 {
 	struct ibemu_tp_sge sg[IBEMU_VERBS_WQE_SGES];
 	struct ibemu_verbs_rwqe w;
@@ -267,12 +289,12 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
 	uint64_t at;
 
 	if (n < 0)
-		return -1;
-	while (n-- > 0) {
+		return -EINVAL;
+	for (; n > 0 && *budget; n--, --*budget) {
 		memcpy(&w, ibemu__vs_ring_ent(r, r->idx), sizeof(w));
 		if (w.num_sge > IBEMU_VERBS_WQE_SGES ||
 		    w.stamp_ps > IBEMU_VERBS_MAX_STAMP_PS)
-			return -1;
+			return -EINVAL;
 		sges_copy(sg, w.sge, w.num_sge);
 		wr.wr_id = w.wr_id;
 		wr.sg_list = sg;
@@ -281,49 +303,81 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
 						     : IBEMU_TP_AT_ONCE;
 		ret = srq ? ibemu_tp_srq_post_recv_at(v->hca->tp, srq, &wr, at)
 			  : ibemu_tp_post_recv_at(v->hca->tp, qpn, &wr, at);
-		if (ret == -ENOMEM)
-			break;
 		if (ret)
-			return -1;
+			return ret == -ENOMEM ? -ENOMEM : -EINVAL;
 		did = 1;
 		r->idx++;
-		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
 	}
 	return did;
 }
 
-/* Drains every queue of stream 'v'; returns 1 if any work was taken. */
-static int verbs_drain(struct ibemu_sess_verbs *v)
+/*
+ * Drains every queue of stream 'v', at most '*budget' WQEs (counted
+ * down); returns 1 if any work was taken.
+ */
+static int verbs_drain(struct ibemu_sess_verbs *v, uint32_t *budget)
 {
 	uint32_t i;
 	int did = 0, ret;
 
-	for (i = 0; i < v->nsrqs; i++) {
+	for (i = 0; i < v->nsrqs && *budget; i++) {
 		struct vsrq *q = v->srqs[i];
+		char why[96];
 
 		if (q->error)
 			continue;
-		ret = rq_drain(v, &q->ring, 0, q->id);
+		ret = rq_drain(v, &q->ring, 0, q->id, budget);
 		if (ret < 0) {
 			q->error = 1;
 			__atomic_store_n(&q->ring.hdr->error, 1,
 					 __ATOMIC_RELEASE);
-			garbage(v, "SRQ", q->id, "bad receive WQE or index");
+			if (ret == -ENOMEM)
+				snprintf(why, sizeof(why),
+					 "more work requests than the SRQ "
+					 "was created for (max_wr %u)",
+					 q->max_wr);
+			else
+				snprintf(why, sizeof(why),
+					 "bad receive WQE or index");
+			garbage(v, "SRQ", q->id, why);
+			ibemu__vs_async_raise(v, IBEMU_EVENT_SRQ_ERR, q->id);
 		}
 		did |= ret > 0;
 	}
-	for (i = 0; i < v->nqps; i++) {
+	for (i = 0; i < v->nqps && *budget; i++) {
 		struct vqp *q = v->qps[i];
 
 		if (!q->srq && !q->error) {
-			ret = rq_drain(v, &q->rq, q->qpn, 0);
-			if (ret < 0)
+			ret = rq_drain(v, &q->rq, q->qpn, 0, budget);
+			if (ret == -ENOMEM)
+				refused(v, q, ret, "recv", q->max_recv_wr);
+			else if (ret < 0)
 				qp_fail(v, q, "bad receive WQE or index");
 			did |= ret > 0;
 		}
-		did |= sq_drain(v, q);
+		did |= sq_drain(v, q, budget);
 	}
 	return did;
+}
+
+/*
+ * Completion 'e' of QP 'q' (of stream 'v') retired work: the ring slots
+ * of what the transport no longer holds are free for the library again
+ * ('cons' is what was handed over minus what is still queued).
+ */
+void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
+		      const struct ibemu_tp_cqe *e)
+{
+	struct vsrq *s;
+
+	__atomic_store_n(&q->sq.hdr->cons, q->sq.idx - e->sq_queued,
+			 __ATOMIC_RELEASE);
+	if (!q->srq)
+		__atomic_store_n(&q->rq.hdr->cons, q->rq.idx - e->rq_queued,
+				 __ATOMIC_RELEASE);
+	else if ((s = ibemu__vs_srq_find(v, q->srq, NULL)))
+		__atomic_store_n(&s->ring.hdr->cons, s->ring.idx - e->rq_queued,
+				 __ATOMIC_RELEASE);
 }
 
 /* Whether a queue of 'v' has work the daemon has not taken. */
@@ -348,11 +402,14 @@ int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v)
 
 int ibemu__sess_drain(struct ibemu_daemon *d)
 {
+	uint32_t budget = IBEMU_SESS_DRAIN_BUDGET;
 	struct ibemu_sess_conn *c;
 	int did = 0;
 
-	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
+	for (c = d->sess ? d->sess->conns : NULL; c && budget; c = c->next)
 		if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing)
-			did |= verbs_drain(c->verbs);
+			did |= verbs_drain(c->verbs, &budget);
+	if (!budget)
+		did |= IBEMU_SESS_DRAIN_MORE;
 	return did;
 }

@@ -118,6 +118,8 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 	out->solicited = e->solicited;
 	out->time_ps = ibemu_engine_now(d->engine);
 	q->ring.idx++;
+	if (e->qp_uctx)
+		ibemu__vs_retire(v, e->qp_uctx, e);
 	if (!ibemu__vs_rule_on(d)) {
 		cq_publish(v, q);
 		return;

@@ -474,7 +474,15 @@ uint32_t ibemu_tp_node(const struct ibemu_tp *tp)
 void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,
 		   const struct ibemu_tp_cqe *c)
 {
-	tp->ops.cqe(tp->ctx, cq, c);
+	const struct tp_qp *qp = ibemu__tp_qp(tp, c->qp_num);
+	struct ibemu_tp_cqe out = *c;
+
+	if (qp) {
+		out.qp_uctx = qp->uctx;
+		out.sq_queued = qp->sq_n;
+		out.rq_queued = qp->srq ? qp->srq->rq.n : qp->rq.n;
+	}
+	tp->ops.cqe(tp->ctx, cq, &out);
 }
 
 /* P_Keys (IBA 10.9.3): the base (15 bits) must match and at least one

@@ -210,6 +210,7 @@ struct ibemu_tp_qp_init {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
+	void *uctx; /* the layer above's, given back in the QP's CQEs */
 };
 
 /* ibv_srq_attr. */
@@ -279,6 +280,14 @@ struct ibemu_tp_cqe {
 	/* A receive whose message had SE set: it satisfies a CQ armed for
 	 * solicited completions (IBA 11.4.2.2). */
 	uint8_t solicited;
+	/*
+	 * The QP's 'uctx' (ibemu_tp_qp_init), and the work requests its
+	 * queues hold once this completion is out (rq_queued: its SRQ's,
+	 * when it has one): a layer that mirrors the queues in rings learns
+	 * which slots are free again, as a provider does from its CQEs.
+	 */
+	void *qp_uctx;
+	uint32_t sq_queued, rq_queued;
 };
 
 /*

@@ -184,6 +184,7 @@ struct tp_qp {
 	uint32_t pd, scq, rcq;
 	struct tp_srq *srq;
 	uint32_t max_send_wr, max_send_sge, max_inline;
+	void *uctx; /* the layer above's (ibemu_tp_qp_init) */
 	struct ibemu_tp_qp_attr attr;
 	uint32_t port; /* global port index, from attr.port_num */
 

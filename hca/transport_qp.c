@@ -473,6 +473,7 @@ int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,
 	qp->max_send_wr = init->max_send_wr;
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_inline = init->max_inline_data;
+	qp->uctx = init->uctx;
 	qp->rq.max = init->max_recv_wr;
 	qp->rq.max_sge = init->max_recv_sge;
 	qp->port = tp->first_port;

@@ -27,6 +27,17 @@
 #define IBEMU_VERBS_MAX_PD  4096u
 #define IBEMU_VERBS_MAX_MR  65536u
 #define IBEMU_VERBS_MAX_AH  65536u
+/*
+ * The limits above hold for a process over all its contexts (the daemon
+ * enforces them, daemon/sess_limits.c), with these that ibv_device_attr
+ * has no field for: contexts, CQs with a completion channel, mappings of
+ * its rings and memory, and file descriptors the daemon holds for it.
+ */
+#define IBEMU_VERBS_MAX_CONTEXTS 16u
+#define IBEMU_VERBS_MAX_CHANNELS 1024u
+#define IBEMU_VERBS_MAX_MAPS	 16384u
+#define IBEMU_VERBS_MAX_FDS \
+	(IBEMU_VERBS_MAX_CHANNELS + 2 * IBEMU_VERBS_MAX_CONTEXTS)
 
 /* Work queues: work requests per queue, scatter/gather entries per WR. */
 #define IBEMU_VERBS_MAX_QP_WR	16384u

@@ -92,6 +92,8 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 		close(fds[1]);
 	qp->cap.max_send_wr = r.max_send_wr;
 	qp->cap.max_recv_wr = r.max_recv_wr;
+	qp->sq.cap = r.max_send_wr;
+	qp->rq.cap = r.max_recv_wr;
 	qp->cap.max_send_sge = r.max_send_sge;
 	qp->cap.max_recv_sge = r.max_recv_sge;
 	qp->cap.max_inline_data = r.max_inline_data;
@@ -285,10 +287,15 @@ int ibemu__ibv_destroy_qp(struct ibv_qp *qp)
 
 /* --- posting -------------------------------------------------------- */
 
+/*
+ * Whether work queue 'r' holds as many requests as it was created for:
+ * posted and not yet retired by the HCA (the daemon moves 'cons' at the
+ * queue's completions). A provider refuses the post then (ENOMEM).
+ */
 int ibemu__verbs_ring_full(const struct ibemu_verbs_ring *r)
 {
 	return r->idx - __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE) >=
-	       r->size;
+	       r->cap;
 }
 
 void *ibemu__verbs_ring_slot(const struct ibemu_verbs_ring *r)
@@ -541,6 +548,7 @@ struct ibv_srq *ibemu__ibv_create_srq(struct ibv_pd *pd,
 	}
 	s->max_wr = r.max_wr;
 	s->max_sge = r.max_sge;
+	s->ring.cap = r.max_wr;
 	attr->attr.max_wr = r.max_wr;
 	attr->attr.max_sge = r.max_sge;
 	s->srq.context = context;

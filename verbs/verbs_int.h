@@ -86,6 +86,9 @@ struct ibemu_verbs_ring {
 	uint32_t size;
 	uint32_t esz;
 	uint32_t idx; /* ours: prod of a work queue, cons of a CQ */
+	/* A work queue's capacity (max_*_wr): the header's 'cons' counts
+	 * what the HCA retired, and no more than this is outstanding. */
+	uint32_t cap;
 };
 
 /*

@@ -65,6 +65,23 @@ def pid_alive(pid):
         return False
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """utime + stime of 'pid' (fields 14 and 15 of /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cpu_share(pid, seconds):
+    """The CPU time 'pid' used over 'seconds' of wall clock, a fraction."""
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+
 def held(pid):
     """What daemon 'pid' holds that a client could make it leak: counts of
     its sockets, memfds and anonymous-inode files (/proc/PID/fd), and of
@@ -286,4 +303,4 @@ def topology(name):
 
 
 def main():
-    unittest.main(argv=[sys.argv[0], "-v"])
+    unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])

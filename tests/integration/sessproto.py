@@ -4,6 +4,7 @@ speak it raw on sess.sock, to check what the daemon does with well-formed
 and malformed clients: constants, message builders, and a mixin that
 connects and reads replies."""
 
+import mmap
 import os
 import re
 import socket
@@ -58,3 +59,54 @@ class SessionClient:
         self.assertEqual((magic, version, length),
                          (MAGIC, VERSION, len(data) - 16))
         return type_, status, data[16:]
+
+
+class RawVerbs(SessionClient):
+    """Verbs streams spoken raw: a context page, rings and calls built by
+    hand, to write into shared memory what no library would."""
+
+    def verbs_open(self, fabric, host):
+        """A raw verbs stream: (socket, context page mmap)."""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(0x59616d61, ctypes.c_ulong(-1), 0, 0, 0)  # PR_SET_PTRACER
+        self.probe = ctypes.c_uint64(0x1234abcd)
+        page_fd = self.memfd(4096)
+        page = mmap.mmap(page_fd, 4096)
+        async_fd = os.eventfd(0, os.EFD_NONBLOCK)
+        s = self.sess(fabric)
+        msg = bind(host) + struct.pack("=QQ", ctypes.addressof(self.probe),
+                                       self.probe.value)
+        socket.send_fds(s, [hdr(9, len(msg)) + msg], [page_fd, async_fd])
+        os.close(page_fd)
+        self.addCleanup(os.close, async_fd)
+        type_, status, body = self.reply(s)
+        self.assertEqual((type_, status), (9, 0), body)
+        return s, page, async_fd
+
+    def memfd(self, size):
+        fd = os.memfd_create("ibemu-test", os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, size)
+        import fcntl
+        fcntl.fcntl(fd, 1033, 0x2 | 0x4 | 0x1)  # F_ADD_SEALS
+        return fd
+
+    def call(self, s, type_, payload, fds=()):
+        socket.send_fds(s, [hdr(type_, len(payload)) + payload], list(fds))
+        return self.reply(s)
+
+    def ring(self, entries, esz):
+        size = 192 + entries * esz
+        fd = self.memfd(size)
+        return fd, mmap.mmap(fd, size)
+
+    def make_qp(self, s, pd, cq):
+        sq_fd, sq = self.ring(4, 560)
+        rq_fd, rq = self.ring(4, 504)
+        req = struct.pack("=14I", 2, 0, pd, cq, cq, 0, 4, 4, 1, 1, 0, 4, 4,
+                          0)
+        t, st, body = self.call(s, 16, req, [sq_fd, rq_fd])
+        os.close(sq_fd)
+        os.close(rq_fd)
+        self.assertEqual((t, st), (16, 0), body)
+        return struct.unpack("=14I", body)[13], sq, rq

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from harness import (IBEMU, SRC, UMAD_LIB, IbemuTestCase, main,
+from harness import (IBEMU, SRC, UMAD_LIB, IbemuTestCase, cpu_share, main,
                      sanitizer_preload, tool_env, topology)
 
 HOSTILE = os.path.join(SRC, "tests", "hostile")
@@ -23,7 +23,6 @@ FT = topology("fat-tree-2l-36.yaml")
 # Instrumented daemons are slower and bigger: smaller floods there.
 ASAN = sanitizer_preload(UMAD_LIB) is not None
 MiB = 1 << 20
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def rss(pid):
@@ -33,13 +32,6 @@ def rss(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise AssertionError(f"no VmRSS for pid {pid}")
-
-
-def cpu_seconds(pid):
-    """utime + stime of 'pid' (fields 14 and 15 of /proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def hostile(script, *args):
@@ -57,12 +49,6 @@ class HostileTest(IbemuTestCase):
     def assert_answers(self, name):
         p = self.ibemu("status", "--fabric", name, check=0)
         self.assertIn(name, p.stdout)
-
-    def cpu_share(self, pid, seconds):
-        """The daemon's CPU time over 'seconds' of wall clock, a fraction."""
-        c0, t0 = cpu_seconds(pid), time.monotonic()
-        time.sleep(seconds)
-        return (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
 
     def test_control_client_that_never_reads(self):
         # Each 'ports --json' answer is about 30 KB on this fabric: 3,000
@@ -87,7 +73,7 @@ class HostileTest(IbemuTestCase):
         # ASan's quarantine keeps freed answers resident a while.
         self.assertLess(peak - base, (80 if ASAN else 24) * MiB,
                         f"RSS {base} -> {peak} bytes ({out.strip()})")
-        self.assertLess(self.cpu_share(pid, 1.0), 0.5)
+        self.assertLess(cpu_share(pid, 1.0), 0.5)
         self.assert_answers("hctl")
         self.down("hctl")
 
@@ -116,7 +102,7 @@ class HostileTest(IbemuTestCase):
             self.assertNotIn("refused=0", line)
             # Refusing costs nothing more: the daemon does not spin on a
             # listening socket it cannot accept from.
-            self.assertLess(self.cpu_share(pid, 1.5), 0.5)
+            self.assertLess(cpu_share(pid, 1.5), 0.5)
             p = subprocess.run([IBEMU, "exec", "--fabric", "hfd", CLIENT,
                                 "ca"], capture_output=True, text=True,
                                env=tool_env(self.env), timeout=60)
@@ -138,7 +124,7 @@ class HostileTest(IbemuTestCase):
         ctl, line = self.eat(self.sock("hfd", "ctl.sock"), "stream", 40)
         try:
             self.assertIn("too many open files", line)
-            self.assertLess(self.cpu_share(pid, 1.0), 0.5)
+            self.assertLess(cpu_share(pid, 1.0), 0.5)
         finally:
             self.release(ctl)
         time.sleep(0.3)
@@ -169,7 +155,7 @@ class HostileTest(IbemuTestCase):
         self.assertIn("which it has not registered", text)
         self.assertIn("names no P_Key", text)
         self.assertIn("log lines about it were suppressed", text)
-        self.assertLess(self.cpu_share(pid, 1.0), 0.5)
+        self.assertLess(cpu_share(pid, 1.0), 0.5)
         self.assert_answers("hmad")
         self.down("hmad")
 
@@ -218,7 +204,7 @@ class HostileTest(IbemuTestCase):
         self.assertNotIn("progress=0", p.stdout)
         self.assertIn("answer=None", p.stdout)
         time.sleep(0.3)
-        self.assertLess(self.cpu_share(pid, 1.0), 0.5)
+        self.assertLess(cpu_share(pid, 1.0), 0.5)
         self.assertLess(rss(pid) - base, 256 * MiB)
         self.ibemu("traffic", "uniform", "--duration", "2us", "--fabric",
                    "htiny", check=0)
@@ -243,7 +229,7 @@ class HostileTest(IbemuTestCase):
         cli.send_signal(signal.SIGINT)
         cli.wait(timeout=30)
         time.sleep(0.3)
-        self.assertLess(self.cpu_share(pid, 1.0), 0.5)
+        self.assertLess(cpu_share(pid, 1.0), 0.5)
         self.ibemu("traffic", "uniform", "--duration", "2us", "--fabric",
                    "htiny", check=0)
         with open(self.paths("htiny")["log"]) as f:

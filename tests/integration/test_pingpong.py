@@ -21,78 +21,21 @@ import tempfile
 import time
 
 from harness import IBEMU, IbemuTestCase, main, pid_alive, tool_env, topology
-from sessproto import ERROR, SessionClient, bind, hdr
+from programs import FIGURES, PingpongRunner
+from sessproto import ERROR, RawVerbs, hdr
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 FAT = topology("fat-tree-2l-36.yaml")
 TWO = topology("two-switch.yaml")
-FIGURES = re.compile(r"^\d+ bytes in [\d.]+ seconds = .*\n"
-                     r"\d+ iters in [\d.]+ seconds = [\d.]+ usec/iter$",
-                     re.M)
 
 
-def free_port():
-    """A TCP port nobody listens on, for the pingpongs' exchange."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port):
-    """Whether a TCP socket listens on 'port' (any address)."""
-    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(path) as f:
-                for line in f.readlines()[1:]:
-                    parts = line.split()
-                    if (parts[3] == "0A" and
-                            int(parts[1].rsplit(":", 1)[1], 16) == port):
-                        return True
-        except FileNotFoundError:
-            pass
-    return False
-
-
-class PingpongTest(SessionClient, IbemuTestCase):
+class PingpongTest(RawVerbs, PingpongRunner, IbemuTestCase):
     def setUp(self):
         super().setUp()
         for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
             self.env.pop(key, None)
         self.tool_env = tool_env(self.env)
-
-    def exec_popen(self, fabric, host, *cmd):
-        return subprocess.Popen(
-            [IBEMU, "exec", "--fabric", fabric,
-             "--host", host, "--", *cmd],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=self.tool_env)
-
-    def pingpong(self, fabric, prog, a, b, *args):
-        """Runs 'prog args' as server on HCA a and client on HCA b;
-        returns both outputs, asserting success."""
-        port = str(free_port())
-        srv = self.exec_popen(fabric, a, prog, "-p", port, *args)
-        end = time.time() + 20
-        while not listening(int(port)) and time.time() < end:
-            self.assertIsNone(srv.poll(), srv.stdout.read()
-                              if srv.poll() is not None else "")
-            time.sleep(0.02)
-        cli = self.exec_popen(fabric, b, prog, "-p", port, *args,
-                              "localhost")
-        outs = []
-        for p in (cli, srv):
-            try:
-                out, _ = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                out, _ = p.communicate()
-            outs.append(out)
-            self.assertEqual(p.returncode, 0,
-                             f"{prog} {' '.join(args)} on {a}/{b}: {out}")
-        for out in outs:
-            self.assertRegex(out, FIGURES)
-        return outs
 
     def xmit_pkts(self, fabric):
         return {(c["node"], c["port"]): c["xmit_pkts"] for c in
@@ -212,52 +155,6 @@ class PingpongTest(SessionClient, IbemuTestCase):
         self.down("ppkill")
 
     # --- garbage in the rings, through the raw protocol --------------
-
-    def verbs_open(self, fabric, host):
-        """A raw verbs stream: (socket, context page mmap)."""
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(0x59616d61, ctypes.c_ulong(-1), 0, 0, 0)  # PR_SET_PTRACER
-        self.probe = ctypes.c_uint64(0x1234abcd)
-        page_fd = self.memfd(4096)
-        page = mmap.mmap(page_fd, 4096)
-        async_fd = os.eventfd(0, os.EFD_NONBLOCK)
-        s = self.sess(fabric)
-        msg = bind(host) + struct.pack("=QQ", ctypes.addressof(self.probe),
-                                       self.probe.value)
-        socket.send_fds(s, [hdr(9, len(msg)) + msg], [page_fd, async_fd])
-        os.close(page_fd)
-        self.addCleanup(os.close, async_fd)
-        type_, status, body = self.reply(s)
-        self.assertEqual((type_, status), (9, 0), body)
-        return s, page, async_fd
-
-    def memfd(self, size):
-        fd = os.memfd_create("ibemu-test", os.MFD_ALLOW_SEALING)
-        os.ftruncate(fd, size)
-        import fcntl
-        fcntl.fcntl(fd, 1033, 0x2 | 0x4 | 0x1)  # F_ADD_SEALS
-        return fd
-
-    def call(self, s, type_, payload, fds=()):
-        socket.send_fds(s, [hdr(type_, len(payload)) + payload], list(fds))
-        return self.reply(s)
-
-    def ring(self, entries, esz):
-        size = 192 + entries * esz
-        fd = self.memfd(size)
-        return fd, mmap.mmap(fd, size)
-
-    def make_qp(self, s, pd, cq):
-        sq_fd, sq = self.ring(4, 560)
-        rq_fd, rq = self.ring(4, 504)
-        req = struct.pack("=14I", 2, 0, pd, cq, cq, 0, 4, 4, 1, 1, 0, 4, 4,
-                          0)
-        t, st, body = self.call(s, 16, req, [sq_fd, rq_fd])
-        os.close(sq_fd)
-        os.close(rq_fd)
-        self.assertEqual((t, st), (16, 0), body)
-        return struct.unpack("=14I", body)[13], sq, rq
 
     def test_bad_memory_registrations(self):
         """MR_REG with the memfd of shared pages (DESIGN.md section 6):
