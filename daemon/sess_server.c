@@ -423,6 +423,35 @@ static void handle_port_query(struct ibemu_sess_conn *c,
 	call_reply(c, IBEMU_SESS_PORT_QUERY, &reply, sizeof(reply));
 }
 
+/*
+ * PORT_QUERY on a verbs stream: a port of the stream's HCA. A context asks
+ * its own daemon, so a daemon started since under the fabric's name never
+ * answers for this one (the library sees the stream hang up instead).
+ */
+static void handle_verbs_port_query(struct ibemu_sess_conn *c,
+				    const struct ibemu_sess_hdr *h,
+				    const void *payload)
+{
+	struct ibemu_sess_port_attr reply;
+	struct ibemu_sess_bind b;
+	char why[128];
+	int n;
+
+	if (!payload_is(c, h, sizeof(b)))
+		return;
+	memcpy(&b, payload, sizeof(b));
+	if (ibemu__sess_port_attr_fill(c->s, c->node, b.port, &reply)) {
+		n = snprintf(why, sizeof(why), "%s has no port %u",
+			     c->s->d->topo->nodes[c->node].name, b.port);
+		ibemu__sess_send_msg(c->fd, IBEMU_SESS_ERROR, -EINVAL, why,
+				     (size_t)n < sizeof(why) ? (size_t)n
+							     : sizeof(why) - 1);
+		return;
+	}
+	ibemu__sess_send_msg(c->fd, IBEMU_SESS_PORT_QUERY, 0, &reply,
+			     sizeof(reply));
+}
+
 static uint64_t session_new(struct ibemu_sess_server *s)
 {
 	uint64_t v;
@@ -645,6 +674,10 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	if (c->kind == IBEMU_SESS_CONN_VERBS) {
 		if (h.type == IBEMU_SESS_VERBS_KICK && !h.len && !nfds)
 			return; /* prepare_cb drains the rings */
+		if (h.type == IBEMU_SESS_PORT_QUERY && !nfds) {
+			handle_verbs_port_query(c, &h, payload);
+			return;
+		}
 		ibemu__sess_verbs_call(c, &h, payload, fds, nfds);
 		return;
 	}

@@ -291,13 +291,23 @@ static uint32_t payload_of(const struct tp_qp *qp, const struct tp_msg *m,
 	return left > mtu ? mtu : left;
 }
 
-/* Checks the RETH of 'm' against the MRs: remote access with 'access'. */
+/* What an RDMA of DMA length 0 is granted: no MR, no bytes (handle 0). */
+static const struct tp_mr no_mr;
+
+/*
+ * Checks the RETH of 'm' against the MRs: remote access with 'access'.
+ * Returns the MR, &no_mr for a READ or WRITE of length 0, NULL if denied.
+ */
 static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const struct tp_msg *m, uint32_t access)
 {
 	/* IBA 10.6.3.3 (C10-?): the QP must allow it too. */
 	if ((qp->attr.qp_access_flags & access) != access)
 		return NULL;
+	/* IBA C9-88: the R_Key of a READ or WRITE of DMA length 0 (with
+	 * immediate data or not) is not validated; nothing moves. */
+	if (!m->len && m->opcode < IBEMU_WR_ATOMIC_CMP_AND_SWP)
+		return &no_mr;
 	return ibemu__tp_mr_check(
 		tp, m->rkey, qp->pd, m->remote_addr,
 		m->opcode >= IBEMU_WR_ATOMIC_CMP_AND_SWP ? 8 : m->len, access);

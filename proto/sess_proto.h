@@ -34,8 +34,9 @@
 /* 2: MADs of RMPP transfers, up to 256 KiB; 3: PORT_QUERY, CA_QUERY says
  * the vendor and device ids and the P_Key table size; 4: verbs streams
  * (VERBS_*, payloads in verbs_proto.h); 5: MR_REG may carry a memfd of
- * the region's pages. */
-#define IBEMU_SESS_VERSION 5u
+ * the region's pages; 6: PORT_QUERY on a verbs stream, so that a context
+ * queries the daemon it opened and no other. */
+#define IBEMU_SESS_VERSION 6u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -50,7 +51,8 @@ enum ibemu_sess_type {
 	IBEMU_SESS_OPEN = 5,	   /* stream: ibemu_sess_bind -> _opened */
 	IBEMU_SESS_SEND = 6,	   /* stream c->d: ibemu_sess_mad */
 	IBEMU_SESS_RECV = 7,	   /* stream d->c: ibemu_sess_mad */
-	IBEMU_SESS_PORT_QUERY = 8, /* call: ibemu_sess_bind -> _port_attr */
+	/* A call, or a request on a verbs stream (its HCA; 'host' ignored). */
+	IBEMU_SESS_PORT_QUERY = 8, /* ibemu_sess_bind -> _port_attr */
 	/* A verbs stream (verbs_proto.h): VERBS_OPEN starts it, the rest
 	 * are request/reply on it. */
 	IBEMU_SESS_VERBS_OPEN = 9,	  /* ibemu_verbs_open + 2 fds -> same */

@@ -754,6 +754,82 @@ static void test_write(void)
 	fx_down(&f);
 }
 
+/*
+ * Posts a zero-length RDMA 'opcode' with no gather list, remote address 0
+ * and R_Key 0 on a fresh RC pair of hosts 0 and 1 (one switch); b posts a
+ * receive with no scatter list first. Returns a's only completion and its
+ * time in *t.
+ */
+static struct ibemu_tp_cqe zero_rdma(uint8_t opcode, struct ibemu_tp_cqe *rc,
+				     uint64_t *t)
+{
+	struct ibemu_tp_recv_wr rwr = {9, NULL, 0};
+	struct ibemu_tp_send_wr wr = {0};
+	struct ibemu_tp_cqe c = {0};
+	struct host *a, *b;
+	uint32_t qa, qb;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[1];
+	rc_pair(a, b, &defaults, &qa, &qb);
+	T_EQ_INT(ibemu_tp_post_recv(b->tp, qb, &rwr), 0);
+	wr.wr_id = 1;
+	wr.opcode = opcode;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.imm_data = 0x77;
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qa, &wr), 0);
+	run(&f);
+	T_EQ_INT(a->ncqe, 1);
+	if (a->ncqe) {
+		c = a->cqe[0];
+		*t = a->cqe_t[0];
+	}
+	memset(rc, 0, sizeof(*rc));
+	if (b->ncqe)
+		*rc = b->cqe[0];
+	T_EQ_INT(b->ncqe, opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM);
+	T_EQ_INT(b->nevents, 0);
+	fx_down(&f);
+	return c;
+}
+
+/*
+ * IBA 9.7.4.1 (C9-88): an RDMA WRITE or READ of DMA length 0 checks no
+ * R_Key and moves nothing, and an empty gather list needs no L_Key (UCX
+ * flushes its RC endpoints so). A request (36 bytes of header with its
+ * RETH, 42 on the wire) and its answer (an ACK or a READ response with
+ * no payload: 24 and 30) cross one switch each way.
+ */
+static void test_zero_length_rdma(void)
+{
+	uint64_t rtt =
+		IBEMU_TP_DOORBELL_PS + path_ps(1, 36, 42) + path_ps(1, 24, 30);
+	struct ibemu_tp_cqe c, r;
+	uint64_t t = 0;
+
+	c = zero_rdma(IBEMU_WR_RDMA_WRITE, &r, &t);
+	T_EQ_INT(c.status, IBEMU_WC_SUCCESS);
+	T_EQ_INT(c.opcode, IBEMU_WC_RDMA_WRITE);
+	T_EQ_U64(t, rtt);
+	c = zero_rdma(IBEMU_WR_RDMA_READ, &r, &t);
+	T_EQ_INT(c.status, IBEMU_WC_SUCCESS);
+	T_EQ_INT(c.opcode, IBEMU_WC_RDMA_READ);
+	T_EQ_INT(c.byte_len, 0);
+	T_EQ_U64(t, rtt);
+	/* With immediate it takes a receive, which completes empty. */
+	c = zero_rdma(IBEMU_WR_RDMA_WRITE_WITH_IMM, &r, &t);
+	T_EQ_INT(c.status, IBEMU_WC_SUCCESS);
+	T_EQ_U64(t, IBEMU_TP_DOORBELL_PS + path_ps(1, 40, 46) +
+			    path_ps(1, 24, 30));
+	T_EQ_INT(r.status, IBEMU_WC_SUCCESS);
+	T_EQ_INT(r.opcode, IBEMU_WC_RECV_RDMA_WITH_IMM);
+	T_EQ_INT(r.byte_len, 0);
+	T_EQ_INT(r.imm_data, 0x77);
+	T_EQ_U64(r.wr_id, 9);
+}
+
 static void test_read_atomics(void)
 {
 	struct ibemu_tp_sge s;
@@ -1338,6 +1414,7 @@ void ibemu_test_register_transport(void)
 		{"send_two_switches", test_send_two_switches},
 		{"write", test_write},
 		{"read_atomics", test_read_atomics},
+		{"zero_length_rdma", test_zero_length_rdma},
 		{"rnr", test_rnr},
 		{"bad_rkey", test_bad_rkey},
 		{"drops", test_drops},

@@ -25,8 +25,7 @@ static int ah_check(struct ibemu_verbs_context *ctx,
 	if (a->sl > 15 || a->static_rate > IBV_RATE_1200_GBPS)
 		return EINVAL;
 	if (a->is_global) {
-		ret = ibemu__verbs_port_query(ctx->dev->dev.name, a->port_num,
-					      &p);
+		ret = ibemu__verbs_port_query(ctx, a->port_num, &p);
 		if (ret)
 			return -ret;
 		if (a->grh.sgid_index >= p.guid_cap)
@@ -87,8 +86,7 @@ static int gid_index(struct ibv_context *context, uint8_t port,
 	struct ibemu_sess_port_attr p;
 	union ibv_gid own;
 
-	if (ibemu__verbs_port_query(ibemu__verbs_ctx(context)->dev->dev.name,
-				    port, &p))
+	if (ibemu__verbs_port_query(ibemu__verbs_ctx(context), port, &p))
 		return -1;
 	own.global.subnet_prefix = htobe64(p.gid_prefix);
 	own.global.interface_id = htobe64(p.port_guid);

@@ -12,6 +12,7 @@
  */
 #include <endian.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,35 @@ static void channel_spin(struct ibemu_verbs_channel *c)
 }
 
 /*
+ * Reads one count of the channel's eventfd; a blocking read also wakes when
+ * the daemon goes. Returns what read() returns; once the daemon is gone
+ * and nothing is left, -1 with EIO, as the kernel's channel after a device
+ * removal.
+ */
+static ssize_t channel_read(struct ibemu_verbs_context *ctx,
+			    struct ibv_comp_channel *ch, uint64_t *one)
+{
+	struct pollfd p[2] = {{.fd = ch->fd, .events = POLLIN},
+			      {.fd = ctx->sess_fd, .events = POLLRDHUP}};
+	int fl = fcntl(ch->fd, F_GETFL);
+	ssize_t n;
+
+	if (fl >= 0 && !(fl & O_NONBLOCK)) {
+		if (poll(p, 2, -1) < 0)
+			return -1; /* EINTR */
+		/* Nothing counted, and no daemon left to count more. */
+		if (!(p[0].revents & POLLIN) && ibemu__verbs_stream_gone(ctx)) {
+			errno = EIO;
+			return -1;
+		}
+	}
+	n = read(ch->fd, one, sizeof(*one));
+	if (n < 0 && errno == EAGAIN && ibemu__verbs_stream_gone(ctx))
+		errno = EIO;
+	return n;
+}
+
+/*
  * Returns the next CQ with an event, blocking unless the program made the
  * fd non-blocking (then -1 with EAGAIN). A count left by a destroyed CQ is
  * consumed and skipped.
@@ -310,7 +340,7 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 				       ctx, seen, IBEMU_VERBS_WAIT_CHANNEL, c));
 		if (!q)
 			channel_spin(c);
-		n = read(channel->fd, &one, sizeof(one));
+		n = channel_read(ctx, channel, &one);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != sizeof(one))
@@ -408,6 +438,8 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		ibemu__verbs_clock_at_least(ctx, t0);
 	else if (rule)
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
+	if (!n)
+		ibemu__verbs_empty_poll(ctx);
 	/* A CQ the daemon put into error (overrun) fails, as a provider's
 	 * poll on a CQ in error does. */
 	if (!n && __atomic_load_n(&r->hdr->error, __ATOMIC_ACQUIRE))

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -133,6 +135,47 @@ VERBS_EXPORT int ibv_get_device_index(struct ibv_device *device)
 	return 0;
 }
 
+/*
+ * The async fd: the daemon counts async events (port changes, QP errors)
+ * in an eventfd, one per entry of the context page's ring; the program
+ * polls an epoll set of it and of the stream's hang-up, so the fd is
+ * readable while an event waits or once the daemon is gone (for
+ * IBV_EVENT_DEVICE_FATAL). 0 or an errno.
+ */
+static int async_fds_open(struct ibemu_verbs_context *ctx)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int ret;
+
+	ctx->async_efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE | EFD_NONBLOCK);
+	if (ctx->async_efd < 0)
+		return errno;
+	ctx->vctx.context.async_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->vctx.context.async_fd < 0)
+		goto err;
+	if (epoll_ctl(ctx->vctx.context.async_fd, EPOLL_CTL_ADD, ctx->async_efd,
+		      &ev))
+		goto err_epoll;
+	return 0;
+err_epoll:
+	ret = errno;
+	close(ctx->vctx.context.async_fd);
+	errno = ret;
+err:
+	ret = errno;
+	close(ctx->async_efd);
+	return ret;
+}
+
+/* Adds the stream's hang-up to the async fd's set; 0 or -1 with errno. */
+static int async_watch_stream(struct ibemu_verbs_context *ctx)
+{
+	struct epoll_event ev = {.events = EPOLLRDHUP};
+
+	return epoll_ctl(ctx->vctx.context.async_fd, EPOLL_CTL_ADD,
+			 ctx->sess_fd, &ev);
+}
+
 VERBS_EXPORT struct ibv_context *
 ibemu__ibv_open_device(struct ibv_device *device);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_open_device, ibv_open_device, "IBVERBS_1.1");
@@ -145,13 +188,10 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 	if (!ctx)
 		return ibemu__verbs_null(ENOMEM);
 	c = &ctx->vctx.context;
-	/* The daemon counts async events (port changes, QP errors) here, one
-	 * per entry of the context page's ring: an eventfd polls readable
-	 * exactly while one waits. */
-	c->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (c->async_fd < 0) {
+	ret = async_fds_open(ctx);
+	if (ret) {
 		free(ctx);
-		return NULL; /* errno from eventfd */
+		return ibemu__verbs_null(ret);
 	}
 	ctx->dev = to_dev(device);
 	device_get(ctx->dev);
@@ -165,8 +205,14 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ibemu__verbs_ops_init(ctx);
 	ret = ibemu__verbs_stream_open(ctx, device->name);
+	if (!ret && async_watch_stream(ctx)) {
+		ret = errno;
+		close(ctx->sess_fd);
+		munmap(ctx->page, IBEMU_VERBS_PAGE);
+	}
 	if (ret) {
 		close(c->async_fd);
+		close(ctx->async_efd);
 		pthread_mutex_destroy(&c->mutex);
 		pthread_mutex_destroy(&ctx->sess_lock);
 		pthread_mutex_destroy(&ctx->async_lock);
@@ -190,6 +236,7 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 	close(ctx->sess_fd);
 	munmap(ctx->page, IBEMU_VERBS_PAGE);
 	close(context->async_fd);
+	close(ctx->async_efd);
 	pthread_mutex_destroy(&ctx->sess_lock);
 	pthread_mutex_destroy(&ctx->async_lock);
 	pthread_mutex_destroy(&context->mutex);
@@ -199,8 +246,57 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 }
 
 /*
+ * Takes one count of async_efd, waiting on async_fd unless the program
+ * made it non-blocking. Returns 0, 1 when none is left and the daemon is
+ * gone, or -1 with errno (EAGAIN: non-blocking and nothing yet).
+ */
+static int async_take(struct ibemu_verbs_context *ctx)
+{
+	int afd = ctx->vctx.context.async_fd, fl;
+	struct epoll_event ev;
+	uint64_t n;
+
+	for (;;) {
+		if (read(ctx->async_efd, &n, sizeof(n)) == sizeof(n))
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -1;
+		if (ibemu__verbs_stream_gone(ctx))
+			return 1;
+		fl = fcntl(afd, F_GETFL);
+		if (fl < 0)
+			return -1;
+		if (fl & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (epoll_wait(afd, &ev, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * After the events the daemon raised before it went: one
+ * IBV_EVENT_DEVICE_FATAL, then EIO, as the kernel's uverbs gives after a
+ * device removal.
+ */
+static int async_fatal(struct ibemu_verbs_context *ctx,
+		       struct ibv_async_event *event)
+{
+	if (__atomic_exchange_n(&ctx->fatal_taken, 1, __ATOMIC_RELAXED)) {
+		errno = EIO;
+		return -1;
+	}
+	memset(event, 0, sizeof(*event));
+	event->event_type = IBV_EVENT_DEVICE_FATAL;
+	return 0;
+}
+
+/*
  * The next event of the context page's ring, which the daemon fills and
- * counts in async_fd: a blocking call waits, one on a non-blocking
+ * counts in async_efd: a blocking call waits, one on a non-blocking
  * async_fd fails with EAGAIN, as with the kernel. The element is found by
  * its number among the context's objects; one destroyed meanwhile is
  * skipped.
@@ -220,8 +316,7 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 	struct ibemu_verbs_cq *cq;
 	uint32_t cons;
 	uint64_t n;
-	ssize_t r;
-	int found;
+	int found, r;
 
 	for (;;) {
 		/* About to block with no event in the ring: it waits. */
@@ -231,10 +326,10 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 			       __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) &&
 		       !ibemu__verbs_waiting(ctx, n, IBEMU_VERBS_WAIT_ASYNC,
 					     NULL));
-		do
-			r = read(context->async_fd, &n, sizeof(n));
-		while (r < 0 && errno == EINTR);
-		if (r != sizeof(n))
+		r = async_take(ctx);
+		if (r > 0)
+			return async_fatal(ctx, event);
+		if (r < 0)
 			return -1;
 		/* Running before it takes the event (waiting.c). */
 		ibemu__verbs_running(ctx);

@@ -392,6 +392,10 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	int ret = 0, posted = 0;
 
 	ibemu__verbs_running(ctx_of(qp->context));
+	if (ibemu__verbs_gone(ctx_of(qp->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	/* IBA 10.8.2: sends are posted to a QP in RTS or later. */
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
 	    qp->state == IBV_QPS_RTR) {
@@ -461,6 +465,10 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	int ret;
 
 	ibemu__verbs_running(ctx_of(qp->context));
+	if (ibemu__verbs_gone(ctx_of(qp->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	if (qp->srq || qp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -480,6 +488,10 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	int ret;
 
 	ibemu__verbs_running(ctx_of(srq->context));
+	if (ibemu__verbs_gone(ctx_of(srq->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_mutex_lock(&s->lock);
 	ret = rq_post(&s->ring, s->max_sge, wr, bad_wr);
 	pthread_mutex_unlock(&s->lock);

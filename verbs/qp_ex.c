@@ -241,6 +241,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	ibemu__verbs_running(ctx);
 	flush(q);
 	err = b->err;
+	if (!err && ibemu__verbs_gone(ctx))
+		err = EIO;
 	if (!err && (q->qp.state == IBV_QPS_RESET ||
 		     q->qp.state == IBV_QPS_INIT || q->qp.state == IBV_QPS_RTR))
 		err = EINVAL;

@@ -66,6 +66,9 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_query_device, ibv_query_device, "IBVERBS_1.1");
 int ibemu__ibv_query_device(struct ibv_context *context,
 			    struct ibv_device_attr *attr)
 {
+	/* A removed device answers EIO, as the kernel does. */
+	if (ibemu__verbs_stream_gone(ibemu__verbs_ctx(context)))
+		return EIO;
 	ibemu__verbs_device_attr(ibemu__verbs_ctx(context), attr);
 	return 0;
 }
@@ -83,6 +86,8 @@ int ibemu__verbs_query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	if (attr_size < sizeof(attr->orig_attr))
 		return EINVAL;
+	if (ibemu__verbs_stream_gone(ibemu__verbs_ctx(context)))
+		return EIO;
 	memset(&ex, 0, sizeof(ex));
 	ibemu__verbs_device_attr(ibemu__verbs_ctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
@@ -120,7 +125,7 @@ static int port_query(struct ibemu_verbs_context *ctx, unsigned port,
 {
 	if (port < 1 || port > ctx->dev->nports)
 		return -EINVAL;
-	return ibemu__verbs_port_query(ctx->dev->dev.name, port, p);
+	return ibemu__verbs_port_query(ctx, port, p);
 }
 
 /*

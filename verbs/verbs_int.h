@@ -66,6 +66,16 @@ struct ibemu_verbs_context {
 	pthread_mutex_t sess_lock;
 	struct ibemu_verbs_page *page; /* shared with the daemon */
 	uint64_t probe;		       /* the daemon reads it at open */
+	/*
+	 * The daemon that the stream reaches is gone (it closed the stream:
+	 * it stopped, or was killed): every verb fails with EIO, as after a
+	 * device removal, and the async fd gives IBV_EVENT_DEVICE_FATAL once.
+	 * async_fd is an epoll set of the eventfd the daemon counts async
+	 * events in (async_efd) and of the stream's hang-up.
+	 */
+	int gone, fatal_taken;
+	int async_efd;
+	uint32_t empty_polls; /* since the last look at the stream */
 	/* For async events: QPs, SRQs and CQs by number (context.mutex). */
 	struct ibemu_verbs_qp *qps;
 	struct ibemu_verbs_srq *srqs;
@@ -194,8 +204,11 @@ static inline void *ibemu__verbs_null(int err)
  * on stderr once.
  */
 int ibemu__verbs_ca_query(struct ibemu_sess_ca **out);
-/* PORT_QUERY: port 'port' of HCA 'host'; 0 or -errno (-EINVAL: no port). */
-int ibemu__verbs_port_query(const char *host, unsigned port,
+/*
+ * PORT_QUERY on the stream of 'ctx': port 'port' of its HCA; 0 or -errno
+ * (-EINVAL: no port; -EIO: the daemon is gone).
+ */
+int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
 			    struct ibemu_sess_port_attr *out);
 
 /* device.c */
@@ -255,6 +268,18 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 		      size_t len, const int *fds, int nfds);
 /* Wakes the daemon if it published that it sleeps (after a post). */
 void ibemu__verbs_kick(struct ibemu_verbs_context *ctx);
+/*
+ * Whether the daemon of 'ctx' is gone: what the library noticed so far
+ * (a load, for the post paths), or after a look at the stream (a system
+ * call, for paths that make one anyway or rarely).
+ */
+static inline int ibemu__verbs_gone(struct ibemu_verbs_context *ctx)
+{
+	return __atomic_load_n(&ctx->gone, __ATOMIC_RELAXED);
+}
+int ibemu__verbs_stream_gone(struct ibemu_verbs_context *ctx);
+/* An empty poll of a CQ of 'ctx': looks at the stream now and then. */
+void ibemu__verbs_empty_poll(struct ibemu_verbs_context *ctx);
 /*
  * Creates a sealed memfd holding a ring of 'n' entries of 'esz' bytes,
  * maps it into 'r' and returns the fd (to pass, then close) or -errno.

@@ -2,12 +2,14 @@
 /*
  * The verbs library's side of the session protocol (proto/sess_proto.h):
  * calls to the daemon of the fabric this process is attached to, over the
- * sess.sock that 'ibemu exec' names in $IBEMU_SESSION_SOCKET. Each query
- * connects, sends one request, reads one reply and closes, so it sees the
- * port as the SM left it at that moment, as sysfs would. An open context
- * keeps a verbs stream instead (proto/verbs_proto.h): its calls, the
- * rings it shares with the daemon, and the kick that wakes a sleeping
- * daemon after a post.
+ * sess.sock that 'ibemu exec' names in $IBEMU_SESSION_SOCKET. CA_QUERY
+ * connects, sends one request, reads one reply and closes. An open context
+ * keeps a verbs stream instead (proto/verbs_proto.h): its calls and port
+ * queries (which see the port as the SM left it at that moment, as sysfs
+ * would), the rings it shares with the daemon, and the kick that wakes a
+ * sleeping daemon after a post. A context is bound to the daemon it
+ * opened: when that one goes, the stream hangs up, and the context fails
+ * every verb from then on (never a word with a daemon started since).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -176,30 +179,6 @@ int ibemu__verbs_ca_query(struct ibemu_sess_ca **out)
 	return 0;
 }
 
-int ibemu__verbs_port_query(const char *host, unsigned port,
-			    struct ibemu_sess_port_attr *out)
-{
-	struct ibemu_sess_bind b;
-	char why[256];
-	size_t got = 0;
-	int ret;
-
-	ret = bind_fill(&b, host, port);
-	if (ret)
-		return ret;
-	ret = sess_call(IBEMU_SESS_PORT_QUERY, &b, sizeof(b), out, sizeof(*out),
-			&got, why, sizeof(why));
-	if (!ret && (got != sizeof(*out) || out->port_num != port ||
-		     out->npkeys > IBEMU_SESS_PORT_PKEYS))
-		ret = -EPROTO;
-	/* A port that does not exist is the caller's mistake (EINVAL, as
-	 * the kernel answers); the rest is the fabric's. */
-	if (ret && ret != -EINVAL && ret != -ENODEV)
-		say_once("port %u of %s: %s", port, host,
-			 *why ? why : strerror(-ret));
-	return ret;
-}
-
 /* Sends 'type' with 'len' bytes of 'msg' and 'nfds' fds on 'fd'. */
 static int send_with_fds(int fd, uint16_t type, const void *msg, size_t len,
 			 const int *fds, int nfds, int flags)
@@ -266,12 +245,58 @@ static int recv_reply(int fd, uint16_t type, void *msg, size_t len, char *why,
 	return 0;
 }
 
+int ibemu__verbs_stream_gone(struct ibemu_verbs_context *ctx)
+{
+	struct pollfd p = {.fd = ctx->sess_fd, .events = POLLRDHUP};
+
+	if (ibemu__verbs_gone(ctx))
+		return 1;
+	/* The daemon's end closes when it exits or is killed. */
+	if (poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)))
+		__atomic_store_n(&ctx->gone, 1, __ATOMIC_RELAXED);
+	return ibemu__verbs_gone(ctx);
+}
+
+/* Empty polls between two looks at the stream: a few milliseconds. */
+#define EMPTY_POLLS_PER_LOOK 65536u
+
+void ibemu__verbs_empty_poll(struct ibemu_verbs_context *ctx)
+{
+	/* A daemon killed while awake leaves no kick to fail: a program
+	 * that only polls and posts learns it here. */
+	if (!(__atomic_add_fetch(&ctx->empty_polls, 1, __ATOMIC_RELAXED) %
+	      EMPTY_POLLS_PER_LOOK))
+		ibemu__verbs_stream_gone(ctx);
+}
+
+/*
+ * What a call gets once the daemon is gone: EIO, but a destroy succeeds,
+ * as rdma-core counts a destroy that the removed device answers with EIO
+ * (verbs_is_destroy_err()): the daemon freed everything as it went.
+ */
+static int gone_call(uint16_t type)
+{
+	switch (type) {
+	case IBEMU_SESS_VERBS_PD_FREE:
+	case IBEMU_SESS_VERBS_MR_DEREG:
+	case IBEMU_SESS_VERBS_CQ_DESTROY:
+	case IBEMU_SESS_VERBS_QP_DESTROY:
+	case IBEMU_SESS_VERBS_SRQ_DESTROY:
+		return 0;
+	default:
+		return EIO;
+	}
+}
+
 int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 		      size_t len, const int *fds, int nfds)
 {
 	char why[256];
 	int ret;
 
+	if (ibemu__verbs_gone(ctx))
+		return gone_call(type);
 	ibemu__verbs_calling(ctx);
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = send_with_fds(ctx->sess_fd, type, msg, len, fds, nfds, 0);
@@ -279,12 +304,44 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 		ret = recv_reply(ctx->sess_fd, type, msg, len, why,
 				 sizeof(why));
 	pthread_mutex_unlock(&ctx->sess_lock);
+	if (ret && ibemu__verbs_stream_gone(ctx))
+		return gone_call(type);
 	return ret;
+}
+
+int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
+			    struct ibemu_sess_port_attr *out)
+{
+	struct ibemu_sess_bind b = {.port = port};
+	char why[256];
+	int ret;
+
+	if (ibemu__verbs_gone(ctx))
+		return -EIO;
+	pthread_mutex_lock(&ctx->sess_lock);
+	ret = send_with_fds(ctx->sess_fd, IBEMU_SESS_PORT_QUERY, &b, sizeof(b),
+			    NULL, 0, 0);
+	if (!ret)
+		ret = recv_reply(ctx->sess_fd, IBEMU_SESS_PORT_QUERY, out,
+				 sizeof(*out), why, sizeof(why));
+	pthread_mutex_unlock(&ctx->sess_lock);
+	if (ret && ibemu__verbs_stream_gone(ctx))
+		return -EIO;
+	if (!ret &&
+	    (out->port_num != port || out->npkeys > IBEMU_SESS_PORT_PKEYS))
+		ret = EPROTO;
+	/* A port that does not exist is the caller's mistake (EINVAL, as
+	 * the kernel answers); the rest is the fabric's. */
+	if (ret && ret != EINVAL)
+		say_once("port %u of %s: %s", port, ctx->dev->dev.name,
+			 *why ? why : strerror(ret));
+	return -ret;
 }
 
 void ibemu__verbs_kick(struct ibemu_verbs_context *ctx)
 {
 	uint32_t *sleeps = &ctx->page->sleeps;
+	int ret;
 
 	/* Orders our producer index before the read of 'sleeps', against
 	 * the daemon's store of 'sleeps' before its read of the index. */
@@ -294,10 +351,14 @@ void ibemu__verbs_kick(struct ibemu_verbs_context *ctx)
 	 * daemon; one that finds it taken posted before the daemon's next
 	 * look at the rings, which follows its next store of the flag.
 	 */
-	if (__atomic_load_n(sleeps, __ATOMIC_SEQ_CST) &&
-	    __atomic_exchange_n(sleeps, 0, __ATOMIC_SEQ_CST))
-		send_with_fds(ctx->sess_fd, IBEMU_SESS_VERBS_KICK, NULL, 0,
-			      NULL, 0, MSG_DONTWAIT);
+	if (!__atomic_load_n(sleeps, __ATOMIC_SEQ_CST) ||
+	    !__atomic_exchange_n(sleeps, 0, __ATOMIC_SEQ_CST))
+		return;
+	ret = send_with_fds(ctx->sess_fd, IBEMU_SESS_VERBS_KICK, NULL, 0, NULL,
+			    0, MSG_DONTWAIT);
+	/* A full socket holds kicks enough; a closed one: the daemon went. */
+	if (ret && ret != EAGAIN)
+		ibemu__verbs_stream_gone(ctx);
 }
 
 uint32_t ibemu__verbs_pow2(uint32_t n)
@@ -377,7 +438,7 @@ int ibemu__verbs_stream_open(struct ibemu_verbs_context *ctx, const char *host)
 	ctx->probe = ((uint64_t)getpid() << 32) ^ (uintptr_t)ctx ^ 0x1be3u;
 	o.probe = ctx->probe;
 	o.probe_addr = (uintptr_t)&ctx->probe;
-	fds[1] = ctx->vctx.context.async_fd;
+	fds[1] = ctx->async_efd;
 	ret = send_with_fds(fd, IBEMU_SESS_VERBS_OPEN, &o, sizeof(o), fds, 2,
 			    0);
 	close(fds[0]);
