@@ -345,7 +345,7 @@ static struct tp_msg *msg_of_psn(struct tp_qp *qp, uint32_t psn)
 	return NULL;
 }
 
-/* The AETH syndrome's NAK codes (IBA ch. 9) to the requester's completion status. */
+/* The AETH syndrome's NAK codes (IBA ch. 9) to completion statuses. */
 static int nak_status(unsigned code)
 {
 	switch (code) {
@@ -489,7 +489,7 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 	if ((syn & 0x1f) == NAK_PSN_SEQ) {
 		/*
-		 * IBA ch. 9 RC requester (and as rxe does): a sequence error counts
+		 * IBA ch. 9 RC (and as rxe does): a sequence error counts
 		 * against the retry count as a timeout does; then resend from
 		 * the PSN the responder expects.
 		 */

@@ -599,7 +599,7 @@ static void rc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	rc_request(tp, qp, pkt, m);
 }
 
-/* UC (IBA ch. 9, UC service): no acknowledgements; a gap drops the message under
+/* UC (IBA ch. 9 UC): no acknowledgements; a gap drops the message under
  * way, and the responder picks up at the next first packet. */
 static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
@@ -671,7 +671,7 @@ static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 }
 
-/* UD (IBA ch. 9, UD service): one packet a message, Q_Key checked, the first 40
+/* UD (IBA ch. 9 UD): one packet a message, Q_Key checked, the first 40
  * bytes of the receive buffer left for a GRH that is not there. */
 static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
