@@ -16,7 +16,7 @@ the same on a loaded machine); the on runs also take more events (CNPs,
 wake-ups of throttled sources).
 
 With --plot DIR it also writes the incast's two plots there
-(incast-cc-off.png, incast-cc-on.png), the README's figures.
+(incast-cc-off.png, incast-cc-on.png), docs/congestion-control.md's figures.
 
 usage: bench/cc.py [--build DIR] [--topology FILE] [--duration T]
                    [--backlog N] [--plot DIR]"""

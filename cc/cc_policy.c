@@ -33,10 +33,10 @@
  * buffer: about 1.5 packets of 4 KiB waiting), every SL of every CA
  * reacts, CCTI grows by 4 per BECN and a CCTI_Timer of 9 (9.216 us) walks
  * it back by one, and the CCT is a linear ramp of inter-packet delays 0,
- * 1, 2... packet times. Tuned on the README's incast and congestion tree
- * of the default fabric (bench/cc.py measures them): a smaller increase
- * or a longer timer lets the tree live longer, a larger one leaves the
- * hotspot idle.
+ * 1, 2... packet times. Tuned on docs/congestion-control.md's incast and
+ * congestion tree of the default fabric (bench/cc.py measures them): a
+ * smaller increase or a longer timer lets the tree live longer, a larger
+ * one leaves the hotspot idle.
  */
 static const struct {
 	int enable;

@@ -268,7 +268,7 @@ static void grace_cb(uv_timer_t *t)
 }
 
 /*
- * The quiescence rule (DESIGN.md section 3): runs the events before the
+ * The quiescence rule (docs/design.md §3): runs the events before the
  * horizon that the running verbs processes leave (each one's clock plus
  * the doorbell delay: nothing it posts can act earlier), one at a time,
  * since a completion handed to a process at T lowers the horizon to T

@@ -44,8 +44,8 @@ struct ibemu_log_limit {
 };
 
 /*
- * How virtual time relates to the attached processes (DESIGN.md section
- * 3; 'ibemu up --clock'). QUIESCE: time advances only while every verbs
+ * How virtual time relates to the attached processes (docs/design.md
+ * §3; 'ibemu up --clock'). QUIESCE: time advances only while every verbs
  * process waits, their work stamped with their own clocks (deterministic).
  * FREE: the engine runs whenever it has events (fastest, not
  * deterministic).

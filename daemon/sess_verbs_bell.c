@@ -3,7 +3,7 @@
  * The doorbell protocol of the verbs streams, the daemon's side. Before
  * the loop may block (a uv_prepare hook) the daemon takes what the rings
  * hold and runs the engine; then it polls the rings and the context pages
- * for a short, adaptive while (DESIGN.md section 6: a polled cache line
+ * for a short, adaptive while (docs/design.md §6: a polled cache line
  * hands over in well under a microsecond, a wake across cores costs tens);
  * only then does it publish 'sleeps', look once more and let the loop
  * block. A uv_check hook clears 'sleeps' when the loop wakes.

@@ -131,7 +131,7 @@ int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v);
 void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
 		      const struct ibemu_tp_cqe *e);
 
-/* sess_verbs_rule.c: hand-offs to the process (DESIGN.md section 3) */
+/* sess_verbs_rule.c: hand-offs to the process (docs/design.md §3) */
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v);
 void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The quiescence time rule (DESIGN.md section 3) as the verbs streams see
+ * The quiescence time rule (docs/design.md §3) as the verbs streams see
  * it: hand-offs counted on the context page, the horizon the running
  * processes leave the engine and the grace period of a process that runs
  * without verbs calls (sess_verbs_bell.c wakes the engine when the

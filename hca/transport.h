@@ -25,7 +25,7 @@
 
 /*
  * The modelled doorbell-to-wire delay of an HCA: work posted at virtual
- * time T starts no earlier than T + this (the lookahead of DESIGN.md §3;
+ * time T starts no earlier than T + this (the lookahead of docs/design.md §3;
  * ConnectX adapters take a few hundred nanoseconds from a doorbell to the
  * first byte on the wire).
  */
@@ -414,7 +414,7 @@ int ibemu_tp_post_recv(struct ibemu_tp *tp, uint32_t qpn,
 
 /*
  * The same, for work stamped with the poster's virtual clock 'at' (the
- * time rule of DESIGN.md section 3: a process's clock may lie behind the
+ * time rule of docs/design.md §3: a process's clock may lie behind the
  * engine, which runs ahead by up to the doorbell delay). A send reaches
  * the wire no earlier than at + IBEMU_TP_DOORBELL_PS; a receive is there
  * for packets that arrive from at + IBEMU_TP_DOORBELL_PS on (a receive

@@ -181,11 +181,11 @@ int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp)
 		return 0;
 	if (m->started)
 		return 1;
-	/* SQD starts nothing new (IBA 10.3.1.?: drain). */
+	/* SQD starts nothing new (IBA ch. 10, QP state SQD: drain). */
 	if (qp->state == IBEMU_QPS_SQD)
 		return 0;
 	if (is_rd_atomic(m) && qp->rd_out >= qp->attr.max_rd_atomic)
-		return 0; /* IBA 9.7.4.1.?: max_rd_atomic outstanding */
+		return 0; /* IBA ch. 9 RC: max_rd_atomic outstanding */
 	if (m->fence && qp->rd_out)
 		return 0; /* IBA 10.8.3.3: fence waits for READ/atomics */
 	return 1;
@@ -282,7 +282,7 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 	return pkt;
 }
 
-/* Sends again from 'm' on (go-back-N, IBA 9.7.5.1.?). */
+/* Sends again from 'm' on (go-back-N, IBA ch. 9 RC retry). */
 static void rewind_to(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 {
 	struct tp_msg *w;
@@ -296,7 +296,7 @@ static void rewind_to(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 /*
  * Everything up to PSN 'psn' has been received by the responder: complete
  * the WQEs it covers, in order. A READ or atomic it covers whose response
- * has not come is a lost response: resend it (IBA 9.7.5.1.?).
+ * has not come is a lost response: resend it (IBA 9.7.5.1.2, coalesced ACKs).
  */
 static void ack_upto(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 {
@@ -345,7 +345,7 @@ static struct tp_msg *msg_of_psn(struct tp_qp *qp, uint32_t psn)
 	return NULL;
 }
 
-/* IBA 9.7.5.1.? NAK codes to the requester's completion status. */
+/* The AETH syndrome's NAK codes (IBA ch. 9) to completion statuses. */
 static int nak_status(unsigned code)
 {
 	switch (code) {
@@ -489,7 +489,7 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 	if ((syn & 0x1f) == NAK_PSN_SEQ) {
 		/*
-		 * IBA 9.7.5.2.? (and as rxe does): a sequence error counts
+		 * IBA ch. 9 RC (and as rxe does): a sequence error counts
 		 * against the retry count as a timeout does; then resend from
 		 * the PSN the responder expects.
 		 */

@@ -385,7 +385,7 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 				   IBEMU_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		/* IBA 9.7.5.1.?: at most max_dest_rd_atomic at once. */
+		/* IBA ch. 9 RC: at most max_dest_rd_atomic at once. */
 		if (qp->resp_n >= qp->attr.max_dest_rd_atomic) {
 			resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
 			return;
@@ -523,7 +523,7 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 		queue_ack(tp, qp, pkt->psn, AETH_ACK);
 }
 
-/* A request the responder has executed already (IBA 9.7.5.1.?). */
+/* A request the responder has executed already (IBA C9-105). */
 static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 			 struct ibemu_pkt *pkt, struct tp_msg *m)
 {
@@ -537,7 +537,7 @@ static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 			reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_READ);
 
 		/* Duplicates reuse the resources of the requests they
-		 * repeat (IBA 9.7.5.1.?); a bounded number is queued. */
+		 * repeat (IBA ch. 9 RC); a bounded number is queued. */
 		if (!mr || qp->dup_n >= qp->attr.max_dest_rd_atomic)
 			return;
 		k = (uint32_t)psn_diff(pkt->psn, m->first_psn);
@@ -599,7 +599,7 @@ static void rc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		return;
 	}
 	if (d > 0) {
-		/* IBA 9.7.5.1.?: one NAK per gap, until the PSN comes. */
+		/* IBA ch. 9 RC: one NAK per gap, until the PSN comes. */
 		if (!qp->nak_sent) {
 			qp->nak_sent = 1;
 			queue_nak(tp, qp, NAK_PSN_SEQ);
@@ -609,7 +609,7 @@ static void rc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	rc_request(tp, qp, pkt, m);
 }
 
-/* UC (IBA 9.8.?): no acknowledgements; a gap drops the message under
+/* UC (IBA ch. 9 UC): no acknowledgements; a gap drops the message under
  * way, and the responder picks up at the next first packet. */
 static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
@@ -681,7 +681,7 @@ static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 }
 
-/* UD (IBA 9.8.?): one packet a message, Q_Key checked, the first 40
+/* UD (IBA ch. 9 UD): one packet a message, Q_Key checked, the first 40
  * bytes of the receive buffer left for a GRH that is not there. */
 static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
@@ -701,7 +701,7 @@ static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 	w = ibemu__tp_rq_take(tp, qp);
 	if (!w)
-		return; /* no receive WQE: dropped (IBA 9.8.?) */
+		return; /* no receive WQE: dropped (IBA ch. 9 UD) */
 	st = land_recv(tp, qp, m, w, IBEMU_TP_UD_GRH_BYTES, m->len);
 	recv_done(tp, qp, w, pkt, m, st,
 		  st ? 0 : m->len + IBEMU_TP_UD_GRH_BYTES);

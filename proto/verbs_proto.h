@@ -228,7 +228,7 @@ _Static_assert(sizeof(struct ibemu_verbs_async) == 16, "async is 16 bytes");
  * runs. The async ring
  * has its own header, with the same rules as the queues.
  *
- * The time rule (DESIGN.md section 3, 'rule' set by the daemon unless it
+ * The time rule (docs/design.md §3, 'rule' set by the daemon unless it
  * runs with --clock free): the daemon counts in 'handed' every completion
  * and async event it makes visible to the process: it bumps 'handing'
  * before it moves the ring's producer index (or writes an eventfd) and

@@ -355,7 +355,7 @@ static struct sm_mcgroup *group_create(struct sm *sm, struct sa_req *req)
 	uint16_t mlid;
 	static const uint8_t zero[16];
 
-	/* IBA 15.2.5.17 o15-0.2.x: what a creating join must give. */
+	/* IBA 15.2.5.17 o15-0.2.3: what a creating join must give. */
 	if ((req->comp_mask & needs) != needs) {
 		req->status = SA_STATUS_INSUF_COMPS;
 		return NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ibemu-sm: a subnet manager that speaks only MADs through the libibumad
- * API (DESIGN.md section 5). It discovers the subnet with directed-route
+ * API (docs/design.md §5). It discovers the subnet with directed-route
  * SMPs, many in flight (smp.c), builds the routing graph of what it found
  * (discover.c), has a routing engine of routing/ assign LIDs and LFTs, and
  * programs ports and switches up to ACTIVE (program.c).

@@ -225,9 +225,9 @@ static void test_off_and_victim_mask(void)
 }
 
 /*
- * The incast of the README on the default fabric, in virtual time: with
- * congestion control the victims get their link back, the contributors
- * share the hotspot fairly and keep it busy.
+ * The incast of docs/congestion-control.md on the default fabric, in
+ * virtual time: with congestion control the victims get their link back,
+ * the contributors share the hotspot fairly and keep it busy.
  */
 static void test_incast_cc_on(void)
 {

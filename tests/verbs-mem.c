@@ -7,7 +7,7 @@
  * registration are still there, and RDMA WRITE, READ and an atomic on a
  * loopback RC QP (through the leaf switch) move the right bytes; whether
  * the library moved its pages onto shared memory (the fast path of
- * DESIGN.md section 6) is printed as shared_KIND=0|1 from
+ * docs/design.md §6) is printed as shared_KIND=0|1 from
  * /proc/self/maps. Then fork(): the child's writes to a registered buffer
  * do not reach the parent. Prints key=value lines for
  * tests/integration/test_verbs.py; returns the number of broken rules.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The process's virtual clock and what the library tells the daemon of
- * it (DESIGN.md section 3, proto/verbs_proto.h's context page): the time
+ * it (docs/design.md §3, proto/verbs_proto.h's context page): the time
  * of the completion or event that last resumed the process, plus the
  * compute time it declared (ibemu.h). Work it posts is stamped with it.
  * One clock per process, whatever the number of contexts; each context's

@@ -267,7 +267,7 @@ static uint64_t now_ns(void)
 /*
  * Before blocking in the eventfd: an awake daemon raises the event a few
  * microseconds after the process said it waits, and a wake across cores
- * costs tens (DESIGN.md section 6), so look for up to CHANNEL_SPIN_NS
+ * costs tens (docs/design.md §6), so look for up to CHANNEL_SPIN_NS
  * first, giving the CPU away at each step (the daemon may share it). A
  * non-blocking channel answers at once, as the program asked.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ibemu.h: what a program may ask of ibemu's virtual time (DESIGN.md
- * section 3). Plain C, no other header of ibemu needed.
+ * ibemu.h: what a program may ask of ibemu's virtual time (docs/design.md
+ * §3). Plain C, no other header of ibemu needed.
  *
  * Under 'ibemu exec' a process's verbs run on an emulated HCA whose time
  * is virtual: it advances only while every attached process waits (polls

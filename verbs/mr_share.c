@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The shared-mapping fast path of DESIGN.md section 6. The daemon cannot
+ * The shared-mapping fast path of docs/design.md §6. The daemon cannot
  * map a process's private memory, only reach it with process_vm_readv/
  * writev (a system call and a page walk per access, and a bounce buffer
  * between two processes). So at registration the pages of a region that

@@ -6,7 +6,7 @@
  * does; its memory must be mapped in this process (any mapping: malloc,
  * stack, mmap), as pinning it would require. lkey and rkey are one key
  * (as on ConnectX), given by the HCA's transport in the daemon, which
- * reads and writes registered memory in place (DESIGN.md section 6).
+ * reads and writes registered memory in place (docs/design.md §6).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -239,7 +239,7 @@ struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
 					      int comp_vector);
 /*
  * mr_share.c: moves the pages of [addr, addr + len) onto shared memory if
- * it can (DESIGN.md section 6) and describes them in m->shm_*; the memfd
+ * it can (docs/design.md §6) and describes them in m->shm_*; the memfd
  * to send with the registration (the library keeps it), or -1.
  */
 int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,

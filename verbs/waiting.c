@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Whether the process waits, as the time rule must know it (DESIGN.md
- * section 3; the context page of proto/verbs_proto.h). A context waits only
+ * Whether the process waits, as the time rule must know it (docs/design.md
+ * §3; the context page of proto/verbs_proto.h). A context waits only
  * while every thread that takes part in it waits: a thread takes part from
  * its first post, poll or wait on the context until it exits, and its
  * record here (one per thread and context, found through a thread-local

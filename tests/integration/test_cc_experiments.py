@@ -23,8 +23,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 class CcExperimentsTest(IbemuTestCase):
     def study(self, name, pattern, cc, *extra):
-        # Senders with 4 messages outstanding, as the README's runs: the
-        # study ends soon after its 5 ms instead of draining backlogs.
+        # Senders with 4 messages outstanding, as in the runs of
+        # docs/congestion-control.md: the study ends soon after its 5 ms
+        # instead of draining backlogs.
         p = self.ibemu("--fabric", name, "traffic", pattern, "--duration",
                        "5ms", "--backlog", "4", "--cc", cc, "--json",
                        "--top", "0", *extra, check=0, timeout=300)

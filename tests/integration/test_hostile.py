@@ -3,8 +3,8 @@
 control client that never reads its answers, one that eats the daemon's
 file descriptors, a MAD flood the daemon must log, and tiny-message
 traffic studies whose client leaves. Each checks that the daemon's memory
-(VmRSS), CPU time (utime + stime) and log stay within the limits the
-README's "Security model" documents, and that it still answers after."""
+(VmRSS), CPU time (utime + stime) and log stay within the limits listed
+in docs/security.md, "Limits", and that it still answers after."""
 
 import os
 import resource

@@ -157,7 +157,7 @@ class PingpongTest(RawVerbs, PingpongRunner, IbemuTestCase):
     # --- garbage in the rings, through the raw protocol --------------
 
     def test_bad_memory_registrations(self):
-        """MR_REG with the memfd of shared pages (DESIGN.md section 6):
+        """MR_REG with the memfd of shared pages (docs/design.md §6):
         an fd that is not a memfd, an unsealed memfd, one smaller than
         the window it claims, a window of no whole pages, a window with
         no fd: each is refused with EINVAL; the daemon and a good

@@ -272,7 +272,7 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.down("vex")
 
     def test_registered_memory_of_every_kind(self):
-        """DESIGN.md section 6's fast path (tests/verbs-mem.c): malloc'd
+        """docs/design.md §6's fast path (tests/verbs-mem.c): malloc'd
         and mmap'd regions move onto shared memory with their bytes
         intact, again when registered twice or remapped; the stack and
         a file mapping stay on the process_vm path; WRITE, READ and
