@@ -14,7 +14,9 @@
  * Whatever it writes, the outcome must be a completion (success or an
  * error status), a queue in error, or nothing: never a crash, a read out
  * of bounds or undefined behaviour, and never a write outside the
- * registered buffer (guarded by canaries). Each record is an operation:
+ * registered buffer (guarded by canaries). The queues are created for
+ * CAP work requests in rings of ENTRIES, so posts past a queue's capacity
+ * are tried too. Each record is an operation:
  *   0 T OFF(2) N bytes  write N bytes into target T at OFF
  *   1 T N(2) bytes      post: an entry of N bytes at T's producer index,
  *                       which then advances (a well-behaved producer)
@@ -42,6 +44,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ENTRIES	  8u
+/* What the queues are created for: fewer than their rings hold, so a
+ * producer that posts past it tests the daemon's capacity checks. */
+#define CAP 5u
 #define MEM_BYTES 65536u
 #define GUARD	  4096u
 #define QKEY	  0x11111111u
@@ -131,8 +136,8 @@ static uint32_t qp_create(struct rig *r, uint32_t type, int srq, unsigned sq,
 		.send_cq = r->cq,
 		.recv_cq = r->cq,
 		.srq = srq ? r->srq : 0,
-		.max_send_wr = ENTRIES,
-		.max_recv_wr = ENTRIES,
+		.max_send_wr = CAP,
+		.max_recv_wr = CAP,
 		.max_send_sge = 4,
 		.max_recv_sge = 4,
 		.max_inline_data = 64,
@@ -259,7 +264,7 @@ static void rig_up(struct rig *r)
 		fail("CQ_CREATE");
 	r->cq = cq.id;
 	srq.pd = r->pd;
-	srq.max_wr = ENTRIES;
+	srq.max_wr = CAP;
 	srq.max_sge = 4;
 	srq.srq_limit = 2;
 	srq.entries = ENTRIES;
