@@ -43,10 +43,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define ENTRIES	  8u
+#define ENTRIES 8u
 /* What the queues are created for: fewer than their rings hold, so a
  * producer that posts past it tests the daemon's capacity checks. */
-#define CAP 5u
+#define CAP	  5u
 #define MEM_BYTES 65536u
 #define GUARD	  4096u
 #define QKEY	  0x11111111u
