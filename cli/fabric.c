@@ -336,7 +336,7 @@ enum { UP_SM_IBEMU, UP_SM_NONE };
 /* In this order: UP_CC_ON, UP_CC_OFF. */
 static const char *const cc_values[] = {"on", "off", NULL};
 enum { UP_CC_ON, UP_CC_OFF };
-/* In the order of enum ibemu_daemon_clock. */
+/* In the order of enum ibemu_clock. */
 static const char *const clock_values[] = {"quiesce", "free", NULL};
 
 /* OpenSM's default sweep_interval (10 s). */
@@ -692,7 +692,7 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 					 "FILE [options] (see 'ibemu up "
 					 "--help')");
 	opts.foreground = (int)v[UP_FOREGROUND].u;
-	opts.clock = (enum ibemu_daemon_clock)v[UP_CLOCK].u;
+	opts.clock = (enum ibemu_clock)v[UP_CLOCK].u;
 	with_sm = v[UP_SM].u == UP_SM_IBEMU;
 	if (!with_sm &&
 	    (v[UP_ROUTING].given || v[UP_SWEEP].given || v[UP_LMC].given))
@@ -750,7 +750,8 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 		}
 	}
 	/* The daemon consumes the topology whatever happens. */
-	ret = ibemu_daemon_start(t, &opts, why, sizeof(why));
+	ret = ibemu_daemon_start(t, &opts, &ibemu_ctl_servers, why,
+				 sizeof(why));
 	if (ret)
 		return ibemu_cli_fail(1, "up: %s", why);
 	if (!opts.foreground) {

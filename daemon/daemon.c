@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "model.h"
+#include "transport.h"
 
 /*
  * Starts a new daemon.log once the current one has grown past
@@ -135,9 +136,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 			strsignal(signum),
 			(unsigned long long)(uv_now(&d->loop) - d->started_ms) /
 				1000,
-			sw, hca,
-			d->job ? "a traffic study running"
-			       : "no traffic study");
+			sw, hca, d->servers->doing(d));
 		return;
 	}
 	ibemu_daemon_log(d, "received %s, stopping", strsignal(signum));
@@ -212,7 +211,6 @@ void ibemu__daemon_pump_close(struct ibemu_daemon *d)
 static void close_handles(struct ibemu_daemon *d)
 {
 	d->stopping = 1;
-	ibemu__ctl_jobs_fini(d);
 	ibemu__daemon_pump_close(d);
 	uv_close((uv_handle_t *)&d->watch_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -229,10 +227,42 @@ void ibemu_daemon_stop(struct ibemu_daemon *d)
 {
 	if (d->stopping)
 		return;
-	ibemu__ctl_server_stop(d);
-	ibemu__sess_server_stop(d);
+	d->servers->stop(d);
 	close_handles(d);
 }
+
+/* No process attached (no session server, or one that stopped). */
+static int none_any(const struct ibemu_daemon *d)
+{
+	(void)d;
+	return 0;
+}
+
+static uint64_t none_horizon(struct ibemu_daemon *d, pid_t *presumed)
+{
+	(void)d;
+	(void)presumed;
+	return UINT64_MAX;
+}
+
+static int none_drain(struct ibemu_daemon *d)
+{
+	(void)d;
+	return 0;
+}
+
+static void none_flush(struct ibemu_daemon *d)
+{
+	(void)d;
+}
+
+const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached = {
+	.any = none_any,
+	.umad = none_any,
+	.horizon = none_horizon,
+	.drain = none_drain,
+	.flush = none_flush,
+};
 
 /* Engine events per turn of the loop for MADs: requests stay quick. */
 #define PUMP_BATCH 100000
@@ -254,8 +284,8 @@ static void pace_cb(uv_timer_t *t)
 
 	/* The wall clock has caught up: run the event that waited (under
 	 * the time rule, quiesce_step runs it, up to pace_until). */
-	if (d->clock == IBEMU_CLOCK_FREE) {
-		ibemu__sess_drain(d); /* receives come without a kick */
+	if (d->rule.clock == IBEMU_CLOCK_FREE) {
+		d->attached->drain(d); /* receives come without a kick */
 		ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
 	}
 	ibemu_daemon_pump(d);
@@ -283,12 +313,12 @@ static int quiesce_step(struct ibemu_daemon *d)
 	size_t n = 0;
 	int drained;
 
-	horizon = ibemu__sess_horizon(d, &presumed);
-	d->last_horizon = horizon;
+	horizon = d->attached->horizon(d, &presumed);
+	d->rule.last_horizon = horizon;
 	/* Work posted before a process said it waits enters first, all of
 	 * it: the engine waits while a ring holds more than a turn's. */
-	drained = ibemu__sess_drain(d);
-	if (drained & IBEMU_SESS_DRAIN_MORE)
+	drained = d->attached->drain(d);
+	if (drained & IBEMU_DAEMON_DRAIN_MORE)
 		return 1;
 	if (drained)
 		next = ibemu_engine_next_time(e);
@@ -300,7 +330,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 		return 0;
 	}
 	/* umad processes live in wall time (their MADs' timeouts too). */
-	if (ibemu__sess_umad_attached(d)) {
+	if (d->attached->umad(d)) {
 		until = now + PUMP_LEAP_PS > d->pace_until ? now + PUMP_LEAP_PS
 							   : d->pace_until;
 		if (next > until) {
@@ -311,15 +341,15 @@ static int quiesce_step(struct ibemu_daemon *d)
 			return 0;
 		}
 	}
-	d->run_cap = horizon;
+	d->rule.run_cap = horizon;
 	while (n < PUMP_BATCH) {
 		next = ibemu_engine_next_time(e);
-		if (next >= d->run_cap || next > until)
+		if (next >= d->rule.run_cap || next > until)
 			break;
 		n += ibemu_engine_run(e, next, 1);
 	}
-	if (n && presumed && !d->nondet) {
-		d->nondet = 1;
+	if (n && presumed && !d->rule.nondet) {
+		d->rule.nondet = 1;
 		ibemu_daemon_log(
 			d,
 			"process %ld ran more than %u ms without a "
@@ -329,9 +359,9 @@ static int quiesce_step(struct ibemu_daemon *d)
 	}
 	/* A run cut short by the batch limit publishes nothing yet: a
 	 * process must find every completion up to the cap at once. */
-	d->mid_run = n == PUMP_BATCH;
-	if (!d->mid_run)
-		ibemu__sess_flush(d);
+	d->rule.mid_run = n == PUMP_BATCH;
+	if (!d->rule.mid_run)
+		d->attached->flush(d);
 	return ibemu_engine_pending(e) != 0;
 }
 
@@ -345,16 +375,16 @@ static int pump_step(struct ibemu_daemon *d)
 
 	if (next == UINT64_MAX)
 		return 0;
-	if (!ibemu__sess_attached(d)) {
+	if (!d->attached->any(d)) {
 		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
 		return ibemu_engine_pending(e) != 0;
 	}
-	if (d->clock == IBEMU_CLOCK_QUIESCE)
+	if (d->rule.clock == IBEMU_CLOCK_QUIESCE)
 		return quiesce_step(d);
 	/* Receives are posted without a kick: the transport must see every
 	 * one the process posted before the packets that may need it. */
-	drained = ibemu__sess_drain(d);
-	if (drained & IBEMU_SESS_DRAIN_MORE)
+	drained = d->attached->drain(d);
+	if (drained & IBEMU_DAEMON_DRAIN_MORE)
 		return 1;
 	if (drained)
 		next = ibemu_engine_next_time(e);
@@ -373,13 +403,13 @@ static void pump_cb(uv_idle_t *h)
 	struct ibemu_daemon *d = h->data;
 
 	/* A traffic study runs the engine itself, MADs included. */
-	if (d->job || !pump_step(d))
+	if (d->engine_held || !pump_step(d))
 		uv_idle_stop(h);
 }
 
 void ibemu_daemon_pump(struct ibemu_daemon *d)
 {
-	if (d->stopping || d->job || !ibemu_engine_pending(d->engine))
+	if (d->stopping || d->engine_held || !ibemu_engine_pending(d->engine))
 		return;
 	uv_timer_stop(&d->pace_timer);
 	/*
@@ -399,11 +429,6 @@ static int write_pid(const struct ibemu_runtime_paths *p)
 		return -errno;
 	fprintf(f, "%ld\n", (long)getpid());
 	return fclose(f) ? -errno : 0;
-}
-
-const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c)
-{
-	return c == IBEMU_CLOCK_FREE ? "free" : "quiesce";
 }
 
 /* Sets up the loop and the socket; on success the daemon is listening. */
@@ -429,7 +454,6 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	signals_start(d);
 	uv_timer_init(&d->loop, &d->watch_timer);
 	d->watch_timer.data = d;
-	ibemu__ctl_jobs_init(d);
 	ibemu__daemon_pump_init(d);
 	d->reserve_fd = ibemu__reserve_fd_open();
 	ret = write_pid(&d->paths);
@@ -438,13 +462,9 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 			 strerror(-ret));
 		goto err_close;
 	}
-	ret = ibemu__ctl_server_start(d);
-	if (ret) {
-		snprintf(why, whylen, "cannot listen on %s: %s", d->paths.sock,
-			 uv_strerror(ret));
+	ret = d->servers->start(d, why, whylen);
+	if (ret)
 		goto err_close;
-	}
-	ibemu__sess_server_start(d); /* logs why if processes cannot attach */
 	if (!lstat(d->paths.sock, &st)) {
 		d->sock_dev = st.st_dev;
 		d->sock_ino = st.st_ino;
@@ -455,10 +475,11 @@ static int daemon_init(struct ibemu_daemon *d, char *why, size_t whylen)
 	return 0;
 
 err_close:
-	/* The control server closed its handle if it failed to listen. */
+	/* The servers closed their handles if they failed to start. */
 	close_handles(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&d->loop);
+	d->servers->fini(d);
 err_fabric:
 	ibemu_engine_destroy(d->engine);
 	d->engine = NULL;
@@ -473,8 +494,7 @@ static void daemon_fini(struct ibemu_daemon *d)
 		ibemu_daemon_log(d, "event loop closed with handles open: %s",
 				 uv_strerror(ret));
 	ibemu_daemon_log(d, "stopped");
-	free(d->snap);
-	ibemu__cc_fini(d);
+	d->servers->fini(d);
 	ibemu_engine_destroy(d->engine);
 	ibemu_topo_destroy(d->topo);
 	d->topo = NULL;
@@ -499,7 +519,7 @@ static void log_start(struct ibemu_daemon *d, int stale)
 			 "listening on %s: %u switches, %u HCAs, %u links, "
 			 "clock %s",
 			 d->paths.sock, sw, hca, d->topo->nlinks,
-			 ibemu_daemon_clock_name(d->clock));
+			 ibemu_clock_name(d->rule.clock));
 }
 
 /* Body of the detached child: never returns. */
@@ -604,7 +624,8 @@ static pid_t locked_pid(const char *name)
 }
 
 int ibemu_daemon_start(struct ibemu_topo *t,
-		       const struct ibemu_daemon_opts *opts, char *why,
+		       const struct ibemu_daemon_opts *opts,
+		       const struct ibemu_daemon_servers *servers, char *why,
 		       size_t whylen)
 {
 	static struct ibemu_daemon daemon; /* lives as long as the process */
@@ -617,7 +638,9 @@ int ibemu_daemon_start(struct ibemu_topo *t,
 	d->reserve_fd = -1;
 	d->topo = t;
 	d->lock_fd = -1;
-	d->clock = opts->clock;
+	d->servers = servers;
+	d->attached = &ibemu__daemon_none_attached;
+	ibemu_rule_init(&d->rule, opts->clock, IBEMU_TP_DOORBELL_PS);
 	ret = ibemu_runtime_paths(t->name, &d->paths);
 	if (ret) {
 		ibemu_runtime_explain(ret, t->name, why, whylen);

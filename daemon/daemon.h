@@ -19,10 +19,9 @@
 #include "buf.h"
 #include "engine.h"
 #include "routing.h"
+#include "rule.h"
 #include "runtime.h"
 #include "topo.h"
-
-struct ibemu_ctl_conn;
 
 /*
  * The log is bounded twice: repeated lines of one kind from one client go
@@ -42,26 +41,6 @@ struct ibemu_log_limit {
 	uint64_t suppressed; /* since the last line written */
 	uint64_t suppressed_total;
 };
-
-/*
- * How virtual time relates to the attached processes (docs/design.md
- * §3; 'ibemu up --clock'). QUIESCE: time advances only while every verbs
- * process waits, their work stamped with their own clocks (deterministic).
- * FREE: the engine runs whenever it has events (fastest, not
- * deterministic).
- */
-enum ibemu_daemon_clock {
-	IBEMU_CLOCK_QUIESCE = 0,
-	IBEMU_CLOCK_FREE = 1,
-};
-
-/*
- * Wall-clock milliseconds a verbs process may run without any verbs call
- * (a program spinning on memory that an RDMA WRITE fills) before it is
- * counted as waiting; if virtual time then advances, the run is marked
- * non-deterministic.
- */
-#define IBEMU_GRACE_MS 10u
 
 /*
  * The daemon's listening sockets (listener.c): owner-only Unix sockets
@@ -112,9 +91,46 @@ int ibemu__listener_start(struct ibemu_daemon *d, struct ibemu_listener *l,
 void ibemu__listener_stop(struct ibemu_listener *l,
 			  void (*closed)(struct ibemu_listener *l));
 
+struct ibemu_daemon;
+struct ibemu_ctl;
+struct ibemu_sess_server;
+
+/*
+ * The servers above the daemon, given to ibemu_daemon_start() by its
+ * caller (the CLI gives the control server of ctl/ with the service of
+ * attached processes of attach/): started once the daemon's loop is set
+ * up, stopped first on a stop, freed after its loop has ended.
+ */
+struct ibemu_daemon_servers {
+	/* 0, or -errno with the reason in 'why' (the daemon does not start). */
+	int (*start)(struct ibemu_daemon *d, char *why, size_t whylen);
+	void (*stop)(struct ibemu_daemon *d);
+	void (*fini)(struct ibemu_daemon *d);
+	/* What they are doing, for SIGUSR1's status line. */
+	const char *(*doing)(struct ibemu_daemon *d);
+};
+
+/*
+ * The attached processes as the pump sees them, set by the service of
+ * attached processes (attach/) when it starts; without it no process is
+ * ever attached. attach/attach.h says what each op does.
+ */
+struct ibemu_daemon_attached_ops {
+	int (*any)(const struct ibemu_daemon *d);
+	int (*umad)(const struct ibemu_daemon *d);
+	uint64_t (*horizon)(struct ibemu_daemon *d, pid_t *presumed);
+	int (*drain)(struct ibemu_daemon *d);
+	void (*flush)(struct ibemu_daemon *d);
+};
+/* Until a service attaches processes: none is. */
+extern const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached;
+/* What ops.drain() returns: nothing taken (0), or TOOK, with MORE if
+ * work was left in a ring (the engine must wait for it). */
+#define IBEMU_DAEMON_DRAIN_TOOK 1
+#define IBEMU_DAEMON_DRAIN_MORE 2
+
 struct ibemu_daemon {
 	uv_loop_t loop;
-	struct ibemu_listener server; /* ctl.sock */
 	uv_signal_t sigterm;
 	uv_signal_t sigint;
 	uv_signal_t sighup;	/* stops, as SIGTERM does */
@@ -131,28 +147,20 @@ struct ibemu_daemon {
 	int lock_fd;
 	uint64_t started_ms; /* uv_now() at start, for uptime */
 	time_t started_at;
-	struct ibemu_ctl_conn *conns; /* open control connections */
-	struct ibemu_engine *engine;  /* the running fabric */
-	struct ibemu_job *job;	      /* the long request being served */
-	/* Counters at the last 'ibemu counters', for rates over the interval. */
-	struct ibemu_port_counters *snap;
-	uint64_t snap_time;
-	/* 'ibemu cc' (ctl_cc.c): the study running (its job's), and the
-	 * congestion control state of the flows of the last one (owned). */
-	struct ibemu_traffic *cc_study;
-	struct ibemu_cc_flow *cc_flows;
-	size_t cc_nflows;
-	uv_idle_t job_idle;  /* runs the job between requests */
+	struct ibemu_engine *engine; /* the running fabric */
+	/* A job runs the engine itself (a traffic study): the pump stays off. */
+	int engine_held;
+	/* The servers above, and what each keeps (ctl/, attach/). */
+	const struct ibemu_daemon_servers *servers;
+	struct ibemu_ctl *ctl;
+	const struct ibemu_daemon_attached_ops *attached;
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
 	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
 	uint64_t pace_until;   /* the event pace_timer waits for */
-	/* The time rule (--clock). */
-	enum ibemu_daemon_clock clock;
-	uv_timer_t grace_timer; /* looks again at processes that run long */
-	uint64_t run_cap; /* a run stops before this (hand-offs lower it) */
-	uint64_t last_horizon; /* the bound the rule gave at the last look */
-	int nondet;	       /* the grace period let time advance */
-	int mid_run;	       /* a run stopped at its batch limit */
+	/* The time rule (--clock, clock/rule.h), and the timer that looks
+	 * again at processes that run long. */
+	struct ibemu_rule rule;
+	uv_timer_t grace_timer;
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 	/* An fd kept open on /dev/null, given up to accept and refuse a
@@ -167,21 +175,19 @@ struct ibemu_daemon {
 
 struct ibemu_daemon_opts {
 	int foreground; /* stay attached to the terminal, log to stderr */
-	enum ibemu_daemon_clock clock;
+	enum ibemu_clock clock;
 };
 
-/* "quiesce" or "free". */
-const char *ibemu_daemon_clock_name(enum ibemu_daemon_clock c);
-
 /*
- * Starts the daemon for 't' (consumed in every case) and returns when it
- * has stopped. Unless opts->foreground, the caller's process forks: the
+ * Starts the daemon for 't' (consumed in every case), with 'servers'
+ * (borrowed, static), and returns when it has stopped. Unless opts->foreground, the caller's process forks: the
  * child runs the daemon detached, the call returns in the parent once the
  * daemon listens (0) or has failed (-errno, 'why' says why). In the
  * foreground the call returns when the daemon stops.
  */
 int ibemu_daemon_start(struct ibemu_topo *t,
-		       const struct ibemu_daemon_opts *opts, char *why,
+		       const struct ibemu_daemon_opts *opts,
+		       const struct ibemu_daemon_servers *servers, char *why,
 		       size_t whylen);
 
 /* Begins an orderly stop: closes every handle; the loop then ends. */
@@ -210,80 +216,5 @@ void ibemu_daemon_pump(struct ibemu_daemon *d);
  */
 void ibemu__daemon_pump_init(struct ibemu_daemon *d);
 void ibemu__daemon_pump_close(struct ibemu_daemon *d);
-
-/* The session server (sess_server.c): attached processes, sess.sock. */
-int ibemu__sess_server_start(struct ibemu_daemon *d);
-void ibemu__sess_server_stop(struct ibemu_daemon *d);
-/* Whether any process has a port stream open. */
-int ibemu__sess_attached(const struct ibemu_daemon *d);
-/* Whether any process has a umad port stream open (verbs ones aside). */
-int ibemu__sess_umad_attached(const struct ibemu_daemon *d);
-/*
- * The HCA port whose issm device a process holds (a subnet manager runs
- * there, sess_issm.c): its global index, or IBEMU_NONE. The lowest if
- * several do (a master and its standbys).
- */
-uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d);
-/*
- * The time rule (sess_verbs_rule.c): the virtual time before which the engine
- * may run, given the verbs processes that run now (UINT64_MAX when every
- * one waits). A process counted as waiting only because it ran past the
- * grace period sets *presumed to its pid.
- */
-uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
-/*
- * Hands the work in the verbs rings to the transports (sess_verbs_ring.c;
- * no pump), at most IBEMU_SESS_DRAIN_BUDGET work requests a call, so that
- * one process's rings cannot hold the loop. Returns 0 if there was
- * nothing, else IBEMU_SESS_DRAIN_TOOK, with IBEMU_SESS_DRAIN_MORE if the
- * budget ran out first (the engine must then wait for the rest: a WQE
- * left in a ring is one the process posted before the engine's time).
- * Under the rule, called after the horizon was read: a process that posted
- * before it said it waits has its work taken first.
- */
-#define IBEMU_SESS_DRAIN_BUDGET 4096u
-#define IBEMU_SESS_DRAIN_TOOK	1
-#define IBEMU_SESS_DRAIN_MORE	2
-int ibemu__sess_drain(struct ibemu_daemon *d);
-/* Makes the completions written during a run visible (sess_verbs_tp.c). */
-void ibemu__sess_flush(struct ibemu_daemon *d);
-/* The engine's mad_recv callback: a MAD for an attached process. */
-void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
-			  const struct ibemu_mad_msg *m);
-
-/* The control server (ctl_server.c). */
-int ibemu__ctl_server_start(struct ibemu_daemon *d);
-void ibemu__ctl_server_stop(struct ibemu_daemon *d);
-void ibemu__ctl_jobs_init(struct ibemu_daemon *d);
-void ibemu__ctl_jobs_fini(struct ibemu_daemon *d);
-
-/* Runs one control command (ctl_commands.c); returns the exit status. */
-struct ibemu_ctl_call;
-int ibemu__ctl_dispatch(struct ibemu_ctl_call *call);
-/* Served commands that have a file of their own. */
-int ibemu__serve_counters(struct ibemu_ctl_call *call);
-int ibemu__serve_traffic(struct ibemu_ctl_call *call);
-int ibemu__serve_route(struct ibemu_ctl_call *call);
-int ibemu__serve_link(struct ibemu_ctl_call *call);
-/*
- * ctl_cc.c: 'ibemu cc'. A study's job tells when it starts and before it
- * is destroyed (the flows' state is kept until the next study);
- * ibemu__cc_fini() frees what is kept.
- */
-int ibemu__serve_cc(struct ibemu_ctl_call *call);
-struct ibemu_traffic;
-void ibemu__cc_study_start(struct ibemu_daemon *d, struct ibemu_traffic *tr);
-void ibemu__cc_study_end(struct ibemu_daemon *d);
-void ibemu__cc_fini(struct ibemu_daemon *d);
-/* ctl_node.c: 'ibemu node down|up NODE'. */
-int ibemu__serve_node(struct ibemu_ctl_call *call);
-/*
- * Whether data from HCA port (src, sp) reaches HCA port (dst, dp) through
- * the LFTs (ctl_route.c): NULL if it does, else why not, with the node and
- * port where it stops in *at_node and *at_port.
- */
-const char *ibemu__route_stop(const struct ibemu_daemon *d, uint32_t src,
-			      unsigned sp, uint32_t dst, unsigned dp,
-			      uint32_t *at_node, unsigned *at_port);
 
 #endif

@@ -19,6 +19,7 @@
 #include "fuzz-fabric.h"
 #include "model.h"
 #include "routing.h"
+#include "transport.h"
 
 static char run_dir[64];
 
@@ -54,6 +55,8 @@ struct ibemu_daemon *ibemu_fuzz_daemon_create(void)
 	d->topo = ibemu_fuzz_topo(); /* borrowed: the fuzzer keeps it */
 	d->reserve_fd = -1;
 	d->lock_fd = -1;
+	d->attached = &ibemu__daemon_none_attached;
+	ibemu_rule_init(&d->rule, IBEMU_CLOCK_QUIESCE, IBEMU_TP_DOORBELL_PS);
 	snprintf(d->paths.dir, sizeof(d->paths.dir), "%s", run_dir);
 	if (ibemu_model_create(d->topo, &d->engine) ||
 	    ibemu_routing_run_topo(ibemu_routing_find("minhop"), d->topo, &r) ||

@@ -359,4 +359,17 @@ int ibemu_traffic_waterfill(size_t nflows, const double *demand,
 /* Jain's fairness index (sum x)^2 / (n sum x^2); 1 for n = 0 or all 0. */
 double ibemu_traffic_jain(const double *x, size_t n);
 
+/*
+ * traffic_plot_file.c: checks a --plot FILE before a study starts (an absolute
+ * path ending in .svg or .png in a directory the daemon may write, and
+ * for .png a converter installed): 0, or 2 (usage) or 1 with the reason
+ * in 'err'. Then writes the plot of a finished study
+ * to it, atomically (a temporary file renamed over it): 0, or 1 with the
+ * reason in 'err'. It runs as the
+ * daemon's user (the user who started it), so the file is theirs.
+ */
+int ibemu_traffic_plot_check(const char *path, struct ibemu_buf *err);
+int ibemu_traffic_plot_file(const struct ibemu_traffic *tr, const char *path,
+			    struct ibemu_buf *err);
+
 #endif

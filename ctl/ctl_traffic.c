@@ -67,7 +67,7 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 
 	switch (tj->ret) {
 	case 0:
-		if (tj->plot && ibemu__plot_write(tj->tr, tj->plot, err))
+		if (tj->plot && ibemu_traffic_plot_file(tj->tr, tj->plot, err))
 			return 1;
 		ibemu_traffic_render(tj->tr, tj->json, tj->top, out);
 		if (tj->plot && !tj->json)
@@ -552,7 +552,7 @@ static int parse_options(struct ibemu_ctl_call *call,
 	tj->json = (int)v[T_JSON].u;
 	tj->top = (size_t)v[T_TOP].u;
 	if (v[T_PLOT].given) {
-		ret = ibemu__plot_check(v[T_PLOT].s, call->err);
+		ret = ibemu_traffic_plot_check(v[T_PLOT].s, call->err);
 		if (ret)
 			return ret;
 		tj->plot = strdup(v[T_PLOT].s);
@@ -622,7 +622,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 		free(tj);
 		return ret ? ret : serve_stop(call);
 	}
-	if (d->job) {
+	if (d->ctl->job) {
 		ibemu_buf_puts(call->err, "traffic: a study is running on this "
 					  "fabric; try again when it is done, "
 					  "or stop it with 'ibemu traffic "

@@ -952,6 +952,15 @@ static int path_join(char *out, const char *dir, const char *file)
 	return n < 0 || n >= IBEMU_PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
+/* What the daemon's pump asks of the attached processes (attach.h). */
+static const struct ibemu_daemon_attached_ops attached_ops = {
+	.any = ibemu__sess_attached,
+	.umad = ibemu__sess_umad_attached,
+	.horizon = ibemu__sess_horizon,
+	.drain = ibemu__sess_drain,
+	.flush = ibemu__sess_flush,
+};
+
 int ibemu__sess_server_start(struct ibemu_daemon *d)
 {
 	struct ibemu_sess_server *s;
@@ -983,6 +992,7 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 	if (ret)
 		goto err_free;
 	d->sess = s;
+	d->attached = &attached_ops;
 	uv_idle_init(&d->loop, &s->flush_idle);
 	s->flush_idle.data = s;
 	ibemu__sess_verbs_start(s);
@@ -1054,6 +1064,7 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 	if (!s)
 		return;
 	d->sess = NULL;
+	d->attached = &ibemu__daemon_none_attached;
 	while (s->conns)
 		ibemu__sess_conn_close(s->conns, "the fabric stops");
 	uv_close((uv_handle_t *)&s->flush_idle, NULL);

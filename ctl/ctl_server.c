@@ -7,12 +7,14 @@
  * not read its answers stops being served (CTL_QUEUE_SOFT) until it does.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "ctl_commands.h"
 #include "ctl_proto.h"
 #include "daemon.h"
@@ -62,14 +64,14 @@ static void conn_close(struct ibemu_ctl_conn *c)
 	if (c->closing)
 		return;
 	c->closing = 1;
-	if (c->d->job && c->d->job->conn == c) {
+	if (c->d->ctl->job && c->d->ctl->job->conn == c) {
 		/* Nobody waits for the answer: the study stops (Ctrl-C on
 		 * the CLI ends up here). */
-		c->d->job->conn = NULL;
+		c->d->ctl->job->conn = NULL;
 		ibemu__ctl_job_cancel(c->d, "job stopped: its client went "
 					    "away");
 	}
-	for (pp = &c->d->conns; *pp; pp = &(*pp)->next) {
+	for (pp = &c->d->ctl->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
 			break;
@@ -215,19 +217,21 @@ static void job_start(struct ibemu_ctl_conn *c, struct ibemu_job *job)
 {
 	struct ibemu_daemon *d = c->d;
 
-	IBEMU_BUG_ON(d->job != NULL);
+	IBEMU_BUG_ON(d->ctl->job != NULL);
 	job->conn = c;
 	job->last_progress_ms = uv_now(&d->loop);
-	d->job = job;
-	uv_idle_start(&d->job_idle, job_idle_cb);
+	d->ctl->job = job;
+	d->engine_held = 1; /* the job runs the engine itself */
+	uv_idle_start(&d->ctl->job_idle, job_idle_cb);
 }
 
 static void job_end(struct ibemu_daemon *d)
 {
-	struct ibemu_job *job = d->job;
+	struct ibemu_job *job = d->ctl->job;
 
-	d->job = NULL;
-	uv_idle_stop(&d->job_idle);
+	d->ctl->job = NULL;
+	d->engine_held = 0;
+	uv_idle_stop(&d->ctl->job_idle);
 	job->destroy(job);
 	ibemu_daemon_pump(d); /* MADs that came meanwhile */
 }
@@ -249,10 +253,10 @@ static void job_send_progress(struct ibemu_job *job)
 
 int ibemu__ctl_job_cancel(struct ibemu_daemon *d, const char *why)
 {
-	if (!d->job)
+	if (!d->ctl->job)
 		return -ENOENT;
-	if (!d->job->cancelled)
-		d->job->cancelled = why;
+	if (!d->ctl->job->cancelled)
+		d->ctl->job->cancelled = why;
 	return 0;
 }
 
@@ -260,7 +264,7 @@ int ibemu__ctl_job_cancel(struct ibemu_daemon *d, const char *why)
  * (it detaches; the packets it had in flight are the engine's). */
 static void job_cancelled(struct ibemu_daemon *d)
 {
-	struct ibemu_job *job = d->job;
+	struct ibemu_job *job = d->ctl->job;
 	struct ibemu_buf out, err;
 
 	ibemu_daemon_log(d, "%s", job->cancelled);
@@ -281,7 +285,7 @@ static void job_cancelled(struct ibemu_daemon *d)
 static void job_idle_cb(uv_idle_t *h)
 {
 	struct ibemu_daemon *d = h->data;
-	struct ibemu_job *job = d->job;
+	struct ibemu_job *job = d->ctl->job;
 	struct ibemu_buf out, err;
 	uint64_t now;
 	int done = 0, status;
@@ -309,19 +313,6 @@ static void job_idle_cb(uv_idle_t *h)
 		ibemu_buf_fini(&err);
 	}
 	job_end(d);
-}
-
-void ibemu__ctl_jobs_init(struct ibemu_daemon *d)
-{
-	uv_idle_init(&d->loop, &d->job_idle);
-	d->job_idle.data = d;
-}
-
-void ibemu__ctl_jobs_fini(struct ibemu_daemon *d)
-{
-	if (d->job)
-		job_end(d);
-	uv_close((uv_handle_t *)&d->job_idle, NULL);
 }
 
 static void handle_request(struct ibemu_ctl_conn *c, char *payload, size_t len)
@@ -482,8 +473,8 @@ static void accept_cb(struct ibemu_listener *l, int fd)
 	}
 	c->d = d;
 	uv_pipe_init(&d->loop, &c->pipe, 0);
-	c->next = d->conns;
-	d->conns = c;
+	c->next = d->ctl->conns;
+	d->ctl->conns = c;
 	if (uv_pipe_open(&c->pipe, fd)) {
 		close(fd);
 		conn_close(c);
@@ -519,17 +510,69 @@ static const struct ibemu_listener_ops ctl_listener_ops = {
 	.refuse = refuse_cb,
 };
 
-int ibemu__ctl_server_start(struct ibemu_daemon *d)
+/*
+ * The servers of a daemon (daemon.h): this one, then the session server
+ * of attached processes (which logs why if processes cannot attach, and
+ * the fabric runs without them).
+ */
+static int servers_start(struct ibemu_daemon *d, char *why, size_t whylen)
 {
-	d->server.ops = &ctl_listener_ops;
-	d->server.what = "control";
-	d->server.data = d;
-	return ibemu__listener_start(d, &d->server, d->paths.sock, SOCK_STREAM);
+	int ret;
+
+	d->ctl = calloc(1, sizeof(*d->ctl));
+	if (!d->ctl) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	uv_idle_init(&d->loop, &d->ctl->job_idle);
+	d->ctl->job_idle.data = d;
+	d->ctl->server.ops = &ctl_listener_ops;
+	d->ctl->server.what = "control";
+	d->ctl->server.data = d;
+	ret = ibemu__listener_start(d, &d->ctl->server, d->paths.sock,
+				    SOCK_STREAM);
+	if (ret) {
+		snprintf(why, whylen, "cannot listen on %s: %s", d->paths.sock,
+			 uv_strerror(ret));
+		/* Freed by servers_fini once the handle has closed. */
+		uv_close((uv_handle_t *)&d->ctl->job_idle, NULL);
+		return ret;
+	}
+	ibemu__sess_server_start(d);
+	return 0;
 }
 
-void ibemu__ctl_server_stop(struct ibemu_daemon *d)
+/* Stops serving: clients first, then the handles. */
+static void servers_stop(struct ibemu_daemon *d)
 {
-	ibemu__listener_stop(&d->server, NULL);
-	while (d->conns)
-		conn_close(d->conns);
+	ibemu__listener_stop(&d->ctl->server, NULL);
+	while (d->ctl->conns)
+		conn_close(d->ctl->conns);
+	ibemu__sess_server_stop(d);
+	if (d->ctl->job)
+		job_end(d);
+	uv_close((uv_handle_t *)&d->ctl->job_idle, NULL);
 }
+
+static void servers_fini(struct ibemu_daemon *d)
+{
+	if (!d->ctl)
+		return;
+	free(d->ctl->snap);
+	ibemu__cc_fini(d);
+	free(d->ctl);
+	d->ctl = NULL;
+}
+
+static const char *servers_doing(struct ibemu_daemon *d)
+{
+	return d->ctl && d->ctl->job ? "a traffic study running"
+				     : "no traffic study";
+}
+
+const struct ibemu_daemon_servers ibemu_ctl_servers = {
+	.start = servers_start,
+	.stop = servers_stop,
+	.fini = servers_fini,
+	.doing = servers_doing,
+};

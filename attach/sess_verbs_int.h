@@ -85,13 +85,8 @@ struct ibemu_sess_verbs {
 	struct ibemu_log_limit garbage_log;
 	struct ibemu_sess_proc *proc; /* its process's share (sess_limits) */
 	struct ibemu_sess_cost held;  /* what this context holds of it */
-	/* The time rule: hand-offs so far (the page's 'handed'), the
-	 * earliest clock the process can have since the last one that
-	 * resumed it, and what the grace period watches. */
-	uint64_t handed;
-	uint64_t hand_ps;
-	uint64_t idle_mark, idle_since_ms, idle_cpu;
-	int idle_known, idle_cpu_known;
+	/* The time rule's view of its process (clock/rule.h). */
+	struct ibemu_rule_proc rule;
 };
 
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)
@@ -107,7 +102,7 @@ static inline const char *ibemu__vs_host(const struct ibemu_sess_verbs *v)
 
 static inline int ibemu__vs_rule_on(const struct ibemu_daemon *d)
 {
-	return d->clock == IBEMU_CLOCK_QUIESCE;
+	return ibemu_rule_on(&d->rule);
 }
 
 /* sess_verbs.c: the stream's objects */

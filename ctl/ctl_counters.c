@@ -152,7 +152,7 @@ static void add_row(struct ibemu_table *t, struct ibemu_daemon *d, uint32_t pi,
 
 	ibemu_engine_counters(d->engine, pi, &c);
 	if (have_snap)
-		prev = d->snap[pi];
+		prev = d->ctl->snap[pi];
 	ibemu_pma_port_counters(&c, &pma);
 	ibemu_engine_port_where(d->engine, pi, &node, &port);
 	ibemu_table_row(t);
@@ -200,7 +200,7 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 	if (ret)
 		return ret;
 	/* A study reports what the counters gained since it began. */
-	if (a.reset && d->job) {
+	if (a.reset && d->ctl->job) {
 		ibemu_buf_puts(call->err,
 			       "counters: a traffic study is running; "
 			       "reset the counters when it is done");
@@ -209,8 +209,8 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
-	have_snap = d->snap != NULL;
-	dt = have_snap ? now - d->snap_time : 0;
+	have_snap = d->ctl->snap != NULL;
+	dt = have_snap ? now - d->ctl->snap_time : 0;
 	for (i = 0; i < n; i++) {
 		uint32_t pn;
 		unsigned pp;
@@ -226,7 +226,8 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 		ibemu_engine_counters(d->engine, i, &c);
 		rows[nrows].port = i;
 		rows[nrows].delta_data =
-			c.xmit_data - (have_snap ? d->snap[i].xmit_data : 0);
+			c.xmit_data -
+			(have_snap ? d->ctl->snap[i].xmit_data : 0);
 		nrows++;
 	}
 	if (a.top) {
@@ -242,13 +243,13 @@ int ibemu__serve_counters(struct ibemu_ctl_call *call)
 	free(rows);
 
 	/* The next call's rates cover the time from now. */
-	if (!d->snap)
-		d->snap = calloc(n ? n : 1, sizeof(*d->snap));
-	for (i = 0; d->snap && i < n; i++) {
+	if (!d->ctl->snap)
+		d->ctl->snap = calloc(n ? n : 1, sizeof(*d->ctl->snap));
+	for (i = 0; d->ctl->snap && i < n; i++) {
 		if (a.reset)
 			ibemu_engine_counters_reset(d->engine, i);
-		ibemu_engine_counters(d->engine, i, &d->snap[i]);
+		ibemu_engine_counters(d->engine, i, &d->ctl->snap[i]);
 	}
-	d->snap_time = now;
+	d->ctl->snap_time = now;
 	return 0;
 }

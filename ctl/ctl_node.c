@@ -100,7 +100,7 @@ int ibemu__serve_node(struct ibemu_ctl_call *call)
 		return 1;
 	}
 	/* As for 'ibemu link': a study must not see its links vanish. */
-	if (d->job) {
+	if (d->ctl->job) {
 		ibemu_buf_puts(call->err, "node: a traffic study is running on "
 					  "this fabric; try again when it is "
 					  "done, or stop it with 'ibemu "

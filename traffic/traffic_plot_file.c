@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * 'ibemu traffic --plot FILE': the daemon writes the study's SVG
- * (traffic/traffic_plot.c) where the user asked, as the user it runs as,
+ * 'ibemu traffic --plot FILE': a study's SVG (traffic_plot.c) written
+ * where the user asked, as the user it runs as,
  * through a temporary file in the same directory renamed into place, so a
  * reader never sees half an image. A PNG is the SVG converted by
  * rsvg-convert (package librsvg2-bin) or ImageMagick's convert, run once
@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ctl_commands.h"
+#include "buf.h"
 #include "traffic.h"
 
 extern char **environ;
@@ -76,7 +76,7 @@ static int dir_writable(const char *path, struct ibemu_buf *err)
 	return 0;
 }
 
-int ibemu__plot_check(const char *path, struct ibemu_buf *err)
+int ibemu_traffic_plot_check(const char *path, struct ibemu_buf *err)
 {
 	if (path[0] != '/') {
 		ibemu_buf_printf(err,
@@ -214,8 +214,8 @@ static int convert(const char *path, const char *svg, const char *png,
 	return 0;
 }
 
-int ibemu__plot_write(const struct ibemu_traffic *tr, const char *path,
-		      struct ibemu_buf *err)
+int ibemu_traffic_plot_file(const struct ibemu_traffic *tr, const char *path,
+			    struct ibemu_buf *err)
 {
 	char svg[4200], png[4200];
 	struct ibemu_buf b;

@@ -410,6 +410,6 @@ int ibemu__sess_drain(struct ibemu_daemon *d)
 		if (c->kind == IBEMU_SESS_CONN_VERBS && !c->closing)
 			did |= verbs_drain(c->verbs, &budget);
 	if (!budget)
-		did |= IBEMU_SESS_DRAIN_MORE;
+		did |= IBEMU_DAEMON_DRAIN_MORE;
 	return did;
 }

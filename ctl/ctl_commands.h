@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "ctl.h"
 #include "opt.h"
 
 struct ibemu_daemon;
@@ -98,19 +99,6 @@ extern const struct ibemu_opt_cmd ibemu__cc_opts;
  */
 int ibemu__link_down(struct ibemu_daemon *d, uint32_t pi);
 int ibemu__link_up(struct ibemu_daemon *d, uint32_t pi);
-
-/*
- * ctl_plot.c: checks a --plot FILE before a study starts (an absolute
- * path ending in .svg or .png in a directory the daemon may write, and
- * for .png a converter installed): 0, or 2 (usage) or 1 with the reason
- * in 'err'. Then writes the plot of a finished study
- * to it, atomically (a temporary file renamed over it): 0, or 1 with the
- * reason in 'err'. The daemon runs as its user, so the file is theirs.
- */
-int ibemu__plot_check(const char *path, struct ibemu_buf *err);
-struct ibemu_traffic;
-int ibemu__plot_write(const struct ibemu_traffic *tr, const char *path,
-		      struct ibemu_buf *err);
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct ibemu_ctl_command ibemu_ctl_commands[];

@@ -217,7 +217,7 @@ int ibemu__serve_link(struct ibemu_ctl_call *call)
 	 * A study that saw a link vanish under it would lose the packets
 	 * the switch then discards: faults wait until it is done.
 	 */
-	if (d->job) {
+	if (d->ctl->job) {
 		ibemu_buf_puts(call->err, "link: a traffic study is running on "
 					  "this fabric; try again when it is "
 					  "done, or stop it with 'ibemu "

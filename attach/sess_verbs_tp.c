@@ -125,10 +125,8 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 		return;
 	}
 	h->s->verbs_dirty = 1;
-	/* The process resumes at this time: the run stops a doorbell
-	 * delay later, whatever it was allowed before. */
-	if (out->time_ps + IBEMU_TP_DOORBELL_PS < d->run_cap)
-		d->run_cap = out->time_ps + IBEMU_TP_DOORBELL_PS;
+	/* The process resumes at this time. */
+	ibemu_rule_completion(&d->rule, out->time_ps);
 }
 
 void ibemu__sess_flush(struct ibemu_daemon *d)
@@ -137,7 +135,7 @@ void ibemu__sess_flush(struct ibemu_daemon *d)
 	struct ibemu_sess_conn *c;
 	uint32_t i;
 
-	if (!s || !s->verbs_dirty || d->mid_run)
+	if (!s || !s->verbs_dirty || d->rule.mid_run)
 		return;
 	s->verbs_dirty = 0;
 	for (c = s->conns; c; c = c->next)

@@ -44,7 +44,7 @@ static void spin_idle_cb(uv_idle_t *h)
 
 /*
  * Takes what the rings hold (a turn's budget) and runs the engine.
- * Returns what ibemu__sess_drain() did; with IBEMU_SESS_DRAIN_MORE the
+ * Returns what ibemu__sess_drain() did; with IBEMU_DAEMON_DRAIN_MORE the
  * loop is kept from blocking, so it serves its sockets and comes back.
  */
 static int drain_all(struct ibemu_sess_server *s)
@@ -53,7 +53,7 @@ static int drain_all(struct ibemu_sess_server *s)
 
 	if (did)
 		ibemu_daemon_pump(s->d);
-	if (did & IBEMU_SESS_DRAIN_MORE)
+	if (did & IBEMU_DAEMON_DRAIN_MORE)
 		uv_idle_start(&s->verbs_spin, spin_idle_cb);
 	return did;
 }
@@ -75,7 +75,7 @@ static int horizon_moved(struct ibemu_sess_server *s)
 	pid_t presumed = 0;
 
 	return ibemu__vs_rule_on(d) && ibemu_engine_pending(d->engine) &&
-	       ibemu__sess_horizon(d, &presumed) > d->last_horizon;
+	       ibemu__sess_horizon(d, &presumed) > d->rule.last_horizon;
 }
 
 /*
@@ -92,9 +92,9 @@ static int rule_pump(struct ibemu_sess_server *s)
 	if (!ibemu__vs_rule_on(d) || !ibemu_engine_pending(d->engine))
 		return 0;
 	h = ibemu__sess_horizon(d, &presumed);
-	if (h <= d->last_horizon)
+	if (h <= d->rule.last_horizon)
 		return 0;
-	d->last_horizon = h;
+	d->rule.last_horizon = h;
 	ibemu_daemon_pump(d);
 	return 1;
 }
@@ -118,7 +118,7 @@ static int work_waits(struct ibemu_sess_server *s, int *streams)
 /* Returns 1 if a ring still holds work (more than a turn's budget). */
 static int take_work(struct ibemu_sess_server *s)
 {
-	int more = drain_all(s) & IBEMU_SESS_DRAIN_MORE;
+	int more = drain_all(s) & IBEMU_DAEMON_DRAIN_MORE;
 
 	ibemu__sess_flush(s->d);
 	if (!more)
@@ -259,7 +259,7 @@ static void prepare_cb(uv_prepare_t *h)
 				again = 1;
 		if (again) {
 			set_sleeps(s, 0);
-			if (drain_all(s) & IBEMU_SESS_DRAIN_MORE) {
+			if (drain_all(s) & IBEMU_DAEMON_DRAIN_MORE) {
 				ibemu__sess_flush(s->d);
 				return; /* the idle handle brings it back */
 			}

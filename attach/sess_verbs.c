@@ -602,10 +602,10 @@ static void carry_sent(struct ibemu_daemon *d)
 {
 	struct ibemu_engine *e = d->engine;
 
-	if (d->job || ibemu_engine_next_time(e) == UINT64_MAX)
+	if (d->engine_held || ibemu_engine_next_time(e) == UINT64_MAX)
 		return;
 	ibemu_engine_run(e, ibemu_engine_now(e) + IBEMU_SESS_CARRY_PS, 1000000);
-	d->mid_run = 0;
+	d->rule.mid_run = 0;
 	ibemu__sess_flush(d);
 }
 

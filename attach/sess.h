@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "daemon.h"
+#include "attach.h"
 #include "sess_limits.h"
 #include "sess_proto.h"
 #include "transport.h"

@@ -345,18 +345,18 @@ static void add_flows(struct ibemu_table *t, struct ibemu_daemon *d,
 	struct ibemu_cc_flow fl;
 	size_t i, n;
 
-	if (!d->cc_study) {
-		for (i = 0; i < d->cc_nflows; i++) {
-			fl = d->cc_flows[i];
+	if (!d->ctl->cc_study) {
+		for (i = 0; i < d->ctl->cc_nflows; i++) {
+			fl = d->ctl->cc_flows[i];
 			if (pass(f, fl.src_node, fl.src_port) ||
 			    pass(f, fl.dst_node, fl.dst_port))
 				add_flow(t, d, &fl);
 		}
 		return;
 	}
-	n = ibemu_traffic_flow_cc_count(d->cc_study);
+	n = ibemu_traffic_flow_cc_count(d->ctl->cc_study);
 	for (i = 0; i < n; i++) {
-		flow_of(d->cc_study, i, &fl);
+		flow_of(d->ctl->cc_study, i, &fl);
 		if (pass(f, fl.src_node, fl.src_port) ||
 		    pass(f, fl.dst_node, fl.dst_port))
 			add_flow(t, d, &fl);
@@ -365,33 +365,33 @@ static void add_flows(struct ibemu_table *t, struct ibemu_daemon *d,
 
 void ibemu__cc_study_start(struct ibemu_daemon *d, struct ibemu_traffic *tr)
 {
-	free(d->cc_flows);
-	d->cc_flows = NULL;
-	d->cc_nflows = 0;
-	d->cc_study = tr;
+	free(d->ctl->cc_flows);
+	d->ctl->cc_flows = NULL;
+	d->ctl->cc_nflows = 0;
+	d->ctl->cc_study = tr;
 }
 
 void ibemu__cc_study_end(struct ibemu_daemon *d)
 {
 	size_t i, n;
 
-	if (!d->cc_study)
+	if (!d->ctl->cc_study)
 		return;
-	n = ibemu_traffic_flow_cc_count(d->cc_study);
-	d->cc_flows = n ? calloc(n, sizeof(*d->cc_flows)) : NULL;
+	n = ibemu_traffic_flow_cc_count(d->ctl->cc_study);
+	d->ctl->cc_flows = n ? calloc(n, sizeof(*d->ctl->cc_flows)) : NULL;
 	/* Out of memory: the flows are not shown, nothing else is lost. */
-	for (i = 0; d->cc_flows && i < n; i++)
-		flow_of(d->cc_study, i, &d->cc_flows[i]);
-	d->cc_nflows = d->cc_flows ? n : 0;
-	d->cc_study = NULL;
+	for (i = 0; d->ctl->cc_flows && i < n; i++)
+		flow_of(d->ctl->cc_study, i, &d->ctl->cc_flows[i]);
+	d->ctl->cc_nflows = d->ctl->cc_flows ? n : 0;
+	d->ctl->cc_study = NULL;
 }
 
 void ibemu__cc_fini(struct ibemu_daemon *d)
 {
-	free(d->cc_flows);
-	d->cc_flows = NULL;
-	d->cc_nflows = 0;
-	d->cc_study = NULL;
+	free(d->ctl->cc_flows);
+	d->ctl->cc_flows = NULL;
+	d->ctl->cc_nflows = 0;
+	d->ctl->cc_study = NULL;
 }
 
 int ibemu__serve_cc(struct ibemu_ctl_call *call)

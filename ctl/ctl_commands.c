@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "ctl_commands.h"
 #include "ctl_proto.h"
 #include "daemon.h"
@@ -150,12 +151,12 @@ static int serve_status(struct ibemu_ctl_call *call)
 	ibemu_table_str(&t, d->paths.sock);
 	ibemu_table_str(&t, d->paths.log);
 	ibemu_table_uint(&t, IBEMU_CTL_VERSION);
-	ibemu_table_str(&t, ibemu_daemon_clock_name(d->clock));
+	ibemu_table_str(&t, ibemu_clock_name(d->rule.clock));
 	/* Free running is never deterministic with processes attached; the
 	 * rule is, unless the grace period let time advance. */
-	ibemu_table_str(&t, d->clock == IBEMU_CLOCK_FREE ? "no"
-			    : d->nondet			 ? "no"
-							 : "yes");
+	ibemu_table_str(&t, d->rule.clock == IBEMU_CLOCK_FREE ? "no"
+			    : d->rule.nondet		      ? "no"
+							      : "yes");
 	ibemu_table_uint(&t, ibemu_engine_now(d->engine));
 	ibemu_table_render_record(&t, d->topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);

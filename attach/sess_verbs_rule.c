@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The quiescence rule (clock/rule.h) applied to the verbs streams: their
+ * context pages read and written, hand-offs counted there, the horizon
+ * the running processes leave the engine, and their CPU use from /proc
+ * for the grace period (sess_verbs_bell.c wakes the engine when the
+ * horizon moves).
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sess_verbs_int.h"
+
+/* What the process published on its context page. */
+static struct ibemu_rule_words words(const struct ibemu_sess_verbs *v)
+{
+	return (struct ibemu_rule_words){
+		.wait_seq =
+			__atomic_load_n(&v->page->wait_seq, __ATOMIC_SEQ_CST),
+		.calls = __atomic_load_n(&v->page->calls, __ATOMIC_RELAXED),
+		.clock_ps =
+			__atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE),
+	};
+}
+
+/*
+ * A hand-off begins: bumps 'handing' before anything becomes visible to
+ * the process, so that it never claims to wait on a count older than
+ * what it saw. Returns whether the process waited.
+ */
+int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v)
+{
+	int was;
+
+	/* A free clock counts nothing: the page's words are the rule's. */
+	if (!ibemu__vs_rule_on(vs_daemon(v)))
+		return 0;
+	was = ibemu_rule_waiting(&v->rule, __atomic_load_n(&v->page->wait_seq,
+							   __ATOMIC_SEQ_CST));
+	__atomic_store_n(&v->page->handing, v->rule.handed + 1,
+			 __ATOMIC_SEQ_CST);
+	return was;
+}
+
+/* Something at virtual time 't' became visible to the process. */
+void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
+{
+	struct ibemu_daemon *d = vs_daemon(v);
+	uint64_t handed;
+
+	if (!ibemu__vs_rule_on(d))
+		return;
+	handed = ibemu_rule_handoff(&d->rule, &v->rule, was_waiting, t);
+	__atomic_store_n(&v->page->handed, handed, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Whether a thread of process 'pid' other than its main one is runnable
+ * ('R' in /proc/PID/task/TID/stat): a worker may run while the main thread
+ * sleeps in pthread_join (the library counts waiting per thread).
+ */
+static int task_runnable(pid_t pid)
+{
+	char path[64], line[1024], *p;
+	struct dirent *e;
+	int found = 0;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == (long)pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%.20s/stat",
+			 (long)pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		found = p && p[1] == ' ' && p[2] == 'R';
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The rule's CPU op for process 'ctx' (a pid): clock ticks over all its
+ * threads, and whether one of them is runnable.
+ */
+static int proc_cpu(void *ctx, uint64_t *ticks, int *runnable)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	unsigned long long ut = 0, st = 0;
+	char path[64], line[1024], *p, state;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then 10 fields, then utime and stime. */
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 "%llu",
+			 &state, &ut, &st) != 3)
+		return -EIO;
+	*ticks = ut + st;
+	*runnable = state == 'R' || task_runnable(pid);
+	return 0;
+}
+
+static const struct ibemu_rule_cpu_ops proc_cpu_ops = {.cpu = proc_cpu};
+
+uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
+{
+	struct ibemu_sess_server *s = d->sess;
+	uint64_t h = UINT64_MAX, b, now_ms = uv_now(&d->loop);
+	struct ibemu_rule_words w;
+	struct ibemu_sess_conn *c;
+	int grace;
+
+	for (c = s ? s->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+			continue;
+		grace = 0;
+		w = words(c->verbs);
+		b = ibemu_rule_bound(&d->rule, &c->verbs->rule, &w, now_ms,
+				     &proc_cpu_ops, (void *)(intptr_t)c->pid,
+				     &grace);
+		if (grace)
+			*presumed = c->pid;
+		if (b < h)
+			h = b;
+	}
+	return h;
+}

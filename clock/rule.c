@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The quiescence rule (rule.h): when a process waits, what a hand-off
+ * changes, how far one running process lets the engine go, and the grace
+ * period of a process that runs without library calls.
+ */
+#include "rule.h"
+
+#include "verbs_proto.h"
+
+const char *ibemu_clock_name(enum ibemu_clock c)
+{
+	return c == IBEMU_CLOCK_FREE ? "free" : "quiesce";
+}
+
+void ibemu_rule_init(struct ibemu_rule *r, enum ibemu_clock clock,
+		     uint64_t lookahead_ps)
+{
+	*r = (struct ibemu_rule){.clock = clock,
+				 .lookahead_ps = lookahead_ps,
+				 .run_cap = UINT64_MAX};
+}
+
+int ibemu_rule_waiting(const struct ibemu_rule_proc *p, uint64_t wait_seq)
+{
+	return wait_seq == p->handed + 1;
+}
+
+uint64_t ibemu_rule_handoff(struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			    int was_waiting, uint64_t t)
+{
+	if (was_waiting && t > p->hand_ps)
+		p->hand_ps = t;
+	ibemu_rule_completion(r, t);
+	return ++p->handed;
+}
+
+void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t)
+{
+	if (t + r->lookahead_ps < r->run_cap)
+		r->run_cap = t + r->lookahead_ps;
+}
+
+/*
+ * Whether the grace period of 'p' is over: nothing new published for
+ * IBEMU_GRACE_MS, then, IBEMU_GRACE_MS later, still nothing, and either
+ * CPU time used meanwhile (it spins, on memory an RDMA WRITE fills) or no
+ * thread runnable (it sleeps in the kernel, in anything but verbs: a
+ * socket, pause()). One runnable but not scheduled (a loaded host) still
+ * runs, as far as the rule knows.
+ */
+static int grace_over(struct ibemu_rule_proc *p,
+		      const struct ibemu_rule_words *w, uint64_t now_ms,
+		      const struct ibemu_rule_cpu_ops *ops, void *ctx)
+{
+	uint64_t mark = w->calls + w->wait_seq + p->handed, cpu;
+	int runnable;
+
+	if (!p->idle_known || mark != p->idle_mark) {
+		p->idle_known = 1;
+		p->idle_cpu_known = 0;
+		p->idle_mark = mark;
+		p->idle_since_ms = now_ms;
+		return 0;
+	}
+	if (now_ms - p->idle_since_ms < IBEMU_GRACE_MS)
+		return 0;
+	if (ops->cpu(ctx, &cpu, &runnable))
+		return 0;
+	if (p->idle_cpu_known && (cpu > p->idle_cpu || !runnable))
+		return 1;
+	p->idle_cpu_known = 1;
+	p->idle_cpu = cpu;
+	p->idle_since_ms = now_ms;
+	return 0;
+}
+
+uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			  const struct ibemu_rule_words *w, uint64_t now_ms,
+			  const struct ibemu_rule_cpu_ops *ops, void *ctx,
+			  int *presumed)
+{
+	uint64_t clk = w->clock_ps;
+
+	if (ibemu_rule_waiting(p, w->wait_seq)) {
+		p->idle_known = 0;
+		return UINT64_MAX;
+	}
+	if (grace_over(p, w, now_ms, ops, ctx)) {
+		*presumed = 1;
+		return UINT64_MAX;
+	}
+	/* A clock past any stamp is garbage: it must not wrap. */
+	if (clk > IBEMU_VERBS_MAX_STAMP_PS)
+		clk = IBEMU_VERBS_MAX_STAMP_PS;
+	if (clk < p->hand_ps)
+		clk = p->hand_ps;
+	return clk + r->lookahead_ps;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The quiescence rule (docs/design.md §3): virtual time advances only
+ * while every attached verbs process waits, and a process's work enters
+ * the fabric at its own clock. This is the rule alone, with no loop, no
+ * shared memory and no /proc: the caller gives what each process
+ * published (the words of its context page), the wall clock and, when the
+ * grace period asks, the process's CPU use; the rule says how far the
+ * engine may run. attach/sess_verbs_rule.c applies it to the verbs
+ * streams; the daemon's pump (daemon/daemon.c) runs the engine up to it.
+ */
+#ifndef IBEMU_CLOCK_RULE_H
+#define IBEMU_CLOCK_RULE_H
+
+#include <stdint.h>
+
+/*
+ * How virtual time relates to the attached processes ('ibemu up
+ * --clock'). QUIESCE: the rule. FREE: the engine runs whenever it has
+ * events (fastest, not deterministic).
+ */
+enum ibemu_clock {
+	IBEMU_CLOCK_QUIESCE = 0,
+	IBEMU_CLOCK_FREE = 1,
+};
+
+/* "quiesce" or "free". */
+const char *ibemu_clock_name(enum ibemu_clock c);
+
+/*
+ * Wall-clock milliseconds a process may run without any verbs call (a
+ * program spinning on memory that an RDMA WRITE fills) before it is
+ * counted as waiting; if virtual time then advances, the run is marked
+ * non-deterministic.
+ */
+#define IBEMU_GRACE_MS 10u
+
+/* The rule for the engine of one fabric. */
+struct ibemu_rule {
+	enum ibemu_clock clock;
+	/* Nothing a process posts at its clock T acts before T plus this
+	 * (the HCA's doorbell delay): the lookahead of every hand-off. */
+	uint64_t lookahead_ps;
+	uint64_t run_cap; /* a run stops before this (hand-offs lower it) */
+	uint64_t last_horizon; /* the bound at the last look */
+	int nondet;	       /* the grace period let time advance */
+	int mid_run;	       /* a run stopped at its batch limit */
+};
+
+/* One attached process as the rule follows it. */
+struct ibemu_rule_proc {
+	uint64_t handed;  /* hand-offs made visible to it so far */
+	uint64_t hand_ps; /* its earliest clock since the hand-off that
+			     resumed it */
+	/* The grace period: what it last published, since when. */
+	uint64_t idle_mark, idle_since_ms, idle_cpu;
+	int idle_known, idle_cpu_known;
+};
+
+/*
+ * What a process published, the words of its context page: 'wait_seq' is
+ * 1 + the 'handed' it read before it found nothing to take (0 at any
+ * other call), 'calls' counts its library calls, 'clock_ps' is its
+ * virtual clock.
+ */
+struct ibemu_rule_words {
+	uint64_t wait_seq;
+	uint64_t calls;
+	uint64_t clock_ps;
+};
+
+/*
+ * The CPU use of a process, asked only once its grace period is over:
+ * clock ticks over all its threads, and whether one of them is runnable.
+ * 0, or -errno when it cannot be known (the process is gone).
+ */
+struct ibemu_rule_cpu_ops {
+	int (*cpu)(void *ctx, uint64_t *ticks, int *runnable);
+};
+
+void ibemu_rule_init(struct ibemu_rule *r, enum ibemu_clock clock,
+		     uint64_t lookahead_ps);
+
+/* Whether the rule applies (not --clock free). */
+static inline int ibemu_rule_on(const struct ibemu_rule *r)
+{
+	return r->clock == IBEMU_CLOCK_QUIESCE;
+}
+
+/* Whether a process that published 'wait_seq' waits: it saw every hand-off. */
+int ibemu_rule_waiting(const struct ibemu_rule_proc *p, uint64_t wait_seq);
+
+/*
+ * Something at virtual time 't' became visible to process 'p', which
+ * waited or not ('was_waiting', read before): it runs from now on, with a
+ * clock of at least 't' if it waited, and the engine may run only a
+ * lookahead past 't'. Returns the new hand-off count to publish.
+ */
+uint64_t ibemu_rule_handoff(struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			    int was_waiting, uint64_t t);
+
+/*
+ * The virtual time before which process 'p' lets the engine run: its
+ * clock plus the lookahead while it runs, UINT64_MAX while it waits. A
+ * process that published nothing new for IBEMU_GRACE_MS of 'now_ms',
+ * twice over, and used the CPU meanwhile or has no runnable thread, counts
+ * as waiting: *presumed is set then.
+ */
+uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			  const struct ibemu_rule_words *w, uint64_t now_ms,
+			  const struct ibemu_rule_cpu_ops *ops, void *ctx,
+			  int *presumed);
+
+/* A completion written at virtual time 't': the run stops a lookahead
+ * later, whatever it was allowed before. */
+void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t);
+
+#endif
