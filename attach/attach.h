@@ -48,6 +48,16 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
 int ibemu__sess_drain(struct ibemu_daemon *d);
 /* Makes the completions written during a run visible (sess_verbs_tp.c). */
 void ibemu__sess_flush(struct ibemu_daemon *d);
+/* Forgets the bindings of processes that are gone and hold no stream,
+ * giving their HCAs' ports back (sess_bind.c). */
+void ibemu__sess_prune(struct ibemu_daemon *d);
+/* The QP transport of HCA 'node' while processes are bound to it, or
+ * NULL (sess_bind.c). */
+struct ibemu_tp *ibemu__sess_hca_tp(const struct ibemu_daemon *d,
+				    uint32_t node);
+/* The process whose verbs context owns QP 'qpn' of HCA 'node', or 0. */
+pid_t ibemu__sess_qp_pid(const struct ibemu_daemon *d, uint32_t node,
+			 uint32_t qpn);
 /* The engine's mad_recv callback: a MAD for an attached process. */
 void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 			  const struct ibemu_mad_msg *m);

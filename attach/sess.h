@@ -3,7 +3,7 @@
  * Inside the session server (sess_server.c and its helpers): the
  * connections of attached processes, the pid-to-HCA bindings, and the MAD
  * agents a port stream registers, as the kernel's ib_umad keeps them per
- * open umad file. Private to daemon/sess_*.c.
+ * open umad file. Private to attach/sess_*.c.
  */
 #ifndef IBEMU_SESS_H
 #define IBEMU_SESS_H

@@ -340,3 +340,9 @@ void ibemu__sess_bind_fini(struct ibemu_sess_server *s)
 	free(s->hcas);
 	s->hcas = NULL;
 }
+
+void ibemu__sess_prune(struct ibemu_daemon *d)
+{
+	if (d->sess)
+		ibemu__sess_bind_prune(d->sess);
+}

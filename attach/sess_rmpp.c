@@ -6,7 +6,7 @@
  * DATA segments of 256 bytes, each carrying the class headers and the next
  * part of the data; segments that reach such an agent are reassembled and
  * read() returns the whole message. Both ends are the daemon's, so no ACK
- * crosses the wire: segments leave back to back (see daemon/README.md).
+ * crosses the wire: segments leave back to back (see attach/README.md).
  */
 #include <errno.h>
 #include <stdlib.h>

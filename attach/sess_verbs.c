@@ -847,3 +847,22 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 	c->verbs = NULL;
 	ibemu_daemon_pump(c->s->d);
 }
+
+pid_t ibemu__sess_qp_pid(const struct ibemu_daemon *d, uint32_t node,
+			 uint32_t qpn)
+{
+	struct ibemu_sess_hca *h = d->sess ? d->sess->hcas[node] : NULL;
+	struct ibemu_sess_verbs *v;
+
+	for (v = h ? h->verbs : NULL; v; v = v->next)
+		if (ibemu__vs_qp_find(v, qpn, NULL))
+			return v->c->pid;
+	return 0;
+}
+
+struct ibemu_tp *ibemu__sess_hca_tp(const struct ibemu_daemon *d, uint32_t node)
+{
+	struct ibemu_sess_hca *h = d->sess ? d->sess->hcas[node] : NULL;
+
+	return h ? h->tp : NULL;
+}

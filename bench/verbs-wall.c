@@ -92,7 +92,7 @@ static _Noreturn void die(const char *what)
 /*
  * One direction of the raw ping-pong: the sender's sequence number and
  * 8-byte payload, and the receiver's 'sleeps'. It is the daemon's doorbell
- * protocol (daemon/README.md) with both roles in plain processes: a waiter
+ * protocol (attach/README.md) with both roles in plain processes: a waiter
  * spins on 'seq' for up to spin_us, then publishes 'sleeps', looks once
  * more and blocks in FUTEX_WAIT; a sender stores the payload and 'seq',
  * and calls FUTEX_WAKE only if it then reads 'sleeps' set (the seq_cst

@@ -16,8 +16,7 @@
 #include "ctl_commands.h"
 #include "daemon.h"
 #include "hca.h"
-#include "sess.h"
-#include "sess_verbs_int.h"
+#include "attach.h"
 #include "switch.h"
 #include "table.h"
 #include "traffic.h"
@@ -207,29 +206,18 @@ static const char *qp_type_name(unsigned type)
 	}
 }
 
-/* The process whose verbs stream owns QP 'qpn' of 'h', or 0. */
-static pid_t qp_pid(struct ibemu_sess_hca *h, uint32_t qpn)
-{
-	struct ibemu_sess_verbs *v;
-
-	for (v = h->verbs; v; v = v->next)
-		if (ibemu__vs_qp_find(v, qpn, NULL))
-			return v->c->pid;
-	return 0;
-}
-
 static void add_qps(struct ibemu_table *t, struct ibemu_daemon *d,
 		    uint32_t node, const struct filter *f)
 {
-	struct ibemu_sess_hca *h = d->sess ? d->sess->hcas[node] : NULL;
+	struct ibemu_tp *tp = ibemu__sess_hca_tp(d, node);
 	struct ibemu_tp_qp_cc q;
 	struct ibemu_cc_src *s;
 	uint32_t qpn, pnode;
 	unsigned pp;
 
-	if (!h || !h->tp)
+	if (!tp)
 		return;
-	for (qpn = 0; !ibemu_tp_qp_cc_next(h->tp, qpn, &q); qpn = q.qpn + 1) {
+	for (qpn = 0; !ibemu_tp_qp_cc_next(tp, qpn, &q); qpn = q.qpn + 1) {
 		ibemu_engine_port_where(d->engine, q.port, &pnode, &pp);
 		if (!pass(f, node, pp))
 			continue;
@@ -237,7 +225,8 @@ static void add_qps(struct ibemu_table *t, struct ibemu_daemon *d,
 		ibemu_table_row(t);
 		ibemu_table_str(t, d->topo->nodes[node].name);
 		ibemu_table_uint(t, pp);
-		ibemu_table_uint(t, (uint64_t)qp_pid(h, q.qpn));
+		ibemu_table_uint(t,
+				 (uint64_t)ibemu__sess_qp_pid(d, node, q.qpn));
 		ibemu_table_uint(t, q.qpn);
 		ibemu_table_str(t, qp_type_name(q.type));
 		ibemu_table_uint(t, q.sl);

@@ -16,7 +16,7 @@
 
 #include "ctl_commands.h"
 #include "daemon.h"
-#include "sess.h"
+#include "attach.h"
 #include "traffic.h"
 #include "rate.h"
 #include "units.h"
@@ -610,8 +610,7 @@ static int serve(struct ibemu_ctl_call *call, struct ibemu_traffic_opts *op)
 
 	/* HCAs of processes that have exited are hosts again (before the
 	 * options: --hotspot counts hosts). */
-	if (d->sess)
-		ibemu__sess_bind_prune(d->sess);
+	ibemu__sess_prune(d);
 	/* Bad usage first: it is an error whatever the fabric's state. */
 	tj = calloc(1, sizeof(*tj));
 	if (!tj)

@@ -3,7 +3,7 @@
 """Prints docs/cli.md, the command reference, from the built binaries.
 
 Every line of it comes from the option tables: 'ibemu --help' lists the
-commands (the CLI's table and the daemon's, daemon/ctl_commands.c), and
+commands (the CLI's table and the daemon's, ctl/ctl_commands.c), and
 'ibemu help CMD' prints each one's usage and options from its table
 (common/opt.c), so the reference cannot say what the parser does not do.
 ibemu-sm's own '--help' closes it.

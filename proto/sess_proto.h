@@ -20,7 +20,7 @@
  * misreading. Both ends run on one machine: host byte order, except MAD
  * bytes, which are the wire image (big-endian) as libibumad passes them.
  *
- * A wire definition of proto/, shared by the daemon (daemon/sess_*.c), the
+ * A wire definition of proto/, shared by the daemon (attach/sess_*.c), the
  * CLI (cli/exec.c) and the client libraries (umad/, verbs/): it includes libc
  * headers only, and every struct that crosses the socket has its size
  * asserted. A change that breaks either end bumps IBEMU_SESS_VERSION.

@@ -29,7 +29,7 @@
 #define IBEMU_VERBS_MAX_AH  65536u
 /*
  * The limits above hold for a process over all its contexts (the daemon
- * enforces them, daemon/sess_limits.c), with these that ibv_device_attr
+ * enforces them, attach/sess_limits.c), with these that ibv_device_attr
  * has no field for: contexts, CQs with a completion channel, mappings of
  * its rings and memory, and file descriptors the daemon holds for it.
  */

@@ -360,7 +360,7 @@ UMAD_EXPORT int umad_get_issm_path(const char *ca_name, int portnum,
 		return -EINVAL;
 	}
 	/* The port's issm device: the daemon sets IsSM on the port while a
-	 * process holds this file open (daemon/sess_issm.c). */
+	 * process holds this file open (attach/sess_issm.c). */
 	n = snprintf(path, (size_t)max, "%s/issm/%s.%d", dir, q->host, portnum);
 	free(q);
 	if (n < 0 || n >= max)

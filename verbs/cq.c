@@ -465,7 +465,7 @@ int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 		__atomic_store_n(&q->ring.hdr->arm, 1u, __ATOMIC_SEQ_CST);
 	/* Orders the arm before the next poll's read of the producer index,
 	 * against the daemon's store of the index before its read of 'arm'
-	 * (daemon/sess_verbs_tp.c, tp_cqe_cb). */
+	 * (attach/sess_verbs_tp.c, tp_cqe_cb). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
