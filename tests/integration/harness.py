@@ -119,7 +119,16 @@ class IbemuTestCase(unittest.TestCase):
         leaks = []
         for name, pid in self.started.items():
             if pid_alive(pid):
-                leaks.append(f"daemon of {name} (pid {pid}) still running")
+                # What it holds beyond its start: what clients left.
+                try:
+                    now, base = held(pid), self.baseline[name]
+                    extra = {k: now[k] - base[k] for k in now
+                             if now[k] > base[k]}
+                except OSError:
+                    extra = {}
+                leaks.append(f"daemon of {name} (pid {pid}) still running"
+                             + (f", holding more than at start: {extra}"
+                                if extra else ""))
                 os.kill(pid, signal.SIGKILL)
         # A resident ibemu-sm stops once its fabric is gone (its port
         # vanished) and takes its status file with it: give it the time.
@@ -143,9 +152,6 @@ class IbemuTestCase(unittest.TestCase):
                 log = f.read()
             if "Sanitizer" in log or "runtime error:" in log:
                 leaks.append(f"sanitizer report in {path}:\n{log}")
-        for path in glob.glob("/dev/shm/*"):
-            if any(name in path for name in self.started):
-                leaks.append(f"shared memory left behind: {path}")
         shutil.rmtree(self.rundir, ignore_errors=True)
         self.assertEqual(leaks, [], "teardown found leftovers")
 
