@@ -155,8 +155,7 @@ int ibemu_sessc_recv(int fd, uint16_t type, void *reply, size_t cap,
 	unsigned resets = 0;
 	ssize_t n;
 
-	r->status = 0;
-	r->why[0] = '\0';
+	ibemu_sessc_refusal_clear(r);
 	*got = 0;
 	do
 		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
@@ -192,8 +191,7 @@ int ibemu_sessc_exchange(int fd, uint16_t type, const void *req, size_t len,
 	/* If the daemon closed with our request unread, its ERROR (if it
 	 * sent one) is still there to be read. */
 	if (ret && ret != -EPIPE && ret != -ECONNRESET) {
-		r->status = 0;
-		r->why[0] = '\0';
+		ibemu_sessc_refusal_clear(r);
 		return ret;
 	}
 	return ibemu_sessc_recv(fd, type, reply, cap, got, r);
@@ -206,8 +204,7 @@ int ibemu_sessc_call(struct ibemu_sessc *c, uint16_t type, const void *req,
 	int fd = ibemu_sessc_connect(c);
 	int ret;
 
-	r->status = 0;
-	r->why[0] = '\0';
+	ibemu_sessc_refusal_clear(r);
 	if (fd < 0)
 		return fd;
 	ret = ibemu_sessc_exchange(fd, type, req, len, NULL, 0, reply, cap, got,

@@ -53,6 +53,13 @@ struct ibemu_sessc_refusal {
 	char why[IBEMU_SESSC_WHY_LEN];
 };
 
+/* No refusal (yet): what 'r' says before a reply or when none came. */
+static inline void ibemu_sessc_refusal_clear(struct ibemu_sessc_refusal *r)
+{
+	r->status = 0;
+	r->why[0] = '\0';
+}
+
 /*
  * Prints "NAME (ibemu): MESSAGE" on stderr the first time 'c' says
  * anything; later calls print nothing.

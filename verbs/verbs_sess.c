@@ -47,8 +47,7 @@ static int stream_exchange(int fd, uint16_t type, const void *req, size_t len,
 	size_t got;
 	int ret;
 
-	r->status = 0;
-	r->why[0] = '\0';
+	ibemu_sessc_refusal_clear(r);
 	ret = ibemu_sessc_send(fd, type, req, len, fds, nfds, 0);
 	if (ret)
 		return -ret;
