@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The client side of the session protocol (proto/sess_proto.h): calls
- * (CA_QUERY, REGISTER, UNREGISTER: connect, one request, one reply) and
- * port streams (OPEN), over the sess.sock that 'ibemu exec' names in
- * $IBEMU_SESSION_SOCKET. Also the table of open ports, which umad's API
- * names by fd alone, hence process-wide state behind a lock.
+ * umad's calls of the session protocol (proto/sess_proto.h), made through
+ * the session client it shares with verbs (sessc/): CA_QUERY, REGISTER and
+ * UNREGISTER (connect, one request, one reply) and port streams (OPEN).
+ * Also the table of open ports, which umad's API names by fd alone, hence
+ * process-wide state behind a lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +16,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sess_connect.h"
+#include "sessc.h"
 #include "umad_int.h"
 
-/* A daemon answers calls at once; this only bounds a hung one. */
+/* What the library says on stderr is signed "libibumad (ibemu)". */
+static struct ibemu_sessc sessc = IBEMU_SESSC_INIT(
+	"libibumad", "this process is not attached to an emulated fabric: "
+		     "run it under 'ibemu exec'");
 
 void ibemu__umad_warn(const char *func, const char *fmt, ...)
 {
@@ -32,43 +35,18 @@ void ibemu__umad_warn(const char *func, const char *fmt, ...)
 	fprintf(stderr, "ibwarn: [%d] %s: %s\n", (int)getpid(), func, msg);
 }
 
-/* Says what keeps this process off the fabric, once: tools call the
- * library many times and one line is enough. */
-static void say_once(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static void say_once(const char *fmt, ...)
-{
-	static int said;
-	va_list ap;
-
-	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		return;
-	fputs("libibumad (ibemu): ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 int ibemu__umad_attached(void)
 {
-	const char *path = getenv(IBEMU_SESS_ENV_SOCKET);
-
-	if (path && *path)
-		return 1;
-	say_once("this process is not attached to an emulated "
-		 "fabric: run it under 'ibemu exec'");
-	return 0;
+	return ibemu_sessc_attached(&sessc);
 }
 
 int ibemu__umad_runtime_dir(char *dir, size_t len)
 {
-	const char *path = getenv(IBEMU_SESS_ENV_SOCKET);
+	const char *path = ibemu_sessc_socket_path();
 	const char *slash;
 	int n;
 
-	if (!path || !*path)
+	if (!path)
 		return -ENODEV;
 	slash = strrchr(path, '/');
 	if (!slash)
@@ -78,176 +56,36 @@ int ibemu__umad_runtime_dir(char *dir, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int sess_connect(void)
-{
-	const char *path = getenv(IBEMU_SESS_ENV_SOCKET);
-	int fd;
-
-	if (!ibemu__umad_attached())
-		return -ENODEV;
-	fd = ibemu_sess_connect(path);
-	if (fd == -ENAMETOOLONG)
-		say_once("%s is too long for a socket path",
-			 IBEMU_SESS_ENV_SOCKET);
-	else if (fd < 0)
-		say_once("cannot reach the fabric daemon at %s: %s (is the "
-			 "fabric up?)",
-			 path, strerror(-fd));
-	return fd;
-}
-
-/*
- * Sends one request on 'fd' and reads its reply into 'reply' (at most
- * 'cap' bytes, *got set). Returns 0, the daemon's -errno (its message in
- * 'why'), or -errno of the exchange.
- */
-static int sess_exchange(int fd, uint16_t type, const void *req, size_t len,
-			 void *reply, size_t cap, size_t *got, char *why,
-			 size_t whylen)
-{
-	uint8_t buf[IBEMU_SESS_MAX_MSG] __attribute__((aligned(8)));
-	struct ibemu_sess_hdr h = {
-		.magic = IBEMU_SESS_MAGIC,
-		.version = IBEMU_SESS_VERSION,
-		.type = type,
-		.len = (uint32_t)len,
-	};
-	struct iovec iov[2] = {
-		{.iov_base = &h, .iov_len = sizeof(h)},
-		{.iov_base = (void *)req, .iov_len = len},
-	};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-	unsigned resets = 0;
-	ssize_t n;
-
-	*why = '\0';
-	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	/* A daemon out of file descriptors answers the connection with an
-	 * ERROR and closes it before our request: its reason is still there
-	 * to be read. */
-	if (n < 0 && errno != EPIPE && errno != ECONNRESET)
-		return -errno;
-	/* If it closed with our request unread, the first receive reports
-	 * the reset; the ERROR comes next. */
-	do
-		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !resets++)));
-	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	if ((size_t)n < sizeof(h) || (size_t)n > sizeof(buf))
-		return -EPROTO;
-	memcpy(&h, buf, sizeof(h));
-	if (h.magic != IBEMU_SESS_MAGIC || h.version != IBEMU_SESS_VERSION ||
-	    h.len != (size_t)n - sizeof(h))
-		return -EPROTO;
-	if (h.type == IBEMU_SESS_ERROR) {
-		snprintf(why, whylen, "%.*s", (int)h.len, buf + sizeof(h));
-		return h.status < 0 ? h.status : -EIO;
-	}
-	if (h.type != type || h.len > cap)
-		return -EPROTO;
-	if (h.len)
-		memcpy(reply, buf + sizeof(h), h.len);
-	*got = h.len;
-	return 0;
-}
-
-/* One call: connect, ask, read the answer, close. */
-static int sess_call(uint16_t type, const void *req, size_t len, void *reply,
-		     size_t cap, size_t *got, char *why, size_t whylen)
-{
-	int fd = sess_connect();
-	int ret;
-
-	*why = '\0';
-	if (fd < 0)
-		return fd;
-	ret = sess_exchange(fd, type, req, len, reply, cap, got, why, whylen);
-	close(fd);
-	return ret;
-}
-
-static int bind_fill(struct ibemu_sess_bind *b, unsigned port)
-{
-	const char *host = getenv(IBEMU_SESS_ENV_HOST);
-
-	memset(b, 0, sizeof(*b));
-	if (host && strlen(host) >= sizeof(b->host)) {
-		say_once("%s names no node: it is longer than "
-			 "%zu characters",
-			 IBEMU_SESS_ENV_HOST, sizeof(b->host) - 1);
-		return -EINVAL;
-	}
-	if (host)
-		memcpy(b->host, host, strlen(host) + 1);
-	b->port = port;
-	return 0;
-}
-
-static void explain(int ret, const char *why)
-{
-	if (*why)
-		say_once("%s", why);
-	else if (ret != -ENODEV)
-		say_once("the fabric daemon did not answer: %s",
-			 strerror(-ret));
-}
-
 int ibemu__umad_query(struct ibemu_sess_ca **out)
 {
-	size_t cap = IBEMU_SESS_MAX_MSG - sizeof(struct ibemu_sess_hdr);
-	struct ibemu_sess_bind b;
-	struct ibemu_sess_ca *ca;
-	char why[256];
-	size_t got;
-	int ret;
-
-	ret = bind_fill(&b, 0);
-	if (ret)
-		return ret;
-	ca = malloc(cap);
-	if (!ca)
-		return -ENOMEM;
-	ret = sess_call(IBEMU_SESS_CA_QUERY, &b, sizeof(b), ca, cap, &got, why,
-			sizeof(why));
-	if (!ret && (got < sizeof(*ca) || ca->nports > IBEMU_SESS_MAX_PORTS ||
-		     got != sizeof(*ca) + ca->nports * sizeof(ca->ports[0])))
-		ret = -EPROTO;
-	if (ret) {
-		explain(ret, why);
-		free(ca);
-		return ret;
-	}
-	*out = ca;
-	return 0;
+	return ibemu_sessc_ca_query(&sessc, out);
 }
 
 int ibemu__umad_open(unsigned port, struct ibemu_sess_opened *out)
 {
+	struct ibemu_sessc_refusal r;
 	struct ibemu_sess_bind b;
-	char why[256];
 	size_t got;
 	int fd, ret, sndbuf;
 
-	ret = bind_fill(&b, port);
+	ret = ibemu_sessc_bind_fill(&sessc, &b, getenv(IBEMU_SESS_ENV_HOST),
+				    port);
 	if (ret)
 		return ret;
-	fd = sess_connect();
+	fd = ibemu_sessc_connect(&sessc);
 	if (fd < 0)
 		return fd;
-	ret = sess_exchange(fd, IBEMU_SESS_OPEN, &b, sizeof(b), out,
-			    sizeof(*out), &got, why, sizeof(why));
+	ret = ibemu_sessc_exchange(fd, IBEMU_SESS_OPEN, &b, sizeof(b), NULL, 0,
+				   out, sizeof(*out), &got, &r);
 	if (!ret && got != sizeof(*out))
 		ret = -EPROTO;
 	if (ret) {
 		/* A port that does not exist is the caller's business
 		 * (rdma-core returns -EINVAL quietly); the rest is not. */
 		if (ret == -EINVAL)
-			UMAD_DEBUG("open: %s", why);
+			UMAD_DEBUG("open: %s", r.why);
 		else
-			explain(ret, why);
+			ibemu_sessc_explain(&sessc, ret, &r);
 		close(fd);
 		return ret;
 	}
@@ -267,17 +105,18 @@ int ibemu__umad_open(unsigned port, struct ibemu_sess_opened *out)
 int ibemu__umad_register(struct ibemu_sess_register *r)
 {
 	struct ibemu_sess_register reply;
-	char why[256];
+	struct ibemu_sessc_refusal no;
 	size_t got;
 	int ret;
 
-	ret = sess_call(IBEMU_SESS_REGISTER, r, sizeof(*r), &reply,
-			sizeof(reply), &got, why, sizeof(why));
+	ret = ibemu_sessc_call(&sessc, IBEMU_SESS_REGISTER, r, sizeof(*r),
+			       &reply, sizeof(reply), &got, &no);
 	if (!ret &&
 	    (got != sizeof(reply) || reply.agent_id >= UMAD_CA_MAX_AGENTS))
 		ret = -EPROTO;
 	if (ret) {
-		UMAD_DEBUG("register failed: %s", *why ? why : strerror(-ret));
+		UMAD_DEBUG("register failed: %s",
+			   no.why[0] ? no.why : strerror(-ret));
 		return ret;
 	}
 	r->agent_id = reply.agent_id;
@@ -290,15 +129,15 @@ int ibemu__umad_unregister(uint64_t session, uint32_t agent_id)
 		.session = session,
 		.agent_id = agent_id,
 	};
-	char why[256];
+	struct ibemu_sessc_refusal no;
 	size_t got;
 	int ret;
 
-	ret = sess_call(IBEMU_SESS_UNREGISTER, &u, sizeof(u), NULL, 0, &got,
-			why, sizeof(why));
+	ret = ibemu_sessc_call(&sessc, IBEMU_SESS_UNREGISTER, &u, sizeof(u),
+			       NULL, 0, &got, &no);
 	if (ret)
 		UMAD_DEBUG("unregister failed: %s",
-			   *why ? why : strerror(-ret));
+			   no.why[0] ? no.why : strerror(-ret));
 	return ret;
 }
 
