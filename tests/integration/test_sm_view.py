@@ -49,10 +49,13 @@ class SmViewTest(OpenSMRunner, IbemuTestCase):
         self.assertRegex(text, r"(?m)^Why: +start$")
         self.assertRegex(text, r"(?m)^LFT blocks written: +9$")
         # ibemu up gave the SM --report and --dump-dir: all three files.
+        # The SM says it is ready before it writes its files (ibemu up
+        # returns then): they come right after.
         d = self.paths("sv")["dir"]
         for name in ("report.json", "opensm-lfts.dump", "opensm-subnet.lst",
                      "guid2lid"):
-            self.assertTrue(os.path.exists(os.path.join(d, name)), name)
+            self.wait_until(name, lambda: os.path.exists(
+                os.path.join(d, name)), seconds=10)
         self.down("sv")
         self.assertFalse(os.path.exists(os.path.join(d, "report.json")))
 
