@@ -6,10 +6,13 @@ refuses, escaped output, signals, a removed runtime directory and the
 messages users get in the corner cases."""
 
 import fcntl
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -194,6 +197,35 @@ class CliHardeningTest(IbemuTestCase):
         self.assertNotIn("\x1b", p.stderr)
         self.assertLess(len(p.stderr), 5000)
         self.assertIn("bytes)", p.stderr)
+
+    def test_bidi_and_plot_path_escaped(self):
+        # U+202E (right-to-left override) reorders the rest of a line on
+        # a terminal; text output escapes it, JSON carries the real string.
+        yaml = self.write("bidi.yaml",
+                          "switches: [{name: s, ports: 2, "
+                          "description: \"ab\u202Ecd\"}]\n"
+                          "hcas: [{name: h1}, {name: h2}]\n"
+                          "links: [[s:1, h1:1], [s:2, h2:1]]\n")
+        self.up(yaml, "bidi")
+        p = self.ibemu("nodes", "--fabric", "bidi", check=0)
+        self.assertNotIn("\u202e", p.stdout)
+        self.assertIn("ab\\u202ecd", p.stdout)
+        p = self.ibemu("nodes", "--fabric", "bidi", "--json", check=0)
+        self.assertNotIn("\u202e", p.stdout)
+        self.assertIn("ab\u202ecd", json.dumps(json.loads(p.stdout),
+                                                 ensure_ascii=False))
+        # A plot's path is the user's: ESC and a byte that is not UTF-8
+        # are escaped on the Plot: line ("\udcff" is the byte 0xff).
+        d = tempfile.mkdtemp(prefix="ibemu-esc-")
+        self.addCleanup(shutil.rmtree, d, True)
+        plot = os.path.join(d, "a\x1b[31m\udcff.svg")
+        p = self.ibemu("traffic", "shift", "--duration", "1us", "--plot",
+                       plot, "--fabric", "bidi", check=0)
+        self.assertTrue(os.path.exists(plot))
+        self.assertNotIn("\x1b", p.stdout)
+        self.assertNotIn("\ufffd", p.stdout)
+        self.assertIn("a\\x1b[31m\\xff.svg", p.stdout)
+        self.down("bidi")
 
     def test_traffic_error_not_doubled(self):
         self.up(TWO, "tr")
