@@ -184,6 +184,80 @@ static void iso_time(long long at, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
+/* How much of sm.log's end is read for its last lines. */
+#define SM_LOG_TAIL 65536
+
+/*
+ * From the end of sm.log at 'path': the line the SM's watcher wrote when
+ * the SM ended ('end', "" if none) and the last line before it ('last',
+ * the SM's own last word; "" if none). Returns -errno if the log cannot
+ * be read (no SM was started).
+ */
+static int sm_log_tail(const char *path, char *end, size_t elen, char *last,
+		       size_t llen)
+{
+	FILE *f = fopen(path, "re");
+	char *text, *line, *next;
+	long size;
+	size_t n;
+
+	end[0] = last[0] = '\0';
+	if (!f)
+		return -errno;
+	text = malloc(SM_LOG_TAIL + 1);
+	if (!text || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
+	    fseek(f, size > SM_LOG_TAIL ? size - SM_LOG_TAIL : 0, SEEK_SET)) {
+		free(text);
+		fclose(f);
+		return -EIO;
+	}
+	n = fread(text, 1, SM_LOG_TAIL, f);
+	fclose(f);
+	text[n] = '\0';
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!*line)
+			continue;
+		if (!strncmp(line, IBEMU_SM_END_MARK,
+			     strlen(IBEMU_SM_END_MARK)))
+			snprintf(end, elen, "%s", line + strlen("ibemu: "));
+		else if (!end[0])
+			snprintf(last, llen, "%s", line);
+	}
+	free(text);
+	return 0;
+}
+
+/*
+ * No live SM: why. The watcher's line says how the SM ended and when,
+ * with its last log line; no sm.log, no SM was started.
+ */
+static int sm_gone(const struct ibemu_runtime_paths *p, const char *name,
+		   pid_t pid)
+{
+	char end[512], last[512], gone[64];
+
+	if (sm_log_tail(p->sm_log, end, sizeof(end), last, sizeof(last)))
+		return ibemu_cli_fail(1,
+				      "sm status: no ibemu-sm was started on "
+				      "fabric '%s' ('ibemu up --sm none'; "
+				      "another SM may run on it)",
+				      name);
+	if (pid > 0)
+		snprintf(gone, sizeof(gone), "ibemu-sm (pid %ld) is gone",
+			 (long)pid);
+	else
+		snprintf(gone, sizeof(gone), "ibemu-sm is not running");
+	/* ibemu_cli_fail() escapes what the log holds. */
+	return ibemu_cli_fail(1,
+			      "sm status: fabric '%s': %s; its last log "
+			      "line: %s (%s)",
+			      name, end[0] ? end : gone,
+			      last[0] ? last : "(none)", p->sm_log);
+}
+
 static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 {
 	static const struct ibemu_table_col cols[] = {
@@ -247,12 +321,7 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	pid = json_text ? (pid_t)unum(json_text, "pid") : 0;
 	if (!json_text || pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 		free(json_text);
-		return ibemu_cli_fail(1,
-				      "sm status: no ibemu-sm runs on fabric "
-				      "'%s' (it was started with '--sm none', "
-				      "or with '--sweep 0': one sweep, then "
-				      "the SM exits)",
-				      name);
+		return sm_gone(&p, name, pid);
 	}
 	last = value_at(json_text, "last_sweep");
 	heavy = value_at(json_text, "last_heavy_sweep");

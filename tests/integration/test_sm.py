@@ -11,12 +11,13 @@ and parallel links included: it speaks standard MADs, not ibemu's."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
-from harness import (IBEMU, IbemuTestCase, main, pid_alive, sanitizer_preload,
-                     tool_env, topology)
+from harness import (IBEMU, IbemuTestCase, main, pid_alive, read,
+                     sanitizer_preload, tool_env, topology)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 SM = os.path.join(BUILD, "bin", "ibemu-sm")
@@ -450,6 +451,46 @@ class SmTest(IbemuTestCase):
                 sm.communicate()
         self.assertEqual(sm.returncode, 1, out)
         self.assertIn("its port is gone", out)
+
+    def sm_status_error(self, fabric):
+        """The one-line error of 'ibemu sm status' once the SM is gone."""
+        p = self.ibemu("sm", "status", "--fabric", fabric)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        return p.stderr
+
+    def test_status_says_the_sm_died(self):
+        """kill -9 of the resident SM: 'sm status' says it died, of which
+        signal, when (wall clock and virtual time), and its last log
+        line; not that it was never started."""
+        self.up(topology("two-switch.yaml"), "smk")
+        pid = self.json_of("sm", "status", "--fabric", "smk")["pid"]
+        os.kill(pid, signal.SIGKILL)
+        self.wait_until("the watcher's line", lambda: "died" in self.ibemu(
+            "sm", "status", "--fabric", "smk").stderr)
+        err = self.sm_status_error("smk")
+        self.assertRegex(err, rf"ibemu-sm \(pid {pid}\) died \(signal 9, "
+                         r"Killed\) at \d{4}-\d\d-\d\dT[\d:]+Z, virtual "
+                         r"time [\d.]+ us; its last log line: ibemu-sm: ")
+        self.assertNotIn("--sm none", err)
+        self.down("smk")
+
+    def test_status_says_why_the_sm_failed(self):
+        """--lmc 7 on 1152 HCAs needs 147,528 LIDs: the SM says which
+        limit it passed, and 'sm status' quotes it with its exit."""
+        p = self.ibemu("up", topology("fat-tree-2l-1152.yaml"), "--name",
+                       "sml7", "--lmc", "7", check=1)
+        self.started["sml7"] = int(read(self.paths("sml7")["pid"]))
+        self.assertIn("did not bring the subnet up", p.stderr)
+        self.wait_until("the watcher's line", lambda: "exited" in self.ibemu(
+            "sm", "status", "--fabric", "sml7").stderr)
+        err = self.sm_status_error("sml7")
+        self.assertIn("exited with status 1", err)
+        self.assertIn("its last log line: ibemu-sm: heavy sweep failed: out "
+                      "of unicast LIDs: 72 switches (one LID each) and 1152 "
+                      "HCA ports of 128 LIDs each (--lmc 7) need 147528 "
+                      "LIDs, past the 49151 unicast LIDs", err)
+        self.down("sml7")
 
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
