@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,6 +84,33 @@ void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_line(d, fmt, ap, "");
 	va_end(ap);
+}
+
+int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
+			      char *why, size_t whylen)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		snprintf(why, whylen,
+			 "permission denied: the peer's uid is "
+			 "unknown");
+		return 0;
+	}
+	if (cred.uid == getuid())
+		return 1;
+	/* The same words the CLI finds by itself (ibemu_runtime_other_owner):
+	 * a peer that could reach the socket (root) hears why. */
+	snprintf(why, whylen,
+		 "permission denied: fabric '%s' belongs to uid %u; uid %u "
+		 "may not use it",
+		 d->topo->name, (unsigned)getuid(), (unsigned)cred.uid);
+	ibemu_daemon_log_limited(d, &d->refusals,
+				 "refused a %s client of uid %u (pid %ld): "
+				 "another user",
+				 sock, (unsigned)cred.uid, (long)cred.pid);
+	return 0;
 }
 
 void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,

@@ -199,6 +199,14 @@ void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
 			      const char *fmt, ...) IBEMU_PRINTF(3, 4);
 
 /*
+ * Whether the peer of the accepted socket 'fd' may use the fabric (it
+ * runs as the daemon's uid). If not, 'why' says so, for the peer to read
+ * before the socket is closed, and the refusal is logged (limited).
+ */
+int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
+			      char *why, size_t whylen);
+
+/*
  * Runs the engine in the loop's idle time until it has no event left (or
  * a traffic study takes it over). Call after feeding the engine input.
  */
