@@ -302,6 +302,28 @@ static void grace_cb(uv_timer_t *t)
  * since a completion handed to a process at T lowers the horizon to T
  * plus the doorbell delay. Returns 1 if the idle handler should go on.
  */
+/*
+ * Notes who holds virtual time: a running process whose bound is below
+ * the engine's next event ('held' is 1), named with when it began, for
+ * 'ibemu status'. The same process holding on keeps its start.
+ */
+static void note_holder(struct ibemu_daemon *d, uint64_t horizon, int held)
+{
+	uint32_t node = 0;
+	pid_t pid = 0;
+
+	if (!held || ibemu__sess_holder(d, horizon, &pid, &node)) {
+		d->held.pid = 0;
+		return;
+	}
+	if (pid == d->held.pid && node == d->held.node)
+		return;
+	d->held.pid = pid;
+	d->held.node = node;
+	d->held.since_ms = uv_now(&d->loop);
+	clock_gettime(CLOCK_REALTIME, &d->held.since);
+}
+
 static int quiesce_step(struct ibemu_daemon *d)
 {
 	struct ibemu_engine *e = d->engine;
@@ -315,6 +337,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 	/* Work posted before a process said it waits enters first. */
 	if (ibemu__sess_drain(d))
 		next = ibemu_engine_next_time(e);
+	note_holder(d, horizon, next >= horizon && next != UINT64_MAX);
 	if (next >= horizon) {
 		/* A process runs: time waits for it (or for its grace). */
 		if (!uv_is_active((uv_handle_t *)&d->grace_timer))

@@ -152,7 +152,15 @@ struct ibemu_daemon {
 	uint64_t run_cap; /* a run stops before this (hand-offs lower it) */
 	uint64_t last_horizon; /* the bound the rule gave at the last look */
 	int nondet;	       /* the grace period let time advance */
-	int mid_run;	       /* a run stopped at its batch limit */
+	/* The running verbs process virtual time waits for, while the
+	 * engine has events past the horizon it bounds ('ibemu status'). */
+	struct {
+		pid_t pid; /* 0: time is not held */
+		uint32_t node;
+		uint64_t since_ms;     /* uv_now() */
+		struct timespec since; /* CLOCK_REALTIME */
+	} held;
+	int mid_run;			/* a run stopped at its batch limit */
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 	/* An fd kept open on /dev/null, given up to accept and refuse a
@@ -239,6 +247,13 @@ uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d);
  * grace period sets *presumed to its pid.
  */
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
+/*
+ * The running verbs stream whose clock gives 'horizon' (the least bound,
+ * as ibemu__sess_horizon() found it): its process in *pid and its HCA's
+ * node in *node. Returns 0, or -ENOENT if none does.
+ */
+int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		       uint32_t *node);
 /*
  * Hands the work in the verbs rings to the transports (sess_verbs_ring.c;
  * no pump); 1 if there was any. Under the rule, called after the horizon was read: a

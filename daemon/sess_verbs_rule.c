@@ -188,3 +188,32 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	}
 	return h;
 }
+
+int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		       uint32_t *node)
+{
+	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_sess_verbs *v;
+	struct ibemu_sess_conn *c;
+	uint64_t clk;
+
+	for (c = s ? s->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+			continue;
+		v = c->verbs;
+		if (is_waiting(v))
+			continue;
+		/* The same bound as the horizon's, without its grace. */
+		clk = __atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE);
+		if (clk > IBEMU_VERBS_MAX_STAMP_PS)
+			clk = IBEMU_VERBS_MAX_STAMP_PS;
+		if (clk < v->hand_ps)
+			clk = v->hand_ps;
+		if (clk + IBEMU_TP_DOORBELL_PS == horizon) {
+			*pid = c->pid;
+			*node = v->hca->node;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
