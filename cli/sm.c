@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
@@ -258,6 +260,66 @@ static int sm_gone(const struct ibemu_runtime_paths *p, const char *name,
 			      last[0] ? last : "(none)", p->sm_log);
 }
 
+/*
+ * The mount that holds 'path' (the longest mount point that is a prefix
+ * of it, from /proc/self/mountinfo): "POINT (TYPE SOURCE)"; "?" if none.
+ */
+static void mount_of(const char *path, char *out, size_t len)
+{
+	char line[4096], point[1024], type[64], source[1024];
+	size_t best = 0, n;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *dash;
+
+	snprintf(out, len, "?");
+	while (f && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS... - TYPE SOURCE ... */
+		dash = strstr(line, " - ");
+		if (!dash ||
+		    sscanf(line, "%*s %*s %*s %*s %1023s", point) != 1 ||
+		    sscanf(dash + 3, "%63s %1023s", type, source) != 2)
+			continue;
+		n = strlen(point);
+		if (n < best || strncmp(path, point, n) ||
+		    (path[n] != '/' && path[n] && strcmp(point, "/")))
+			continue;
+		best = n;
+		snprintf(out, len, "%s (%s %s)", point, type, source);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Whether sm.json still says what the SM does: not if the runtime
+ * directory's filesystem is full (the SM cannot rewrite it, and the file
+ * keeps its last whole version), nor if it is older than three sweep
+ * periods and 30 s (a heavy sweep of 10,000 HCAs takes 10 s). 'why' gets
+ * the reason, naming the disk (a text cell holds 128 bytes: kept short);
+ * 0 if fresh.
+ */
+static int status_stale(const struct ibemu_runtime_paths *p, long long mtime,
+			uint64_t sweep_ms, char *why, size_t len)
+{
+	long long age = (long long)time(NULL) - mtime;
+	char disk[2200];
+	struct statvfs vfs;
+
+	if (!statvfs(p->dir, &vfs) && vfs.f_bavail == 0) {
+		mount_of(p->dir, disk, sizeof(disk));
+		snprintf(why, len, "yes: no space left on %s", disk);
+		return 1;
+	}
+	if (sweep_ms && age * 1000 > (long long)(3 * sweep_ms) + 30000) {
+		snprintf(why, len,
+			 "yes: not rewritten for %lld s, past three sweep "
+			 "periods of %llu ms",
+			 age, (unsigned long long)sweep_ms);
+		return 1;
+	}
+	return 0;
+}
+
 static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 {
 	static const struct ibemu_table_col cols[] = {
@@ -299,6 +361,8 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 		{"cc_failed", "CC MADs failed", 1},
 		{"cc_switch_events", "Switch marking events", 1},
 		{"cc_ca_events", "CA threshold events", 1},
+		{"written_at", "Status written at", 0},
+		{"stale", "Stale", 0},
 	};
 	static const struct ibemu_table_col change_cols[] = {
 		{"change", "CHANGES IN THE LAST HEAVY SWEEP", 0},
@@ -306,8 +370,9 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	struct ibemu_runtime_paths p;
 	struct ibemu_table t, changes;
 	const char *last, *heavy, *at, *cc;
-	char name[64], text[256], when[64];
+	char name[64], text[256], when[64], stale[2300];
 	struct ibemu_buf b;
+	struct stat st;
 	char *json_text;
 	int json, ret;
 	pid_t pid;
@@ -378,6 +443,16 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	ibemu_table_uint(&t, unum(cc, "failed"));
 	ibemu_table_uint(&t, unum(cc, "switch_events"));
 	ibemu_table_uint(&t, unum(cc, "ca_events"));
+	/* What the file says is as old as the file. */
+	if (stat(p.sm_status, &st))
+		st.st_mtime = 0;
+	iso_time((long long)st.st_mtime, when, sizeof(when));
+	ibemu_table_str(&t, when);
+	if (status_stale(&p, (long long)st.st_mtime,
+			 unum(json_text, "sweep_ms"), stale, sizeof(stale)))
+		ibemu_table_str(&t, stale);
+	else
+		ibemu_table_str(&t, "no");
 	/* The changes the SM named (the first few), one row each. */
 	ibemu_table_init(&changes, "changes", change_cols, 1);
 	at = value_at(heavy, "changes");

@@ -8,6 +8,7 @@ VL can deadlock); the real ibnetdiscover sees the LIDs it gave. It also
 brings up a fabric simulated by Debian's ibsim (umad2sim), two-port HCAs
 and parallel links included: it speaks standard MADs, not ibemu's."""
 
+import json
 import os
 import re
 import shutil
@@ -491,6 +492,43 @@ class SmTest(IbemuTestCase):
                       "HCA ports of 128 LIDs each (--lmc 7) need 147528 "
                       "LIDs, past the 49151 unicast LIDs", err)
         self.down("sml7")
+
+    def test_status_on_a_full_disk(self):
+        """A runtime directory on a full filesystem (a 2 MiB tmpfs in a
+        private mount namespace): the SM logs which file it cannot write
+        and why (ENOSPC, not EIO), and 'sm status' marks its data stale,
+        naming the filesystem."""
+        d = os.path.join(self.rundir, "fullfs")
+        os.mkdir(d, 0o700)
+        script = f"""
+set -e
+mount -t tmpfs -o size=2m,mode=0700 tmpfs {d}
+export IBEMU_RUNTIME_DIR={d}
+{IBEMU} up {topology("two-switch.yaml")} --name full --sweep 50 >/dev/null
+{IBEMU} sm status --fabric full --json
+dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null || true
+sleep 0.5
+{IBEMU} sm status --fabric full --json
+{IBEMU} sm status --fabric full | grep '^Stale:'
+grep -c 'cannot write {d}/full/sm.json: No space left on device' \
+    {d}/full/sm.log || true
+rm {d}/fill
+{IBEMU} down --fabric full >/dev/null || echo "down: status $?" >&2
+"""
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script],
+                           capture_output=True, text=True, env=self.env,
+                           timeout=120)
+        self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout)
+        before, after, text, enospc = p.stdout.split("\n", 3)
+        self.assertEqual(json.loads(before)["stale"], "no")
+        after = json.loads(after)
+        self.assertEqual(after["stale"], f"yes: no space left on {d} "
+                         "(tmpfs tmpfs)")
+        self.assertRegex(after["written_at"],
+                         r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(text, f"Stale:                 yes: no space left "
+                         f"on {d} (tmpfs tmpfs)")
+        self.assertGreater(int(enospc), 0)
 
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
