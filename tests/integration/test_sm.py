@@ -512,6 +512,9 @@ sleep 0.5
 {IBEMU} sm status --fabric full | grep '^Stale:'
 grep -c 'cannot write {d}/full/sm.json: No space left on device' \
     {d}/full/sm.log || true
+{IBEMU} link down hca4:1 --fabric full >/dev/null
+sleep 0.5
+grep 'heavy sweep failed' {d}/full/sm.log || true
 rm {d}/fill
 {IBEMU} down --fabric full >/dev/null || echo "down: status $?" >&2
 """
@@ -519,7 +522,7 @@ rm {d}/fill
                            capture_output=True, text=True, env=self.env,
                            timeout=120)
         self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout)
-        before, after, text, enospc = p.stdout.split("\n", 3)
+        before, after, text, enospc, heavy = p.stdout.split("\n", 4)
         self.assertEqual(json.loads(before)["stale"], "no")
         after = json.loads(after)
         self.assertEqual(after["stale"], f"yes: no space left on {d} "
@@ -529,6 +532,11 @@ rm {d}/fill
         self.assertEqual(text, f"Stale:                 yes: no space left "
                          f"on {d} (tmpfs tmpfs)")
         self.assertGreater(int(enospc), 0)
+        # A heavy sweep (a link went down) cannot keep its LIDs: it says
+        # which file and why, not that the routes need more VLs.
+        self.assertEqual(heavy, f"ibemu-sm: heavy sweep failed: cannot write "
+                         f"{d}/full/guid2lid: No space left on device, 0 "
+                         "errors\n")
 
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,
