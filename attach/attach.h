@@ -35,6 +35,13 @@ uint32_t ibemu__sess_sm_port(const struct ibemu_daemon *d);
  */
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed);
 /*
+ * The running verbs stream whose clock gives 'horizon' (the least bound,
+ * as ibemu__sess_horizon() found it): its process in *pid and its HCA's
+ * node in *node. Returns 0, or -ENOENT if none does.
+ */
+int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		       uint32_t *node);
+/*
  * Hands the work in the verbs rings to the transports (sess_verbs_ring.c;
  * no pump), at most IBEMU_SESS_DRAIN_BUDGET work requests a call, so that
  * one process's rings cannot hold the loop. Returns 0 if there was

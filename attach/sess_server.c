@@ -906,13 +906,14 @@ static void accept_cb(struct ibemu_listener *l, int fd)
 	int sndbuf = IBEMU_SESS_STREAM_MAX_MSG;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	char why[256] = "permission denied";
 	struct ibemu_sess_conn *c;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    cred.uid != getuid()) {
-		ibemu_daemon_log_limited(s->d, &s->d->refusals,
-					 "refused a session client of another "
-					 "user");
+	if (!ibemu_daemon_peer_allowed(s->d, fd, "session", why, sizeof(why)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		/* Its first call reads this ERROR (-EACCES) in its place. */
+		ibemu__sess_send_msg(fd, IBEMU_SESS_ERROR, -EACCES, why,
+				     strlen(why));
 		close(fd);
 		return;
 	}
@@ -957,6 +958,7 @@ static const struct ibemu_daemon_attached_ops attached_ops = {
 	.any = ibemu__sess_attached,
 	.umad = ibemu__sess_umad_attached,
 	.horizon = ibemu__sess_horizon,
+	.holder = ibemu__sess_holder,
 	.drain = ibemu__sess_drain,
 	.flush = ibemu__sess_flush,
 };

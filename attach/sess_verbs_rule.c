@@ -149,3 +149,24 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	}
 	return h;
 }
+
+int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		       uint32_t *node)
+{
+	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_rule_words w;
+	struct ibemu_sess_conn *c;
+
+	for (c = s ? s->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+			continue;
+		w = words(c->verbs);
+		if (ibemu_rule_clock_bound(&d->rule, &c->verbs->rule, &w) ==
+		    horizon) {
+			*pid = c->pid;
+			*node = c->verbs->hca->node;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

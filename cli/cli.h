@@ -72,6 +72,11 @@ int ibemu_cli_select(struct ibemu_cli *cli, char *out, size_t len);
  */
 #define IBEMU_CLI_TIMEOUT_MS 10000u
 
+/* How the line starts that 'ibemu up' appends to sm.log when the SM it
+ * started ends: "ibemu: ibemu-sm (pid N) died (signal 9, Killed) at T,
+ * virtual time V us" or "... exited with status N at T". */
+#define IBEMU_SM_END_MARK "ibemu: ibemu-sm (pid "
+
 /* How long 'ibemu down' waits after SIGTERM before SIGKILL, and after. */
 #define IBEMU_CLI_DOWN_GRACE_MS 5000u
 

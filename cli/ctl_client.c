@@ -108,25 +108,6 @@ static int set_timeout(int fd, unsigned ms)
 	return 0;
 }
 
-/*
- * The daemon closes a connection from another user at once, and a socket
- * in a directory of another user cannot be reached: either way the client
- * should hear "permission denied", not "not running".
- */
-static int other_owner(const char *sock, char *why, size_t whylen,
-		       const char *name)
-{
-	struct stat st;
-
-	if (stat(sock, &st) || st.st_uid == getuid())
-		return 0;
-	snprintf(why, whylen,
-		 "permission denied: fabric '%s' belongs to uid %u (its "
-		 "socket is %s); only its owner may use it",
-		 name, (unsigned)st.st_uid, sock);
-	return 1;
-}
-
 void ibemu_ctl_timeout_text(const char *name, unsigned timeout_ms, char *why,
 			    size_t whylen)
 {
@@ -173,7 +154,7 @@ int ibemu_ctl_connect(const char *name, unsigned timeout_ms, char *why,
 		if (ret == -ETIMEDOUT)
 			ibemu_ctl_timeout_text(name, timeout_ms, why, whylen);
 		else if (ret == -EACCES &&
-			 other_owner(p.sock, why, whylen, name))
+			 ibemu_runtime_other_owner(name, why, whylen))
 			;
 		else if (ret == -ENOENT || ret == -ECONNREFUSED)
 			snprintf(why, whylen,
@@ -193,7 +174,7 @@ int ibemu_ctl_connect(const char *name, unsigned timeout_ms, char *why,
 	if (ret) {
 		if (ret == -ETIMEDOUT)
 			ibemu_ctl_timeout_text(name, timeout_ms, why, whylen);
-		else if (!other_owner(p.sock, why, whylen, name))
+		else if (!ibemu_runtime_other_owner(name, why, whylen))
 			snprintf(why, whylen,
 				 "fabric '%s': no greeting from daemon: %s",
 				 name, strerror(-ret));

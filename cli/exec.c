@@ -132,8 +132,12 @@ static int run(const char *fabric, const char *host, char **args)
 {
 	struct ibemu_runtime_paths p;
 	char sess[IBEMU_PATH_MAX];
+	char why[IBEMU_PATH_MAX + 128];
 	int fd, ret;
 
+	/* The daemon would refuse the process anyway, with less said. */
+	if (ibemu_runtime_other_owner(fabric, why, sizeof(why)))
+		return ibemu_cli_fail(1, "exec: %s", why);
 	if (!ibemu_runtime_running(fabric))
 		return ibemu_cli_fail(1, "exec: fabric '%s' is not running",
 				      fabric);

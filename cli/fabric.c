@@ -537,17 +537,57 @@ static int write_cc_conf(const char *fabric, const struct ibemu_cc_policy *cc)
 	return ret;
 }
 
+/*
+ * The SM's watcher: the session leader 'up' leaves behind, parent of the
+ * SM, so that its end is known (a detached SM would leave its exit status
+ * to no one). It waits for the SM and appends to sm.log how it ended,
+ * when, and at what virtual time; 'ibemu sm status' reads that line once
+ * the SM is gone. Never returns.
+ */
+static void sm_watch(const char *fabric, pid_t pid)
+{
+	char when[64] = "?", how[128];
+	time_t now;
+	struct tm tm;
+	uint64_t vt;
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	now = time(NULL);
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (WIFSIGNALED(status))
+		snprintf(how, sizeof(how), "died (signal %d, %s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(how, sizeof(how), "exited with status %d",
+			 WEXITSTATUS(status));
+	vt = virtual_now(fabric); /* 0 once the daemon is gone */
+	printf(IBEMU_SM_END_MARK "%ld) %s at %s", (long)pid, how, when);
+	if (vt)
+		printf(", virtual time %.3f us", (double)vt / 1e6);
+	printf("\n");
+	fflush(stdout);
+	_exit(0);
+}
+
 /* The child: 'ibemu --fabric F exec -- ibemu-sm ...', detached, its
- * output in the fabric's sm.log, fd 3 the pipe it says "up" on. */
+ * output in the fabric's sm.log, fd 3 the pipe it says "up" on; it
+ * stays as the SM's watcher, the SM its child. */
 static void sm_child(const char *exe, const char *sm, const char *fabric,
 		     const struct ibemu_runtime_paths *p,
 		     const struct sm_opts *o, int ready_fd)
 {
 	const char *argv[32];
 	int fd, n = 0;
+	pid_t pid;
 
 	setsid();
-	fd = open(p->sm_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	/* A new SM, a new log: its last lines are what 'sm status' quotes. */
+	fd = open(p->sm_log,
+		  O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0) /* never the caller's terminal or pipes */
 		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -560,6 +600,11 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	if (ready_fd != 3) {
 		dup2(ready_fd, 3);
 		close(ready_fd);
+	}
+	pid = fork();
+	if (pid > 0) {
+		close(3); /* the SM's alone: its end is the caller's EOF */
+		sm_watch(fabric, pid);
 	}
 	argv[n++] = exe;
 	argv[n++] = "--fabric";
@@ -598,6 +643,8 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
 	_exit(127);
 }
 
+static pid_t sm_pid(const char *name);
+
 /*
  * '--sm ibemu': starts ibemu-sm resident on the fabric (on its first free
  * HCA, under 'ibemu exec'), waits until it says the subnet is up and says
@@ -606,7 +653,7 @@ static void sm_child(const char *exe, const char *sm, const char *fabric,
  */
 static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 {
-	char exe[PATH_MAX], sm[PATH_MAX + 16], word[16] = "";
+	char exe[PATH_MAX], sm[PATH_MAX + 16], word[24] = "";
 	struct ibemu_runtime_paths p;
 	uint64_t v0 = virtual_now(fabric), v1;
 	struct timespec t0, t1;
@@ -658,9 +705,15 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 				      "up (the fabric runs; see %s)",
 				      p.sm_log);
 	v1 = virtual_now(fabric);
-	printf("fabric %s: subnet up through ibemu-sm (pid %ld, routing %s) "
+	/* 'pid' is the SM's watcher; a resident SM names itself. */
+	pid = strcmp(o->sweep, "0") ? sm_pid(fabric) : 0;
+	if (pid > 0)
+		snprintf(word, sizeof(word), "pid %ld", (long)pid);
+	else
+		snprintf(word, sizeof(word), "one sweep");
+	printf("fabric %s: subnet up through ibemu-sm (%s, routing %s) "
 	       "in %.3f s (%.1f us of virtual time)\n",
-	       fabric, (long)pid, o->routing,
+	       fabric, word, o->routing,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       v1 > v0 ? (double)(v1 - v0) / 1e6 : 0.0);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
@@ -184,6 +186,140 @@ static void iso_time(long long at, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
+/* How much of sm.log's end is read for its last lines. */
+#define SM_LOG_TAIL 65536
+
+/*
+ * From the end of sm.log at 'path': the line the SM's watcher wrote when
+ * the SM ended ('end', "" if none) and the last line before it ('last',
+ * the SM's own last word; "" if none). Returns -errno if the log cannot
+ * be read (no SM was started).
+ */
+static int sm_log_tail(const char *path, char *end, size_t elen, char *last,
+		       size_t llen)
+{
+	FILE *f = fopen(path, "re");
+	char *text, *line, *next;
+	long size;
+	size_t n;
+
+	end[0] = last[0] = '\0';
+	if (!f)
+		return -errno;
+	text = malloc(SM_LOG_TAIL + 1);
+	if (!text || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
+	    fseek(f, size > SM_LOG_TAIL ? size - SM_LOG_TAIL : 0, SEEK_SET)) {
+		free(text);
+		fclose(f);
+		return -EIO;
+	}
+	n = fread(text, 1, SM_LOG_TAIL, f);
+	fclose(f);
+	text[n] = '\0';
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!*line)
+			continue;
+		if (!strncmp(line, IBEMU_SM_END_MARK,
+			     strlen(IBEMU_SM_END_MARK)))
+			snprintf(end, elen, "%s", line + strlen("ibemu: "));
+		else if (!end[0])
+			snprintf(last, llen, "%s", line);
+	}
+	free(text);
+	return 0;
+}
+
+/*
+ * No live SM: why. The watcher's line says how the SM ended and when,
+ * with its last log line; no sm.log, no SM was started.
+ */
+static int sm_gone(const struct ibemu_runtime_paths *p, const char *name,
+		   pid_t pid)
+{
+	char end[512], last[512], gone[64];
+
+	if (sm_log_tail(p->sm_log, end, sizeof(end), last, sizeof(last)))
+		return ibemu_cli_fail(1,
+				      "sm status: no ibemu-sm was started on "
+				      "fabric '%s' ('ibemu up --sm none'; "
+				      "another SM may run on it)",
+				      name);
+	if (pid > 0)
+		snprintf(gone, sizeof(gone), "ibemu-sm (pid %ld) is gone",
+			 (long)pid);
+	else
+		snprintf(gone, sizeof(gone), "ibemu-sm is not running");
+	/* ibemu_cli_fail() escapes what the log holds. */
+	return ibemu_cli_fail(1,
+			      "sm status: fabric '%s': %s; its last log "
+			      "line: %s (%s)",
+			      name, end[0] ? end : gone,
+			      last[0] ? last : "(none)", p->sm_log);
+}
+
+/*
+ * The mount that holds 'path' (the longest mount point that is a prefix
+ * of it, from /proc/self/mountinfo): "POINT (TYPE SOURCE)"; "?" if none.
+ */
+static void mount_of(const char *path, char *out, size_t len)
+{
+	char line[4096], point[1024], type[64], source[1024];
+	size_t best = 0, n;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *dash;
+
+	snprintf(out, len, "?");
+	while (f && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS... - TYPE SOURCE ... */
+		dash = strstr(line, " - ");
+		if (!dash ||
+		    sscanf(line, "%*s %*s %*s %*s %1023s", point) != 1 ||
+		    sscanf(dash + 3, "%63s %1023s", type, source) != 2)
+			continue;
+		n = strlen(point);
+		if (n < best || strncmp(path, point, n) ||
+		    (path[n] != '/' && path[n] && strcmp(point, "/")))
+			continue;
+		best = n;
+		snprintf(out, len, "%s (%s %s)", point, type, source);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Whether sm.json still says what the SM does: not if the runtime
+ * directory's filesystem is full (the SM cannot rewrite it, and the file
+ * keeps its last whole version), nor if it is older than three sweep
+ * periods and 30 s (a heavy sweep of 10,000 HCAs takes 10 s). 'why' gets
+ * the reason, naming the disk (a text cell holds 128 bytes: kept short);
+ * 0 if fresh.
+ */
+static int status_stale(const struct ibemu_runtime_paths *p, long long mtime,
+			uint64_t sweep_ms, char *why, size_t len)
+{
+	long long age = (long long)time(NULL) - mtime;
+	char disk[2200];
+	struct statvfs vfs;
+
+	if (!statvfs(p->dir, &vfs) && vfs.f_bavail == 0) {
+		mount_of(p->dir, disk, sizeof(disk));
+		snprintf(why, len, "yes: no space left on %s", disk);
+		return 1;
+	}
+	if (sweep_ms && age * 1000 > (long long)(3 * sweep_ms) + 30000) {
+		snprintf(why, len,
+			 "yes: not rewritten for %lld s, past three sweep "
+			 "periods of %llu ms",
+			 age, (unsigned long long)sweep_ms);
+		return 1;
+	}
+	return 0;
+}
+
 static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 {
 	static const struct ibemu_table_col cols[] = {
@@ -225,6 +361,8 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 		{"cc_failed", "CC MADs failed", 1},
 		{"cc_switch_events", "Switch marking events", 1},
 		{"cc_ca_events", "CA threshold events", 1},
+		{"written_at", "Status written at", 0},
+		{"stale", "Stale", 0},
 	};
 	static const struct ibemu_table_col change_cols[] = {
 		{"change", "CHANGES IN THE LAST HEAVY SWEEP", 0},
@@ -232,8 +370,9 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	struct ibemu_runtime_paths p;
 	struct ibemu_table t, changes;
 	const char *last, *heavy, *at, *cc;
-	char name[64], text[256], when[64];
+	char name[64], text[256], when[64], stale[2300];
 	struct ibemu_buf b;
+	struct stat st;
 	char *json_text;
 	int json, ret;
 	pid_t pid;
@@ -247,12 +386,7 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	pid = json_text ? (pid_t)unum(json_text, "pid") : 0;
 	if (!json_text || pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 		free(json_text);
-		return ibemu_cli_fail(1,
-				      "sm status: no ibemu-sm runs on fabric "
-				      "'%s' (it was started with '--sm none', "
-				      "or with '--sweep 0': one sweep, then "
-				      "the SM exits)",
-				      name);
+		return sm_gone(&p, name, pid);
 	}
 	last = value_at(json_text, "last_sweep");
 	heavy = value_at(json_text, "last_heavy_sweep");
@@ -309,6 +443,16 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	ibemu_table_uint(&t, unum(cc, "failed"));
 	ibemu_table_uint(&t, unum(cc, "switch_events"));
 	ibemu_table_uint(&t, unum(cc, "ca_events"));
+	/* What the file says is as old as the file. */
+	if (stat(p.sm_status, &st))
+		st.st_mtime = 0;
+	iso_time((long long)st.st_mtime, when, sizeof(when));
+	ibemu_table_str(&t, when);
+	if (status_stale(&p, (long long)st.st_mtime,
+			 unum(json_text, "sweep_ms"), stale, sizeof(stale)))
+		ibemu_table_str(&t, stale);
+	else
+		ibemu_table_str(&t, "no");
 	/* The changes the SM named (the first few), one row each. */
 	ibemu_table_init(&changes, "changes", change_cols, 1);
 	at = value_at(heavy, "changes");

@@ -75,13 +75,27 @@ static int grace_over(struct ibemu_rule_proc *p,
 	return 0;
 }
 
+uint64_t ibemu_rule_clock_bound(const struct ibemu_rule *r,
+				const struct ibemu_rule_proc *p,
+				const struct ibemu_rule_words *w)
+{
+	uint64_t clk = w->clock_ps;
+
+	if (ibemu_rule_waiting(p, w->wait_seq))
+		return UINT64_MAX;
+	/* A clock past any stamp is garbage: it must not wrap. */
+	if (clk > IBEMU_VERBS_MAX_STAMP_PS)
+		clk = IBEMU_VERBS_MAX_STAMP_PS;
+	if (clk < p->hand_ps)
+		clk = p->hand_ps;
+	return clk + r->lookahead_ps;
+}
+
 uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,
 			  const struct ibemu_rule_words *w, uint64_t now_ms,
 			  const struct ibemu_rule_cpu_ops *ops, void *ctx,
 			  int *presumed)
 {
-	uint64_t clk = w->clock_ps;
-
 	if (ibemu_rule_waiting(p, w->wait_seq)) {
 		p->idle_known = 0;
 		return UINT64_MAX;
@@ -90,10 +104,5 @@ uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,
 		*presumed = 1;
 		return UINT64_MAX;
 	}
-	/* A clock past any stamp is garbage: it must not wrap. */
-	if (clk > IBEMU_VERBS_MAX_STAMP_PS)
-		clk = IBEMU_VERBS_MAX_STAMP_PS;
-	if (clk < p->hand_ps)
-		clk = p->hand_ps;
-	return clk + r->lookahead_ps;
+	return ibemu_rule_clock_bound(r, p, w);
 }

@@ -111,6 +111,12 @@ uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,
 			  const struct ibemu_rule_cpu_ops *ops, void *ctx,
 			  int *presumed);
 
+/* The same bound by its clock alone, the grace period aside (who holds
+ * virtual time, for 'ibemu status'). */
+uint64_t ibemu_rule_clock_bound(const struct ibemu_rule *r,
+				const struct ibemu_rule_proc *p,
+				const struct ibemu_rule_words *w);
+
 /* A completion written at virtual time 't': the run stops a lookahead
  * later, whatever it was allowed before. */
 void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t);

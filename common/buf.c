@@ -81,35 +81,6 @@ void ibemu_buf_printf(struct ibemu_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void ibemu_buf_json_string(struct ibemu_buf *b, const char *s)
-{
-	const unsigned char *p;
-
-	ibemu_buf_append(b, "\"", 1);
-	for (p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			ibemu_buf_puts(b, "\\\"");
-			break;
-		case '\\':
-			ibemu_buf_puts(b, "\\\\");
-			break;
-		case '\n':
-			ibemu_buf_puts(b, "\\n");
-			break;
-		case '\t':
-			ibemu_buf_puts(b, "\\t");
-			break;
-		default:
-			if (*p < 0x20)
-				ibemu_buf_printf(b, "\\u%04x", *p);
-			else
-				ibemu_buf_append(b, p, 1);
-		}
-	}
-	ibemu_buf_append(b, "\"", 1);
-}
-
 /* Length of the valid UTF-8 sequence at 'p' (at most 'left' bytes), or 0. */
 static size_t utf8_len(const unsigned char *p, size_t left)
 {
@@ -128,14 +99,39 @@ static size_t utf8_len(const unsigned char *p, size_t left)
 	for (i = 1; i < n; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
+	/* Overlong forms, UTF-16 surrogates and code points past U+10FFFF
+	 * are not UTF-8 (RFC 3629), and JSON parsers refuse them. */
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+		return 0;
 	/* C1 controls (U+0080..U+009F) act on terminals as ESC does. */
 	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
 		return 0;
 	return n;
 }
 
+/*
+ * The bidirectional embeddings, overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069) at a valid 3-byte sequence 'p': printed raw they
+ * reorder the rest of the line on a terminal (a name that reads as
+ * another; CVE-2021-42574's "Trojan Source"). Returns the code point, or 0.
+ */
+static unsigned bidi_control(const unsigned char *p, size_t n)
+{
+	unsigned cp;
+
+	if (n != 3)
+		return 0;
+	cp = (unsigned)(p[0] & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 |
+	     (p[2] & 0x3f);
+	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)
+		       ? cp
+		       : 0;
+}
+
 void ibemu_buf_escape(struct ibemu_buf *b, const char *s, size_t max)
 {
+	unsigned cp;
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s), i = 0, n;
 
@@ -151,13 +147,58 @@ void ibemu_buf_escape(struct ibemu_buf *b, const char *s, size_t max)
 			ibemu_buf_append(b, p + i, 1);
 			i++;
 		} else if (p[i] >= 0x80 && (n = utf8_len(p + i, len - i))) {
-			ibemu_buf_append(b, p + i, n);
+			if ((cp = bidi_control(p + i, n)))
+				ibemu_buf_printf(b, "\\u%04x", cp);
+			else
+				ibemu_buf_append(b, p + i, n);
 			i += n;
 		} else {
 			ibemu_buf_printf(b, "\\x%02x", p[i]);
 			i++;
 		}
 	}
+}
+
+/*
+ * JSON text is UTF-8 (RFC 8259 8.1): a byte that is not part of valid
+ * UTF-8 becomes U+FFFD, as a decoder replaces it; controls, DEL and the
+ * bidi controls are written as \uXXXX, so the parsed string is the real
+ * one and the raw text is safe on a terminal.
+ */
+void ibemu_buf_json_string(struct ibemu_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, n;
+	unsigned cp;
+
+	ibemu_buf_append(b, "\"", 1);
+	while (i < len) {
+		if (p[i] == '"' || p[i] == '\\') {
+			ibemu_buf_printf(b, "\\%c", p[i]);
+		} else if (p[i] == '\n') {
+			ibemu_buf_puts(b, "\\n");
+		} else if (p[i] == '\t') {
+			ibemu_buf_puts(b, "\\t");
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			ibemu_buf_printf(b, "\\u%04x", p[i]);
+		} else if (p[i] >= 0x80) {
+			n = utf8_len(p + i, len - i);
+			if (!n && p[i] == 0xc2 && i + 1 < len &&
+			    (p[i + 1] & 0xc0) == 0x80) /* a C1 control */
+				ibemu_buf_printf(b, "\\u%04x", p[++i]);
+			else if (!n)
+				ibemu_buf_puts(b, "\\ufffd");
+			else if ((cp = bidi_control(p + i, n)))
+				ibemu_buf_printf(b, "\\u%04x", cp);
+			else
+				ibemu_buf_append(b, p + i, n);
+			i += n ? n - 1 : 0;
+		} else {
+			ibemu_buf_append(b, p + i, 1);
+		}
+		i++;
+	}
+	ibemu_buf_append(b, "\"", 1);
 }
 
 char *ibemu_buf_steal(struct ibemu_buf *b)

@@ -24,11 +24,16 @@ void ibemu_buf_append(struct ibemu_buf *b, const void *data, size_t len);
 void ibemu_buf_puts(struct ibemu_buf *b, const char *s);
 void ibemu_buf_printf(struct ibemu_buf *b, const char *fmt, ...)
 	IBEMU_PRINTF(2, 3);
-/* Appends 's' as a JSON string literal, quotes included. */
+/*
+ * Appends 's' as a JSON string literal, quotes included: controls, DEL,
+ * C1 controls and the bidi controls as \uXXXX, bytes that are not valid
+ * UTF-8 as U+FFFD, so the output is valid JSON and safe on a terminal.
+ */
 void ibemu_buf_json_string(struct ibemu_buf *b, const char *s);
 /*
  * Appends 's' fit for a terminal: control characters, DEL and bytes that
- * are not part of valid UTF-8 as \xNN (a backslash as \\). Past 'max'
+ * are not part of valid UTF-8 as \xNN (a backslash as \\), the bidi
+ * controls (U+202A..U+202E, U+2066..U+2069) as \uXXXX. Past 'max'
  * bytes of 's' (0: no limit) it stops and appends "... (N bytes)", so a
  * huge value read from a file is never echoed whole.
  */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -103,6 +104,40 @@ static void sm_port_cell(struct ibemu_table *t, const struct ibemu_daemon *d)
 	ibemu_table_str(t, where);
 }
 
+/*
+ * Who holds virtual time (the quiescence rule waits for a running verbs
+ * process while the engine has events past its bound): "pid P (HCA)
+ * since T (S s)", its pid and when it began; nulls when nobody does.
+ */
+static void time_holder_cells(struct ibemu_table *t, struct ibemu_daemon *d)
+{
+	uint64_t next = ibemu_engine_next_time(d->engine);
+	char when[32] = "?", iso[40] = "?";
+	uint32_t node;
+	struct tm tm;
+	double held_s;
+	pid_t pid;
+
+	/* What the pump noted may be stale: the holder must still hold. */
+	if (!d->held.pid || next == UINT64_MAX || next < d->rule.last_horizon ||
+	    ibemu__sess_holder(d, d->rule.last_horizon, &pid, &node) ||
+	    pid != d->held.pid) {
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		ibemu_table_null(t);
+		return;
+	}
+	if (gmtime_r(&d->held.since.tv_sec, &tm)) {
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	held_s = (double)(uv_now(&d->loop) - d->held.since_ms) / 1000;
+	ibemu_table_strf(t, "pid %ld (%s) since %s (%.1f s)", (long)pid,
+			 d->topo->nodes[node].name, when, held_s);
+	ibemu_table_uint(t, (uint64_t)pid);
+	ibemu_table_str(t, iso);
+}
+
 static int serve_status(struct ibemu_ctl_call *call)
 {
 	struct ibemu_daemon *d = call->d;
@@ -123,6 +158,9 @@ static int serve_status(struct ibemu_ctl_call *call)
 		{"clock", "Clock", 0},
 		{"deterministic", "Deterministic", 0},
 		{"virtual_time_ps", "Virtual time (ps)", 1},
+		{"time_held_by", "Virtual time held by", 0},
+		{"time_held_by_pid", "Held by pid", 1},
+		{"time_held_since", "Held since", 0},
 	};
 	struct ibemu_opt_val v[1];
 	struct ibemu_table t;
@@ -158,6 +196,7 @@ static int serve_status(struct ibemu_ctl_call *call)
 			    : d->rule.nondet		      ? "no"
 							      : "yes");
 	ibemu_table_uint(&t, ibemu_engine_now(d->engine));
+	time_holder_cells(&t, d);
 	ibemu_table_render_record(&t, d->topo->name, (int)v[0].u, out);
 	ibemu_table_fini(&t);
 	return 0;

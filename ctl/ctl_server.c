@@ -29,6 +29,15 @@
 #define CTL_QUEUE_SOFT (4u << 20)
 #define CTL_QUEUE_HARD ((size_t)CTL_QUEUE_SOFT + IBEMU_CTL_MAX_REPLY)
 
+/*
+ * A client that sends nothing for this long while the daemon owes it
+ * nothing (no answer being written, no study of its running) is closed:
+ * a connection that never says HELLO, or one left open and idle, would
+ * hold one of the daemon's file descriptors for good. Every CLI command
+ * speaks at once, so this only ever meets idle or hostile clients.
+ */
+#define IBEMU_CTL_SILENT_MS 10000u
+
 struct ibemu_ctl_conn {
 	uv_pipe_t pipe; /* first: the handle's address is the conn's */
 	struct ibemu_daemon *d;
@@ -40,6 +49,8 @@ struct ibemu_ctl_conn {
 	int stop_after_reply; /* the reply to 'down' is on its way */
 	size_t queued;	      /* bytes of messages not yet written */
 	int paused;	      /* not reading: 'queued' is past CTL_QUEUE_SOFT */
+	uv_timer_t silent;    /* IBEMU_CTL_SILENT_MS since the last bytes */
+	int handles;	      /* open handles: freed when both are closed */
 };
 
 struct write_req {
@@ -51,8 +62,10 @@ struct write_req {
 
 static void conn_close_cb(uv_handle_t *h)
 {
-	struct ibemu_ctl_conn *c = (struct ibemu_ctl_conn *)h;
+	struct ibemu_ctl_conn *c = h->data;
 
+	if (--c->handles)
+		return;
 	free(c->in);
 	free(c);
 }
@@ -78,6 +91,25 @@ static void conn_close(struct ibemu_ctl_conn *c)
 		}
 	}
 	uv_close((uv_handle_t *)&c->pipe, conn_close_cb);
+	uv_close((uv_handle_t *)&c->silent, conn_close_cb);
+}
+
+/* The client said nothing for IBEMU_CTL_SILENT_MS: close it, unless the
+ * daemon is the one that owes it something. */
+static void silent_cb(uv_timer_t *t)
+{
+	struct ibemu_ctl_conn *c = t->data;
+
+	if (c->closing)
+		return;
+	if (c->queued || (c->d->ctl->job && c->d->ctl->job->conn == c)) {
+		uv_timer_start(&c->silent, silent_cb, IBEMU_CTL_SILENT_MS, 0);
+		return;
+	}
+	ibemu_daemon_log_limited(c->d, &c->d->refusals,
+				 "closed a control client silent for %u s",
+				 IBEMU_CTL_SILENT_MS / 1000);
+	conn_close(c);
 }
 
 static void conn_process(struct ibemu_ctl_conn *c);
@@ -436,6 +468,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	c->in_len += (size_t)nread;
+	uv_timer_start(&c->silent, silent_cb, IBEMU_CTL_SILENT_MS, 0);
 	conn_process(c);
 	/* Bound what one client may make us buffer. */
 	if (!c->closing && !c->paused &&
@@ -443,26 +476,21 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		conn_error(c, "request too large");
 }
 
-static int peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
-		return 0;
-	return cred.uid == getuid();
-}
+static void refuse_cb(struct ibemu_listener *l, int fd, const char *why);
 
 static void accept_cb(struct ibemu_listener *l, int fd)
 {
 	struct ibemu_daemon *d = l->data;
+	char why[256] = "permission denied";
 	struct ibemu_ctl_conn *c;
 
-	if (d->stopping || !peer_allowed(fd)) {
-		if (!d->stopping)
-			ibemu_daemon_log_limited(d, &d->refusals,
-						 "refused a control client of "
-						 "another user");
+	if (d->stopping) {
+		close(fd);
+		return;
+	}
+	/* Told why in place of the HELLO, as when out of fds. */
+	if (!ibemu_daemon_peer_allowed(d, fd, "control", why, sizeof(why))) {
+		refuse_cb(l, fd, why);
 		close(fd);
 		return;
 	}
@@ -473,6 +501,10 @@ static void accept_cb(struct ibemu_listener *l, int fd)
 	}
 	c->d = d;
 	uv_pipe_init(&d->loop, &c->pipe, 0);
+	uv_timer_init(&d->loop, &c->silent);
+	c->pipe.data = c->silent.data = c;
+	c->handles = 2;
+	uv_timer_start(&c->silent, silent_cb, IBEMU_CTL_SILENT_MS, 0);
 	c->next = d->ctl->conns;
 	d->ctl->conns = c;
 	if (uv_pipe_open(&c->pipe, fd)) {

@@ -70,8 +70,12 @@ static int job_finish(struct ibemu_job *job, struct ibemu_buf *out,
 		if (tj->plot && ibemu_traffic_plot_file(tj->tr, tj->plot, err))
 			return 1;
 		ibemu_traffic_render(tj->tr, tj->json, tj->top, out);
-		if (tj->plot && !tj->json)
-			ibemu_buf_printf(out, "\nPlot: %s\n", tj->plot);
+		if (tj->plot && !tj->json) {
+			/* The path is the user's: never raw on a terminal. */
+			ibemu_buf_puts(out, "\nPlot: ");
+			ibemu_buf_escape(out, tj->plot, 0);
+			ibemu_buf_puts(out, "\n");
+		}
 		return 0;
 	case -EIO:
 		if (dropping_ports(tj->d)) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,33 @@ void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_line(d, fmt, ap, "");
 	va_end(ap);
+}
+
+int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
+			      char *why, size_t whylen)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		snprintf(why, whylen,
+			 "permission denied: the peer's uid is "
+			 "unknown");
+		return 0;
+	}
+	if (cred.uid == getuid())
+		return 1;
+	/* The same words the CLI finds by itself (ibemu_runtime_other_owner):
+	 * a peer that could reach the socket (root) hears why. */
+	snprintf(why, whylen,
+		 "permission denied: fabric '%s' belongs to uid %u; uid %u "
+		 "may not use it",
+		 d->topo->name, (unsigned)getuid(), (unsigned)cred.uid);
+	ibemu_daemon_log_limited(d, &d->refusals,
+				 "refused a %s client of uid %u (pid %ld): "
+				 "another user",
+				 sock, (unsigned)cred.uid, (long)cred.pid);
+	return 0;
 }
 
 void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
@@ -245,6 +273,16 @@ static uint64_t none_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	return UINT64_MAX;
 }
 
+static int none_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		       uint32_t *node)
+{
+	(void)d;
+	(void)horizon;
+	(void)pid;
+	(void)node;
+	return -ENOENT;
+}
+
 static int none_drain(struct ibemu_daemon *d)
 {
 	(void)d;
@@ -260,6 +298,7 @@ const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached = {
 	.any = none_any,
 	.umad = none_any,
 	.horizon = none_horizon,
+	.holder = none_holder,
 	.drain = none_drain,
 	.flush = none_flush,
 };
@@ -304,6 +343,28 @@ static void grace_cb(uv_timer_t *t)
  * since a completion handed to a process at T lowers the horizon to T
  * plus the doorbell delay. Returns 1 if the idle handler should go on.
  */
+/*
+ * Notes who holds virtual time: a running process whose bound is below
+ * the engine's next event ('held' is 1), named with when it began, for
+ * 'ibemu status'. The same process holding on keeps its start.
+ */
+static void note_holder(struct ibemu_daemon *d, uint64_t horizon, int held)
+{
+	uint32_t node = 0;
+	pid_t pid = 0;
+
+	if (!held || d->attached->holder(d, horizon, &pid, &node)) {
+		d->held.pid = 0;
+		return;
+	}
+	if (pid == d->held.pid && node == d->held.node)
+		return;
+	d->held.pid = pid;
+	d->held.node = node;
+	d->held.since_ms = uv_now(&d->loop);
+	clock_gettime(CLOCK_REALTIME, &d->held.since);
+}
+
 static int quiesce_step(struct ibemu_daemon *d)
 {
 	struct ibemu_engine *e = d->engine;
@@ -322,6 +383,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 		return 1;
 	if (drained)
 		next = ibemu_engine_next_time(e);
+	note_holder(d, horizon, next >= horizon && next != UINT64_MAX);
 	if (next >= horizon) {
 		/* A process runs: time waits for it (or for its grace). */
 		if (!uv_is_active((uv_handle_t *)&d->grace_timer))

@@ -119,6 +119,8 @@ struct ibemu_daemon_attached_ops {
 	int (*any)(const struct ibemu_daemon *d);
 	int (*umad)(const struct ibemu_daemon *d);
 	uint64_t (*horizon)(struct ibemu_daemon *d, pid_t *presumed);
+	int (*holder)(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
+		      uint32_t *node);
 	int (*drain)(struct ibemu_daemon *d);
 	void (*flush)(struct ibemu_daemon *d);
 };
@@ -161,6 +163,14 @@ struct ibemu_daemon {
 	 * again at processes that run long. */
 	struct ibemu_rule rule;
 	uv_timer_t grace_timer;
+	/* The running verbs process virtual time waits for, while the
+	 * engine has events past the horizon it bounds ('ibemu status'). */
+	struct {
+		pid_t pid; /* 0: time is not held */
+		uint32_t node;
+		uint64_t since_ms;     /* uv_now() */
+		struct timespec since; /* CLOCK_REALTIME */
+	} held;
 	struct ibemu_sess_server *sess; /* attached processes */
 	int stopping;
 	/* An fd kept open on /dev/null, given up to accept and refuse a
@@ -203,6 +213,14 @@ void ibemu_daemon_log(struct ibemu_daemon *d, const char *fmt, ...)
  */
 void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
 			      const char *fmt, ...) IBEMU_PRINTF(3, 4);
+
+/*
+ * Whether the peer of the accepted socket 'fd' may use the fabric (it
+ * runs as the daemon's uid). If not, 'why' says so, for the peer to read
+ * before the socket is closed, and the refusal is logged (limited).
+ */
+int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
+			      char *why, size_t whylen);
 
 /*
  * Runs the engine in the loop's idle time until it has no event left (or

@@ -179,6 +179,41 @@ void ibemu_runtime_release(const struct ibemu_runtime_paths *p, int lock_fd)
 		close(lock_fd);
 }
 
+int ibemu_runtime_other_owner(const char *name, char *why, size_t whylen)
+{
+	struct ibemu_runtime_paths p;
+	const char *what = "socket";
+	const char *path;
+	struct stat st;
+
+	if (ibemu_runtime_paths(name, &p))
+		return 0;
+	path = p.sock;
+	/* A directory of another user (0700) hides the socket itself. */
+	if (stat(path, &st)) {
+		what = "directory";
+		path = p.dir;
+		if (stat(path, &st)) {
+			if (errno != EACCES)
+				return 0;
+			/* Not even its owner can be seen: a parent of
+			 * another user's, closed to others. */
+			snprintf(why, whylen,
+				 "permission denied: fabric '%s' cannot be "
+				 "reached (%s: %s); only its owner may use it",
+				 name, path, strerror(EACCES));
+			return 1;
+		}
+	}
+	if (st.st_uid == getuid())
+		return 0;
+	snprintf(why, whylen,
+		 "permission denied: fabric '%s' belongs to uid %u (its %s "
+		 "is %s); only its owner may use it",
+		 name, (unsigned)st.st_uid, what, path);
+	return 1;
+}
+
 int ibemu_runtime_running(const char *name)
 {
 	struct ibemu_runtime_paths p;

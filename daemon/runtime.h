@@ -85,6 +85,15 @@ void ibemu_runtime_cleanup(const struct ibemu_runtime_paths *p, int lock_fd);
  */
 int ibemu_runtime_holder(const struct ibemu_runtime_paths *p, pid_t pid);
 
+/*
+ * Returns 1, with "permission denied: fabric 'name' belongs to uid U
+ * (...); only its owner may use it" in 'why', if the fabric's socket (or,
+ * when that cannot be reached, its directory) belongs to another user;
+ * else 0. The daemon refuses other users anyway: this names the reason
+ * before a client tries.
+ */
+int ibemu_runtime_other_owner(const char *name, char *why, size_t whylen);
+
 /* Returns 1 if a live daemon holds the lock of fabric 'name'. */
 int ibemu_runtime_running(const char *name);
 

@@ -286,10 +286,7 @@ static int dump_file(const struct sm *sm, const char *name,
 		else if (sm->nodes[order[i]].ni.node_type == NODE_TYPE_SWITCH)
 			dump_lft(sm, order[i], f);
 	}
-	if (fflush(f) || ferror(f))
-		ret = -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = sm_file_close(f);
 	if (!ret && rename(tmp, path))
 		ret = -errno;
 	if (ret)

@@ -336,9 +336,42 @@ static void status(const struct sm *sm)
 			sm->status_path, strerror(-ret));
 }
 
+/* Why a heavy sweep failed, in words a user can act on. */
+static void sweep_failure(const struct sm *sm, int ret, char *out, size_t len)
+{
+	unsigned long long sw = 0, ports = 0;
+	uint32_t i;
+
+	if (ret == -ENOSPC) {
+		snprintf(out, len,
+			 "the routes need more virtual layers than the "
+			 "links have VLs");
+		return;
+	}
+	if (ret != -ERANGE || !sm->graph) {
+		snprintf(out, len, "%s", strerror(-ret));
+		return;
+	}
+	for (i = 0; i < sm->graph->nnodes; i++) {
+		if (sm->graph->nodes[i].type == IBEMU_GRAPH_SWITCH)
+			sw++;
+		else
+			ports += sm->graph->nodes[i].nports;
+	}
+	/* IBA 7.11.1: a port's 2^LMC LIDs are one aligned block. */
+	snprintf(out, len,
+		 "out of unicast LIDs: %llu switches (one LID each) and %llu "
+		 "HCA ports of %u LIDs each (--lmc %u) need %llu LIDs, past "
+		 "the %u unicast LIDs (1..0x%x)",
+		 sw, ports, 1u << sm->lmc, sm->lmc, sw + (ports << sm->lmc),
+		 IBEMU_LID_UNICAST_MAX, IBEMU_LID_UNICAST_MAX);
+}
+
 /* A heavy sweep (called for 'why') and what it says; 0 or -errno. */
 static int heavy(struct sm *sm, double t0, const char *why)
 {
+	const char *unwritten = NULL; /* a file that could not be written */
+	char failure[256];
 	double secs;
 	int ret;
 
@@ -357,12 +390,14 @@ static int heavy(struct sm *sm, double t0, const char *why)
 	secs = wall_s() - t0;
 	if (!ret && sm->guid2lid_path) {
 		ret = sm_guid2lid_save(sm, sm->guid2lid_path);
+		unwritten = ret ? sm->guid2lid_path : NULL;
 		if (ret)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->guid2lid_path, strerror(-ret));
 	}
 	if (!ret && sm->sl_dump_path) {
 		ret = sm_sl_dump(sm);
+		unwritten = ret ? sm->sl_dump_path : NULL;
 		if (ret)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->sl_dump_path, strerror(-ret));
@@ -375,12 +410,14 @@ static int heavy(struct sm *sm, double t0, const char *why)
 	report(sm, secs);
 	if (!ret && sm->report_path) {
 		ret = sm_report_write(sm);
+		unwritten = ret ? sm->report_path : NULL;
 		if (ret)
 			fprintf(stderr, "ibemu-sm: cannot write %s: %s\n",
 				sm->report_path, strerror(-ret));
 	}
 	if (!ret && sm->dump_dir) {
 		ret = sm_dump_write(sm);
+		unwritten = ret ? sm->dump_dir : NULL;
 		if (ret)
 			fprintf(stderr,
 				"ibemu-sm: cannot write the dumps in %s: "
@@ -390,14 +427,23 @@ static int heavy(struct sm *sm, double t0, const char *why)
 	if (!ret && !sm->errors) {
 		printf("ibemu-sm: SUBNET UP\n");
 		fflush(stdout);
-	} else
-		fprintf(stderr, "ibemu-sm: %s, %u errors\n",
-			ret == -ENOSPC ? "the routes need more virtual layers "
-					 "than the links have VLs"
-			: ret	       ? strerror(-ret)
-				       : "done",
-			sm->errors);
+		return 0;
+	}
+	/* The failure is the log's last line: 'ibemu sm status' quotes it
+	 * once the SM is gone. */
 	fflush(stdout);
+	if (unwritten)
+		fprintf(stderr,
+			"ibemu-sm: heavy sweep failed: cannot write %s: %s, %u "
+			"errors\n",
+			unwritten, strerror(-ret), sm->errors);
+	else if (ret) {
+		sweep_failure(sm, ret, failure, sizeof(failure));
+		fprintf(stderr, "ibemu-sm: heavy sweep failed: %s, %u errors\n",
+			failure, sm->errors);
+	} else
+		fprintf(stderr, "ibemu-sm: heavy sweep done, %u errors\n",
+			sm->errors);
 	return ret ? ret : sm->errors ? -EIO : 0;
 }
 

@@ -63,10 +63,7 @@ int sm_report_write(const struct sm *sm)
 	if (!f)
 		return -errno;
 	write_json(sm, &q, f);
-	if (fflush(f) || ferror(f))
-		ret = -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = sm_file_close(f);
 	/* Written aside and renamed: a reader never sees half of it. */
 	if (!ret && rename(tmp, sm->report_path))
 		ret = -errno;

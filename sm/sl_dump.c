@@ -41,9 +41,6 @@ int sm_sl_dump(const struct sm *sm)
 					sl);
 		}
 	}
-	if (ferror(f))
-		ret = -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = sm_file_close(f);
 	return ret;
 }

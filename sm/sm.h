@@ -10,6 +10,7 @@
 #define IBEMU_SM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cc_policy.h"
 #include "graph.h"
@@ -274,6 +275,12 @@ int sm_master_alive(struct sm *sm);
 
 /* status.c */
 /* Writes the status file (--status), if any; 0 or -errno. */
+/*
+ * Flushes and closes 'f', a file being written: 0, or -errno of the write
+ * that failed (ENOSPC on a full disk, not a bare EIO), so the message can
+ * name the cause. The file is closed either way.
+ */
+int sm_file_close(FILE *f);
 int sm_status_write(const struct sm *sm);
 /* Tells --ready-fd, once, that the subnet is up (1) or this SM standby. */
 void sm_status_ready(struct sm *sm, int up);

@@ -124,6 +124,22 @@ static void write_json(const struct sm *sm, FILE *f)
 		(long long)s->at, s->wall_s, s->smps, s->lft_blocks, s->errors);
 }
 
+int sm_file_close(FILE *f)
+{
+	int ret = 0;
+
+	/* fflush() says why it fails; a write that failed earlier (the
+	 * stream's error flag) left its errno, which later buffered writes
+	 * do not touch. */
+	if (fflush(f))
+		ret = -errno;
+	else if (ferror(f))
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
 int sm_status_write(const struct sm *sm)
 {
 	char tmp[4096];
@@ -139,10 +155,7 @@ int sm_status_write(const struct sm *sm)
 	if (!f)
 		return -errno;
 	write_json(sm, f);
-	if (fflush(f) || ferror(f))
-		ret = -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = sm_file_close(f);
 	if (!ret && rename(tmp, sm->status_path))
 		ret = -errno;
 	if (ret)

@@ -34,11 +34,44 @@ static void test_escape(void)
 		       "\\xc2\\x9b"
 		       "2J");
 	expect_escaped("\xff", 0, "\\xff");
+	/* Bidi overrides and isolates would reorder the line they are on;
+	 * other characters of that block pass. */
+	expect_escaped("ab\xe2\x80\xae"
+		       "c",
+		       0, "ab\\u202ec");
+	expect_escaped("\xe2\x81\xa6x\xe2\x81\xa9", 0, "\\u2066x\\u2069");
+	expect_escaped("\xe2\x80\x94", 0, "\xe2\x80\x94");
+	/* Surrogates and overlong forms are not UTF-8. */
+	expect_escaped("\xed\xa0\x80", 0, "\\xed\\xa0\\x80");
+	expect_escaped("\xe0\x80\xaf", 0, "\\xe0\\x80\\xaf");
 	/* A huge value is cut and its length told. */
 	memset(big, 'n', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	expect_escaped(big, 4, "nnnn... (4999 bytes)");
 	expect_escaped("four", 4, "four");
+}
+
+static void expect_json(const char *in, const char *want)
+{
+	struct ibemu_buf b;
+
+	ibemu_buf_init(&b);
+	ibemu_buf_json_string(&b, in);
+	T_EQ_STR(b.data ? b.data : "", want);
+	ibemu_buf_fini(&b);
+}
+
+/* JSON output stays valid JSON, and safe when printed raw. */
+static void test_json_string(void)
+{
+	expect_json("a\"b\\c\n", "\"a\\\"b\\\\c\\n\"");
+	expect_json("\033[2J\x7f", "\"\\u001b[2J\\u007f\"");
+	expect_json("caf\xc3\xa9", "\"caf\xc3\xa9\"");
+	expect_json("x\xff\xc3(", "\"x\\ufffd\\ufffd(\"");
+	expect_json("\xc2\x9b", "\"\\u009b\"");
+	expect_json("a\xe2\x80\xae"
+		    "b",
+		    "\"a\\u202eb\"");
 }
 
 static void test_diag_what(void)
@@ -52,6 +85,7 @@ void ibemu_test_register_buf(void)
 {
 	static const struct ibemu_test tests[] = {
 		{"escape", test_escape},
+		{"json_string", test_json_string},
 		{"diag_what", test_diag_what},
 		{NULL, NULL},
 	};

@@ -51,9 +51,18 @@ out:
 	return ret;
 }
 
+/* Where each SL's ccti_min was given, checked against the table once it
+ * is known (cct: may come after ca:); NULL where the default stands. */
+struct min_at {
+	const struct ibemu__ynode *node[IBEMU_CC_POLICY_SLS];
+};
+
 /* The four values given in 'v' (indices shared by ca: and an SL). */
-static void apply_sl(struct ibemu_cc_ca_sl *sl, const struct ibemu__yaml_val *v)
+static void apply_sl(struct ibemu_cc_ca_sl *sl, const struct ibemu__yaml_val *v,
+		     const struct ibemu__ynode **min_at)
 {
+	if (v[IBEMU__K_CCCA_CCTI_MIN].node)
+		*min_at = v[IBEMU__K_CCCA_CCTI_MIN].node;
 	if (v[IBEMU__K_CCCA_CCTI_TIMER].node)
 		sl->ccti_timer = (uint16_t)v[IBEMU__K_CCCA_CCTI_TIMER].u;
 	if (v[IBEMU__K_CCCA_CCTI_INCREASE].node)
@@ -66,9 +75,12 @@ static void apply_sl(struct ibemu_cc_ca_sl *sl, const struct ibemu__yaml_val *v)
 }
 
 static int apply_sls(struct ibemu_cc_policy *p, const struct ibemu__ynode *seq,
-		     struct ibemu_diag *d)
+		     struct min_at *min, struct ibemu_diag *d)
 {
+	const struct ibemu__ynode *sl_at[IBEMU_CC_POLICY_SLS] = {0};
 	struct ibemu__yaml_val v[IBEMU__K_CCCA_COUNT] = {0};
+	const struct ibemu__ynode *at;
+	unsigned sl;
 	size_t i;
 	int ret = 0;
 
@@ -82,15 +94,26 @@ static int apply_sls(struct ibemu_cc_policy *p, const struct ibemu__ynode *seq,
 				"such as {sl: 3, ccti_timer: 10}",
 				ibemu__ynode_what(item));
 		ret = ibemu__yaml_map_parse(item, IBEMU__YS_CC_SL, v, d);
-		if (!ret)
-			apply_sl(&p->ca.sl[v[IBEMU__K_CCCA_SL].u], v);
+		sl = (unsigned)v[IBEMU__K_CCCA_SL].u;
+		at = v[IBEMU__K_CCCA_SL].node;
+		/* Two overrides of one SL: the second would win silently. */
+		if (!ret && sl_at[sl])
+			ret = ibemu_diag_error(d, &at->loc,
+					       "SL %u is overridden twice in "
+					       "sls (first at %u:%u)",
+					       sl, sl_at[sl]->loc.line,
+					       sl_at[sl]->loc.col);
+		if (!ret) {
+			sl_at[sl] = at;
+			apply_sl(&p->ca.sl[sl], v, &min->node[sl]);
+		}
 		ibemu__yaml_vals_fini(v, IBEMU__K_CCCA_COUNT);
 	}
 	return ret;
 }
 
 static int apply_ca(struct ibemu_cc_policy *p, const struct ibemu__ynode *map,
-		    struct ibemu_diag *d)
+		    struct min_at *min, struct ibemu_diag *d)
 {
 	/* Zeroed whole: the CA's table is shorter than the index space. */
 	struct ibemu__yaml_val v[IBEMU__K_CCCA_COUNT] = {0};
@@ -116,8 +139,8 @@ static int apply_ca(struct ibemu_cc_policy *p, const struct ibemu__ynode *map,
 	if (v[IBEMU__K_CCCA_CONTROL_MAP].node)
 		p->ca.control_map = (uint16_t)v[IBEMU__K_CCCA_CONTROL_MAP].u;
 	for (sl = 0; sl < IBEMU_CC_POLICY_SLS; sl++)
-		apply_sl(&p->ca.sl[sl], v);
-	ret = apply_sls(p, v[IBEMU__K_CCCA_SLS].node, d);
+		apply_sl(&p->ca.sl[sl], v, &min->node[sl]);
+	ret = apply_sls(p, v[IBEMU__K_CCCA_SLS].node, min, d);
 out:
 	ibemu__yaml_vals_fini(v, IBEMU__K_CCCA_COUNT);
 	return ret;
@@ -162,9 +185,31 @@ out:
 	return ret;
 }
 
+/*
+ * A10.4.3.8: CCTI_Min must not pass CCTI_Limit, the table's last index;
+ * the CA would clamp the index to the limit and never throttle by the
+ * floor asked for (an empty table has limit 0).
+ */
+static int check_ccti_min(const struct ibemu_cc_policy *p,
+			  const struct min_at *min, struct ibemu_diag *d)
+{
+	unsigned sl, limit = p->cct_len ? p->cct_len - 1 : 0;
+
+	for (sl = 0; sl < IBEMU_CC_POLICY_SLS; sl++)
+		if (min->node[sl] && p->ca.sl[sl].ccti_min > limit)
+			return ibemu_diag_error(
+				d, &min->node[sl]->loc,
+				"ccti_min %u of SL %u is past the congestion "
+				"control table's last index %u (CCTI_Limit; "
+				"the table has %u entries)",
+				p->ca.sl[sl].ccti_min, sl, limit, p->cct_len);
+	return 0;
+}
+
 int ibemu__yaml_cc_apply(struct ibemu_topo *t, const struct ibemu__ynode *map,
 			 struct ibemu_diag *d)
 {
+	struct min_at min = {0};
 	struct ibemu__yaml_val v[IBEMU__K_CC_COUNT] = {0};
 	struct ibemu_cc_policy p = t->cc;
 	int ret;
@@ -181,9 +226,11 @@ int ibemu__yaml_cc_apply(struct ibemu_topo *t, const struct ibemu__ynode *map,
 		ret = apply_switch(&p, v[IBEMU__K_CC_SWITCH].node, d);
 	if (!ret && v[IBEMU__K_CC_CA].node &&
 	    v[IBEMU__K_CC_CA].node->kind == IBEMU__Y_MAP)
-		ret = apply_ca(&p, v[IBEMU__K_CC_CA].node, d);
+		ret = apply_ca(&p, v[IBEMU__K_CC_CA].node, &min, d);
 	if (!ret && v[IBEMU__K_CC_CCT].node)
 		ret = apply_cct(&p, &v[IBEMU__K_CC_CCT], d);
+	if (!ret)
+		ret = check_ccti_min(&p, &min, d);
 	if (!ret)
 		t->cc = p;
 out:

@@ -475,6 +475,7 @@ static const struct unit size_units[] = {
 	{"B", 1},
 	{"KiB", 1024},
 	{"MiB", 1024 * 1024},
+	{"GiB", 1024 * 1024 * 1024},
 	{NULL, 0},
 };
 

@@ -98,7 +98,10 @@ int ibemu__traffic_finish(struct ibemu_traffic *tr)
 		free(all);
 		return -ENOMEM;
 	}
-	qsort(tr->lat, tr->nlat, sizeof(*tr->lat), cmp_lat);
+	/* A study that delivered nothing has no latencies (and may have no
+	 * array: qsort(NULL, 0) is undefined). */
+	if (tr->nlat)
+		qsort(tr->lat, tr->nlat, sizeof(*tr->lat), cmp_lat);
 	for (i = 0; i < tr->nlat; i = j) {
 		fi = tr->lat[i].flow;
 		for (j = i; j < tr->nlat && tr->lat[j].flow == fi; j++)

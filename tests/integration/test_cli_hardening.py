@@ -6,15 +6,22 @@ refuses, escaped output, signals, a removed runtime directory and the
 messages users get in the corner cases."""
 
 import fcntl
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 
 from harness import IBEMU, IbemuTestCase, main, pid_alive, read, topology
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "hostile"))
+import wire  # noqa: E402  (tests/hostile/wire.py)
 
 TWO = topology("two-switch.yaml")
 NAME_ERRORS = {
@@ -196,6 +203,35 @@ class CliHardeningTest(IbemuTestCase):
         self.assertLess(len(p.stderr), 5000)
         self.assertIn("bytes)", p.stderr)
 
+    def test_bidi_and_plot_path_escaped(self):
+        # U+202E (right-to-left override) reorders the rest of a line on
+        # a terminal; text output escapes it, JSON carries the real string.
+        yaml = self.write("bidi.yaml",
+                          "switches: [{name: s, ports: 2, "
+                          "description: \"ab\u202Ecd\"}]\n"
+                          "hcas: [{name: h1}, {name: h2}]\n"
+                          "links: [[s:1, h1:1], [s:2, h2:1]]\n")
+        self.up(yaml, "bidi")
+        p = self.ibemu("nodes", "--fabric", "bidi", check=0)
+        self.assertNotIn("\u202e", p.stdout)
+        self.assertIn("ab\\u202ecd", p.stdout)
+        p = self.ibemu("nodes", "--fabric", "bidi", "--json", check=0)
+        self.assertNotIn("\u202e", p.stdout)
+        self.assertIn("ab\u202ecd", json.dumps(json.loads(p.stdout),
+                                                 ensure_ascii=False))
+        # A plot's path is the user's: ESC and a byte that is not UTF-8
+        # are escaped on the Plot: line ("\udcff" is the byte 0xff).
+        d = tempfile.mkdtemp(prefix="ibemu-esc-")
+        self.addCleanup(shutil.rmtree, d, True)
+        plot = os.path.join(d, "a\x1b[31m\udcff.svg")
+        p = self.ibemu("traffic", "shift", "--duration", "1us", "--plot",
+                       plot, "--fabric", "bidi", check=0)
+        self.assertTrue(os.path.exists(plot))
+        self.assertNotIn("\x1b", p.stdout)
+        self.assertNotIn("\ufffd", p.stdout)
+        self.assertIn("a\\x1b[31m\\xff.svg", p.stdout)
+        self.down("bidi")
+
     def test_traffic_error_not_doubled(self):
         self.up(TWO, "tr")
         p = self.ibemu("traffic", "shift", "--shift", "1000", "--fabric", "tr", check=2)
@@ -224,6 +260,77 @@ class CliHardeningTest(IbemuTestCase):
         os.unlink(self.paths("theirs")["sock"])
         os.rmdir(d)
         self.assertIn("permission denied: fabric 'theirs' belongs to uid 65534", p.stderr)
+
+    def as_nobody(self, *argv):
+        """Runs argv as uid nobody (util-linux's setpriv)."""
+        return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                               "--clear-groups", "--", *argv],
+                              env=self.env, capture_output=True, text=True,
+                              timeout=60)
+
+    def test_exec_of_another_uid_is_permission_denied(self):
+        self.up(TWO, "mine", "--sm", "none")
+        # The runtime directory is closed to others (0700): nothing of the
+        # fabric can be seen, and both commands say why.
+        for cmd in (("status",), ("exec", "--host", "hca1", "--", "true")):
+            p = self.as_nobody(IBEMU, "--fabric", "mine", *cmd)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("permission denied: fabric 'mine' cannot be "
+                          "reached", p.stderr)
+        # Open to pass through: the fabric's directory is root's.
+        os.chmod(self.rundir, 0o711)
+        for cmd in (("status",), ("exec", "--host", "hca1", "--", "true"),
+                    ("exec", "--", "true")):
+            p = self.as_nobody(IBEMU, "--fabric", "mine", *cmd)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("permission denied: fabric 'mine' belongs to uid 0",
+                          p.stderr)
+        # A peer that reaches the sockets (here opened to all, as root
+        # reaches any) is told why before the daemon closes.
+        d = self.paths("mine")["dir"]
+        os.chmod(d, 0o711)
+        for sock in ("ctl.sock", "sess.sock"):
+            os.chmod(os.path.join(d, sock), 0o666)
+        probe = ("import socket, struct, sys\n"
+                 "kind = socket.SOCK_STREAM if sys.argv[1].endswith('ctl.sock')"
+                 " else socket.SOCK_SEQPACKET\n"
+                 "s = socket.socket(socket.AF_UNIX, kind)\n"
+                 "s.settimeout(10)\n"
+                 "s.connect(sys.argv[1])\n"
+                 "data = b''\n"
+                 "while True:\n"
+                 "    chunk = s.recv(4096)\n"
+                 "    if not chunk: break\n"
+                 "    data += chunk\n"
+                 "print(struct.unpack('=IHHIi', data[:16])[2], data[16:].decode())\n")
+        for sock, error in (("ctl.sock", wire.CTL_ERROR),
+                            ("sess.sock", wire.SESS_ERROR)):
+            p = self.as_nobody(sys.executable, "-c", probe,
+                               os.path.join(d, sock))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, f"{error} permission denied: fabric "
+                             "'mine' belongs to uid 0; uid 65534 may not use "
+                             "it\n")
+        with open(self.paths("mine")["log"]) as f:
+            self.assertIn("refused a control client of uid 65534", f.read())
+        self.down("mine")
+
+    def test_silent_control_client_closed(self):
+        """A control client that sends nothing (not even HELLO), and one
+        that is greeted and then says nothing, are closed after 10 s of
+        silence (IBEMU_CTL_SILENT_MS); the daemon serves others."""
+        self.up(TWO, "hush", "--sm", "none")
+        mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        mute.connect(self.paths("hush")["sock"])
+        greeted = wire.ctl_connect(self.paths("hush")["sock"])
+        for s in (mute, greeted):
+            s.settimeout(40)
+            self.assertEqual(s.recv(1), b"")  # EOF: closed by the daemon
+            s.close()
+        with open(self.paths("hush")["log"]) as f:
+            self.assertIn("closed a control client silent for 10 s", f.read())
+        self.ibemu("status", "--fabric", "hush", check=0)
+        self.down("hush")
 
     def test_study_ended_by_down(self):
         self.up(topology("fat-tree-2l-36.yaml"), "study")

@@ -8,15 +8,17 @@ VL can deadlock); the real ibnetdiscover sees the LIDs it gave. It also
 brings up a fabric simulated by Debian's ibsim (umad2sim), two-port HCAs
 and parallel links included: it speaks standard MADs, not ibemu's."""
 
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
-from harness import (IBEMU, IbemuTestCase, main, pid_alive, sanitizer_preload,
-                     tool_env, topology)
+from harness import (IBEMU, IbemuTestCase, main, pid_alive, read,
+                     sanitizer_preload, tool_env, topology)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 SM = os.path.join(BUILD, "bin", "ibemu-sm")
@@ -450,6 +452,91 @@ class SmTest(IbemuTestCase):
                 sm.communicate()
         self.assertEqual(sm.returncode, 1, out)
         self.assertIn("its port is gone", out)
+
+    def sm_status_error(self, fabric):
+        """The one-line error of 'ibemu sm status' once the SM is gone."""
+        p = self.ibemu("sm", "status", "--fabric", fabric)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        return p.stderr
+
+    def test_status_says_the_sm_died(self):
+        """kill -9 of the resident SM: 'sm status' says it died, of which
+        signal, when (wall clock and virtual time), and its last log
+        line; not that it was never started."""
+        self.up(topology("two-switch.yaml"), "smk")
+        pid = self.json_of("sm", "status", "--fabric", "smk")["pid"]
+        os.kill(pid, signal.SIGKILL)
+        self.wait_until("the watcher's line", lambda: "died" in self.ibemu(
+            "sm", "status", "--fabric", "smk").stderr)
+        err = self.sm_status_error("smk")
+        self.assertRegex(err, rf"ibemu-sm \(pid {pid}\) died \(signal 9, "
+                         r"Killed\) at \d{4}-\d\d-\d\dT[\d:]+Z, virtual "
+                         r"time [\d.]+ us; its last log line: ibemu-sm: ")
+        self.assertNotIn("--sm none", err)
+        self.down("smk")
+
+    def test_status_says_why_the_sm_failed(self):
+        """--lmc 7 on 1152 HCAs needs 147,528 LIDs: the SM says which
+        limit it passed, and 'sm status' quotes it with its exit."""
+        p = self.ibemu("up", topology("fat-tree-2l-1152.yaml"), "--name",
+                       "sml7", "--lmc", "7", check=1)
+        self.started["sml7"] = int(read(self.paths("sml7")["pid"]))
+        self.assertIn("did not bring the subnet up", p.stderr)
+        self.wait_until("the watcher's line", lambda: "exited" in self.ibemu(
+            "sm", "status", "--fabric", "sml7").stderr)
+        err = self.sm_status_error("sml7")
+        self.assertIn("exited with status 1", err)
+        self.assertIn("its last log line: ibemu-sm: heavy sweep failed: out "
+                      "of unicast LIDs: 72 switches (one LID each) and 1152 "
+                      "HCA ports of 128 LIDs each (--lmc 7) need 147528 "
+                      "LIDs, past the 49151 unicast LIDs", err)
+        self.down("sml7")
+
+    def test_status_on_a_full_disk(self):
+        """A runtime directory on a full filesystem (a 2 MiB tmpfs in a
+        private mount namespace): the SM logs which file it cannot write
+        and why (ENOSPC, not EIO), and 'sm status' marks its data stale,
+        naming the filesystem."""
+        d = os.path.join(self.rundir, "fullfs")
+        os.mkdir(d, 0o700)
+        script = f"""
+set -e
+mount -t tmpfs -o size=2m,mode=0700 tmpfs {d}
+export IBEMU_RUNTIME_DIR={d}
+{IBEMU} up {topology("two-switch.yaml")} --name full --sweep 50 >/dev/null
+{IBEMU} sm status --fabric full --json
+dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null || true
+sleep 0.5
+{IBEMU} sm status --fabric full --json
+{IBEMU} sm status --fabric full | grep '^Stale:'
+grep -c 'cannot write {d}/full/sm.json: No space left on device' \
+    {d}/full/sm.log || true
+{IBEMU} link down hca4:1 --fabric full >/dev/null
+sleep 0.5
+grep 'heavy sweep failed' {d}/full/sm.log || true
+rm {d}/fill
+{IBEMU} down --fabric full >/dev/null || echo "down: status $?" >&2
+"""
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script],
+                           capture_output=True, text=True, env=self.env,
+                           timeout=120)
+        self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout)
+        before, after, text, enospc, heavy = p.stdout.split("\n", 4)
+        self.assertEqual(json.loads(before)["stale"], "no")
+        after = json.loads(after)
+        self.assertEqual(after["stale"], f"yes: no space left on {d} "
+                         "(tmpfs tmpfs)")
+        self.assertRegex(after["written_at"],
+                         r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(text, f"Stale:                 yes: no space left "
+                         f"on {d} (tmpfs tmpfs)")
+        self.assertGreater(int(enospc), 0)
+        # A heavy sweep (a link went down) cannot keep its LIDs: it says
+        # which file and why, not that the routes need more VLs.
+        self.assertEqual(heavy, f"ibemu-sm: heavy sweep failed: cannot write "
+                         f"{d}/full/guid2lid: No space left on device, 0 "
+                         "errors\n")
 
     def test_bad_routing_engine(self):
         p = subprocess.run([SM, "--routing", "nosuch"], capture_output=True,

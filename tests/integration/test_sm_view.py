@@ -96,9 +96,8 @@ class SmViewTest(OpenSMRunner, IbemuTestCase):
             self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
         self.assertIn("no routes report", p.stderr)
         err = self.ibemu("sm", "status", "--fabric", "svn").stderr
-        self.assertIn("no ibemu-sm runs on fabric 'svn'", err)
-        self.assertIn("'--sm none'", err)
-        self.assertIn("'--sweep 0'", err)
+        self.assertIn("no ibemu-sm was started on fabric 'svn'", err)
+        self.assertIn("'ibemu up --sm none'", err)
         self.down("svn")
         # One sweep and gone: no status, but the routes it left are
         # reported.
@@ -107,6 +106,9 @@ class SmViewTest(OpenSMRunner, IbemuTestCase):
             self.paths("svz")["sm_status"]) and self.ibemu(
                 "sm", "status", "--fabric", "svz").returncode == 1)
         self.assertEqual(self.sm_json("svz", "report")["hosts"], 4)
+        err = self.ibemu("sm", "status", "--fabric", "svz").stderr
+        self.assertIn("exited with status 0", err)
+        self.assertIn("its last log line: ibemu-sm: SUBNET UP", err)
         self.down("svz")
         p = self.ibemu("sm", "status", "--fabric", "svz", check=1)
         self.assertIn("fabric 'svz' is not running", p.stderr)

@@ -16,6 +16,7 @@ from harness import IBEMU, IbemuTestCase, main, tool_env, topology
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 DET = os.path.join(BUILD, "tests", "verbs-det")
+HOLD = os.path.join(BUILD, "tests", "verbs-hold")
 FAT = topology("fat-tree-2l-36.yaml")
 
 
@@ -54,6 +55,39 @@ class TimeRuleTest(IbemuTestCase):
 
     def status(self, fabric):
         return self.json_of("status", "--fabric", fabric)
+
+    def test_status_names_who_holds_time(self):
+        """A process that posted an RDMA WRITE and keeps running without
+        waiting holds virtual time: 'ibemu status' names it (pid, HCA,
+        since when), in text and JSON; once it waited and left, nobody."""
+        self.up(topology("two-switch.yaml"), "thold")
+        p = subprocess.Popen([IBEMU, "exec", "--fabric", "thold", "--host",
+                              "hca2", "--", HOLD, "3"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env=self.tool_env)
+        try:
+            self.assertEqual(p.stdout.readline(), "posted\n")
+            self.wait_until("the hold to show", lambda: self.status(
+                "thold").get("time_held_by_pid") == p.pid, seconds=2.5)
+            s = self.status("thold")
+            self.assertRegex(s["time_held_by"], rf"^pid {p.pid} \(hca2\) "
+                             r"since \d\d:\d\d:\d\d \([\d.]+ s\)$")
+            self.assertRegex(s["time_held_since"],
+                             r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+            text = self.ibemu("status", "--fabric", "thold", check=0).stdout
+            self.assertRegex(text, rf"Virtual time held by: +pid {p.pid} "
+                             r"\(hca2\) since ")
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(p.returncode, 0, out + err)
+        self.assertIn("done 0", out)
+        s = self.status("thold")
+        self.assertIsNone(s["time_held_by"])
+        self.assertIsNone(s["time_held_by_pid"])
+        self.down("thold")
 
     def test_three_daemons_and_one_twice(self):
         runs = []

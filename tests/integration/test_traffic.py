@@ -249,6 +249,20 @@ class TrafficTest(IbemuTestCase):
                          ["other"] * 8)
         self.down("plots")
 
+    def test_message_size_range(self):
+        # The range the refusal quotes is the range accepted: 1GiB and
+        # 2GiB (IBA's largest message) run; past it, the message says so.
+        self.up(topology("single-switch-8.yaml"), "sizes")
+        for size in ("1GiB", "2GiB"):
+            p = self.ibemu("traffic", "uniform", "--size", size,
+                           "--duration", "1us", "--json", check=0)
+            self.assertEqual(json.loads(p.stdout)["summary"]["msg_bytes"],
+                             {"1GiB": 1 << 30, "2GiB": 1 << 31}[size])
+        p = self.ibemu("traffic", "uniform", "--size", "3GiB", check=2)
+        self.assertIn("1B..2GiB", p.stderr)
+        self.assertIn("'3GiB'", p.stderr)
+        self.down("sizes")
+
 
 if __name__ == "__main__":
     main()
