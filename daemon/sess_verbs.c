@@ -239,7 +239,7 @@ static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 	if (v->nmrs == v->mrs_cap) {
 		grown = realloc(v->mrs, (v->mrs_cap * 2 + 8) * sizeof(*grown));
 		if (!grown) {
-			ibemu__vs_mr_drop(v->c->s, handle);
+			ibemu__vs_mr_drop(v, handle);
 			return -ENOMEM;
 		}
 		v->mrs = grown;
@@ -248,7 +248,7 @@ static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 	ret = ibemu_tp_mr_reg(v->hca->tp, m->pd, m->addr, m->len,
 			      m->access & 0xf, handle, &m->lkey, &m->rkey);
 	if (ret) {
-		ibemu__vs_mr_drop(v->c->s, handle);
+		ibemu__vs_mr_drop(v, handle);
 		return ret;
 	}
 	v->mrs[v->nmrs++] = (struct vmr_key){m->lkey, handle};
@@ -268,7 +268,7 @@ static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
 	ret = ibemu_tp_mr_dereg(v->hca->tp, lkey);
 	if (ret)
 		return ret;
-	ibemu__vs_mr_drop(v->c->s, v->mrs[i].handle);
+	ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	v->mrs[i] = v->mrs[--v->nmrs];
 	return 0;
 }
@@ -605,6 +605,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 		break;
 	case IBEMU_SESS_VERBS_MR_DEREG:
 		ret = do_mr_dereg(v, u.obj.id);
+		/* Work under way in the region may have failed. */
+		ibemu_daemon_pump(c->s->d);
 		break;
 	case IBEMU_SESS_VERBS_CQ_CREATE:
 		ret = do_cq_create(v, &u.cq, fds, nfds);
@@ -731,7 +733,7 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		cq_free(v, v->cqs[--v->ncqs]);
 	for (i = 0; i < v->nmrs; i++) {
 		ibemu_tp_mr_dereg(tp, v->mrs[i].lkey);
-		ibemu__vs_mr_drop(c->s, v->mrs[i].handle);
+		ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	}
 	for (i = 0; i < v->npds; i++)
 		ibemu_tp_pd_free(tp, v->pds[i]);

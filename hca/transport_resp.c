@@ -88,6 +88,42 @@ static void queue_nak(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code)
 	queue_ack(tp, qp, qp->epsn, (uint8_t)(AETH_NAK | code));
 }
 
+/*
+ * Whether the region a READ's responses come from is still the one its
+ * request was checked against: deregistration is a barrier (IBA 10.6.3.5),
+ * so the responder reads no byte of it after, as an HCA reads each
+ * response's bytes as the packet leaves.
+ */
+static int read_src_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			 const struct tp_msg *m)
+{
+	const struct tp_mr *mr =
+		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				   IBEMU_ACCESS_REMOTE_READ);
+
+	return mr && mr->handle == m->read_src.mr;
+}
+
+/*
+ * The region of the READ being answered went: its next response is a
+ * remote access error NAK at that response's PSN (IBA 9.7.5.2.4, class C
+ * for the responder: its QP goes to Error), which completes the READ with
+ * IBV_WC_REM_ACCESS_ERR at the requester.
+ */
+static void read_abort(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
+{
+	struct tp_resp *nak = calloc(1, sizeof(*nak));
+
+	IBEMU_BUG_ON(!nak);
+	nak->kind = RESP_ACK;
+	nak->psn = psn;
+	nak->npkts = 1;
+	nak->aeth = (uint32_t)(AETH_NAK | NAK_REM_ACCESS) << 24 |
+		    (qp->msn & PSN_MASK);
+	ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_ACCESS_ERR);
+	resp_push(qp, nak);
+}
+
 struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const uint16_t *credits, int *blocked,
 				      int throttled)
@@ -99,6 +135,10 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	if (!r || (throttled && r->kind != RESP_ACK))
 		return NULL;
+	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
+		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
+		r = qp->resp_head;
+	}
 	if (r->kind == RESP_ATOMIC) {
 		op = OP_ATOMIC_ACK;
 		ext += IBEMU_ATOMICACK_BYTES;
@@ -303,6 +343,17 @@ static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 		m->opcode >= IBEMU_WR_ATOMIC_CMP_AND_SWP ? 8 : m->len, access);
 }
 
+/* Whether the region a WRITE under way lands in is still registered. */
+static int write_target_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			     const struct tp_msg *m)
+{
+	const struct tp_mr *mr =
+		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				   IBEMU_ACCESS_REMOTE_WRITE);
+
+	return mr && mr->handle == qp->in_target.mr;
+}
+
 /* Completes the receive of a message (IBA 10.7.3.2). */
 static void recv_done(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rwqe *w,
 		      const struct ibemu_pkt *pkt, const struct tp_msg *m,
@@ -450,6 +501,11 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 	} else if (!qp->in_msg || is_send(op) != is_send(qp->in_op)) {
 		resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
 		return;
+	} else if (!is_send(op) && !write_target_held(tp, qp, m)) {
+		/* IBA 10.6.3.5: the region went while the WRITE was under
+		 * way; its next packet meets a remote access error. */
+		resp_fatal(tp, qp, NAK_REM_ACCESS, IBEMU_EVENT_QP_ACCESS_ERR);
+		return;
 	}
 	/* A receive WQE for a SEND as it begins, for a WRITE with
 	 * immediate at its last packet; none: RNR NAK (IBA 9.7.5.2.8). */
@@ -490,6 +546,8 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 		st = land_recv(tp, qp, m, w, 0, m->len);
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
 		if (st) {
+			/* The NAK names this packet, not the next PSN. */
+			qp->epsn = pkt->psn;
 			resp_fatal(tp, qp, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
 			return;
 		}
@@ -497,8 +555,18 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 		struct tp_seg t = {qp->in_target.mr, qp->in_target.addr,
 				   (uint32_t)qp->in_target_len};
 
-		if (m->len && land(tp, m, &t, 1, m->len)) {
-			resp_fatal(tp, qp, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
+		st = m->len ? land(tp, m, &t, 1, m->len) : 0;
+		if (st == -EREMOTEIO) {
+			/* The requester's own region went: it failed the
+			 * WQE with a local protection error when it did
+			 * (ibemu__tp_req_mr_gone), and on an HCA the rest of
+			 * the message would never have come. */
+			return;
+		}
+		if (st) {
+			qp->epsn = pkt->psn; /* the NAK names this packet */
+			resp_fatal(tp, qp, NAK_REM_ACCESS,
+				   IBEMU_EVENT_QP_ACCESS_ERR);
 			return;
 		}
 		if (has_imm(op)) {
@@ -538,6 +606,8 @@ static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 		r->msg = m;
 		m->inflight++;
 		r->kind = RESP_READ;
+		m->read_src = (struct ibemu_tp_mem){tp->ctx, mr->handle,
+						    m->remote_addr};
 		r->psn = m->first_psn;
 		r->sent = k;
 		r->len = m->len;
