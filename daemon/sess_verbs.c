@@ -735,6 +735,7 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		ibemu_tp_mr_dereg(tp, v->mrs[i].lkey);
 		ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	}
+	ibemu__vs_mem_close(v);
 	for (i = 0; i < v->npds; i++)
 		ibemu_tp_pd_free(tp, v->pds[i]);
 	for (pp = &v->hca->verbs; *pp; pp = &(*pp)->next) {

@@ -66,6 +66,7 @@ struct ibemu_sess_verbs {
 	struct vmr_key *mrs; /* its regions */
 	uint32_t nmrs, mrs_cap;
 	struct ibemu_vs_files *files; /* its regions' files (sess_verbs_mem) */
+	int pidfd, pidfd_tried;	      /* the process (pidfd_open), or -1 */
 	struct vcq **cqs;
 	uint32_t ncqs, cqs_cap;
 	struct vqp **qps;
@@ -132,6 +133,9 @@ int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 		     const struct ibemu_verbs_mr_req *m, int fd,
 		     uint64_t *handle);
+/* Lets go of what the regions of stream 'v' left (its pidfd); they are
+ * all gone. */
+void ibemu__vs_mem_close(struct ibemu_sess_verbs *v);
 /* The region of stream 'v' is gone: its mapping and files too; queued
  * work that names it reaches nothing (its accesses fail). */
 void ibemu__vs_mr_drop(struct ibemu_sess_verbs *v, uint64_t handle);

@@ -14,15 +14,17 @@
  * generation, and a stale one reaches nothing: the access fails, and the
  * transport reports the access error the HCA would.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -61,6 +63,7 @@ struct vmr {
 	uint64_t lo, hi; /* the window in the process's addresses */
 	struct vpin *pins;
 	uint32_t npins;
+	int pidfd; /* its process's (borrowed from the stream), or -1 */
 };
 
 struct ibemu_sess_mrs {
@@ -415,6 +418,35 @@ static int region_check(struct ibemu_sess_verbs *v, struct vmr *r,
 	return ret;
 }
 
+/*
+ * A pidfd of the stream's process, opened at its first registration: an
+ * access by address or through a held file is made only while the
+ * process lives (after exit the daemon may not have read the end of the
+ * stream yet; its pid may even be another process's by then). -1 where
+ * the kernel has no pidfd_open (then the pid is trusted, as before).
+ */
+static int stream_pidfd(struct ibemu_sess_verbs *v)
+{
+	if (!v->pidfd_tried) {
+		v->pidfd_tried = 1;
+#ifdef SYS_pidfd_open
+		v->pidfd = (int)syscall(SYS_pidfd_open, v->c->pid, 0);
+#else
+		v->pidfd = -1;
+#endif
+		if (v->pidfd >= 0)
+			fcntl(v->pidfd, F_SETFD, FD_CLOEXEC);
+	}
+	return v->pidfd;
+}
+
+void ibemu__vs_mem_close(struct ibemu_sess_verbs *v)
+{
+	if (v->pidfd_tried && v->pidfd >= 0)
+		close(v->pidfd);
+	v->pidfd_tried = 0;
+}
+
 int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 		     const struct ibemu_verbs_mr_req *m, int fd,
 		     uint64_t *handle)
@@ -428,6 +460,7 @@ int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 	r = slot_new(s, &at);
 	if (!r)
 		return -ENOMEM;
+	r->pidfd = stream_pidfd(v);
 	if (fd >= 0)
 		ret = window_map(r, m, fd, &why);
 	if (ret) {
@@ -518,6 +551,14 @@ struct place {
 	pid_t pid;   /* BY_PID */
 };
 
+/* Whether the process of 'r' has not exited (its pidfd not readable). */
+static int alive(const struct vmr *r)
+{
+	struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
+
+	return r->pidfd < 0 || poll(&p, 1, 0) == 0;
+}
+
 /* Whether the file of piece 'q' is still what process 'pid' maps there. */
 static int piece_mapped(pid_t pid, const struct vpin *q)
 {
@@ -563,6 +604,8 @@ static struct place reach(const struct ibemu_tp_mem *m, uint64_t addr,
 		return (struct place){.via = MAPPED,
 				      .p = r->map + (addr - r->lo)};
 	}
+	if (!alive(r))
+		return (struct place){.via = GONE};
 	if (r->map && addr < r->lo)
 		next = r->lo;
 	for (i = 0; i < r->npins; i++) {

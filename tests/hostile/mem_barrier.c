@@ -16,6 +16,9 @@
  *   local     WRITE 1 MiB then 63 MiB from A's own buffer S; at the first
  *             completion S is deregistered: the second WRITE fails with
  *             IBV_WC_LOC_PROT_ERR and lands no byte in T after.
+ *   exit      a second process, the target, exits with a WRITE into its
+ *             region (memory it shares with this one) under way: the
+ *             WRITE fails and the region does not change after.
  *   remap     one file mapped shared, registered, then a second file mapped
  *             over the same address: a WRITE to the region reaches the
  *             first file (the registered pages) or fails, never the second.
@@ -28,7 +31,7 @@
  * Virtual time makes the dereg definite: the process does it at the
  * completion of the first transfer, the engine stopped a doorbell delay
  * after. Prints key=value lines for tests/integration/test_hostile_mem.py.
- * usage: mem_barrier read|write|local|remap|private|protnone
+ * usage: mem_barrier read|write|local|exit|remap|private|protnone
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -348,6 +353,135 @@ static void case_remap(struct env *e, int private)
 	close(f2);
 }
 
+/* What the exit case's processes tell each other through pipes. */
+struct hello {
+	uint32_t qpn, rkey;
+	uint16_t lid;
+};
+
+static void xfer(int fd, void *p, size_t len, int out)
+{
+	if ((out ? write(fd, p, len) : read(fd, p, len)) != (ssize_t)len) {
+		printf("FAIL: pipe: %s\nfailures=1\n", strerror(errno));
+		exit(1);
+	}
+}
+
+/* The exit case's target: registers 't', answers, then waits in verbs
+ * (an empty CQ) until told to exit, and exits there. */
+static void exit_target(uint8_t *t, int in, int out)
+{
+	struct env e = {0};
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr pa;
+	struct hello me, peer;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char go = 0;
+
+	e.ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	if (!e.ctx || ibv_query_port(e.ctx, 1, &pa))
+		_exit(3);
+	e.pd = ibv_alloc_pd(e.ctx);
+	e.cq = e.pd ? ibv_create_cq(e.ctx, 64, NULL, NULL, 0) : NULL;
+	e.b = e.cq ? qp_new(&e) : NULL;
+	mr = e.b ? ibv_reg_mr(e.pd, t, TOTAL, ACCESS) : NULL;
+	if (!mr)
+		_exit(4);
+	me = (struct hello){e.b->qp_num, mr->rkey, pa.lid};
+	xfer(out, &me, sizeof(me), 1);
+	xfer(in, &peer, sizeof(peer), 0);
+	if (connect_to(e.b, peer.lid, peer.qpn))
+		_exit(5);
+	xfer(out, &go, 1, 1);
+	fcntl(in, F_SETFL, O_NONBLOCK);
+	while (read(in, &go, 1) != 1)
+		ibv_poll_cq(e.cq, 1, &wc);
+	_exit(0); /* with the region registered and the WRITE under way */
+}
+
+/* Item 3, exit: the target exits with a WRITE into its region under way;
+ * the region is shared with this process, which sees it after. */
+static void case_exit(void)
+{
+	uint8_t *t = mmap(NULL, TOTAL, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint8_t *s = region(TOTAL, 0x3c), *seen = region(TOTAL, 0);
+	int down[2], up[2], status = -1;
+	struct env e = {0};
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	struct hello me, peer;
+	struct ibv_mr *sm;
+	struct ibv_wc wc;
+	size_t changed = 0, i;
+	pid_t pid;
+	char go;
+
+	if (t == MAP_FAILED || pipe(down) || pipe(up)) {
+		printf("FAIL: %s\nfailures=1\n", strerror(errno));
+		exit(1);
+	}
+	memset(t, 0, TOTAL);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		exit_target(t, down[0], up[1]);
+	list = ibv_get_device_list(NULL);
+	e.ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	if (!e.ctx || ibv_query_port(e.ctx, 1, &pa))
+		goto err;
+	e.pd = ibv_alloc_pd(e.ctx);
+	e.cq = e.pd ? ibv_create_cq(e.ctx, 64, NULL, NULL, 0) : NULL;
+	e.a = e.cq ? qp_new(&e) : NULL;
+	sm = e.a ? ibv_reg_mr(e.pd, s, TOTAL, ACCESS) : NULL;
+	if (!sm)
+		goto err;
+	xfer(up[0], &peer, sizeof(peer), 0);
+	me = (struct hello){e.a->qp_num, 0, pa.lid};
+	xfer(down[1], &me, sizeof(me), 1);
+	if (connect_to(e.a, peer.lid, peer.qpn))
+		goto err;
+	xfer(up[0], &go, 1, 0);
+	CHECK_RET(post(&e, IBV_WR_RDMA_WRITE, 1, s, sm->lkey, t, peer.rkey,
+		       FIRST),
+		  0);
+	CHECK_RET(post(&e, IBV_WR_RDMA_WRITE, 2, s + FIRST, sm->lkey, t + FIRST,
+		       peer.rkey, TOTAL - FIRST),
+		  0);
+	wc = next_wc(&e);
+	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
+	      "first WRITE: wr %" PRIu64 " %s", wc.wr_id,
+	      ibv_wc_status_str(wc.status));
+	xfer(down[1], &go, 1, 1);
+	CHECK(waitpid(pid, &status, 0) == pid && status == 0,
+	      "target status %d", status);
+	memcpy(seen, t, TOTAL);
+	wc = next_wc(&e);
+	print_wc("exit", wc);
+	CHECK(wc.wr_id == 2 && wc.status != IBV_WC_SUCCESS,
+	      "second WRITE: wr %" PRIu64 " %s", wc.wr_id,
+	      ibv_wc_status_str(wc.status));
+	for (i = 0; i < TOTAL; i++)
+		changed += t[i] != seen[i];
+	printf("exit_changed_after=%zu\n", changed);
+	CHECK(!changed,
+	      "%zu bytes of the region changed after its process "
+	      "exited",
+	      changed);
+	ibv_destroy_qp(e.a);
+	ibv_dereg_mr(sm);
+	ibv_destroy_cq(e.cq);
+	ibv_dealloc_pd(e.pd);
+	ibv_close_device(e.ctx);
+	return;
+err:
+	printf("FAIL: exit case setup: %s\n", strerror(errno));
+	failures++;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
 /* Item 4: memory that is mapped but not accessible is not registered. */
 static void case_protnone(struct env *e)
 {
@@ -390,6 +524,12 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(what, "exit")) {
+		/* Two processes, each with its own context. */
+		case_exit();
+		printf("failures=%d\n", failures);
+		return failures > 100 ? 100 : failures;
+	}
 	if (setup(&e)) {
 		printf("FAIL: setup: %s\nfailures=1\n", strerror(errno));
 		return 1;
@@ -408,7 +548,7 @@ int main(int argc, char **argv)
 		case_protnone(&e);
 	else {
 		printf("FAIL: usage: mem_barrier "
-		       "read|write|local|remap|private|protnone\n"
+		       "read|write|local|exit|remap|private|protnone\n"
 		       "failures=1\n");
 		return 2;
 	}

@@ -82,6 +82,17 @@ class HostileMemTest(IbemuTestCase):
         self.assertEqual(f["local_status"], "local protection error")
         self.down("mlocal")
 
+    def test_target_exits_with_a_write_under_way(self):
+        """The target process exits with a WRITE into its region under
+        way: the region (shared with the requester) does not change after,
+        and the WRITE fails (the peer's QP went with it: retries, then
+        IBV_WC_RETRY_EXC_ERR, as on hardware)."""
+        self.up(TWO, "mexit")
+        f = self.run_case("mexit", "exit")
+        self.assertEqual(f["exit_status"], "transport retry counter exceeded")
+        self.assertEqual(f["exit_changed_after"], "0")
+        self.down("mexit")
+
     def test_file_mapped_over_a_registered_one(self):
         """A WRITE to a region whose file mapping was replaced by another
         file after registration reaches the registered file, never the
