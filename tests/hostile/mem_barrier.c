@@ -6,14 +6,14 @@
  * the leaf switch: A is the requester, B the responder whose region T the
  * process then abuses while A's work is under way:
  *
- *   read      READ 1 MiB then 63 MiB of T; at the first completion T is
+ *   read      READ 1 MiB then 15 MiB of T; at the first completion T is
  *             deregistered and filled with a marker: the second READ
  *             fails with IBV_WC_REM_ACCESS_ERR (or succeeds with T's old
  *             bytes), and no marker byte ever reaches the local buffer.
- *   write     WRITE 1 MiB then 63 MiB into T; at the first completion T is
+ *   write     WRITE 1 MiB then 15 MiB into T; at the first completion T is
  *             deregistered and copied: T does not change after, and the
  *             second WRITE fails with IBV_WC_REM_ACCESS_ERR.
- *   local     WRITE 1 MiB then 63 MiB from A's own buffer S; at the first
+ *   local     WRITE 1 MiB then 15 MiB from A's own buffer S; at the first
  *             completion S is deregistered: the second WRITE fails with
  *             IBV_WC_LOC_PROT_ERR and lands no byte in T after.
  *   exit      a second process, the target, exits with a WRITE into its
@@ -30,7 +30,9 @@
  *
  * Virtual time makes the dereg definite: the process does it at the
  * completion of the first transfer, the engine stopped a doorbell delay
- * after. Prints key=value lines for tests/integration/test_hostile_mem.py.
+ * after; NAME_ended_after_ps is the virtual time from the dereg to the
+ * second transfer's completion. Prints key=value lines for
+ * tests/integration/test_hostile_mem.py.
  * usage: mem_barrier read|write|local|exit|remap|private|protnone
  */
 #include <fcntl.h>
@@ -48,8 +50,17 @@
 
 #include "../verbs-check.h"
 
+/* verbs/ibemu.h's clock, weak: NULL outside ibemu. */
+uint64_t ibemu_now_ps(void) __attribute__((weak));
+
+/* The virtual time now, 0 where there is none. */
+static uint64_t now_ps(void)
+{
+	return ibemu_now_ps ? ibemu_now_ps() : 0;
+}
+
 #define MiB    (1ull << 20)
-#define TOTAL  (64 * MiB)
+#define TOTAL  (16 * MiB)
 #define FIRST  (1 * MiB)
 #define MARKER 0xee
 #define ACCESS                                              \
@@ -211,6 +222,7 @@ static void case_read(struct env *e)
 	struct ibv_mr *tm = ibv_reg_mr(e->pd, t, TOTAL, ACCESS);
 	struct ibv_mr *lm = ibv_reg_mr(e->pd, l, TOTAL, ACCESS);
 	struct ibv_wc wc;
+	uint64_t t0;
 	size_t marks;
 
 	CHECK(tm && lm, "reg: %s", strerror(errno));
@@ -225,10 +237,12 @@ static void case_read(struct env *e)
 	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
 	      "first READ: wr %" PRIu64 " %s", wc.wr_id,
 	      ibv_wc_status_str(wc.status));
+	t0 = now_ps();
 	CHECK_RET(ibv_dereg_mr(tm), 0);
 	memset(t, MARKER, TOTAL);
 	wc = next_wc(e);
 	print_wc("read", wc);
+	printf("read_ended_after_ps=%" PRIu64 "\n", now_ps() - t0);
 	CHECK(wc.wr_id == 2 && (wc.status == IBV_WC_REM_ACCESS_ERR ||
 				wc.status == IBV_WC_SUCCESS),
 	      "second READ: wr %" PRIu64 " %s", wc.wr_id,
@@ -252,6 +266,7 @@ static void case_write(struct env *e, int local)
 	const char *name = local ? "local" : "write";
 	struct ibv_wc wc;
 	size_t changed = 0, i;
+	uint64_t t0;
 
 	CHECK(tm && sm, "reg: %s", strerror(errno));
 	if (!tm || !sm)
@@ -266,12 +281,14 @@ static void case_write(struct env *e, int local)
 	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
 	      "first WRITE: wr %" PRIu64 " %s", wc.wr_id,
 	      ibv_wc_status_str(wc.status));
+	t0 = now_ps();
 	CHECK_RET(ibv_dereg_mr(local ? sm : tm), 0);
 	memcpy(seen, t, TOTAL);
 	if (local)
 		memset(s, MARKER, TOTAL);
 	wc = next_wc(e);
 	print_wc(name, wc);
+	printf("%s_ended_after_ps=%" PRIu64 "\n", name, now_ps() - t0);
 	CHECK(wc.wr_id == 2 && (wc.status == (local ? IBV_WC_LOC_PROT_ERR
 						    : IBV_WC_REM_ACCESS_ERR) ||
 				wc.status == IBV_WC_SUCCESS),

@@ -14,6 +14,7 @@ from harness import IbemuTestCase, main, tool_env, topology
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 PROG = os.path.join(BUILD, "tests", "hostile", "mem_barrier")
 TWO = topology("two-switch.yaml")
+US = 1000000  # picoseconds
 
 
 def fields(text):
@@ -38,6 +39,9 @@ class HostileMemTest(IbemuTestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         f = fields(p.stdout)
         self.assertEqual(f.get("failures"), "0", p.stdout + p.stderr)
+        # The rule held: each step happened at a definite virtual time.
+        self.assertEqual(self.json_of("status", "--fabric",
+                                      fabric)["deterministic"], "yes")
         return f
 
     def daemon_files(self, fabric, prefix):
@@ -53,7 +57,7 @@ class HostileMemTest(IbemuTestCase):
         return out
 
     def test_read_of_a_deregistered_region(self):
-        """A 63 MiB READ under way when its source is deregistered (at the
+        """A 15 MiB READ under way when its source is deregistered (at the
         first READ's completion, in virtual time) and then overwritten:
         it completes with IBV_WC_REM_ACCESS_ERR, and no byte written
         after ibv_dereg_mr reaches the requester."""
@@ -61,25 +65,30 @@ class HostileMemTest(IbemuTestCase):
         f = self.run_case("mread", "read")
         self.assertEqual(f["read_status"], "remote access error")
         self.assertEqual(f["read_marker_bytes"], "0")
+        # The responder NAKs its next response, a round trip after the
+        # dereg, not after the 15 MiB (633 us on this fabric).
+        self.assertLess(int(f["read_ended_after_ps"]), 20 * US)
         self.down("mread")
 
     def test_write_into_a_deregistered_region(self):
-        """A 63 MiB WRITE under way when its target is deregistered: the
+        """A 15 MiB WRITE under way when its target is deregistered: the
         target's bytes do not change after ibv_dereg_mr returns, and the
         WRITE completes with IBV_WC_REM_ACCESS_ERR."""
         self.up(TWO, "mwrite")
         f = self.run_case("mwrite", "write")
         self.assertEqual(f["write_status"], "remote access error")
         self.assertEqual(f["write_changed_after"], "0")
+        self.assertLess(int(f["write_ended_after_ps"]), 20 * US)
         self.down("mwrite")
 
     def test_write_from_a_deregistered_region(self):
-        """A 63 MiB WRITE under way when its own source is deregistered:
+        """A 15 MiB WRITE under way when its own source is deregistered:
         it completes with IBV_WC_LOC_PROT_ERR, and what the process
         writes into the source after does not reach the target."""
         self.up(TWO, "mlocal")
         f = self.run_case("mlocal", "local")
         self.assertEqual(f["local_status"], "local protection error")
+        self.assertLess(int(f["local_ended_after_ps"]), 20 * US)
         self.down("mlocal")
 
     def test_target_exits_with_a_write_under_way(self):
