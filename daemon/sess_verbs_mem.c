@@ -369,8 +369,9 @@ static int range_check(struct ibemu_sess_verbs *v, struct vmr *r, FILE *f,
 	while (at < hi && fgets(line, sizeof(line), f)) {
 		if (vma_parse(line, &a) || a.hi <= at)
 			continue;
-		if (a.lo > at || a.perms[0] != 'r' ||
-		    (writable && a.perms[1] != 'w'))
+		/* check_vma_flags(): VM_WRITE for a write pin, else VM_READ. */
+		if (a.lo > at ||
+		    (writable ? a.perms[1] != 'w' : a.perms[0] != 'r'))
 			return -EFAULT;
 		a_lo = at;
 		a_hi = a.hi < hi ? a.hi : hi;
