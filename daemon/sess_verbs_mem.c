@@ -361,31 +361,31 @@ static int range_check(struct ibemu_sess_verbs *v, struct vmr *r, FILE *f,
 		       uint64_t lo, uint64_t hi, int writable)
 {
 	uint64_t at = lo, a_lo, a_hi;
-	char line[512];
+	size_t cap = 0;
+	char *line = NULL;
 	struct vma a;
-	int ret;
+	int ret = 0;
 
 	rewind(f);
-	while (at < hi && fgets(line, sizeof(line), f)) {
+	/* Whole lines: a path the process chose must not pass for one. */
+	while (!ret && at < hi && getline(&line, &cap, f) > 0) {
 		if (vma_parse(line, &a) || a.hi <= at)
 			continue;
 		/* check_vma_flags(): VM_WRITE for a write pin, else VM_READ. */
 		if (a.lo > at ||
 		    (writable ? a.perms[1] != 'w' : a.perms[0] != 'r'))
-			return -EFAULT;
+			break;
 		a_lo = at;
 		a_hi = a.hi < hi ? a.hi : hi;
 		/* Private anonymous memory (the stack, a region's partial
 		 * pages) is reached by address without a check: a look at
 		 * the maps costs tens of us, on the common slow path. */
-		if (a.perms[3] == 's' || a.ino) {
+		if (a.perms[3] == 's' || a.ino)
 			ret = pin_add(v, r, &a, a_lo, a_hi);
-			if (ret)
-				return ret;
-		}
 		at = a_hi;
 	}
-	return at < hi ? -EFAULT : 0;
+	free(line);
+	return ret ? ret : at < hi ? -EFAULT : 0;
 }
 
 /* The parts of registration 'm' outside the window of 'r' (by address). */
@@ -404,7 +404,9 @@ static int region_check(struct ibemu_sess_verbs *v, struct vmr *r,
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)v->c->pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -EFAULT;
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM
+			       ? -ENOMEM
+			       : -EFAULT;
 	if (!r->map)
 		ret = range_check(v, r, f, lo, hi, !!(m->access & w));
 	else {
@@ -564,7 +566,8 @@ static int alive(const struct vmr *r)
 static int piece_mapped(pid_t pid, const struct vpin *q)
 {
 	uint64_t at = q->lo;
-	char path[64], line[512];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	struct vma a;
 	FILE *f;
 
@@ -572,7 +575,7 @@ static int piece_mapped(pid_t pid, const struct vpin *q)
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	while (at < q->hi && fgets(line, sizeof(line), f)) {
+	while (at < q->hi && getline(&line, &cap, f) > 0) {
 		if (vma_parse(line, &a) || a.hi <= at)
 			continue;
 		if (a.lo > at || a.maj != q->maj || a.min != q->min ||
@@ -581,6 +584,7 @@ static int piece_mapped(pid_t pid, const struct vpin *q)
 			break;
 		at = a.hi;
 	}
+	free(line);
 	fclose(f);
 	return at >= q->hi;
 }
