@@ -6,14 +6,14 @@
  * the leaf switch: A is the requester, B the responder whose region T the
  * process then abuses while A's work is under way:
  *
- *   read      READ 1 MiB then 15 MiB of T; at the first completion T is
+ *   read      READ 1 MiB then 7 MiB of T; at the first completion T is
  *             deregistered and filled with a marker: the second READ
  *             fails with IBV_WC_REM_ACCESS_ERR (or succeeds with T's old
  *             bytes), and no marker byte ever reaches the local buffer.
- *   write     WRITE 1 MiB then 15 MiB into T; at the first completion T is
+ *   write     WRITE 1 MiB then 7 MiB into T; at the first completion T is
  *             deregistered and copied: T does not change after, and the
  *             second WRITE fails with IBV_WC_REM_ACCESS_ERR.
- *   local     WRITE 1 MiB then 15 MiB from A's own buffer S; at the first
+ *   local     WRITE 1 MiB then 7 MiB from A's own buffer S; at the first
  *             completion S is deregistered: the second WRITE fails with
  *             IBV_WC_LOC_PROT_ERR and lands no byte in T after.
  *   exit      a second process, the target, exits with a WRITE into its
@@ -60,7 +60,7 @@ static uint64_t now_ps(void)
 }
 
 #define MiB    (1ull << 20)
-#define TOTAL  (16 * MiB)
+#define TOTAL  (8 * MiB)
 #define FIRST  (1 * MiB)
 #define MARKER 0xee
 #define ACCESS                                              \
