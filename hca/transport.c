@@ -588,9 +588,12 @@ int ibemu_tp_mr_dereg(struct ibemu_tp *tp, uint32_t lkey)
 	p->users--;
 	ibemu__tp_table_del(&tp->mrs, lkey >> 8);
 	/* A barrier: the work under way that names it fails now. */
-	for (i = 0; i < tp->qps.n; i++)
-		if (tp->qps.v[i])
-			ibemu__tp_req_mr_gone(tp, tp->qps.v[i], mr->handle);
+	for (i = 0; i < tp->qps.n; i++) {
+		struct tp_qp *qp = tp->qps.v[i];
+
+		if (qp && qp->pd == mr->pd)
+			ibemu__tp_req_mr_gone(tp, qp, mr->handle);
+	}
 	free(mr);
 	return 0;
 }

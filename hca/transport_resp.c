@@ -213,6 +213,10 @@ static int land(struct ibemu_tp *tp, const struct tp_msg *m,
 	struct ibemu_tp_mem s, d;
 	int ret;
 
+	/* Its requester failed it (a region it names went): its bytes are
+	 * not read after (ibemu__tp_req_mr_gone). */
+	if (m->status)
+		return -EREMOTEIO;
 	if (m->is_inline) {
 		for (di = 0; di < ndst && len; di++) {
 			n = dst[di].len < len ? dst[di].len : len;
@@ -261,7 +265,8 @@ static int land(struct ibemu_tp *tp, const struct tp_msg *m,
  * Lands 'len' bytes of 'm' in receive WQE 'w', after 'skip' bytes (a UD
  * receive's GRH space). Returns 0, or the completion status: local
  * protection error for a bad lkey (IBA 10.7.3.1), local length error when
- * it does not fit.
+ * it does not fit; or -EREMOTEIO if the sender's region went (its WQE
+ * failed then, ibemu__tp_req_mr_gone: on an HCA the message never came).
  */
 static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		     const struct tp_msg *m, const struct tp_rwqe *w,
@@ -270,6 +275,7 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	struct tp_seg seg[IBEMU_TP_MAX_SGE];
 	const struct tp_mr *mr;
 	uint32_t i, n = 0;
+	int ret;
 
 	if (skip + len > w->cap)
 		return IBEMU_WC_LOC_LEN_ERR;
@@ -292,9 +298,10 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		skip = 0;
 		seg[n++] = (struct tp_seg){mr->handle, at, (uint32_t)l};
 	}
-	if (len && land(tp, m, seg, n, len))
-		return IBEMU_WC_LOC_PROT_ERR;
-	return 0;
+	ret = len ? land(tp, m, seg, n, len) : 0;
+	if (ret == -EREMOTEIO)
+		return ret;
+	return ret ? IBEMU_WC_LOC_PROT_ERR : 0;
 }
 
 static int has_imm(uint8_t op)
@@ -544,6 +551,10 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
+		if (st == -EREMOTEIO) {
+			qp->in_rwqe = w; /* it serves the next message */
+			return;
+		}
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
 		if (st) {
 			/* The NAK names this packet, not the next PSN. */
@@ -721,6 +732,10 @@ static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
+		if (st == -EREMOTEIO) {
+			qp->in_rwqe = w; /* a lost message (IBA 9.8.?) */
+			return;
+		}
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
 		if (st)
 			ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_FATAL);
@@ -763,6 +778,8 @@ static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	if (!w)
 		return; /* no receive WQE: dropped (IBA 9.8.?) */
 	st = land_recv(tp, qp, m, w, IBEMU_TP_UD_GRH_BYTES, m->len);
+	if (st == -EREMOTEIO)
+		st = IBEMU_WC_LOC_PROT_ERR; /* the WQE is taken already */
 	recv_done(tp, qp, w, pkt, m, st,
 		  st ? 0 : m->len + IBEMU_TP_UD_GRH_BYTES);
 }

@@ -1352,6 +1352,8 @@ static void dereg_mid(uint8_t opcode, int local, int want)
 	b = &f.h[3];
 	owner = local ? a : b;
 	rc_pair(a, b, &defaults, &qa, &qb);
+	if (opcode == IBEMU_WR_SEND)
+		post_recv(b, qb, 9, 0, 1u << 20);
 	T_EQ_INT(ibemu_tp_mr_reg(owner->tp, owner->pd,
 				 (uintptr_t)owner->buf + (1u << 20), 1u << 20,
 				 0xf, 200, &key, &rkey),
@@ -1379,6 +1381,15 @@ static void dereg_mid(uint8_t opcode, int local, int want)
 		T_EQ_U64(a->cqe_t[0], t);
 	else
 		T_TRUE(a->cqe_t[0] - t < 2000000); /* 2 us */
+	if (opcode == IBEMU_WR_SEND) {
+		struct ibemu_tp_qp_attr q;
+
+		/* The responder saw a message that never ended: its receive
+		 * and its state are as they were. */
+		T_EQ_INT(b->ncqe, 0);
+		T_EQ_INT(ibemu_tp_qp_query(b->tp, qb, &q), 0);
+		T_EQ_INT(q.qp_state, IBEMU_QPS_RTS);
+	}
 	fx_down(&f);
 }
 
@@ -1395,6 +1406,56 @@ static void test_dereg_write(void)
 static void test_dereg_local(void)
 {
 	dereg_mid(IBEMU_WR_RDMA_WRITE, 1, IBEMU_WC_LOC_PROT_ERR);
+	dereg_mid(IBEMU_WR_SEND, 1, IBEMU_WC_LOC_PROT_ERR);
+}
+
+/*
+ * A one-packet SEND whose source is deregistered while the packet is on
+ * the wire: an HCA read its bytes as it left, but here they move when it
+ * arrives, so the WQE fails (a local protection error at the dereg) and
+ * the responder lands nothing: no copy, its receive stays, its QP in RTS.
+ */
+static void test_dereg_on_the_wire(void)
+{
+	struct ibemu_tp_qp_attr q;
+	uint32_t qa, qb, key, rkey;
+	struct ibemu_tp_sge s;
+	struct ibemu_tp_send_wr wr = {0};
+	struct host *a, *b;
+	uint64_t t;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[3];
+	rc_pair(a, b, &defaults, &qa, &qb);
+	post_recv(b, qb, 9, 0, 4096);
+	T_EQ_INT(ibemu_tp_mr_reg(a->tp, a->pd, (uintptr_t)a->buf + 8192, 4096,
+				 0xf, 300, &key, &rkey),
+		 0);
+	s = (struct ibemu_tp_sge){(uintptr_t)a->buf + 8192, 4096, key};
+	wr.wr_id = 1;
+	wr.opcode = IBEMU_WR_SEND;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qa, &wr), 0);
+	/* The doorbell (300 ns) and 4 KiB on the first link; the path
+	 * through two switches takes longer. */
+	ibemu_engine_run(f.e, ibemu_engine_now(f.e) + 600000, 100000000);
+	T_EQ_INT(b->ncqe, 0);
+	ncopies = 0;
+	t = ibemu_engine_now(f.e);
+	T_EQ_INT(ibemu_tp_mr_dereg(a->tp, key), 0);
+	run(&f);
+	T_EQ_INT(ncopies, 0);
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(a->cqe[0].status, IBEMU_WC_LOC_PROT_ERR);
+	T_EQ_U64(a->cqe_t[0], t);
+	T_EQ_INT(b->ncqe, 0);
+	T_EQ_INT(ibemu_tp_qp_query(b->tp, qb, &q), 0);
+	T_EQ_INT(q.qp_state, IBEMU_QPS_RTS);
+	fx_down(&f);
 }
 
 void ibemu_test_register_transport(void)
@@ -1421,6 +1482,7 @@ void ibemu_test_register_transport(void)
 		{"dereg_read", test_dereg_read},
 		{"dereg_write", test_dereg_write},
 		{"dereg_local", test_dereg_local},
+		{"dereg_on_the_wire", test_dereg_on_the_wire},
 		{NULL, NULL},
 	};
 
