@@ -299,7 +299,7 @@ static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 	return 0;
 
 err:
-	ibemu__vs_mr_drop(v->c->s, handle);
+	ibemu__vs_mr_drop(v, handle);
 	ibemu__vs_unhold(v, &cost);
 	return ret;
 }
@@ -318,7 +318,7 @@ static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
 	ret = ibemu_tp_mr_dereg(v->hca->tp, lkey);
 	if (ret)
 		return ret;
-	ibemu__vs_mr_drop(v->c->s, v->mrs[i].handle);
+	ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	cost = mr_cost(v->mrs[i].mapped);
 	ibemu__vs_unhold(v, &cost);
 	v->mrs[i] = v->mrs[--v->nmrs];
@@ -694,6 +694,8 @@ void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 		break;
 	case IBEMU_SESS_VERBS_MR_DEREG:
 		ret = do_mr_dereg(v, u.obj.id);
+		/* Work under way in the region may have failed. */
+		ibemu_daemon_pump(c->s->d);
 		break;
 	case IBEMU_SESS_VERBS_CQ_CREATE:
 		ret = do_cq_create(v, &u.cq, fds, nfds);
@@ -820,8 +822,9 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		cq_free(v, v->cqs[--v->ncqs]);
 	for (i = 0; i < v->nmrs; i++) {
 		ibemu_tp_mr_dereg(tp, v->mrs[i].lkey);
-		ibemu__vs_mr_drop(c->s, v->mrs[i].handle);
+		ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	}
+	ibemu__vs_mem_close(v);
 	for (i = 0; i < v->npds; i++)
 		ibemu_tp_pd_free(tp, v->pds[i]);
 	for (pp = &v->hca->verbs; *pp; pp = &(*pp)->next) {

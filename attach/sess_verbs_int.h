@@ -76,6 +76,8 @@ struct ibemu_sess_verbs {
 	uint32_t *pds, npds, pds_cap;
 	struct vmr_key *mrs; /* its regions */
 	uint32_t nmrs, mrs_cap;
+	struct ibemu_vs_files *files; /* its regions' files (sess_verbs_mem) */
+	int pidfd, pidfd_tried;	      /* the process (pidfd_open), or -1 */
 	struct vcq **cqs;
 	uint32_t ncqs, cqs_cap;
 	struct vqp **qps;
@@ -133,17 +135,29 @@ void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
 /* sess_verbs_mem.c: payload between processes */
 /* Reads 'len' bytes at 'addr' of process 'pid'; 0 or -EFAULT. */
 int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* What the regions of one stream may hold of file and shared mappings:
+ * files open (each once), and pieces of regions in them. */
+#define IBEMU_SESS_FILES_MAX  64
+#define IBEMU_SESS_PIECES_MAX 65536
 /*
  * The handle of a region stream 'v' registers, for ibemu_tp_mr_reg():
- * with the memfd 'fd' of its shared pages mapped, or -1 for none. 0,
- * -EINVAL for a memfd that is not as m->shm_* says (logged), or -ENOMEM.
+ * with the memfd 'fd' of its shared pages mapped, or -1 for none, and the
+ * files of its shared file mappings held. 0, -EINVAL for a memfd that is
+ * not as m->shm_* says (logged), -EFAULT for memory the process has not
+ * mapped with the access the region needs, or -ENOMEM (memory, or past
+ * the bounds above, as the kernel's RLIMIT_MEMLOCK gives).
  */
 int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 		     const struct ibemu_verbs_mr_req *m, int fd,
 		     uint64_t *handle);
-/* The region is gone: its mapping too (queued work keeps the pid). */
-void ibemu__vs_mr_drop(struct ibemu_sess_server *s, uint64_t handle);
-/* The transport's copy, write and atomic ops. */
+/* Lets go of what the regions of stream 'v' left (its pidfd); they are
+ * all gone. */
+void ibemu__vs_mem_close(struct ibemu_sess_verbs *v);
+/* The region of stream 'v' is gone: its mapping and files too; queued
+ * work that names it reaches nothing (its accesses fail). */
+void ibemu__vs_mr_drop(struct ibemu_sess_verbs *v, uint64_t handle);
+/* The transport's copy, write and atomic ops: an access to a region that
+ * is gone fails, copy's with -EREMOTEIO if it is the source's. */
 int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		   const struct ibemu_tp_mem *src, uint64_t len);
 int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,

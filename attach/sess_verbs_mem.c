@@ -4,20 +4,28 @@
  * and atomic ops (struct ibemu_tp_ops). A registered region's handle names
  * its process and a slot here; a slot maps the memfd of the region's
  * pages the library moved onto shared memory (verbs/mr_share.c), so that
- * bytes move with memcpy. What no slot maps is reached with
+ * bytes move with memcpy, and holds the files of its shared file mappings
+ * (the pages a pin would hold). What neither reaches is reached with
  * process_vm_readv/writev: one call when the other side is mapped, a read
  * into the daemon's buffer and a write out when neither is.
  *
- * A handle outlives its region in the transport's queued work, so it
- * carries the slot's generation: a stale one reaches the process's
- * memory through its pid, as it would have before the region went.
+ * Deregistration is a barrier (IBA 10.6.3.5): a handle outlives its
+ * region in the transport's queued work, so it carries the slot's
+ * generation, and a stale one reaches nothing: the access fails, and the
+ * transport reports the access error the HCA would.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,7 +34,26 @@
 /* A handle: pid in bits 0-31, slot in 32-51, generation in 52-63. */
 #define SLOT_BITS 20
 #define GEN_BITS  12
+#define GEN_MASK  ((1u << GEN_BITS) - 1)
 #define MAX_SLOTS (1u << SLOT_BITS)
+
+/*
+ * A piece of a region in a file or shared mapping. Held: reached through
+ * the file the registration found mapped there, at the file's offset,
+ * never by address, so a mapping the process puts over it later is not
+ * reached (hardware holds the pinned pages); pread/pwrite, not a mapping,
+ * so a process that truncates the file makes an access fail, not the
+ * daemon fault. Not held (fd -1: a private file mapping, or a shared one
+ * the daemon cannot open): reached by address once /proc/PID/maps says
+ * the same file is still mapped there, else the access fails.
+ */
+struct vpin {
+	uint64_t lo, hi; /* in the process's addresses */
+	uint64_t off;	 /* the file offset of lo */
+	int fd;
+	unsigned maj, min; /* the file's device and inode */
+	uint64_t ino;
+};
 
 struct vmr {
 	uint32_t gen;
@@ -34,6 +61,9 @@ struct vmr {
 	uint32_t next_free;
 	uint8_t *map;	 /* the window, or NULL */
 	uint64_t lo, hi; /* the window in the process's addresses */
+	struct vpin *pins;
+	uint32_t npins;
+	int pidfd; /* its process's (borrowed from the stream), or -1 */
 };
 
 struct ibemu_sess_mrs {
@@ -45,7 +75,7 @@ struct ibemu_sess_mrs {
 static uint64_t handle_of(pid_t pid, uint32_t slot, uint32_t gen)
 {
 	return (uint32_t)pid | (uint64_t)slot << 32 |
-	       (uint64_t)(gen & ((1u << GEN_BITS) - 1)) << (32 + SLOT_BITS);
+	       (uint64_t)(gen & GEN_MASK) << (32 + SLOT_BITS);
 }
 
 static pid_t pid_of(uint64_t handle)
@@ -63,7 +93,7 @@ static struct vmr *slot_of(const struct ibemu_sess_server *s, uint64_t handle)
 	if (!s->mrs || i >= s->mrs->n)
 		return NULL;
 	r = &s->mrs->slot[i];
-	return r->used && (r->gen & ((1u << GEN_BITS) - 1)) == gen ? r : NULL;
+	return r->used && (r->gen & GEN_MASK) == gen ? r : NULL;
 }
 
 static struct vmr *slot_new(struct ibemu_sess_server *s, uint32_t *at)
@@ -96,6 +126,8 @@ static struct vmr *slot_new(struct ibemu_sess_server *s, uint32_t *at)
 	}
 	t->slot[*at].used = 1;
 	t->slot[*at].map = NULL;
+	t->slot[*at].pins = NULL;
+	t->slot[*at].npins = 0;
 	return &t->slot[*at];
 }
 
@@ -139,6 +171,285 @@ static int window_map(struct vmr *r, const struct ibemu_verbs_mr_req *m, int fd,
 	return 0;
 }
 
+/* --- what the process has mapped where it registers ------------------ */
+
+/* One line of /proc/PID/maps. */
+struct vma {
+	uint64_t lo, hi;
+	char perms[5];
+	uint64_t off;
+	unsigned maj, min;
+	uint64_t ino;
+	char path[256];
+};
+
+static int vma_parse(const char *line, struct vma *a)
+{
+	int n;
+
+	a->path[0] = '\0';
+	n = sscanf(line,
+		   "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64
+		   " %255[^\n]",
+		   &a->lo, &a->hi, a->perms, &a->off, &a->maj, &a->min, &a->ino,
+		   a->path);
+	return n >= 7 ? 0 : -1;
+}
+
+/* Whether 'fd' is the regular file of mapping 'a'. */
+static int same_file(int fd, const struct vma *a)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == makedev(a->maj, a->min) &&
+	       (uint64_t)st.st_ino == a->ino;
+}
+
+/* Opens 'path' if it is the file of mapping 'a' (else -1); non-blocking,
+ * and checked before the open: the process chooses what its maps say. */
+static int open_same(const char *path, const struct vma *a)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || st.st_dev != makedev(a->maj, a->min) ||
+	    (uint64_t)st.st_ino != a->ino || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, (a->perms[1] == 'w' ? O_RDWR : O_RDONLY) | O_NONBLOCK |
+				O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && !same_file(fd, a)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The file descriptor of process 'pid' open on the file of 'a', or -1. */
+static int open_held(pid_t pid, const struct vma *a)
+{
+	char path[64];
+	struct dirent *d;
+	int fd = -1, n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while (fd < 0 && n++ < 4096 && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", (long)pid,
+			 d->d_name);
+		fd = open_same(path, a);
+	}
+	closedir(dir);
+	return fd;
+}
+
+/*
+ * The file of shared mapping 'a' of process 'pid', opened again: by its
+ * path if it is still there; through /proc/PID/map_files (a daemon with
+ * CAP_CHECKPOINT_RESTORE); through a descriptor the process holds on it
+ * (a memfd, a file it unlinked). Else -1.
+ */
+static int vma_file(pid_t pid, const struct vma *a)
+{
+	char path[96];
+	int fd = -1;
+
+	if (a->path[0] == '/' && !strstr(a->path, " (deleted)"))
+		fd = open_same(a->path, a);
+	if (fd < 0) {
+		snprintf(path, sizeof(path),
+			 "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, (long)pid,
+			 a->lo, a->hi);
+		fd = open_same(path, a);
+	}
+	if (fd < 0)
+		fd = open_held(pid, a);
+	return fd;
+}
+
+/* The files a stream's regions hold, each open once. */
+struct vfile {
+	unsigned maj, min;
+	uint64_t ino;
+	int fd;
+	uint32_t refs; /* pieces that name it */
+};
+
+struct ibemu_vs_files {
+	struct vfile file[IBEMU_SESS_FILES_MAX];
+	uint32_t nfiles;
+	uint32_t npieces;
+};
+
+/* The fd of the file of shared mapping 'a' that 'v' holds, opened and
+ * counted once more; -1 if the daemon cannot open it. */
+static int file_get(struct ibemu_vs_files *t, pid_t pid, const struct vma *a)
+{
+	struct vfile *f;
+	uint32_t i;
+	int fd;
+
+	for (i = 0; i < t->nfiles; i++) {
+		f = &t->file[i];
+		if (f->maj == a->maj && f->min == a->min && f->ino == a->ino &&
+		    (a->perms[1] != 'w' ||
+		     (fcntl(f->fd, F_GETFL) & O_ACCMODE) == O_RDWR)) {
+			f->refs++;
+			return f->fd;
+		}
+	}
+	if (t->nfiles == IBEMU_SESS_FILES_MAX)
+		return -1;
+	fd = vma_file(pid, a);
+	if (fd < 0)
+		return -1;
+	t->file[t->nfiles++] = (struct vfile){a->maj, a->min, a->ino, fd, 1};
+	return fd;
+}
+
+static void file_put(struct ibemu_vs_files *t, int fd)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nfiles && t->file[i].fd != fd; i++)
+		;
+	if (i == t->nfiles || --t->file[i].refs)
+		return;
+	close(fd);
+	t->file[i] = t->file[--t->nfiles];
+}
+
+/* Records [lo, hi) of file or shared mapping 'a' in slot 'r', held by its
+ * file if it is shared and the daemon can open it. */
+static int pin_add(struct ibemu_sess_verbs *v, struct vmr *r,
+		   const struct vma *a, uint64_t lo, uint64_t hi)
+{
+	struct vpin *grown;
+	int fd = -1;
+
+	if (!v->files) {
+		v->files = calloc(1, sizeof(*v->files));
+		if (!v->files)
+			return -ENOMEM;
+	}
+	if (v->files->npieces >= IBEMU_SESS_PIECES_MAX)
+		return -ENOMEM;
+	grown = realloc(r->pins, (r->npins + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	r->pins = grown;
+	if (a->perms[3] == 's')
+		fd = file_get(v->files, v->c->pid, a);
+	r->pins[r->npins++] = (struct vpin){
+		lo, hi, a->off + (lo - a->lo), fd, a->maj, a->min, a->ino};
+	v->files->npieces++;
+	return 0;
+}
+
+/*
+ * Checks that [lo, hi) of the process is mapped with the access 'writable'
+ * needs, as the kernel's ib_umem_get() fails with EFAULT where
+ * get_user_pages() would (a hole, PROT_NONE, a read-only mapping of a
+ * writable region), and holds the files of its shared file mappings.
+ * 'f' is the process's /proc/PID/maps, read from its start.
+ */
+static int range_check(struct ibemu_sess_verbs *v, struct vmr *r, FILE *f,
+		       uint64_t lo, uint64_t hi, int writable)
+{
+	uint64_t at = lo, a_lo, a_hi;
+	size_t cap = 0;
+	char *line = NULL;
+	struct vma a;
+	int ret = 0;
+
+	rewind(f);
+	/* Whole lines: a path the process chose must not pass for one. */
+	while (!ret && at < hi && getline(&line, &cap, f) > 0) {
+		if (vma_parse(line, &a) || a.hi <= at)
+			continue;
+		/* check_vma_flags(): VM_WRITE for a write pin, else VM_READ. */
+		if (a.lo > at ||
+		    (writable ? a.perms[1] != 'w' : a.perms[0] != 'r'))
+			break;
+		a_lo = at;
+		a_hi = a.hi < hi ? a.hi : hi;
+		/* Private anonymous memory (the stack, a region's partial
+		 * pages) is reached by address without a check: a look at
+		 * the maps costs tens of us, on the common slow path. */
+		if (a.perms[3] == 's' || a.ino)
+			ret = pin_add(v, r, &a, a_lo, a_hi);
+		at = a_hi;
+	}
+	free(line);
+	return ret ? ret : at < hi ? -EFAULT : 0;
+}
+
+/* The parts of registration 'm' outside the window of 'r' (by address). */
+static int region_check(struct ibemu_sess_verbs *v, struct vmr *r,
+			const struct ibemu_verbs_mr_req *m)
+{
+	uint32_t w = IBEMU_ACCESS_LOCAL_WRITE | IBEMU_ACCESS_REMOTE_WRITE |
+		     IBEMU_ACCESS_REMOTE_ATOMIC;
+	uint64_t lo = m->addr, hi = m->addr + m->len;
+	char path[64];
+	FILE *f;
+	int ret = 0;
+
+	if (r->map && r->lo <= lo && hi <= r->hi)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)v->c->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM
+			       ? -ENOMEM
+			       : -EFAULT;
+	if (!r->map)
+		ret = range_check(v, r, f, lo, hi, !!(m->access & w));
+	else {
+		if (lo < r->lo)
+			ret = range_check(v, r, f, lo, r->lo,
+					  !!(m->access & w));
+		if (!ret && r->hi < hi)
+			ret = range_check(v, r, f, r->hi, hi,
+					  !!(m->access & w));
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A pidfd of the stream's process, opened at its first registration: an
+ * access by address or through a held file is made only while the
+ * process lives (after exit the daemon may not have read the end of the
+ * stream yet; its pid may even be another process's by then). -1 where
+ * the kernel has no pidfd_open (then the pid is trusted, as before).
+ */
+static int stream_pidfd(struct ibemu_sess_verbs *v)
+{
+	if (!v->pidfd_tried) {
+		v->pidfd_tried = 1;
+#ifdef SYS_pidfd_open
+		v->pidfd = (int)syscall(SYS_pidfd_open, v->c->pid, 0);
+#else
+		v->pidfd = -1;
+#endif
+		if (v->pidfd >= 0)
+			fcntl(v->pidfd, F_SETFD, FD_CLOEXEC);
+	}
+	return v->pidfd;
+}
+
+void ibemu__vs_mem_close(struct ibemu_sess_verbs *v)
+{
+	if (v->pidfd_tried && v->pidfd >= 0)
+		close(v->pidfd);
+	v->pidfd_tried = 0;
+}
+
 int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 		     const struct ibemu_verbs_mr_req *m, int fd,
 		     uint64_t *handle)
@@ -152,6 +463,7 @@ int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 	r = slot_new(s, &at);
 	if (!r)
 		return -ENOMEM;
+	r->pidfd = stream_pidfd(v);
 	if (fd >= 0)
 		ret = window_map(r, m, fd, &why);
 	if (ret) {
@@ -159,26 +471,57 @@ int ibemu__vs_mr_add(struct ibemu_sess_verbs *v,
 					 "process %ld: memory registration "
 					 "refused: %s",
 					 (long)v->c->pid, why);
-		ibemu__vs_mr_drop(s, handle_of(v->c->pid, at, r->gen));
+		ibemu__vs_mr_drop(v, handle_of(v->c->pid, at, r->gen));
+		return ret;
+	}
+	ret = region_check(v, r, m);
+	if (ret) {
+		ibemu__vs_mr_drop(v, handle_of(v->c->pid, at, r->gen));
 		return ret;
 	}
 	*handle = handle_of(v->c->pid, at, r->gen);
 	return 0;
 }
 
-void ibemu__vs_mr_drop(struct ibemu_sess_server *s, uint64_t handle)
+/* Unmaps the window of 'r'; its pieces go back to 'files' (NULL: the
+ * server goes, the streams went before). */
+static void slot_clear(struct vmr *r, struct ibemu_vs_files *files)
 {
-	struct vmr *r = slot_of(s, handle);
+	uint32_t i;
 
-	if (!r)
-		return;
 	if (r->map)
 		munmap(r->map, r->hi - r->lo);
 	r->map = NULL;
+	for (i = 0; files && i < r->npins; i++) {
+		if (r->pins[i].fd >= 0)
+			file_put(files, r->pins[i].fd);
+		files->npieces--;
+	}
+	free(r->pins);
+	r->pins = NULL;
+	r->npins = 0;
+}
+
+void ibemu__vs_mr_drop(struct ibemu_sess_verbs *v, uint64_t handle)
+{
+	struct ibemu_sess_mrs *t = v->c->s->mrs;
+	struct vmr *r = slot_of(v->c->s, handle);
+
+	if (!r)
+		return;
+	slot_clear(r, v->files);
+	if (v->files && !v->files->npieces) {
+		free(v->files);
+		v->files = NULL;
+	}
 	r->used = 0;
 	r->gen++;
-	r->next_free = s->mrs->free_head;
-	s->mrs->free_head = (uint32_t)(r - s->mrs->slot) + 1;
+	/* A slot whose generation would come round again is retired: no
+	 * handle of work queued long ago may name a later region. */
+	if (!(r->gen & GEN_MASK))
+		return;
+	r->next_free = t->free_head;
+	t->free_head = (uint32_t)(r - t->slot) + 1;
 }
 
 void ibemu__sess_verbs_mrs_free(struct ibemu_sess_server *s)
@@ -188,9 +531,8 @@ void ibemu__sess_verbs_mrs_free(struct ibemu_sess_server *s)
 	if (!s->mrs)
 		return;
 	for (i = 0; i < s->mrs->n; i++)
-		if (s->mrs->slot[i].used && s->mrs->slot[i].map)
-			munmap(s->mrs->slot[i].map,
-			       s->mrs->slot[i].hi - s->mrs->slot[i].lo);
+		if (s->mrs->slot[i].used)
+			slot_clear(&s->mrs->slot[i], NULL);
 	free(s->mrs->slot);
 	free(s->mrs);
 	s->mrs = NULL;
@@ -203,25 +545,97 @@ static struct ibemu_sess_server *server_of(const struct ibemu_tp_mem *m)
 	return ((struct ibemu_sess_hca *)m->ctx)->s;
 }
 
+/* How some bytes of a region are reached. */
+struct place {
+	enum { GONE, MAPPED, FILED, BY_PID } via;
+	uint8_t *p;  /* MAPPED: in the daemon */
+	int fd;	     /* FILED: the file, at 'at' */
+	uint64_t at; /* FILED: a file offset; BY_PID: an address */
+	pid_t pid;   /* BY_PID */
+};
+
+/* Whether the process of 'r' has not exited (its pidfd not readable). */
+static int alive(const struct vmr *r)
+{
+	struct pollfd p = {.fd = r->pidfd, .events = POLLIN};
+
+	return r->pidfd < 0 || poll(&p, 1, 0) == 0;
+}
+
+/* Whether the file of piece 'q' is still what process 'pid' maps there. */
+static int piece_mapped(pid_t pid, const struct vpin *q)
+{
+	uint64_t at = q->lo;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	struct vma a;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (at < q->hi && getline(&line, &cap, f) > 0) {
+		if (vma_parse(line, &a) || a.hi <= at)
+			continue;
+		if (a.lo > at || a.maj != q->maj || a.min != q->min ||
+		    a.ino != q->ino ||
+		    a.off + (at - a.lo) != q->off + (at - q->lo))
+			break;
+		at = a.hi;
+	}
+	free(line);
+	fclose(f);
+	return at >= q->hi;
+}
+
 /*
- * Where the 'n' bytes at 'addr' of 'm's process are in the daemon: a
- * pointer into a mapped window, or NULL if they are reached through the
- * pid; 'n' shrinks to where that changes.
+ * Where the 'n' bytes at 'addr' of 'm's region are: in a mapped window, in
+ * a held file, by address through the pid, or GONE if the region is no
+ * longer registered; 'n' shrinks to where that changes.
  */
-static uint8_t *reach(const struct ibemu_tp_mem *m, uint64_t addr, uint64_t *n)
+static struct place reach(const struct ibemu_tp_mem *m, uint64_t addr,
+			  uint64_t *n)
 {
 	const struct vmr *r = slot_of(server_of(m), m->mr);
+	uint64_t next = UINT64_MAX;
+	uint32_t i;
 
-	if (!r || !r->map || addr >= r->hi)
-		return NULL;
-	if (addr < r->lo) {
-		if (*n > r->lo - addr)
-			*n = r->lo - addr;
-		return NULL;
+	if (!r)
+		return (struct place){.via = GONE};
+	if (r->map && r->lo <= addr && addr < r->hi) {
+		if (*n > r->hi - addr)
+			*n = r->hi - addr;
+		return (struct place){.via = MAPPED,
+				      .p = r->map + (addr - r->lo)};
 	}
-	if (*n > r->hi - addr)
-		*n = r->hi - addr;
-	return r->map + (addr - r->lo);
+	if (!alive(r))
+		return (struct place){.via = GONE};
+	if (r->map && addr < r->lo)
+		next = r->lo;
+	for (i = 0; i < r->npins; i++) {
+		const struct vpin *q = &r->pins[i];
+
+		if (q->lo <= addr && addr < q->hi) {
+			if (*n > q->hi - addr)
+				*n = q->hi - addr;
+			if (q->fd < 0)
+				return piece_mapped(pid_of(m->mr), q)
+					       ? (struct place){.via = BY_PID,
+								.at = addr,
+								.pid = pid_of(
+									m->mr)}
+					       : (struct place){.via = GONE};
+			return (struct place){.via = FILED,
+					      .fd = q->fd,
+					      .at = q->off + (addr - q->lo)};
+		}
+		if (addr < q->lo && q->lo < next)
+			next = q->lo;
+	}
+	if (*n > next - addr)
+		*n = next - addr;
+	return (struct place){.via = BY_PID, .at = addr, .pid = pid_of(m->mr)};
 }
 
 int ibemu__vs_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -244,12 +658,50 @@ static int vm_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/*
+ * A held file is read and written within its size only: a process that
+ * truncated it made those bytes unreachable (a write would grow it).
+ */
+static int file_io(int fd, uint64_t off, void *buf, size_t len, int out)
+{
+	struct stat st;
+	size_t done = 0;
+	ssize_t n;
+
+	if (fstat(fd, &st) || off + len < off ||
+	    off + len > (uint64_t)st.st_size)
+		return -EFAULT;
+	while (done < len) {
+		n = out ? pwrite(fd, (char *)buf + done, len - done,
+				 (off_t)(off + done))
+			: pread(fd, (char *)buf + done, len - done,
+				(off_t)(off + done));
+		if (n <= 0)
+			return -EFAULT;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* 'len' bytes at place 'p' into 'buf' (not for MAPPED). */
+static int place_read(const struct place *p, void *buf, size_t len)
+{
+	if (p->via == FILED)
+		return file_io(p->fd, p->at, buf, len, 0);
+	return ibemu__vs_vm_read(p->pid, p->at, buf, len);
+}
+
+static int place_write(const struct place *p, const void *buf, size_t len)
+{
+	if (p->via == FILED)
+		return file_io(p->fd, p->at, (void *)buf, len, 1);
+	return vm_write(p->pid, p->at, buf, len);
+}
+
 /* Neither side mapped: through the daemon's buffer, a MiB at a time. */
-static int copy_bounced(const struct ibemu_tp_mem *dst, uint64_t daddr,
-			const struct ibemu_tp_mem *src, uint64_t saddr,
+static int copy_bounced(uint8_t *buf, struct place d, struct place s,
 			uint64_t len)
 {
-	uint8_t *buf = server_of(dst)->copy_buf;
 	uint64_t off;
 	size_t chunk;
 	int ret;
@@ -258,22 +710,43 @@ static int copy_bounced(const struct ibemu_tp_mem *dst, uint64_t daddr,
 		chunk = len - off < IBEMU_SESS_COPY_CHUNK
 				? (size_t)(len - off)
 				: IBEMU_SESS_COPY_CHUNK;
-		ret = ibemu__vs_vm_read(pid_of(src->mr), saddr + off, buf,
-					chunk);
-		if (!ret)
-			ret = vm_write(pid_of(dst->mr), daddr + off, buf,
-				       chunk);
+		ret = place_read(&s, buf, chunk);
+		if (ret)
+			return -EREMOTEIO;
+		ret = place_write(&d, buf, chunk);
 		if (ret)
 			return ret;
+		s.at += chunk;
+		d.at += chunk;
 	}
 	return 0;
+}
+
+/* One piece of a copy, within one kind of place on each side. */
+static int copy_piece(uint8_t *buf, const struct place *d,
+		      const struct place *s, uint64_t n)
+{
+	if (s->via == GONE)
+		return -EREMOTEIO;
+	if (d->via == GONE)
+		return -EFAULT;
+	if (s->via == MAPPED && d->via == MAPPED) {
+		memcpy(d->p, s->p, n);
+		return 0;
+	}
+	if (s->via == MAPPED)
+		return place_write(d, s->p, n);
+	if (d->via == MAPPED)
+		return place_read(s, d->p, n) ? -EREMOTEIO : 0;
+	return copy_bounced(buf, *d, *s, n);
 }
 
 int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		   const struct ibemu_tp_mem *src, uint64_t len)
 {
+	uint8_t *buf = server_of(dst)->copy_buf;
+	struct place d, s;
 	uint64_t off = 0, n;
-	uint8_t *d, *s;
 	int ret = 0;
 
 	(void)ctx;
@@ -281,16 +754,7 @@ int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		n = len - off;
 		s = reach(src, src->addr + off, &n);
 		d = reach(dst, dst->addr + off, &n);
-		if (s && d)
-			memcpy(d, s, n);
-		else if (s)
-			ret = vm_write(pid_of(dst->mr), dst->addr + off, s, n);
-		else if (d)
-			ret = ibemu__vs_vm_read(pid_of(src->mr),
-						src->addr + off, d, n);
-		else
-			ret = copy_bounced(dst, dst->addr + off, src,
-					   src->addr + off, n);
+		ret = copy_piece(buf, &d, &s, n);
 		off += n;
 	}
 	return ret;
@@ -301,18 +765,19 @@ int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 {
 	const uint8_t *from = buf;
 	uint64_t off = 0, n;
-	uint8_t *d;
+	struct place d;
 	int ret = 0;
 
 	(void)ctx;
 	while (off < len && !ret) {
 		n = len - off;
 		d = reach(dst, dst->addr + off, &n);
-		if (d)
-			memcpy(d, from + off, n);
+		if (d.via == GONE)
+			ret = -EFAULT;
+		else if (d.via == MAPPED)
+			memcpy(d.p, from + off, n);
 		else
-			ret = vm_write(pid_of(dst->mr), dst->addr + off,
-				       from + off, n);
+			ret = place_write(&d, from + off, n);
 		off += n;
 	}
 	return ret;
@@ -320,21 +785,23 @@ int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 
 /*
  * On a mapped window the atomic is a CPU atomic, so it is atomic with the
- * process's own atomics too; through the pid it is atomic only with the
- * other operations of emulated HCAs (they all run on this thread), as on
- * real HCAs, whose atomics are not atomic with the host's. The transport
+ * process's own atomics too; elsewhere it is atomic only with the other
+ * operations of emulated HCAs (they all run on this thread), as on real
+ * HCAs, whose atomics are not atomic with the host's. The transport
  * checked the 8-byte alignment.
  */
 int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
 		     uint64_t compare_add, uint64_t swap, uint64_t *orig)
 {
 	uint64_t n = sizeof(uint64_t), v;
-	uint8_t *at = reach(m, m->addr, &n);
+	struct place at = reach(m, m->addr, &n);
 	int ret;
 
 	(void)ctx;
-	if (at && n == sizeof(uint64_t)) {
-		uint64_t *w = (uint64_t *)(void *)at;
+	if (at.via == GONE || n != sizeof(uint64_t))
+		return -EFAULT;
+	if (at.via == MAPPED) {
+		uint64_t *w = (uint64_t *)(void *)at.p;
 
 		if (opcode == IBEMU_WR_ATOMIC_FETCH_AND_ADD) {
 			*orig = __atomic_fetch_add(w, compare_add,
@@ -347,7 +814,7 @@ int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
 		}
 		return 0;
 	}
-	ret = ibemu__vs_vm_read(pid_of(m->mr), m->addr, &v, sizeof(v));
+	ret = place_read(&at, &v, sizeof(v));
 	if (ret)
 		return ret;
 	*orig = v;
@@ -357,5 +824,5 @@ int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
 		v = swap;
 	else
 		return 0;
-	return vm_write(pid_of(m->mr), m->addr, &v, sizeof(v));
+	return place_write(&at, &v, sizeof(v));
 }

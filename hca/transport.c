@@ -588,12 +588,20 @@ int ibemu_tp_mr_dereg(struct ibemu_tp *tp, uint32_t lkey)
 {
 	struct tp_mr *mr = mr_of_key(tp, lkey);
 	struct tp_pd *p;
+	uint32_t i;
 
 	if (!mr)
 		return -EINVAL;
 	p = ibemu__tp_table_get(&tp->pds, mr->pd);
 	p->users--;
 	ibemu__tp_table_del(&tp->mrs, lkey >> 8);
+	/* A barrier: the work under way that names it fails now. */
+	for (i = 0; i < tp->qps.n; i++) {
+		struct tp_qp *qp = tp->qps.v[i];
+
+		if (qp && qp->pd == mr->pd)
+			ibemu__tp_req_mr_gone(tp, qp, mr->handle);
+	}
 	free(mr);
 	return 0;
 }

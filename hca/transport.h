@@ -318,10 +318,13 @@ struct ibemu_tp_ops {
 	void (*mad_recv)(void *ctx, uint32_t port,
 			 const struct ibemu_mad_msg *m);
 	/* Copies 'len' bytes from 'src' (maybe another transport's memory)
-	 * to 'dst' (this transport's). 0 or -errno. */
+	 * to 'dst' (this transport's). 0, -EREMOTEIO if 'src' could not be
+	 * read (its region was deregistered: a handle outlives its region in
+	 * queued work, and reaches nothing then), other -errno for 'dst'. */
 	int (*copy)(void *ctx, const struct ibemu_tp_mem *dst,
 		    const struct ibemu_tp_mem *src, uint64_t len);
-	/* Writes 'len' bytes of 'buf' (inline data) to 'dst'. */
+	/* Writes 'len' bytes of 'buf' (inline data) to 'dst'. 0 or -errno
+	 * (as for every op, a region that is gone fails). */
 	int (*write)(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		     uint64_t len);
 	/* Executes an 8-byte atomic on 'm' (IBEMU_WR_ATOMIC_*), storing the

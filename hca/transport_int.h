@@ -296,6 +296,14 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			struct ibemu_pkt *pkt);
 void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp);
+/*
+ * Region 'handle' of 'tp' was deregistered: a WQE of 'qp' under way whose
+ * own buffers are in it fails with a local protection error (IBA
+ * 10.6.3.5: what an HCA's next DMA there meets), unless its data has moved
+ * already (a READ landed, every packet of a SEND or WRITE arrived).
+ */
+void ibemu__tp_req_mr_gone(struct ibemu_tp *tp, struct tp_qp *qp,
+			   uint64_t handle);
 /* Whether the requester of 'qp' has a packet to build now. */
 int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp);
 

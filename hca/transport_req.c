@@ -170,6 +170,38 @@ static void local_error(struct ibemu_tp *tp, struct tp_qp *qp, int status)
 					IBEMU_WC_WR_FLUSH_ERR);
 }
 
+static void fatal(struct ibemu_tp *tp, struct tp_qp *qp, int status)
+{
+	ibemu__tp_send_complete(tp, qp, qp->sq_head, status);
+	ibemu__tp_qp_error(tp, qp, 0);
+}
+
+/* Whether started WQE 'm' needs its own buffers no more. */
+static int data_moved(const struct tp_msg *m)
+{
+	if (is_rd_atomic(m))
+		return m->done;
+	return m->sent >= m->npsn && !m->inflight;
+}
+
+void ibemu__tp_req_mr_gone(struct ibemu_tp *tp, struct tp_qp *qp,
+			   uint64_t handle)
+{
+	struct tp_msg *m;
+	uint32_t i;
+
+	for (m = qp->sq_head; m && m->started; m = m->next) {
+		if (m->status || m->is_inline || data_moved(m))
+			continue;
+		for (i = 0; i < m->nsge; i++)
+			if (m->seg[i].len && m->seg[i].mr == handle)
+				m->status = IBEMU_WC_LOC_PROT_ERR;
+	}
+	m = qp->sq_head;
+	if (m && m->started && m->status)
+		fatal(tp, qp, m->status);
+}
+
 int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp)
 {
 	const struct tp_msg *m = qp->cur;
@@ -220,6 +252,12 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		return NULL;
 	m = qp->cur;
 	mtu = mtu_of(qp);
+	if (m->started && m->status) {
+		/* A region it names went (ibemu__tp_req_mr_gone). */
+		if (m == qp->sq_head)
+			fatal(tp, qp, m->status);
+		return NULL;
+	}
 	if (!m->started) {
 		/* Errors complete in order: wait until it is the oldest. */
 		st = start_check(tp, qp, m);
@@ -310,6 +348,12 @@ static void ack_upto(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 	psn = qp->acked;
 
 	while ((m = qp->sq_head) && m->started) {
+		if (m->status) {
+			/* It failed while under way (its READ data, or a
+			 * region it names went): it completes so, in order. */
+			fatal(tp, qp, m->status);
+			return;
+		}
 		if (psn_diff(psn, last_psn(m)) < 0)
 			break;
 		if (is_rd_atomic(m) && !m->done) {
@@ -380,12 +424,6 @@ static int read_land(struct ibemu_tp *tp, struct tp_msg *m)
 	return 0;
 }
 
-static void fatal(struct ibemu_tp *tp, struct tp_qp *qp, int status)
-{
-	ibemu__tp_send_complete(tp, qp, qp->sq_head, status);
-	ibemu__tp_qp_error(tp, qp, 0);
-}
-
 void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			struct ibemu_pkt *pkt)
 {
@@ -420,12 +458,20 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			return;
 		m->rd_got++;
 		if (op == OP_READ_RESP_LAST || op == OP_READ_RESP_ONLY) {
+			int ret = read_land(tp, m);
+
 			m->done = 1;
-			if (read_land(tp, m)) {
+			if (ret) {
+				/* The responder's region went after the
+				 * response left (deregistration is a barrier:
+				 * its bytes are not read after), or ours. */
+				m->status = ret == -EREMOTEIO
+						    ? IBEMU_WC_REM_ACCESS_ERR
+						    : IBEMU_WC_LOC_PROT_ERR;
 				ack_upto(tp, qp,
 					 PSN_ADD(m->first_psn, (uint32_t)-1));
 				if (qp->sq_head == m)
-					fatal(tp, qp, IBEMU_WC_LOC_PROT_ERR);
+					fatal(tp, qp, m->status);
 				return;
 			}
 		}
@@ -446,6 +492,7 @@ void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 						   m->seg[0].addr};
 
 			if (tp->ops.write(tp->ctx, &dst, &m->orig, 8)) {
+				m->status = IBEMU_WC_LOC_PROT_ERR;
 				ack_upto(tp, qp, PSN_ADD(psn, (uint32_t)-1));
 				if (qp->sq_head == m)
 					fatal(tp, qp, IBEMU_WC_LOC_PROT_ERR);
@@ -526,6 +573,10 @@ void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp)
 		    (qp->state == IBEMU_QPS_RTS ||
 		     qp->state == IBEMU_QPS_SQD)) {
 			/* IBA 9.7.6.1.3: the Local ACK Timeout expired. */
+			if (qp->sq_head->status) {
+				fatal(tp, qp, qp->sq_head->status);
+				return;
+			}
 			if (!qp->retry_left) {
 				fatal(tp, qp, IBEMU_WC_RETRY_EXC_ERR);
 				return;

@@ -88,6 +88,42 @@ static void queue_nak(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code)
 	queue_ack(tp, qp, qp->epsn, (uint8_t)(AETH_NAK | code));
 }
 
+/*
+ * Whether the region a READ's responses come from is still the one its
+ * request was checked against: deregistration is a barrier (IBA 10.6.3.5),
+ * so the responder reads no byte of it after, as an HCA reads each
+ * response's bytes as the packet leaves.
+ */
+static int read_src_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			 const struct tp_msg *m)
+{
+	const struct tp_mr *mr =
+		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				   IBEMU_ACCESS_REMOTE_READ);
+
+	return mr && mr->handle == m->read_src.mr;
+}
+
+/*
+ * The region of the READ being answered went: its next response is a
+ * remote access error NAK at that response's PSN (IBA 9.7.5.2.4, class C
+ * for the responder: its QP goes to Error), which completes the READ with
+ * IBV_WC_REM_ACCESS_ERR at the requester.
+ */
+static void read_abort(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
+{
+	struct tp_resp *nak = calloc(1, sizeof(*nak));
+
+	IBEMU_BUG_ON(!nak);
+	nak->kind = RESP_ACK;
+	nak->psn = psn;
+	nak->npkts = 1;
+	nak->aeth = (uint32_t)(AETH_NAK | NAK_REM_ACCESS) << 24 |
+		    (qp->msn & PSN_MASK);
+	ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_ACCESS_ERR);
+	resp_push(qp, nak);
+}
+
 struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const uint16_t *credits, int *blocked,
 				      int throttled)
@@ -99,6 +135,10 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	if (!r || (throttled && r->kind != RESP_ACK))
 		return NULL;
+	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
+		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
+		r = qp->resp_head;
+	}
 	if (r->kind == RESP_ATOMIC) {
 		op = OP_ATOMIC_ACK;
 		ext += IBEMU_ATOMICACK_BYTES;
@@ -173,6 +213,10 @@ static int land(struct ibemu_tp *tp, const struct tp_msg *m,
 	struct ibemu_tp_mem s, d;
 	int ret;
 
+	/* Its requester failed it (a region it names went): its bytes are
+	 * not read after (ibemu__tp_req_mr_gone). */
+	if (m->status)
+		return -EREMOTEIO;
 	if (m->is_inline) {
 		for (di = 0; di < ndst && len; di++) {
 			n = dst[di].len < len ? dst[di].len : len;
@@ -221,7 +265,8 @@ static int land(struct ibemu_tp *tp, const struct tp_msg *m,
  * Lands 'len' bytes of 'm' in receive WQE 'w', after 'skip' bytes (a UD
  * receive's GRH space). Returns 0, or the completion status: local
  * protection error for a bad lkey (IBA 10.7.3.1), local length error when
- * it does not fit.
+ * it does not fit; or -EREMOTEIO if the sender's region went (its WQE
+ * failed then, ibemu__tp_req_mr_gone: on an HCA the message never came).
  */
 static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		     const struct tp_msg *m, const struct tp_rwqe *w,
@@ -230,6 +275,7 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	struct tp_seg seg[IBEMU_TP_MAX_SGE];
 	const struct tp_mr *mr;
 	uint32_t i, n = 0;
+	int ret;
 
 	if (skip + len > w->cap)
 		return IBEMU_WC_LOC_LEN_ERR;
@@ -252,9 +298,10 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		skip = 0;
 		seg[n++] = (struct tp_seg){mr->handle, at, (uint32_t)l};
 	}
-	if (len && land(tp, m, seg, n, len))
-		return IBEMU_WC_LOC_PROT_ERR;
-	return 0;
+	ret = len ? land(tp, m, seg, n, len) : 0;
+	if (ret == -EREMOTEIO)
+		return ret;
+	return ret ? IBEMU_WC_LOC_PROT_ERR : 0;
 }
 
 static int has_imm(uint8_t op)
@@ -311,6 +358,17 @@ static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 	return ibemu__tp_mr_check(
 		tp, m->rkey, qp->pd, m->remote_addr,
 		m->opcode >= IBEMU_WR_ATOMIC_CMP_AND_SWP ? 8 : m->len, access);
+}
+
+/* Whether the region a WRITE under way lands in is still registered. */
+static int write_target_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			     const struct tp_msg *m)
+{
+	const struct tp_mr *mr =
+		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				   IBEMU_ACCESS_REMOTE_WRITE);
+
+	return mr && mr->handle == qp->in_target.mr;
 }
 
 /* Completes the receive of a message (IBA 10.7.3.2). */
@@ -460,6 +518,11 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 	} else if (!qp->in_msg || is_send(op) != is_send(qp->in_op)) {
 		resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
 		return;
+	} else if (!is_send(op) && !write_target_held(tp, qp, m)) {
+		/* IBA 10.6.3.5: the region went while the WRITE was under
+		 * way; its next packet meets a remote access error. */
+		resp_fatal(tp, qp, NAK_REM_ACCESS, IBEMU_EVENT_QP_ACCESS_ERR);
+		return;
 	}
 	/* A receive WQE for a SEND as it begins, for a WRITE with
 	 * immediate at its last packet; none: RNR NAK (IBA 9.7.5.2.8). */
@@ -498,8 +561,14 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
+		if (st == -EREMOTEIO) {
+			qp->in_rwqe = w; /* it serves the next message */
+			return;
+		}
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
 		if (st) {
+			/* The NAK names this packet, not the next PSN. */
+			qp->epsn = pkt->psn;
 			resp_fatal(tp, qp, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
 			return;
 		}
@@ -507,8 +576,18 @@ static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
 		struct tp_seg t = {qp->in_target.mr, qp->in_target.addr,
 				   (uint32_t)qp->in_target_len};
 
-		if (m->len && land(tp, m, &t, 1, m->len)) {
-			resp_fatal(tp, qp, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
+		st = m->len ? land(tp, m, &t, 1, m->len) : 0;
+		if (st == -EREMOTEIO) {
+			/* The requester's own region went: it failed the
+			 * WQE with a local protection error when it did
+			 * (ibemu__tp_req_mr_gone), and on an HCA the rest of
+			 * the message would never have come. */
+			return;
+		}
+		if (st) {
+			qp->epsn = pkt->psn; /* the NAK names this packet */
+			resp_fatal(tp, qp, NAK_REM_ACCESS,
+				   IBEMU_EVENT_QP_ACCESS_ERR);
 			return;
 		}
 		if (has_imm(op)) {
@@ -548,6 +627,8 @@ static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
 		r->msg = m;
 		m->inflight++;
 		r->kind = RESP_READ;
+		m->read_src = (struct ibemu_tp_mem){tp->ctx, mr->handle,
+						    m->remote_addr};
 		r->psn = m->first_psn;
 		r->sent = k;
 		r->len = m->len;
@@ -661,6 +742,10 @@ static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
+		if (st == -EREMOTEIO) {
+			qp->in_rwqe = w; /* a lost message (IBA 9.8.?) */
+			return;
+		}
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
 		if (st)
 			ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_FATAL);
@@ -703,6 +788,8 @@ static void ud_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	if (!w)
 		return; /* no receive WQE: dropped (IBA ch. 9 UD) */
 	st = land_recv(tp, qp, m, w, IBEMU_TP_UD_GRH_BYTES, m->len);
+	if (st == -EREMOTEIO)
+		st = IBEMU_WC_LOC_PROT_ERR; /* the WQE is taken already */
 	recv_done(tp, qp, w, pkt, m, st,
 		  st ? 0 : m->len + IBEMU_TP_UD_GRH_BYTES);
 }

@@ -96,10 +96,13 @@ static void on_async(void *ctx, enum ibemu_event_type ev, uint32_t id)
 	}
 }
 
+static unsigned ncopies; /* copies made, for the barrier tests */
+
 static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		   const struct ibemu_tp_mem *src, uint64_t len)
 {
 	(void)ctx;
+	ncopies++;
 	memcpy((void *)(uintptr_t)dst->addr, (void *)(uintptr_t)src->addr, len);
 	return 0;
 }
@@ -1404,6 +1407,133 @@ static void test_inline_sgl(void)
 	fx_down(&f);
 }
 
+/*
+ * Deregistration is a barrier (IBA 10.6.3.5): a 1 MiB READ from, or WRITE
+ * into, b's region, or a WRITE from a's own region ('local'), has the
+ * region deregistered 20 us into its 42 us: no byte moves after, and it
+ * fails at once (a round trip later for the remote cases, at the dereg
+ * for the local one) with the status an HCA gives.
+ */
+static void dereg_mid(uint8_t opcode, int local, int want)
+{
+	struct ibemu_tp_sge s;
+	struct ibemu_tp_send_wr wr = {0};
+	uint32_t qa, qb, key, rkey;
+	struct host *a, *b, *owner;
+	uint64_t t;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[3];
+	owner = local ? a : b;
+	rc_pair(a, b, &defaults, &qa, &qb);
+	if (opcode == IBEMU_WR_SEND)
+		post_recv(b, qb, 9, 0, 1u << 20);
+	T_EQ_INT(ibemu_tp_mr_reg(owner->tp, owner->pd,
+				 (uintptr_t)owner->buf + (1u << 20), 1u << 20,
+				 0xf, 200, &key, &rkey),
+		 0);
+	s = (struct ibemu_tp_sge){(uintptr_t)a->buf + (local ? 1u << 20 : 0),
+				  1u << 20, local ? key : a->key};
+	wr.wr_id = 1;
+	wr.opcode = opcode;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + (local ? 0 : 1u << 20);
+	wr.wr.rdma.rkey = local ? b->key : key;
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qa, &wr), 0);
+	ibemu_engine_run(f.e, ibemu_engine_now(f.e) + 20000000, 100000000);
+	T_EQ_INT(a->ncqe, 0);
+	ncopies = 0;
+	t = ibemu_engine_now(f.e);
+	T_EQ_INT(ibemu_tp_mr_dereg(owner->tp, key), 0);
+	run(&f);
+	T_EQ_INT(ncopies, 0);
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(a->cqe[0].status, want);
+	if (local)
+		T_EQ_U64(a->cqe_t[0], t);
+	else
+		T_TRUE(a->cqe_t[0] - t < 2000000); /* 2 us */
+	if (opcode == IBEMU_WR_SEND) {
+		struct ibemu_tp_qp_attr q;
+
+		/* The responder saw a message that never ended: its receive
+		 * and its state are as they were. */
+		T_EQ_INT(b->ncqe, 0);
+		T_EQ_INT(ibemu_tp_qp_query(b->tp, qb, &q), 0);
+		T_EQ_INT(q.qp_state, IBEMU_QPS_RTS);
+	}
+	fx_down(&f);
+}
+
+static void test_dereg_read(void)
+{
+	dereg_mid(IBEMU_WR_RDMA_READ, 0, IBEMU_WC_REM_ACCESS_ERR);
+}
+
+static void test_dereg_write(void)
+{
+	dereg_mid(IBEMU_WR_RDMA_WRITE, 0, IBEMU_WC_REM_ACCESS_ERR);
+}
+
+static void test_dereg_local(void)
+{
+	dereg_mid(IBEMU_WR_RDMA_WRITE, 1, IBEMU_WC_LOC_PROT_ERR);
+	dereg_mid(IBEMU_WR_SEND, 1, IBEMU_WC_LOC_PROT_ERR);
+}
+
+/*
+ * A one-packet SEND whose source is deregistered while the packet is on
+ * the wire: an HCA read its bytes as it left, but here they move when it
+ * arrives, so the WQE fails (a local protection error at the dereg) and
+ * the responder lands nothing: no copy, its receive stays, its QP in RTS.
+ */
+static void test_dereg_on_the_wire(void)
+{
+	struct ibemu_tp_qp_attr q;
+	uint32_t qa, qb, key, rkey;
+	struct ibemu_tp_sge s;
+	struct ibemu_tp_send_wr wr = {0};
+	struct host *a, *b;
+	uint64_t t;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[3];
+	rc_pair(a, b, &defaults, &qa, &qb);
+	post_recv(b, qb, 9, 0, 4096);
+	T_EQ_INT(ibemu_tp_mr_reg(a->tp, a->pd, (uintptr_t)a->buf + 8192, 4096,
+				 0xf, 300, &key, &rkey),
+		 0);
+	s = (struct ibemu_tp_sge){(uintptr_t)a->buf + 8192, 4096, key};
+	wr.wr_id = 1;
+	wr.opcode = IBEMU_WR_SEND;
+	wr.send_flags = IBEMU_SEND_SIGNALED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qa, &wr), 0);
+	/* The doorbell (300 ns) and 4 KiB on the first link; the path
+	 * through two switches takes longer. */
+	ibemu_engine_run(f.e, ibemu_engine_now(f.e) + 600000, 100000000);
+	T_EQ_INT(b->ncqe, 0);
+	ncopies = 0;
+	t = ibemu_engine_now(f.e);
+	T_EQ_INT(ibemu_tp_mr_dereg(a->tp, key), 0);
+	run(&f);
+	T_EQ_INT(ncopies, 0);
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(a->cqe[0].status, IBEMU_WC_LOC_PROT_ERR);
+	T_EQ_U64(a->cqe_t[0], t);
+	T_EQ_INT(b->ncqe, 0);
+	T_EQ_INT(ibemu_tp_qp_query(b->tp, qb, &q), 0);
+	T_EQ_INT(q.qp_state, IBEMU_QPS_RTS);
+	fx_down(&f);
+}
+
 void ibemu_test_register_transport(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -1426,6 +1556,10 @@ void ibemu_test_register_transport(void)
 		{"large_write", test_large_write},
 		{"srq", test_srq},
 		{"inline_sgl", test_inline_sgl},
+		{"dereg_read", test_dereg_read},
+		{"dereg_write", test_dereg_write},
+		{"dereg_local", test_dereg_local},
+		{"dereg_on_the_wire", test_dereg_on_the_wire},
 		{NULL, NULL},
 	};
 

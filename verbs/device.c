@@ -8,6 +8,8 @@
  * verbs of <infiniband/verbs.h>.
  */
 #include <endian.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "verbs_int.h"
@@ -225,6 +228,34 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 
 /* Like the kernel, closing reclaims what the process left open; objects
  * are the program's to destroy first. */
+/*
+ * Closing is a barrier, as the kernel's release of a uverbs file is: the
+ * daemon reclaims what the stream still holds (QPs, regions) when it reads
+ * the stream's end, and closes its own end after, so the library shuts
+ * its end for writing and waits for the daemon's (10 s at most) before it
+ * returns: no region of the context is reached after.
+ */
+static void stream_end(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char buf[256];
+	ssize_t n;
+	int r;
+
+	if (shutdown(fd, SHUT_WR))
+		return;
+	for (;;) {
+		r = poll(&p, 1, 10000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		n = read(fd, buf, sizeof(buf));
+		if (!n || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
+}
+
 VERBS_EXPORT int ibemu__ibv_close_device(struct ibv_context *context);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_close_device, ibv_close_device, "IBVERBS_1.1");
 int ibemu__ibv_close_device(struct ibv_context *context)
@@ -232,7 +263,7 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 
 	ibemu__verbs_users_detach(ctx);
-	/* The daemon reclaims what the stream still holds. */
+	stream_end(ctx->sess_fd);
 	close(ctx->sess_fd);
 	munmap(ctx->page, IBEMU_VERBS_PAGE);
 	close(context->async_fd);

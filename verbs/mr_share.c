@@ -13,7 +13,8 @@
  * in a process with one thread every page the region touches moves; with
  * more, only the pages the region covers whole (its own bytes, which no
  * other thread should write while it registers them), the partly covered
- * ones at its ends staying private. The calling thread's stack, file
+ * ones at its ends staying private, unless they moved before (a region
+ * inside a moved range is shared whole). The calling thread's stack, file
  * mappings and memory already shared stay as they are, on the slow path.
  * A moved range stays shared until the program unmaps it; registering it
  * again reuses its memfd. After fork() the child gets private copies, as
@@ -233,18 +234,22 @@ int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,
 	struct seg *s;
 	int fd;
 
-	if (threads_now() == 1) {
-		lo = (uintptr_t)addr & ~(page - 1);
-		hi = ((uintptr_t)(addr + len) + page - 1) & ~(page - 1);
-	} else {
+	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&segs_lock);
+	/* Pages moved already are shared whole, whoever else writes them. */
+	lo = (uintptr_t)addr & ~(page - 1);
+	hi = ((uintptr_t)(addr + len) + page - 1) & ~(page - 1);
+	s = hi - lo <= MAX_SEG_BYTES ? seg_find(lo, hi) : NULL;
+	if (!s && threads_now() != 1) {
 		lo = ((uintptr_t)addr + page - 1) & ~(page - 1);
 		hi = (uintptr_t)(addr + len) & ~(page - 1);
 	}
-	if (hi <= lo || hi - lo > MAX_SEG_BYTES)
+	if (!s && (hi <= lo || hi - lo > MAX_SEG_BYTES)) {
+		pthread_mutex_unlock(&segs_lock);
 		return -1;
-	pthread_once(&atfork_once, atfork_register);
-	pthread_mutex_lock(&segs_lock);
-	s = seg_find(lo, hi);
+	}
+	if (!s)
+		s = seg_find(lo, hi);
 	if (!s && nsegs < MAX_SEGS && movable(lo, hi)) {
 		s = seg_move(lo, hi);
 		if (s) {
