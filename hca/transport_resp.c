@@ -97,10 +97,12 @@ static void queue_nak(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code)
 static int read_src_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
 			 const struct tp_msg *m)
 {
-	const struct tp_mr *mr =
-		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
-				   IBEMU_ACCESS_REMOTE_READ);
+	const struct tp_mr *mr;
 
+	if (!m->len)
+		return 1; /* no region: C9-88 */
+	mr = ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				IBEMU_ACCESS_REMOTE_READ);
 	return mr && mr->handle == m->read_src.mr;
 }
 
@@ -364,10 +366,12 @@ static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 static int write_target_held(const struct ibemu_tp *tp, const struct tp_qp *qp,
 			     const struct tp_msg *m)
 {
-	const struct tp_mr *mr =
-		ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
-				   IBEMU_ACCESS_REMOTE_WRITE);
+	const struct tp_mr *mr;
 
+	if (!m->len)
+		return 1; /* no region: C9-88 */
+	mr = ibemu__tp_mr_check(tp, m->rkey, qp->pd, m->remote_addr, m->len,
+				IBEMU_ACCESS_REMOTE_WRITE);
 	return mr && mr->handle == qp->in_target.mr;
 }
 
@@ -743,7 +747,8 @@ static void uc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
 		if (st == -EREMOTEIO) {
-			qp->in_rwqe = w; /* a lost message (IBA 9.8.?) */
+			qp->in_rwqe =
+				w; /* lost, as a dropped message: the receive serves the next */
 			return;
 		}
 		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);

@@ -204,7 +204,7 @@ static int post(struct env *e, enum ibv_wr_opcode op, uint64_t id, void *local,
 /*
  * A call to the daemon at every MiB of the loops below: a process that
  * uses CPU without a call for 20 ms would be presumed to wait for memory
- * (daemon/README.md, "Grace") and virtual time would run on meanwhile.
+ * (the grace period, clock/rule.h) and virtual time would run on meanwhile.
  */
 static void nudge(struct ibv_qp *qp)
 {
