@@ -6,9 +6,10 @@
 # from it and on a folder with code it does not name. The build checks here
 # that no library links a folder's library outside its layer.
 #
-# To change the graph: edit the folder's line below, then its README's
-# "May include:" line (style.layers prints the line it expects), and say
-# why in the commit (docs/contributing.md, "Style and layers").
+# To change the graph: edit the folder's line below, then the
+# "May include:" line of its README (style.layers prints the line it
+# expects), and say why in the commit (docs/contributing.md, "Style and
+# layers").
 
 # ibemu_layer(<folder> [TARGET <target>] [<folder it may include>...])
 #
