@@ -125,7 +125,7 @@ struct vsrq *ibemu__vs_srq_find(struct ibemu_sess_verbs *v, uint32_t id,
 	return NULL;
 }
 
-/* --- calls ---------------------------------------------------------- */
+/* --- opening a stream, and creating its objects ---------------------- */
 
 static void close_fds(int *fds, int nfds)
 {
@@ -325,16 +325,22 @@ static int do_mr_dereg(struct ibemu_sess_verbs *v, uint32_t lkey)
 	return 0;
 }
 
-static void cq_free(struct ibemu_sess_verbs *v, struct vcq *q)
+/* What a CQ the transport no longer has held in the daemon. */
+static void cq_release(struct ibemu_sess_verbs *v, struct vcq *q)
 {
 	const struct ibemu_sess_cost cost = cq_cost(q->chan_fd >= 0);
 
 	ibemu__vs_unhold(v, &cost);
-	ibemu_tp_cq_destroy(v->hca->tp, q->id);
 	ibemu__vs_ring_unmap(&q->ring);
 	if (q->chan_fd >= 0)
 		close(q->chan_fd);
 	free(q);
+}
+
+static void cq_free(struct ibemu_sess_verbs *v, struct vcq *q)
+{
+	ibemu_tp_cq_destroy(v->hca->tp, q->id);
+	cq_release(v, q);
 }
 
 static int do_cq_create(struct ibemu_sess_verbs *v,
@@ -528,12 +534,17 @@ static void attr_to(struct ibemu_verbs_qp_attr *r,
 	r->ah_port_num = a->ah_attr.port_num;
 }
 
-static void srq_free(struct ibemu_sess_verbs *v, struct vsrq *q)
+static void srq_release(struct ibemu_sess_verbs *v, struct vsrq *q)
 {
 	ibemu__vs_unhold(v, &srq_cost);
-	ibemu_tp_srq_destroy(v->hca->tp, q->id);
 	ibemu__vs_ring_unmap(&q->ring);
 	free(q);
+}
+
+static void srq_free(struct ibemu_sess_verbs *v, struct vsrq *q)
+{
+	ibemu_tp_srq_destroy(v->hca->tp, q->id);
+	srq_release(v, q);
 }
 
 static int do_srq_create(struct ibemu_sess_verbs *v,
@@ -609,198 +620,278 @@ static void carry_sent(struct ibemu_daemon *d)
 	ibemu__sess_flush(d);
 }
 
+/* --- the calls of a stream, one function each ------------------------ */
+
+/* A call's payload, copied out of the message (replies carry it back). */
+union verbs_payload {
+	struct ibemu_verbs_obj obj;
+	struct ibemu_verbs_mr_req mr;
+	struct ibemu_verbs_cq_req cq;
+	struct ibemu_verbs_qp_req qp;
+	struct ibemu_verbs_qp_attr qa;
+	struct ibemu_verbs_srq_req srq;
+};
+
+static int pd_alloc(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		    int *fds, int nfds)
+{
+	struct ibemu_tp *tp = v->hca->tp;
+	int ret;
+
+	(void)fds;
+	(void)nfds;
+	ret = ibemu__vs_hold(v, &pd_cost, "a protection domain");
+	if (ret)
+		return ret;
+	ret = ibemu_tp_pd_alloc(tp, &u->obj.id);
+	if (!ret) {
+		ret = u32_add(&v->pds, &v->npds, &v->pds_cap, u->obj.id);
+		if (ret)
+			ibemu_tp_pd_free(tp, u->obj.id);
+	}
+	if (ret)
+		ibemu__vs_unhold(v, &pd_cost);
+	return ret;
+}
+
+static int pd_free(struct ibemu_sess_verbs *v, union verbs_payload *u, int *fds,
+		   int nfds)
+{
+	int at = u32_find(v->pds, v->npds, u->obj.id), ret;
+
+	(void)fds;
+	(void)nfds;
+	ret = at < 0 ? -EINVAL : ibemu_tp_pd_free(v->hca->tp, u->obj.id);
+	if (!ret) {
+		u32_del(v->pds, &v->npds, at);
+		ibemu__vs_unhold(v, &pd_cost);
+	}
+	return ret;
+}
+
+static int mr_reg(struct ibemu_sess_verbs *v, union verbs_payload *u, int *fds,
+		  int nfds)
+{
+	return do_mr_reg(v, &u->mr, fds, nfds);
+}
+
+static int mr_dereg(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		    int *fds, int nfds)
+{
+	int ret = do_mr_dereg(v, u->obj.id);
+
+	(void)fds;
+	(void)nfds;
+	/* Work under way in the region may have failed. */
+	ibemu_daemon_pump(vs_daemon(v));
+	return ret;
+}
+
+static int cq_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds)
+{
+	return do_cq_create(v, &u->cq, fds, nfds);
+}
+
+/* A CQ still used by a QP stays (the transport's -EBUSY). */
+static int cq_destroy(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		      int *fds, int nfds)
+{
+	struct vcq *q;
+	int at, ret;
+
+	(void)fds;
+	(void)nfds;
+	q = ibemu__vs_cq_find(v, u->obj.id, &at);
+	ret = q ? ibemu_tp_cq_destroy(v->hca->tp, u->obj.id) : -EINVAL;
+	if (!ret) {
+		v->cqs[at] = v->cqs[--v->ncqs];
+		cq_release(v, q);
+	}
+	return ret;
+}
+
+static int qp_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds)
+{
+	return do_qp_create(v, &u->qp, fds, nfds);
+}
+
+/* A QP back in Reset: its queues start empty (IBA 10.3.1). */
+static void qp_rings_reset(struct vqp *q)
+{
+	q->error = 0;
+	q->sq.idx = __atomic_load_n(&q->sq.hdr->prod, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&q->sq.hdr->cons, q->sq.idx, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->sq.hdr->error, 0, __ATOMIC_RELEASE);
+	if (q->rq.hdr) {
+		q->rq.idx = __atomic_load_n(&q->rq.hdr->prod, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&q->rq.hdr->cons, q->rq.idx, __ATOMIC_RELEASE);
+		__atomic_store_n(&q->rq.hdr->error, 0, __ATOMIC_RELEASE);
+	}
+}
+
+static int qp_modify(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds)
+{
+	struct vqp *q = ibemu__vs_qp_find(v, u->qa.qpn, NULL);
+	struct ibemu_tp_qp_attr qa;
+	int ret;
+
+	(void)fds;
+	(void)nfds;
+	if (!q)
+		return -EINVAL;
+	attr_from(&qa, &u->qa);
+	ret = ibemu_tp_qp_modify(v->hca->tp, u->qa.qpn, &qa, u->qa.mask);
+	if (!ret && qa.qp_state == IBEMU_QPS_RESET &&
+	    (u->qa.mask & IBEMU_QP_STATE))
+		qp_rings_reset(q);
+	ibemu_daemon_pump(vs_daemon(v)); /* a flush may have completed */
+	return ret;
+}
+
+static int qp_query(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		    int *fds, int nfds)
+{
+	struct ibemu_tp_qp_attr qa;
+	int ret;
+
+	(void)fds;
+	(void)nfds;
+	if (!ibemu__vs_qp_find(v, u->qa.qpn, NULL))
+		return -EINVAL;
+	ret = ibemu_tp_qp_query(v->hca->tp, u->qa.qpn, &qa);
+	if (!ret)
+		attr_to(&u->qa, &qa);
+	return ret;
+}
+
+static int qp_destroy(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		      int *fds, int nfds)
+{
+	struct vqp *q;
+	int at;
+
+	(void)fds;
+	(void)nfds;
+	q = ibemu__vs_qp_find(v, u->obj.id, &at);
+	if (!q)
+		return -EINVAL;
+	if (ibemu__vs_rule_on(vs_daemon(v)))
+		carry_sent(vs_daemon(v));
+	v->qps[at] = v->qps[--v->nqps];
+	qp_free(v, q);
+	return 0;
+}
+
+static int srq_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		      int *fds, int nfds)
+{
+	return do_srq_create(v, &u->srq, fds, nfds);
+}
+
+static int srq_modify(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		      int *fds, int nfds)
+{
+	(void)fds;
+	(void)nfds;
+	return ibemu__vs_srq_find(v, u->obj.id, NULL)
+		       ? ibemu_tp_srq_modify(v->hca->tp, u->obj.id, u->obj.arg)
+		       : -EINVAL;
+}
+
+static int srq_query(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds)
+{
+	struct ibemu_tp_srq_attr sa;
+	int ret;
+
+	(void)fds;
+	(void)nfds;
+	ret = ibemu__vs_srq_find(v, u->srq.id, NULL)
+		      ? ibemu_tp_srq_query(v->hca->tp, u->srq.id, &sa)
+		      : -EINVAL;
+	if (!ret) {
+		u->srq.max_wr = sa.max_wr;
+		u->srq.max_sge = sa.max_sge;
+		u->srq.srq_limit = sa.srq_limit;
+	}
+	return ret;
+}
+
+/* An SRQ still used by a QP stays (the transport's -EBUSY). */
+static int srq_destroy(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		       int *fds, int nfds)
+{
+	struct vsrq *q;
+	int at, ret;
+
+	(void)fds;
+	(void)nfds;
+	q = ibemu__vs_srq_find(v, u->obj.id, &at);
+	ret = q ? ibemu_tp_srq_destroy(v->hca->tp, u->obj.id) : -EINVAL;
+	if (!ret) {
+		v->srqs[at] = v->srqs[--v->nsrqs];
+		srq_release(v, q);
+	}
+	return ret;
+}
+
+/*
+ * The calls of a verbs stream: the payload each takes (and its reply
+ * carries back), whether it may carry fds (the creates and MR_REG), and
+ * what serves it: 0 or -errno, which the reply carries as an ERROR.
+ */
+struct verbs_call {
+	size_t size;
+	int takes_fds;
+	int (*serve)(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds);
+};
+
+#define CALL(type, payload, fds, fn) \
+	[IBEMU_SESS_VERBS_##type] = {sizeof(struct payload), fds, fn}
+
+static const struct verbs_call verbs_calls[IBEMU_SESS_NTYPES] = {
+	CALL(PD_ALLOC, ibemu_verbs_obj, 0, pd_alloc),
+	CALL(PD_FREE, ibemu_verbs_obj, 0, pd_free),
+	CALL(MR_REG, ibemu_verbs_mr_req, 1, mr_reg),
+	CALL(MR_DEREG, ibemu_verbs_obj, 0, mr_dereg),
+	CALL(CQ_CREATE, ibemu_verbs_cq_req, 1, cq_create),
+	CALL(CQ_DESTROY, ibemu_verbs_obj, 0, cq_destroy),
+	CALL(QP_CREATE, ibemu_verbs_qp_req, 1, qp_create),
+	CALL(QP_MODIFY, ibemu_verbs_qp_attr, 0, qp_modify),
+	CALL(QP_QUERY, ibemu_verbs_qp_attr, 0, qp_query),
+	CALL(QP_DESTROY, ibemu_verbs_obj, 0, qp_destroy),
+	CALL(SRQ_CREATE, ibemu_verbs_srq_req, 1, srq_create),
+	CALL(SRQ_MODIFY, ibemu_verbs_obj, 0, srq_modify),
+	CALL(SRQ_QUERY, ibemu_verbs_srq_req, 0, srq_query),
+	CALL(SRQ_DESTROY, ibemu_verbs_obj, 0, srq_destroy),
+};
+
 void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
 			    const struct ibemu_sess_hdr *h, const void *payload,
 			    int *fds, int nfds)
 {
-	struct ibemu_sess_verbs *v = c->verbs;
-	struct ibemu_tp *tp = v->hca->tp;
-	union {
-		struct ibemu_verbs_obj obj;
-		struct ibemu_verbs_mr_req mr;
-		struct ibemu_verbs_cq_req cq;
-		struct ibemu_verbs_qp_req qp;
-		struct ibemu_verbs_qp_attr qa;
-		struct ibemu_verbs_srq_req srq;
-	} u;
-	static const size_t sizes[IBEMU_SESS_NTYPES] = {
-		[IBEMU_SESS_VERBS_PD_ALLOC] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_PD_FREE] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_MR_REG] = sizeof(struct ibemu_verbs_mr_req),
-		[IBEMU_SESS_VERBS_MR_DEREG] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_CQ_CREATE] =
-			sizeof(struct ibemu_verbs_cq_req),
-		[IBEMU_SESS_VERBS_CQ_DESTROY] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_QP_CREATE] =
-			sizeof(struct ibemu_verbs_qp_req),
-		[IBEMU_SESS_VERBS_QP_MODIFY] =
-			sizeof(struct ibemu_verbs_qp_attr),
-		[IBEMU_SESS_VERBS_QP_QUERY] =
-			sizeof(struct ibemu_verbs_qp_attr),
-		[IBEMU_SESS_VERBS_QP_DESTROY] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_SRQ_CREATE] =
-			sizeof(struct ibemu_verbs_srq_req),
-		[IBEMU_SESS_VERBS_SRQ_MODIFY] = sizeof(struct ibemu_verbs_obj),
-		[IBEMU_SESS_VERBS_SRQ_QUERY] =
-			sizeof(struct ibemu_verbs_srq_req),
-		[IBEMU_SESS_VERBS_SRQ_DESTROY] = sizeof(struct ibemu_verbs_obj),
-	};
-	struct ibemu_tp_qp_attr qa;
-	struct ibemu_tp_srq_attr sa;
-	int ret = 0, at;
-	void *p;
+	const struct verbs_call *call =
+		h->type < IBEMU_SESS_NTYPES ? &verbs_calls[h->type] : NULL;
+	union verbs_payload u;
+	int ret;
 
-	if (h->type >= IBEMU_SESS_NTYPES || !sizes[h->type] ||
-	    h->len != sizes[h->type]) {
+	if (!call || !call->serve || h->len != call->size) {
 		close_fds(fds, nfds);
 		ibemu__sess_conn_close(c, "a verbs call it does not know, or "
 					  "of the wrong size");
 		return;
 	}
-	memcpy(&u, payload, h->len);
-	/* Only the creates and MR_REG carry fds. */
-	if (h->type != IBEMU_SESS_VERBS_MR_REG &&
-	    h->type != IBEMU_SESS_VERBS_CQ_CREATE &&
-	    h->type != IBEMU_SESS_VERBS_QP_CREATE &&
-	    h->type != IBEMU_SESS_VERBS_SRQ_CREATE && nfds) {
+	if (nfds && !call->takes_fds) {
 		close_fds(fds, nfds);
 		reply(c, h->type, -EINVAL, NULL, 0);
 		return;
 	}
-	switch (h->type) {
-	case IBEMU_SESS_VERBS_PD_ALLOC:
-		ret = ibemu__vs_hold(v, &pd_cost, "a protection domain");
-		if (ret)
-			break;
-		ret = ibemu_tp_pd_alloc(tp, &u.obj.id);
-		if (!ret) {
-			ret = u32_add(&v->pds, &v->npds, &v->pds_cap, u.obj.id);
-			if (ret)
-				ibemu_tp_pd_free(tp, u.obj.id);
-		}
-		if (ret)
-			ibemu__vs_unhold(v, &pd_cost);
-		break;
-	case IBEMU_SESS_VERBS_PD_FREE:
-		at = u32_find(v->pds, v->npds, u.obj.id);
-		ret = at < 0 ? -EINVAL : ibemu_tp_pd_free(tp, u.obj.id);
-		if (!ret) {
-			u32_del(v->pds, &v->npds, at);
-			ibemu__vs_unhold(v, &pd_cost);
-		}
-		break;
-	case IBEMU_SESS_VERBS_MR_REG:
-		ret = do_mr_reg(v, &u.mr, fds, nfds);
-		break;
-	case IBEMU_SESS_VERBS_MR_DEREG:
-		ret = do_mr_dereg(v, u.obj.id);
-		/* Work under way in the region may have failed. */
-		ibemu_daemon_pump(c->s->d);
-		break;
-	case IBEMU_SESS_VERBS_CQ_CREATE:
-		ret = do_cq_create(v, &u.cq, fds, nfds);
-		break;
-	case IBEMU_SESS_VERBS_CQ_DESTROY:
-		p = ibemu__vs_cq_find(v, u.obj.id, &at);
-		ret = p ? ibemu_tp_cq_destroy(tp, u.obj.id) : -EINVAL;
-		if (!ret) {
-			struct vcq *q = p;
-
-			ibemu__vs_ring_unmap(&q->ring);
-			if (q->chan_fd >= 0)
-				close(q->chan_fd);
-			free(q);
-			v->cqs[at] = v->cqs[--v->ncqs];
-		}
-		break;
-	case IBEMU_SESS_VERBS_QP_CREATE:
-		ret = do_qp_create(v, &u.qp, fds, nfds);
-		break;
-	case IBEMU_SESS_VERBS_QP_MODIFY:
-		p = ibemu__vs_qp_find(v, u.qa.qpn, NULL);
-		if (!p) {
-			ret = -EINVAL;
-			break;
-		}
-		attr_from(&qa, &u.qa);
-		ret = ibemu_tp_qp_modify(tp, u.qa.qpn, &qa, u.qa.mask);
-		if (!ret && qa.qp_state == IBEMU_QPS_RESET &&
-		    (u.qa.mask & IBEMU_QP_STATE)) {
-			/* A reset QP's queues start empty. */
-			struct vqp *q = p;
-
-			q->error = 0;
-			q->sq.idx = __atomic_load_n(&q->sq.hdr->prod,
-						    __ATOMIC_ACQUIRE);
-			__atomic_store_n(&q->sq.hdr->cons, q->sq.idx,
-					 __ATOMIC_RELEASE);
-			__atomic_store_n(&q->sq.hdr->error, 0,
-					 __ATOMIC_RELEASE);
-			if (q->rq.hdr) {
-				q->rq.idx = __atomic_load_n(&q->rq.hdr->prod,
-							    __ATOMIC_ACQUIRE);
-				__atomic_store_n(&q->rq.hdr->cons, q->rq.idx,
-						 __ATOMIC_RELEASE);
-				__atomic_store_n(&q->rq.hdr->error, 0,
-						 __ATOMIC_RELEASE);
-			}
-		}
-		ibemu_daemon_pump(c->s->d); /* a flush may have completed */
-		break;
-	case IBEMU_SESS_VERBS_QP_QUERY:
-		if (!ibemu__vs_qp_find(v, u.qa.qpn, NULL)) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = ibemu_tp_qp_query(tp, u.qa.qpn, &qa);
-		if (!ret)
-			attr_to(&u.qa, &qa);
-		break;
-	case IBEMU_SESS_VERBS_QP_DESTROY:
-		p = ibemu__vs_qp_find(v, u.obj.id, &at);
-		if (!p) {
-			ret = -EINVAL;
-			break;
-		}
-		if (ibemu__vs_rule_on(c->s->d))
-			carry_sent(c->s->d);
-		v->qps[at] = v->qps[--v->nqps];
-		qp_free(v, p);
-		break;
-	case IBEMU_SESS_VERBS_SRQ_CREATE:
-		ret = do_srq_create(v, &u.srq, fds, nfds);
-		break;
-	case IBEMU_SESS_VERBS_SRQ_MODIFY:
-		ret = ibemu__vs_srq_find(v, u.obj.id, NULL)
-			      ? ibemu_tp_srq_modify(tp, u.obj.id, u.obj.arg)
-			      : -EINVAL;
-		break;
-	case IBEMU_SESS_VERBS_SRQ_QUERY:
-		ret = ibemu__vs_srq_find(v, u.srq.id, NULL)
-			      ? ibemu_tp_srq_query(tp, u.srq.id, &sa)
-			      : -EINVAL;
-		if (!ret) {
-			u.srq.max_wr = sa.max_wr;
-			u.srq.max_sge = sa.max_sge;
-			u.srq.srq_limit = sa.srq_limit;
-		}
-		break;
-	case IBEMU_SESS_VERBS_SRQ_DESTROY:
-		p = ibemu__vs_srq_find(v, u.obj.id, &at);
-		if (!p) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = ibemu_tp_srq_destroy(tp, u.obj.id);
-		if (!ret) {
-			struct vsrq *q = p;
-
-			ibemu__vs_ring_unmap(&q->ring);
-			free(q);
-			v->srqs[at] = v->srqs[--v->nsrqs];
-		}
-		break;
-	}
+	memcpy(&u, payload, h->len);
+	ret = call->serve(c->verbs, &u, fds, nfds);
 	reply(c, h->type, ret, &u, h->len);
 }
 

@@ -16,6 +16,11 @@
  * refused one or 0), sleeps HOLD_MS without a verbs call, then prints
  * "alive" and exits 0 (1 when it could not set itself up).
  *
+ *   verbs-rings churn N  creates and destroys, N times over, a PD, an MR,
+ *                        a CQ with a completion channel, an SRQ and a QP
+ *                        on it: more than one process may hold at once,
+ *                        so the daemon must give each back; prints
+ *                        "churned=K err=E"
  *   verbs-rings hog      takes all the daemon lets one process have:
  *                        contexts, CQs with a completion channel each,
  *                        QPs, then more CQs, each until refused; prints
@@ -152,6 +157,57 @@ static struct ibv_qp *small_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return ibv_create_qp(pd, &qa);
 }
 
+/* One round of churn: 0, or the errno of the call that failed. */
+static int churn_once(struct ibv_context *ctx, struct ibv_cq *scq, void *buf)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_comp_channel *ch = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	int err = 0;
+
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		return errno;
+	if (!(mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE)) ||
+	    !(ch = ibv_create_comp_channel(ctx)) ||
+	    !(cq = ibv_create_cq(ctx, 4, NULL, ch, 0)) ||
+	    !(srq = ibv_create_srq(pd, &sa)))
+		err = errno;
+	if (!err) {
+		struct ibv_qp_init_attr qa = {
+			.send_cq = scq,
+			.recv_cq = cq,
+			.srq = srq,
+			.qp_type = IBV_QPT_RC,
+			.cap = {.max_send_wr = 1, .max_send_sge = 1}};
+
+		qp = ibv_create_qp(pd, &qa);
+		if (!qp)
+			err = errno;
+	}
+	if ((qp && ibv_destroy_qp(qp)) || (srq && ibv_destroy_srq(srq)) ||
+	    (cq && ibv_destroy_cq(cq)) ||
+	    (ch && ibv_destroy_comp_channel(ch)) || (mr && ibv_dereg_mr(mr)) ||
+	    ibv_dealloc_pd(pd))
+		err = err ? err : EIO;
+	return err;
+}
+
+static int churn(struct ibv_context *ctx, struct ibv_cq *cq, int n)
+{
+	static char buf[4096];
+	int i, err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = churn_once(ctx, cq, buf);
+	printf("churned=%d err=%d\n", err ? i - 1 : i, err);
+	return 0;
+}
+
 static int hog(struct ibv_device *dev, struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -185,7 +241,8 @@ int main(int argc, char **argv)
 	int n, posted, err = 0;
 
 	if (argc != 3 && !(argc == 2 && !strcmp(argv[1], "hog"))) {
-		fprintf(stderr, "usage: verbs-rings send|recv|srq N | hog\n");
+		fprintf(stderr,
+			"usage: verbs-rings send|recv|srq|churn N | hog\n");
 		return 2;
 	}
 	n = argc == 3 ? atoi(argv[2]) : 0;
@@ -198,6 +255,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "hog"))
 		return hog(list[0], ctx);
+	if (!strcmp(argv[1], "churn"))
+		return churn(ctx, cq, n);
 	if (!strcmp(argv[1], "srq") && !(srq = ibv_create_srq(pd, &sa))) {
 		perror("verbs-rings: ibv_create_srq");
 		return 1;

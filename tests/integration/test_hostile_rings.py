@@ -159,6 +159,18 @@ class HostileRingsTest(RawVerbs, PingpongRunner, IbemuTestCase):
         self.assert_healthy("hrlim")
         self.down("hrlim")
 
+    def test_objects_given_back(self):
+        """5,000 rounds of a PD, an MR, a CQ with a completion channel, an
+        SRQ and a QP, each destroyed after: more than the per-process
+        limits of CQs, channels and SRQs, so each destroy must give its
+        share back."""
+        self.up(FAT, "hrchurn")
+        p = self.ibemu("exec", "--fabric", "hrchurn", "--host", "hca01",
+                       "--", RINGS, "churn", "5000", env=self.tool_env,
+                       check=0)
+        self.assertEqual(p.stdout.strip(), "churned=5000 err=0")
+        self.down("hrchurn")
+
     # --- raw: what no library would write -----------------------------
 
     def raw_qp(self, s, pd, cq, send_wr, recv_wr, sq_entries, rq_entries):
