@@ -2,7 +2,7 @@
 /*
  * bench-verbs, the virtual-time half: RDMA WRITE latency and bandwidth of
  * the QP transport (hca/transport.h) between two HCAs through one 4x EDR
- * switch, driven directly as tests/test-transport.c does (no daemon, plain
+ * switch, driven directly as tests/unit/hca/test-transport.c does (no daemon, plain
  * buffers), next to the published hardware figures (perftest's
  * ib_write_lat and ib_write_bw on ConnectX-5 EDR). The figures are virtual
  * time, so they are the same on any machine; the wall-clock half is

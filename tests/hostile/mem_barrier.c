@@ -48,7 +48,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "../verbs-check.h"
+#include "../clients/verbs-check.h"
 
 /* verbs/ibemu.h's clock, weak: NULL outside ibemu. */
 uint64_t ibemu_now_ps(void) __attribute__((weak));

@@ -35,7 +35,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "../verbs-check.h"
+#include "../clients/verbs-check.h"
 
 #define CAP	100
 #define HOLD_MS 1500

@@ -203,7 +203,7 @@ class CliTest(IbemuTestCase):
         self.assertIn("congestion control", out)
 
     def test_bad_corpus_through_the_cli(self):
-        files = sorted(glob.glob(os.path.join(SRC, "tests", "bad-yaml", "*.yaml")))
+        files = sorted(glob.glob(os.path.join(SRC, "tests", "data", "bad-yaml", "*.yaml")))
         self.assertGreaterEqual(len(files), 25)
         for path in files:
             with open(path, errors="replace") as f:
