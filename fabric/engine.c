@@ -393,9 +393,12 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 		total += tn->nports + 1u;
 	}
 	e->nports = total;
-	e->ports = calloc(total ? total : 1, sizeof(*e->ports));
+	/* Aligned, as struct ibemu_eport says. */
+	e->ports = aligned_alloc(_Alignof(struct ibemu_eport),
+				 (total ? total : 1) * sizeof(*e->ports));
 	if (!e->ports)
 		goto err;
+	memset(e->ports, 0, (total ? total : 1) * sizeof(*e->ports));
 	for (i = 0; i < t->nnodes; i++)
 		for (p = 0; p <= t->nodes[i].nports; p++)
 			port_init(e, &e->ports[e->nodes[i].first_port + p], i,

@@ -110,41 +110,49 @@ struct ibemu_cret {
 	uint8_t vl;
 };
 
+/*
+ * A port is read at every hop, as a transmitter and as a receiver: the
+ * fields every packet reads come first, in the first two cache lines
+ * (ports are 64-byte aligned); the VL arbiter's tables, the queues of
+ * HCAs and the counters after them.
+ */
 struct ibemu_eport {
 	uint32_t node;
 	uint32_t peer; /* global index of the cabled port, or IBEMU_NONE */
 	uint8_t num;   /* port number on its node */
 	uint8_t lanes;
-	uint8_t speed;	    /* enum ibemu_speed */
-	uint8_t data_vls;   /* VLs usable for data: 1..15 */
-	uint8_t state;	    /* enum ibemu_port_state */
-	uint8_t phys_state; /* enum ibemu_phys_state */
-	uint64_t prop_ps;   /* propagation delay of the cable */
-	uint16_t lid;	    /* HCA ports; a switch's LID is on its node */
-	uint8_t lmc;	    /* HCA ports: the 2^lmc LIDs from 'lid' are its */
-	uint32_t drop_ppm;  /* injected loss of data packets; 0: none */
-	uint64_t drop_rng;  /* its generator's state */
+	uint8_t speed;	     /* enum ibemu_speed */
+	uint8_t data_vls;    /* VLs usable for data: 1..15 */
+	uint8_t state;	     /* enum ibemu_port_state */
+	uint8_t phys_state;  /* enum ibemu_phys_state */
+	uint8_t lmc;	     /* HCA ports: the 2^lmc LIDs from 'lid' are its */
+	uint16_t lid;	     /* HCA ports; a switch's LID is on its node */
+	uint16_t buf_blocks; /* receiver: input buffer per VL, in blocks */
+	uint64_t prop_ps;    /* propagation delay of the cable */
 
 	/* Transmitter. */
 	uint64_t busy_until; /* the link is busy sending until then */
 	uint64_t arb_at;     /* time of the pending ARB event, or UINT64_MAX */
 	uint64_t wait_since; /* blocked on credits since, or UINT64_MAX */
-	uint16_t credits[IBEMU_NUM_VLS]; /* free blocks at the peer, per VL */
-	uint8_t sl2vl[16];		 /* output VL of each SL */
-	struct ibemu_vlarb vlarb;
-	uint32_t train_gen; /* link training generation (link.c) */
-
-	/* Receiver. */
-	uint16_t buf_blocks;		 /* input buffer per VL, in blocks */
-	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
-	struct ibemu_pktq vl15_out;	 /* HCA: management to send */
-	struct ibemu_pktq mad_out;	 /* HCA: GMPs to send, on data VLs */
-
-	struct ibemu_port_counters cnt;
 	/* Credits on their way back to this transmitter, in no order. */
 	struct ibemu_cret *cret;
 	uint32_t ncret, cret_cap;
-};
+	uint16_t credits[IBEMU_NUM_VLS]; /* free blocks at the peer, per VL */
+
+	/* Receiver. */
+	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
+
+	uint8_t sl2vl[16]; /* output VL of each SL */
+	uint32_t drop_ppm; /* injected loss of data packets; 0: none */
+	struct ibemu_vlarb vlarb;
+	uint64_t drop_rng;	    /* its generator's state */
+	uint32_t train_gen;	    /* link training generation (link.c) */
+	struct ibemu_pktq vl15_out; /* HCA: management to send */
+	struct ibemu_pktq mad_out;  /* HCA: GMPs to send, on data VLs */
+
+	/* Aligned: a packet's counters in two lines, not three. */
+	_Alignas(64) struct ibemu_port_counters cnt;
+} __attribute__((aligned(64)));
 
 /*
  * Read at every hop (the peer's class and routing latency, the LFT): 32
