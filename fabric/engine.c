@@ -311,13 +311,24 @@ static void cable_ports(struct ibemu_engine *e)
 	}
 }
 
+/* A zeroed binding, its packet-path fields in one cache line. */
+static struct ibemu_port_binding *binding_alloc(void)
+{
+	size_t size = (sizeof(struct ibemu_port_binding) + 63u) & ~(size_t)63u;
+	struct ibemu_port_binding *b = aligned_alloc(64, size);
+
+	if (b)
+		memset(b, 0, sizeof(*b));
+	return b;
+}
+
 /* Allocates each HCA port's binding, unattached. */
 static int bind_ports(struct ibemu_engine *e)
 {
 	uint32_t i;
 
 	e->owner = calloc(e->nports ? e->nports : 1, sizeof(*e->owner));
-	e->owner_none = calloc(1, sizeof(*e->owner_none));
+	e->owner_none = binding_alloc();
 	if (!e->owner || !e->owner_none)
 		return -ENOMEM;
 	port_bind(e, e->owner_none, &no_owner, NULL);
@@ -326,7 +337,7 @@ static int bind_ports(struct ibemu_engine *e)
 
 		if (p->num == 0 || e->nodes[p->node].type != IBEMU_NODE_HCA)
 			continue;
-		e->owner[i] = calloc(1, sizeof(*e->owner[i]));
+		e->owner[i] = binding_alloc();
 		if (!e->owner[i])
 			return -ENOMEM;
 		port_bind(e, e->owner[i], &no_owner, NULL);
@@ -368,7 +379,8 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 	fill_mgmt_ops(&e->mgmt_ops, cls ? cls->mgmt : NULL);
 	ibemu_evq_init(&e->evq);
 	e->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->nodes));
-	if (!e->nodes)
+	e->models = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->models));
+	if (!e->nodes || !e->models)
 		goto err;
 	for (i = 0; i < t->nnodes; i++) {
 		const struct ibemu_topo_node *tn = &t->nodes[i];
@@ -378,14 +390,15 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 		n->nports = tn->nports;
 		n->first_port = total;
 		n->routing_latency_ps = tn->routing_latency_ps;
-		n->ops = tn->type == IBEMU_NODE_SWITCH ? &e->sw_ops
-						       : &e->hca_ops;
 		total += tn->nports + 1u;
 	}
 	e->nports = total;
-	e->ports = calloc(total ? total : 1, sizeof(*e->ports));
+	/* Aligned, as struct ibemu_eport says. */
+	e->ports = aligned_alloc(_Alignof(struct ibemu_eport),
+				 (total ? total : 1) * sizeof(*e->ports));
 	if (!e->ports)
 		goto err;
+	memset(e->ports, 0, (total ? total : 1) * sizeof(*e->ports));
 	for (i = 0; i < t->nnodes; i++)
 		for (p = 0; p <= t->nodes[i].nports; p++)
 			port_init(e, &e->ports[e->nodes[i].first_port + p], i,
@@ -402,7 +415,7 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 				n->routing_latency_ps =
 					default_routing_latency(e, n);
 		}
-		ret = n->ops->init(e, i);
+		ret = ibemu__node_ops(e, n)->init(e, i);
 		if (ret)
 			goto err;
 	}
@@ -451,9 +464,9 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 	e->mgmt_ops.fini(e, e->mgmt);
 	e->mgmt = NULL;
 	/* The classes free what their nodes hold (packets in buffers). */
-	if (e->nodes && e->ports)
+	if (e->nodes && e->models && e->ports)
 		for (i = 0; i < e->topo->nnodes; i++)
-			e->nodes[i].ops->fini(e, i);
+			ibemu__node_ops(e, &e->nodes[i])->fini(e, i);
 	while ((p = e->free_pkts)) {
 		e->free_pkts = p->next;
 		free(p);
@@ -472,6 +485,7 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 	free(e->owner);
 	free(e->owner_none);
 	free(e->ports);
+	free(e->models);
 	free(e->nodes);
 	free(e);
 }
@@ -544,7 +558,7 @@ int ibemu_engine_port_borrow(struct ibemu_engine *e, uint32_t port,
 		return ibemu_engine_port_attach(e, port, ops, ctx);
 	if (b->lent)
 		return -EBUSY;
-	lent = calloc(1, sizeof(*lent));
+	lent = binding_alloc();
 	if (!lent)
 		return -ENOMEM;
 	ret = b->ops.lend(b->ctx, port, IBEMU_LEND_TAKE);
@@ -1028,7 +1042,7 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 		p->cnt.xmit_discards++;
 		ibemu__engine_push(e, pkt->t_tail, IBEMU_PHASE_UPDATE,
 				   IBEMU_EV_TAIL, p->peer, pkt);
-	} else if (e->nodes[peer->node].ops->cut_through) {
+	} else if (ibemu__node_ops(e, &e->nodes[peer->node])->cut_through) {
 		/* The header event fires once the switch has routed it. */
 		head = e->now + p->prop_ps +
 		       ibemu_link_serialize_ps(p->lanes,
@@ -1087,20 +1101,23 @@ static void dispatch(struct ibemu_engine *e, const struct ibemu_event *ev)
 
 	switch (EV_KIND(ev->kind)) {
 	case IBEMU_EV_HEAD:
-		e->nodes[p->node].ops->head(e, ev->target, ev->ptr);
+		ibemu__node_ops(e, &e->nodes[p->node])
+			->head(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_TAIL:
 		if (((struct ibemu_pkt *)ev->ptr)->lost) {
 			lost_tail(e, ev->target, ev->ptr);
 			break;
 		}
-		e->nodes[p->node].ops->tail(e, ev->target, ev->ptr);
+		ibemu__node_ops(e, &e->nodes[p->node])
+			->tail(e, ev->target, ev->ptr);
 		break;
 	case IBEMU_EV_ARB:
 		if (p->arb_at != ev->time)
 			break; /* superseded by an earlier one */
 		p->arb_at = UINT64_MAX;
-		e->nodes[p->node].ops->arbitrate(e, ev->target);
+		ibemu__node_ops(e, &e->nodes[p->node])
+			->arbitrate(e, ev->target);
 		break;
 	case IBEMU_EV_TIMER:
 		timer_fire(e, ev);
@@ -1276,6 +1293,6 @@ int ibemu_engine_settle(struct ibemu_engine *e)
 		a->picked_high = 0;
 	}
 	for (i = 0; i < e->topo->nnodes; i++)
-		e->nodes[i].ops->settle(e, i);
+		ibemu__node_ops(e, &e->nodes[i])->settle(e, i);
 	return e->in_flight ? -EBUSY : 0;
 }

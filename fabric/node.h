@@ -91,15 +91,16 @@ static inline struct ibemu_pkt *ibemu_pktq_pop(struct ibemu_pktq *q)
 	return p;
 }
 
+/* The arbiter's position first: every packet a port sends reads it. */
 struct ibemu_vlarb {
-	struct ibemu_vlarb_entry high[IBEMU_VLARB_ENTRIES];
-	struct ibemu_vlarb_entry low[IBEMU_VLARB_ENTRIES];
 	uint8_t nhigh, nlow;
 	uint8_t high_limit; /* LimitOfHighPriority, 4096-byte units; 255 none */
 	uint8_t high_idx, low_idx;
 	int32_t high_left, low_left; /* weight left in the current entry */
 	uint32_t high_sent;  /* bytes of high priority since a low one */
 	uint8_t picked_high; /* the last pick came from the high table */
+	struct ibemu_vlarb_entry high[IBEMU_VLARB_ENTRIES];
+	struct ibemu_vlarb_entry low[IBEMU_VLARB_ENTRIES];
 };
 
 /* Blocks of VL 'vl' that reach the transmitter at 'time'. */
@@ -109,70 +110,88 @@ struct ibemu_cret {
 	uint8_t vl;
 };
 
+/*
+ * A port is read at every hop, as a transmitter and as a receiver: the
+ * fields every packet reads come first, in the first two cache lines
+ * (ports are 64-byte aligned); the VL arbiter's tables, the queues of
+ * HCAs and the counters after them.
+ */
 struct ibemu_eport {
 	uint32_t node;
 	uint32_t peer; /* global index of the cabled port, or IBEMU_NONE */
 	uint8_t num;   /* port number on its node */
 	uint8_t lanes;
-	uint8_t speed;	    /* enum ibemu_speed */
-	uint8_t data_vls;   /* VLs usable for data: 1..15 */
-	uint8_t state;	    /* enum ibemu_port_state */
-	uint8_t phys_state; /* enum ibemu_phys_state */
-	uint64_t prop_ps;   /* propagation delay of the cable */
-	uint16_t lid;	    /* HCA ports; a switch's LID is on its node */
-	uint8_t lmc;	    /* HCA ports: the 2^lmc LIDs from 'lid' are its */
-	uint32_t drop_ppm;  /* injected loss of data packets; 0: none */
-	uint64_t drop_rng;  /* its generator's state */
+	uint8_t speed;	     /* enum ibemu_speed */
+	uint8_t data_vls;    /* VLs usable for data: 1..15 */
+	uint8_t state;	     /* enum ibemu_port_state */
+	uint8_t phys_state;  /* enum ibemu_phys_state */
+	uint8_t lmc;	     /* HCA ports: the 2^lmc LIDs from 'lid' are its */
+	uint16_t lid;	     /* HCA ports; a switch's LID is on its node */
+	uint16_t buf_blocks; /* receiver: input buffer per VL, in blocks */
+	uint64_t prop_ps;    /* propagation delay of the cable */
 
 	/* Transmitter. */
 	uint64_t busy_until; /* the link is busy sending until then */
 	uint64_t arb_at;     /* time of the pending ARB event, or UINT64_MAX */
 	uint64_t wait_since; /* blocked on credits since, or UINT64_MAX */
-	uint16_t credits[IBEMU_NUM_VLS]; /* free blocks at the peer, per VL */
-	uint8_t sl2vl[16];		 /* output VL of each SL */
-	struct ibemu_vlarb vlarb;
-	uint32_t train_gen; /* link training generation (link.c) */
-
-	/* Receiver. */
-	uint16_t buf_blocks;		 /* input buffer per VL, in blocks */
-	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
-	struct ibemu_pktq vl15_out;	 /* HCA: management to send */
-	struct ibemu_pktq mad_out;	 /* HCA: GMPs to send, on data VLs */
-
-	struct ibemu_port_counters cnt;
 	/* Credits on their way back to this transmitter, in no order. */
 	struct ibemu_cret *cret;
 	uint32_t ncret, cret_cap;
-};
+	uint16_t credits[IBEMU_NUM_VLS]; /* free blocks at the peer, per VL */
 
+	/* Receiver. */
+	uint16_t in_used[IBEMU_NUM_VLS]; /* blocks held in the input buffer */
+
+	uint8_t sl2vl[16]; /* output VL of each SL */
+	uint32_t drop_ppm; /* injected loss of data packets; 0: none */
+	struct ibemu_vlarb vlarb;
+	uint64_t drop_rng;	    /* its generator's state */
+	uint32_t train_gen;	    /* link training generation (link.c) */
+	struct ibemu_pktq vl15_out; /* HCA: management to send */
+	struct ibemu_pktq mad_out;  /* HCA: GMPs to send, on data VLs */
+
+	/* Aligned: a packet's counters in two lines, not three. */
+	_Alignas(64) struct ibemu_port_counters cnt;
+} __attribute__((aligned(64)));
+
+/*
+ * Read at every hop (the peer's class and routing latency, the LFT): 32
+ * bytes, two to a cache line, none across two. Its class's ops are
+ * ibemu__node_ops(), its class's state e->models[] (ibemu_node_model()).
+ */
 struct ibemu_enode {
 	enum ibemu_node_type type;
 	uint8_t nports;
-	uint16_t lid;		     /* switch LID (port 0) */
-	uint32_t first_port;	     /* global index of its port 0 */
-	uint64_t routing_latency_ps; /* switches */
+	uint16_t lid;	     /* switch LID (port 0) */
+	uint32_t first_port; /* global index of its port 0 */
 	/* Switches: output port per LID, [lft_len] entries (grown as an SM
 	 * writes higher LIDs, so a small fabric pays for its LIDs only);
 	 * LIDs past it have no route (255). */
-	uint8_t *lft;
 	uint32_t lft_len;
-	const struct ibemu_node_ops *ops; /* its class, stubs filled */
-	void *model;			  /* the class's state of the node */
+	uint64_t routing_latency_ps; /* switches */
+	uint8_t *lft;
 };
+_Static_assert(sizeof(struct ibemu_enode) == 32,
+	       "struct ibemu_enode: keep it at half a cache line");
 
-/* An HCA port's owner (engine.h, struct ibemu_port_ops). */
+/*
+ * An HCA port's owner (engine.h, struct ibemu_port_ops). Every packet the
+ * port sends or receives reads lent, ctx, kind and ops.pull or
+ * ops.deliver: they come first, in the first cache line of a binding
+ * (engine.c aligns them).
+ */
 struct ibemu_port_binding {
-	struct ibemu_port_ops ops; /* stubs filled */
-	void *ctx;
-	uint32_t gen; /* changes at every attach: stale timers are dropped */
-	int attached; /* 0: the stubs, nobody's */
-	uint8_t kind; /* its ops table's number (engine.c's port_kind) */
 	/*
 	 * While the owner lends the port (ibemu_engine_port_borrow): the
 	 * borrower, who gets the data packets and the timers; the owner
 	 * keeps the MADs and the state changes.
 	 */
 	struct ibemu_port_binding *lent;
+	void *ctx;
+	uint8_t kind; /* its ops table's number (engine.c's port_kind) */
+	int attached; /* 0: the stubs, nobody's */
+	uint32_t gen; /* changes at every attach: stale timers are dropped */
+	struct ibemu_port_ops ops; /* stubs filled */
 };
 
 struct ibemu_arb_now {
@@ -187,6 +206,7 @@ struct ibemu_engine {
 	uint64_t events;
 	struct ibemu_evq evq;
 	struct ibemu_enode *nodes;
+	void **models;		   /* per node: its class's state */
 	struct ibemu_eport *ports; /* each node's ports 0..nports, in order */
 	uint32_t nports;
 	struct ibemu_pkt *free_pkts;
@@ -234,17 +254,24 @@ void ibemu__engine_wait_stop(struct ibemu_engine *e, struct ibemu_eport *p);
  * reading p->credits. */
 void ibemu__engine_credit_sync(struct ibemu_engine *e, struct ibemu_eport *p);
 
+/* The class of node 'n' (stubs filled). */
+static inline const struct ibemu_node_ops *
+ibemu__node_ops(const struct ibemu_engine *e, const struct ibemu_enode *n)
+{
+	return n->type == IBEMU_NODE_SWITCH ? &e->sw_ops : &e->hca_ops;
+}
+
 /* The class's state of node 'node'. */
 static inline void *ibemu_node_model(const struct ibemu_engine *e,
 				     uint32_t node)
 {
-	return e->nodes[node].model;
+	return e->models[node];
 }
 
 static inline void ibemu_node_set_model(struct ibemu_engine *e, uint32_t node,
 					void *model)
 {
-	e->nodes[node].model = model;
+	e->models[node] = model;
 }
 
 /* Who moves data on HCA port 'pi': its borrower if lent, else its owner. */

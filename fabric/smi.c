@@ -217,7 +217,7 @@ static void switch_transmit(struct ibemu_engine *e, uint32_t node,
 	pkt->vl = is_smp(pkt->mad->mad)
 			  ? IBEMU_VL15
 			  : e->ports[n->first_port + out].sl2vl[pkt->sl];
-	e->nodes[node].ops->inject(e, node, pkt);
+	ibemu__node_ops(e, &e->nodes[node])->inject(e, node, pkt);
 }
 
 /* Sends 'pkt' by LID from switch 'node''s management port. */

@@ -31,18 +31,6 @@ static void mask_set(uint8_t *mask, unsigned port)
 		(uint8_t)(1u << (port % 8));
 }
 
-void ibemu__switch_cc_queue(struct ibemu_switch *sw, unsigned out, unsigned vl,
-			    int blocks)
-{
-	uint32_t *q = &sw->port[out].queued[vl];
-
-	/* An SM may reprogram SL2VL while packets wait: never wrap. */
-	if (blocks < 0 && *q < (uint32_t)-blocks)
-		*q = 0;
-	else
-		*q += (uint32_t)blocks;
-}
-
 /* A10.4.3.5: the switch logs each marking, and the port that marked. */
 static void log_marking(struct ibemu_engine *e, struct ibemu_switch *sw,
 			unsigned out, const struct ibemu_pkt *pkt)
@@ -61,20 +49,17 @@ static void log_marking(struct ibemu_engine *e, struct ibemu_switch *sw,
 		log->len++;
 }
 
-void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
-			     uint32_t pi, struct ibemu_pkt *pkt)
+void ibemu__switch_cc_mark(struct ibemu_engine *e, struct ibemu_switch *sw,
+			   uint32_t pi, unsigned port, struct ibemu_pkt *pkt,
+			   int victim)
 {
 	struct ibemu_eport *out = &e->ports[pi];
-	struct ibemu_swport *so = &sw->port[out->num];
+	struct ibemu_swport *so = &sw->port[port];
 	const struct ibemu_switch_cc *cc = &sw->cc;
 	unsigned vl = pkt->vl, threshold = cc->threshold;
 	unsigned packet_size = cc->packet_size, rate = cc->marking_rate;
-	/* A victim: it waited for credit since its last packet left. */
-	int victim = so->starved[vl];
 	uint32_t depth;
 
-	ibemu__switch_cc_queue(sw, out->num, vl, -(int)pkt->blocks);
-	so->starved[vl] = 0;
 	/*
 	 * A10.4.3.7: a valid SwitchPortCongestionSetting of Control_Type 0
 	 * overrides the switch's Threshold, Packet_Size and Marking_Rate
@@ -89,7 +74,7 @@ void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
 	 * eligible; one marked upstream stays so. */
 	if (pkt->fecn || pkt->blocks < packet_size)
 		return;
-	depth = so->queued[vl];
+	depth = so->out[vl].queued;
 	/*
 	 * A10.2.1.1: a port in congestion marks if it is the root of it, or
 	 * a victim that Victim_Mask names (Threshold 0: never in
@@ -97,9 +82,9 @@ void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
 	 * starved of credit past CS_Threshold.
 	 */
 	if (depth >= ibemu_switch_cc_limit(threshold, out->buf_blocks, 1)) {
-		if (victim && !mask_has(cc->victim_mask, out->num))
+		if (victim && !mask_has(cc->victim_mask, port))
 			return;
-	} else if (!victim || !mask_has(cc->credit_mask, out->num) ||
+	} else if (!victim || !mask_has(cc->credit_mask, port) ||
 		   depth < ibemu_switch_cc_limit(cc->cs_threshold,
 						 out->buf_blocks, 1)) {
 		return;
@@ -113,5 +98,5 @@ void ibemu__switch_cc_depart(struct ibemu_engine *e, struct ibemu_switch *sw,
 	so->mark_skip[vl] = (uint16_t)rate;
 	pkt->fecn = 1;
 	out->cnt.fecn_marked++;
-	log_marking(e, sw, out->num, pkt);
+	log_marking(e, sw, port, pkt);
 }

@@ -21,11 +21,16 @@ static int switch_init(struct ibemu_engine *e, uint32_t node)
 	unsigned p, vl, max_vls = 1;
 	struct ibemu_switch *sw;
 	struct ibemu_req *next;
-	size_t lists = 0;
+	size_t lists = 0, size;
 
-	sw = calloc(1, sizeof(*sw) + (n->nports + 1u) * sizeof(sw->port[0]));
+	size = sizeof(*sw) + (n->nports + 1u) * sizeof(sw->port[0]);
+	size = (size + _Alignof(struct ibemu_switch) - 1) &
+	       ~(_Alignof(struct ibemu_switch) - 1);
+	/* Each port's hot line aligned (struct ibemu_swport). */
+	sw = aligned_alloc(_Alignof(struct ibemu_switch), size);
 	if (!sw)
 		return -ENOMEM;
+	memset(sw, 0, size);
 	ibemu_node_set_model(e, node, sw);
 	for (p = 1; p <= n->nports; p++)
 		if (e->ports[n->first_port + p].data_vls > max_vls)
@@ -52,7 +57,7 @@ static int switch_init(struct ibemu_engine *e, uint32_t node)
 		for (vl = 0; vl < IBEMU_NUM_VLS; vl++) {
 			if (vl >= ep->data_vls && vl != IBEMU_VL15)
 				continue;
-			sw->port[p].reqs[vl] = next;
+			sw->port[p].out[vl].reqs = next;
 			next += sw->max_reqs;
 		}
 	}
@@ -119,29 +124,28 @@ static uint8_t out_vl_of(const struct ibemu_eport *out,
 
 /* Counts 'pkt', just queued, as waiting for its output VL (cc_mark.c). */
 static void cc_enqueue(struct ibemu_engine *e, struct ibemu_enode *n,
-		       const struct ibemu_pkt *pkt)
+		       struct ibemu_switch *sw, const struct ibemu_pkt *pkt)
 {
 	const struct ibemu_eport *out =
 		&e->ports[n->first_port + pkt->out_port];
 	uint8_t vl = out_vl_of(out, pkt);
 
 	if (vl != IBEMU_VL15)
-		ibemu__switch_cc_queue(n->model, pkt->out_port, vl,
-				       pkt->blocks);
+		ibemu__switch_cc_queue(sw, pkt->out_port, vl, pkt->blocks);
 }
 
 /* The head of input (port, VL) asks its output port. */
 static void request(struct ibemu_engine *e, struct ibemu_enode *n,
-		    struct ibemu_pkt *pkt)
+		    struct ibemu_switch *sw, struct ibemu_pkt *pkt)
 {
-	struct ibemu_switch *sw = n->model;
 	uint32_t out_pi = n->first_port + pkt->out_port;
 	struct ibemu_eport *out = &e->ports[out_pi];
 	struct ibemu_swport *so = &sw->port[pkt->out_port];
 	uint8_t vl = out_vl_of(out, pkt);
-	struct ibemu_req *r = &so->reqs[vl][so->nreqs[vl]++];
+	struct ibemu_req *r = &so->out[vl].reqs[so->out[vl].nreqs++];
 
-	IBEMU_BUG_ON(so->nreqs[vl] > sw->max_reqs);
+	IBEMU_BUG_ON(so->out[vl].nreqs > sw->max_reqs);
+	so->req_vls |= (uint16_t)(1u << vl);
 	r->in_port = pkt->in_port;
 	r->in_vl = pkt->in_vl;
 	ibemu__engine_arb_at(e, out_pi, out->busy_until);
@@ -163,7 +167,7 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 {
 	struct ibemu_eport *in = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[in->node];
-	struct ibemu_switch *sw = n->model;
+	struct ibemu_switch *sw = ibemu_node_model(e, in->node);
 	struct ibemu_pktq *q = &sw->port[in->num].inq[pkt->vl];
 	uint64_t pkt_tail;
 	uint16_t blocks;
@@ -231,16 +235,16 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 	pkt->in_vl = pkt->vl;
 	pkt->out_port = out;
 	ibemu_pktq_push(q, pkt);
-	cc_enqueue(e, n, pkt);
+	cc_enqueue(e, n, sw, pkt);
 	if (q->head == pkt)
-		request(e, n, pkt);
+		request(e, n, sw, pkt);
 }
 
 static void switch_inject(struct ibemu_engine *e, uint32_t node,
 			  struct ibemu_pkt *pkt)
 {
 	struct ibemu_enode *n = &e->nodes[node];
-	struct ibemu_switch *sw = n->model;
+	struct ibemu_switch *sw = ibemu_node_model(e, node);
 	struct ibemu_eport *mgmt = &e->ports[n->first_port];
 	struct ibemu_eport *out;
 	struct ibemu_pktq *q;
@@ -266,27 +270,27 @@ static void switch_inject(struct ibemu_engine *e, uint32_t node,
 	mgmt->in_used[pkt->vl] += pkt->blocks;
 	e->in_flight++;
 	ibemu_pktq_push(q, pkt);
-	cc_enqueue(e, n, pkt);
+	cc_enqueue(e, n, sw, pkt);
 	if (q->head == pkt)
-		request(e, n, pkt);
+		request(e, n, sw, pkt);
 }
 
 /* Finds, on output VL 'vl', the request to serve: round robin by input. */
-static int pick_request(struct ibemu_enode *n, struct ibemu_eport *out,
-			struct ibemu_swport *so, unsigned vl)
+static int pick_request(struct ibemu_enode *n, struct ibemu_switch *sw,
+			struct ibemu_eport *out, struct ibemu_swport *so,
+			unsigned vl)
 {
-	struct ibemu_switch *sw = n->model;
 	unsigned i, best = ~0u, best_dist = ~0u, span = n->nports + 1u;
 
-	for (i = 0; i < so->nreqs[vl]; i++) {
-		const struct ibemu_req *r = &so->reqs[vl][i];
+	for (i = 0; i < so->out[vl].nreqs; i++) {
+		const struct ibemu_req *r = &so->out[vl].reqs[i];
 		const struct ibemu_pkt *pkt =
 			sw->port[r->in_port].inq[r->in_vl].head;
 		unsigned dist;
 
 		if (vl != IBEMU_VL15 && out->credits[vl] < pkt->blocks)
 			continue;
-		dist = (r->in_port + span - so->rr[vl] - 1u) % span * 16u +
+		dist = (r->in_port + span - so->out[vl].rr - 1u) % span * 16u +
 		       r->in_vl;
 		if (dist < best_dist) {
 			best_dist = dist;
@@ -305,13 +309,14 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[out->node];
-	struct ibemu_switch *sw = n->model;
+	struct ibemu_switch *sw = ibemu_node_model(e, out->node);
 	struct ibemu_swport *so = &sw->port[out->num];
 	unsigned v;
 
 	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		while (so->nreqs[v]) {
-			struct ibemu_req req = so->reqs[v][--so->nreqs[v]];
+		while (so->out[v].nreqs) {
+			struct ibemu_req req =
+				so->out[v].reqs[--so->out[v].nreqs];
 			uint32_t in_pi = n->first_port + req.in_port;
 			struct ibemu_pktq *q =
 				&sw->port[req.in_port].inq[req.in_vl];
@@ -322,8 +327,9 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 						       -(int)q->head->blocks);
 			discard(e, in_pi, ibemu_pktq_pop(q));
 			if (q->head)
-				request(e, n, q->head);
+				request(e, n, sw, q->head);
 		}
+		so->req_vls &= (uint16_t) ~(1u << v);
 	}
 	ibemu__engine_wait_stop(e, out);
 }
@@ -332,9 +338,9 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 {
 	struct ibemu_eport *out = &e->ports[pi];
 	struct ibemu_enode *n = &e->nodes[out->node];
-	struct ibemu_switch *sw = n->model;
+	struct ibemu_switch *sw = ibemu_node_model(e, out->node);
 	struct ibemu_swport *so = &sw->port[out->num];
-	uint32_t eligible = 0, in_pi;
+	uint32_t eligible = 0, in_pi, vls;
 	int blocked = 0, vl, idx;
 	unsigned v, i;
 	struct ibemu_req req;
@@ -351,16 +357,18 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	}
 	ibemu__engine_credit_sync(e, out);
 	/* Evaluate: which output VLs have a request that can go now. */
-	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		for (i = 0; i < so->nreqs[v]; i++) {
-			const struct ibemu_req *r = &so->reqs[v][i];
+	for (vls = so->req_vls; vls; vls &= vls - 1) {
+		v = (unsigned)__builtin_ctz(vls);
+		for (i = 0; i < so->out[v].nreqs; i++) {
+			const struct ibemu_req *r = &so->out[v].reqs[i];
 
 			pkt = sw->port[r->in_port].inq[r->in_vl].head;
 			if (v == IBEMU_VL15 || out->credits[v] >= pkt->blocks) {
 				eligible |= 1u << v;
 			} else {
 				blocked = 1;
-				so->starved[v] = 1; /* a victim, for FECN */
+				/* A victim, for FECN. */
+				so->starved |= (uint16_t)(1u << v);
 			}
 		}
 	}
@@ -375,17 +383,19 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	}
 
 	/* Commit: take the packet out of its input buffer and send it. */
-	idx = pick_request(n, out, so, (unsigned)vl);
+	idx = pick_request(n, sw, out, so, (unsigned)vl);
 	IBEMU_BUG_ON(idx < 0);
-	req = so->reqs[vl][idx];
-	so->reqs[vl][idx] = so->reqs[vl][--so->nreqs[vl]];
-	so->rr[vl] = req.in_port;
+	req = so->out[vl].reqs[idx];
+	so->out[vl].reqs[idx] = so->out[vl].reqs[--so->out[vl].nreqs];
+	if (!so->out[vl].nreqs)
+		so->req_vls &= (uint16_t) ~(1u << vl);
+	so->out[vl].rr = req.in_port;
 	in_pi = n->first_port + req.in_port;
 	pkt = ibemu_pktq_pop(&sw->port[req.in_port].inq[req.in_vl]);
 	pkt->vl = (uint8_t)vl;
 	if (vl != IBEMU_VL15) {
 		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
-		ibemu__switch_cc_depart(e, sw, pi, pkt);
+		ibemu__switch_cc_depart(e, sw, pi, out->num, pkt);
 	}
 	ibemu__engine_wait_stop(e, out);
 	e->ports[in_pi].in_used[req.in_vl] -= pkt->blocks;
@@ -394,26 +404,23 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 	ibemu__engine_release(e, in_pi, req.in_vl, pkt->blocks, end);
 	pkt = sw->port[req.in_port].inq[req.in_vl].head;
 	if (pkt)
-		request(e, n, pkt);
-	for (v = 0; v < IBEMU_NUM_VLS; v++) {
-		if (so->nreqs[v]) {
-			ibemu__engine_arb_at(e, pi, end);
-			break;
-		}
-	}
+		request(e, n, sw, pkt);
+	if (so->req_vls)
+		ibemu__engine_arb_at(e, pi, end);
 }
 
 /* Round robin starts over: as after power-on, from the first input. */
 static void switch_settle(struct ibemu_engine *e, uint32_t node)
 {
 	struct ibemu_switch *sw = ibemu_node_model(e, node);
-	unsigned p;
+	unsigned p, vl;
 
 	for (p = 0; p <= e->nodes[node].nports; p++) {
-		memset(sw->port[p].rr, 0, sizeof(sw->port[p].rr));
+		for (vl = 0; vl < IBEMU_NUM_VLS; vl++)
+			sw->port[p].out[vl].rr = 0;
 		/* And marking starts its Marking_Rate count over. */
 		memset(sw->port[p].mark_skip, 0, sizeof(sw->port[p].mark_skip));
-		memset(sw->port[p].starved, 0, sizeof(sw->port[p].starved));
+		sw->port[p].starved = 0;
 	}
 }
 

@@ -21,14 +21,15 @@ extern const struct ibemu_node_ops ibemu_switch_ops;
 
 /* A10.4.3.6 SwitchCongestionSetting, as the switch applies it. */
 struct ibemu_switch_cc {
-	uint32_t control_map;
-	uint8_t victim_mask[IBEMU_SWITCH_CC_MASK_BYTES]; /* bit per port */
-	uint8_t credit_mask[IBEMU_SWITCH_CC_MASK_BYTES];
+	/* First: the relay reads it at every hop (switch_int.h). */
 	uint8_t threshold;	  /* 0..15 */
 	uint8_t packet_size;	  /* in 64-byte credits */
 	uint8_t cs_threshold;	  /* 0..15 */
 	uint16_t cs_return_delay; /* shift (2 bits) and multiplier (14) */
 	uint16_t marking_rate;
+	uint32_t control_map;
+	uint8_t victim_mask[IBEMU_SWITCH_CC_MASK_BYTES]; /* bit per port */
+	uint8_t credit_mask[IBEMU_SWITCH_CC_MASK_BYTES];
 };
 
 /* A10.4.3.7 SwitchPortCongestionSetting of one port. */
