@@ -142,6 +142,8 @@ static void settle(struct ibemu_verbs_context *ctx)
 		sched_yield();
 }
 
+/* Takes 'u' off its context's list (users_lock held); the caller then
+ * counts one user less (nusers_drop). */
 static void user_unlink(struct ibemu_verbs_user *u)
 {
 	struct ibemu_verbs_context *ctx = u->ctx;
@@ -150,8 +152,12 @@ static void user_unlink(struct ibemu_verbs_user *u)
 	for (pp = &ctx->users; *pp != u; pp = &(*pp)->next_in_ctx)
 		;
 	*pp = u->next_in_ctx;
-	__atomic_store_n(&ctx->nusers, ctx->nusers - 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&u->ctx, NULL, __ATOMIC_RELAXED);
+}
+
+static void nusers_drop(struct ibemu_verbs_context *ctx)
+{
+	__atomic_store_n(&ctx->nusers, ctx->nusers - 1, __ATOMIC_SEQ_CST);
 }
 
 /* Frees this thread's records of closed contexts (users_lock held). */
@@ -187,7 +193,11 @@ static void thread_exit_cb(void *arg)
 		ctx = u->ctx;
 		if (ctx) {
 			user_unlink(u);
+			/* settle() reads the others' records: the last of them
+			 * writes its own without the lock as soon as the
+			 * count says it is alone, so the count drops after. */
 			settle(ctx);
+			nusers_drop(ctx);
 		}
 		free(u);
 	}
@@ -385,8 +395,10 @@ void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on)
 void ibemu__verbs_users_detach(struct ibemu_verbs_context *ctx)
 {
 	pthread_mutex_lock(&users_lock);
-	while (ctx->users)
+	while (ctx->users) {
 		user_unlink(ctx->users);
+		nusers_drop(ctx);
+	}
 	prune_mine();
 	pthread_mutex_unlock(&users_lock);
 }
