@@ -23,9 +23,10 @@ struct ibemu_verbs_user {
 	struct ibemu_verbs_context *ctx;      /* NULL once the context closed */
 	struct ibemu_verbs_user *next_in_ctx; /* under users_lock */
 	struct ibemu_verbs_user *next_in_thread; /* the owner's own list */
-	/* Written by the owner (under users_lock while others take part),
-	 * read under users_lock: its last call waited, after hand-off
-	 * 'seen', on 'on' (a CQ, a channel or the async ring, by 'kind'). */
+	/* Its last call waited ('waiting', atomic), after hand-off 'seen',
+	 * on 'on' (a CQ, a channel or the async ring, by 'kind'); these
+	 * three are written under users_lock (by the owner, or on a
+	 * destroy), and other threads read them under it. */
 	uint32_t waiting;
 	uint32_t kind;
 	void *on;
@@ -142,8 +143,6 @@ static void settle(struct ibemu_verbs_context *ctx)
 		sched_yield();
 }
 
-/* Takes 'u' off its context's list (users_lock held); the caller then
- * counts one user less (nusers_drop). */
 static void user_unlink(struct ibemu_verbs_user *u)
 {
 	struct ibemu_verbs_context *ctx = u->ctx;
@@ -152,12 +151,8 @@ static void user_unlink(struct ibemu_verbs_user *u)
 	for (pp = &ctx->users; *pp != u; pp = &(*pp)->next_in_ctx)
 		;
 	*pp = u->next_in_ctx;
-	__atomic_store_n(&u->ctx, NULL, __ATOMIC_RELAXED);
-}
-
-static void nusers_drop(struct ibemu_verbs_context *ctx)
-{
 	__atomic_store_n(&ctx->nusers, ctx->nusers - 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&u->ctx, NULL, __ATOMIC_RELAXED);
 }
 
 /* Frees this thread's records of closed contexts (users_lock held). */
@@ -193,11 +188,7 @@ static void thread_exit_cb(void *arg)
 		ctx = u->ctx;
 		if (ctx) {
 			user_unlink(u);
-			/* settle() reads the others' records: the last of them
-			 * writes its own without the lock as soon as the
-			 * count says it is alone, so the count drops after. */
 			settle(ctx);
-			nusers_drop(ctx);
 		}
 		free(u);
 	}
@@ -333,8 +324,14 @@ static int alone_waits(struct ibemu_verbs_context *ctx,
 	/* A hand-off under way since 'seen' was read: look again. */
 	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
 		return 0;
-	if (!noted(u, seen, kind, on))
+	if (!noted(u, seen, kind, on)) {
+		/* Other threads read the record under users_lock, and one
+		 * may have joined since the count said 1 (or be leaving).
+		 * Once a wait, not once a poll. */
+		pthread_mutex_lock(&users_lock);
 		note(u, seen, kind, on);
+		pthread_mutex_unlock(&users_lock);
+	}
 	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
 		return 1;
 	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
@@ -395,10 +392,8 @@ void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on)
 void ibemu__verbs_users_detach(struct ibemu_verbs_context *ctx)
 {
 	pthread_mutex_lock(&users_lock);
-	while (ctx->users) {
+	while (ctx->users)
 		user_unlink(ctx->users);
-		nusers_drop(ctx);
-	}
 	prune_mine();
 	pthread_mutex_unlock(&users_lock);
 }
