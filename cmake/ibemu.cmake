@@ -63,7 +63,9 @@ endfunction()
 # the inputs it finds into its first corpus directory, so that one is
 # fuzz-<name>-corpus in the build tree; the SEEDS directories (relative to
 # the calling folder) are only read. TIMEOUT defaults to 600 s. Only for
-# builds with IBEMU_FUZZ (clang).
+# builds with IBEMU_FUZZ (clang). The target fuzz-all builds every
+# fuzz-<name>: these calls are the one list of fuzz targets, which
+# ./ibemu.sh test builds and runs (ctest -R '^fuzz\.').
 function(ibemu_fuzz_target name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "RUNS;MAX_LEN;TIMEOUT"
     "SOURCES;LIBS;SEEDS")
@@ -88,6 +90,10 @@ function(ibemu_fuzz_target name)
   set(corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz-${name}-corpus)
 
   add_executable(fuzz-${name} ${ARG_SOURCES})
+  if(NOT TARGET fuzz-all)
+    add_custom_target(fuzz-all)
+  endif()
+  add_dependencies(fuzz-all fuzz-${name})
   target_link_libraries(fuzz-${name} PRIVATE ${ARG_LIBS})
   target_compile_options(fuzz-${name} PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz-${name} PRIVATE -fsanitize=fuzzer)

@@ -22,8 +22,6 @@
 #include "buf.h"
 #include "traffic.h"
 
-extern char **environ;
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);

@@ -23,9 +23,10 @@ struct ibemu_verbs_user {
 	struct ibemu_verbs_context *ctx;      /* NULL once the context closed */
 	struct ibemu_verbs_user *next_in_ctx; /* under users_lock */
 	struct ibemu_verbs_user *next_in_thread; /* the owner's own list */
-	/* Written by the owner (under users_lock while others take part),
-	 * read under users_lock: its last call waited, after hand-off
-	 * 'seen', on 'on' (a CQ, a channel or the async ring, by 'kind'). */
+	/* Its last call waited ('waiting', atomic), after hand-off 'seen',
+	 * on 'on' (a CQ, a channel or the async ring, by 'kind'); these
+	 * three are written under users_lock (by the owner, or on a
+	 * destroy), and other threads read them under it. */
 	uint32_t waiting;
 	uint32_t kind;
 	void *on;
@@ -323,8 +324,14 @@ static int alone_waits(struct ibemu_verbs_context *ctx,
 	/* A hand-off under way since 'seen' was read: look again. */
 	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
 		return 0;
-	if (!noted(u, seen, kind, on))
+	if (!noted(u, seen, kind, on)) {
+		/* Other threads read the record under users_lock, and one
+		 * may have joined since the count said 1 (or be leaving).
+		 * Once a wait, not once a poll. */
+		pthread_mutex_lock(&users_lock);
 		note(u, seen, kind, on);
+		pthread_mutex_unlock(&users_lock);
+	}
 	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
 		return 1;
 	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);

@@ -48,7 +48,7 @@ static struct ibv_mr *mr;
 static uint8_t *buf;
 static uint64_t t0;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "verbs-det: %s\n", what);
 	exit(1);
