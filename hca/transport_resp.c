@@ -126,52 +126,52 @@ static void read_abort(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 	resp_push(qp, nak);
 }
 
-struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
-				      const uint16_t *credits, int *blocked,
-				      int throttled)
+/* What the next packet of response 'r' is (IBA 9.2 Table 33): its
+ * opcode, extended header bytes and payload. */
+struct resp_desc {
+	uint8_t opcode;
+	unsigned ext, payload;
+};
+
+static void resp_describe(const struct tp_qp *qp, const struct tp_resp *r,
+			  struct resp_desc *d)
 {
-	struct tp_resp *r = qp->resp_head;
-	unsigned ext = IBEMU_AETH_BYTES, payload = 0, mtu = mtu_of(qp);
-	struct ibemu_pkt *pkt;
-	uint8_t op = OP_ACK;
+	unsigned mtu = mtu_of(qp);
+	uint32_t left;
 
-	if (!r || (throttled && r->kind != RESP_ACK))
-		return NULL;
-	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
-		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
-		r = qp->resp_head;
-	}
+	d->opcode = OP_ACK;
+	d->ext = IBEMU_AETH_BYTES;
+	d->payload = 0;
 	if (r->kind == RESP_ATOMIC) {
-		op = OP_ATOMIC_ACK;
-		ext += IBEMU_ATOMICACK_BYTES;
-	} else if (r->kind == RESP_READ) {
-		uint32_t left = r->len - r->sent * mtu;
+		d->opcode = OP_ATOMIC_ACK;
+		d->ext += IBEMU_ATOMICACK_BYTES;
+		return;
+	}
+	if (r->kind != RESP_READ)
+		return;
+	left = r->len - r->sent * mtu;
+	d->payload = left > mtu ? mtu : left;
+	if (r->npkts == 1)
+		d->opcode = OP_READ_RESP_ONLY;
+	else if (r->sent == 0)
+		d->opcode = OP_READ_RESP_FIRST;
+	else if (r->sent + 1 < r->npkts)
+		d->opcode = OP_READ_RESP_MIDDLE;
+	else
+		d->opcode = OP_READ_RESP_LAST;
+	if (d->opcode == OP_READ_RESP_MIDDLE)
+		d->ext = 0; /* IBA 9.2: no AETH in the middle */
+}
 
-		payload = left > mtu ? mtu : left;
-		if (r->npkts == 1)
-			op = OP_READ_RESP_ONLY;
-		else if (r->sent == 0)
-			op = OP_READ_RESP_FIRST;
-		else if (r->sent + 1 < r->npkts)
-			op = OP_READ_RESP_MIDDLE;
-		else
-			op = OP_READ_RESP_LAST;
-		if (op == OP_READ_RESP_MIDDLE)
-			ext = 0; /* IBA 9.2: no AETH in the middle */
-	}
-	pkt = ibemu_engine_pkt_alloc(tp->e);
-	if (!pkt)
-		return NULL;
-	ibemu_pkt_set_size(pkt, tp_hdr(ext), payload);
-	if (credits[qp->attr.ah_attr.sl & 15] < pkt->blocks) {
-		*blocked = 1;
-		ibemu_engine_pkt_free(tp->e, pkt);
-		return NULL;
-	}
+/* The packet's headers: LRH, BTH, AETH, AtomicAckETH (IBA 9.2, 9.3). */
+static void resp_build(struct ibemu_tp *tp, struct tp_qp *qp,
+		       const struct tp_resp *r, uint8_t opcode,
+		       struct ibemu_pkt *pkt)
+{
 	pkt->t_created = ibemu_engine_now(tp->e);
 	pkt->dlid = qp->attr.ah_attr.dlid;
 	pkt->sl = qp->attr.ah_attr.sl;
-	pkt->opcode = OP_RC | op;
+	pkt->opcode = OP_RC | opcode;
 	pkt->psn = PSN_ADD(r->psn, r->sent);
 	pkt->dqpn = qp->attr.dest_qp_num;
 	pkt->pkey = ibemu__tp_pkey(tp, qp);
@@ -189,16 +189,51 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		pkt->cookie = (uint64_t)(uintptr_t)r->msg;
 		r->msg->inflight++;
 	}
-	if (++r->sent >= r->npkts) {
-		qp->resp_head = r->next;
-		if (!qp->resp_head)
-			qp->resp_tail = NULL;
-		if (r->dup)
-			qp->dup_n--;
-		else if (r->kind != RESP_ACK)
-			qp->resp_n--;
-		resp_free(tp, r);
+}
+
+/* A packet of response 'r' left; once its last has, it is done. */
+static void resp_sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_resp *r)
+{
+	if (++r->sent < r->npkts)
+		return;
+	qp->resp_head = r->next;
+	if (!qp->resp_head)
+		qp->resp_tail = NULL;
+	if (r->dup)
+		qp->dup_n--;
+	else if (r->kind != RESP_ACK)
+		qp->resp_n--;
+	resp_free(tp, r);
+}
+
+/* The responder's next packet, in PSN order: the response at the head of
+ * the queue, its next packet described, credited, built, sent. */
+struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				      const uint16_t *credits, int *blocked,
+				      int throttled)
+{
+	struct tp_resp *r = qp->resp_head;
+	struct ibemu_pkt *pkt;
+	struct resp_desc d;
+
+	if (!r || (throttled && r->kind != RESP_ACK))
+		return NULL;
+	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
+		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
+		r = qp->resp_head;
 	}
+	resp_describe(qp, r, &d);
+	pkt = ibemu_engine_pkt_alloc(tp->e);
+	if (!pkt)
+		return NULL;
+	ibemu_pkt_set_size(pkt, tp_hdr(d.ext), d.payload);
+	if (credits[qp->attr.ah_attr.sl & 15] < pkt->blocks) {
+		*blocked = 1;
+		ibemu_engine_pkt_free(tp->e, pkt);
+		return NULL;
+	}
+	resp_build(tp, qp, r, d.opcode, pkt);
+	resp_sent(tp, qp, r);
 	return pkt;
 }
 
@@ -306,28 +341,57 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	return ret ? IBEMU_WC_LOC_PROT_ERR : 0;
 }
 
+/*
+ * What a request opcode (IBA 9.2 Table 33, the transport bits off) is to
+ * the responder, looked up once a packet. Opcodes that are no request
+ * count as ending a message, as nothing sends them to a responder.
+ */
+enum {
+	OPF_FIRST = 1 << 0,	/* FIRST or ONLY: begins a message */
+	OPF_LAST = 1 << 1,	/* LAST or ONLY, READ, atomic: ends one */
+	OPF_SEND = 1 << 2,	/* a SEND packet */
+	OPF_IMM = 1 << 3,	/* carries ImmDt */
+	OPF_RD_ATOMIC = 1 << 4, /* a READ request or an atomic */
+};
+
+static const uint8_t op_flags[32] = {
+	[OP_SEND_FIRST] = OPF_SEND | OPF_FIRST,
+	[OP_SEND_MIDDLE] = OPF_SEND,
+	[OP_SEND_LAST] = OPF_SEND | OPF_LAST,
+	[OP_SEND_LAST_IMM] = OPF_SEND | OPF_LAST | OPF_IMM,
+	[OP_SEND_ONLY] = OPF_SEND | OPF_FIRST | OPF_LAST,
+	[OP_SEND_ONLY_IMM] = OPF_SEND | OPF_FIRST | OPF_LAST | OPF_IMM,
+	[OP_WRITE_FIRST] = OPF_FIRST,
+	[OP_WRITE_MIDDLE] = 0,
+	[OP_WRITE_LAST] = OPF_LAST,
+	[OP_WRITE_LAST_IMM] = OPF_LAST | OPF_IMM,
+	[OP_WRITE_ONLY] = OPF_FIRST | OPF_LAST,
+	[OP_WRITE_ONLY_IMM] = OPF_FIRST | OPF_LAST | OPF_IMM,
+	[OP_READ_REQ] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_READ_RESP_FIRST... OP_ATOMIC_ACK] = OPF_LAST,
+	[OP_CMP_SWAP] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_FETCH_ADD] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_FETCH_ADD + 1 ... 31] = OPF_LAST,
+};
+
 static int has_imm(uint8_t op)
 {
-	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
-	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+	return op_flags[op & 31] & OPF_IMM;
 }
 
 static int is_first(uint8_t op)
 {
-	return op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
-	       op == OP_SEND_ONLY_IMM || op == OP_WRITE_FIRST ||
-	       op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM;
+	return op_flags[op & 31] & OPF_FIRST;
 }
 
 static int is_last(uint8_t op)
 {
-	return op != OP_SEND_FIRST && op != OP_SEND_MIDDLE &&
-	       op != OP_WRITE_FIRST && op != OP_WRITE_MIDDLE;
+	return op_flags[op & 31] & OPF_LAST;
 }
 
 static int is_send(uint8_t op)
 {
-	return op <= OP_SEND_ONLY_IMM;
+	return op_flags[op & 31] & OPF_SEND;
 }
 
 /* Payload of the packet with PSN 'psn' of 'm' (the wire has it padded). */
@@ -457,13 +521,10 @@ struct rc_req {
 	struct ibemu_pkt *pkt;
 	struct tp_msg *m;
 	const struct tp_mr *mr; /* READ, atomic: what RESP_CHECK_RKEY found */
+	uint32_t len;		/* SEND, WRITE: the message's bytes so far */
 	uint8_t op;		/* BTH OpCode without the transport bits */
+	uint8_t f;		/* op_flags[op] */
 };
-
-static int is_rd_atomic_op(uint8_t op)
-{
-	return op == OP_READ_REQ || op == OP_CMP_SWAP || op == OP_FETCH_ADD;
-}
 
 /* IBA 9.7.1: the expected PSN is executed; one behind it is a duplicate,
  * one ahead means packets were lost. */
@@ -484,10 +545,10 @@ static enum resp_step check_psn(struct tp_qp *qp, const struct rc_req *in)
 static enum resp_step check_opcode_sequence(const struct tp_qp *qp,
 					    const struct rc_req *in)
 {
-	if (is_rd_atomic_op(in->op) || is_first(in->op)) {
+	if (in->f & (OPF_RD_ATOMIC | OPF_FIRST)) {
 		if (qp->in_msg)
 			return RESP_NAK_INVALID_REQUEST;
-	} else if (!qp->in_msg || is_send(in->op) != is_send(qp->in_op)) {
+	} else if (!qp->in_msg || (in->f & OPF_SEND) != is_send(qp->in_op)) {
 		return RESP_NAK_INVALID_REQUEST;
 	}
 	return RESP_CHECK_RKEY;
@@ -505,9 +566,9 @@ static enum resp_step check_rkey(struct ibemu_tp *tp, struct tp_qp *qp,
 {
 	const struct tp_msg *m = in->m;
 
-	if (is_send(in->op))
+	if (in->f & OPF_SEND)
 		return RESP_CHECK_RESOURCES;
-	if (is_rd_atomic_op(in->op)) {
+	if (in->f & OPF_RD_ATOMIC) {
 		in->mr = reth_check(tp, qp, m,
 				    in->op == OP_READ_REQ
 					    ? IBEMU_ACCESS_REMOTE_READ
@@ -518,7 +579,7 @@ static enum resp_step check_rkey(struct ibemu_tp *tp, struct tp_qp *qp,
 			return RESP_NAK_INVALID_REQUEST;
 		return RESP_CHECK_RESOURCES;
 	}
-	if (is_first(in->op)) {
+	if (in->f & OPF_FIRST) {
 		const struct tp_mr *mr =
 			reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_WRITE);
 
@@ -542,14 +603,14 @@ static enum resp_step check_rkey(struct ibemu_tp *tp, struct tp_qp *qp,
 static enum resp_step check_resources(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const struct rc_req *in)
 {
-	uint8_t op = in->op;
+	uint8_t f = in->f;
 
-	if (is_rd_atomic_op(op)) {
+	if (f & OPF_RD_ATOMIC) {
 		if (qp->resp_n >= qp->attr.max_dest_rd_atomic)
 			return RESP_NAK_INVALID_REQUEST;
 		return RESP_EXECUTE;
 	}
-	if ((is_send(op) && is_first(op)) || (!is_send(op) && has_imm(op))) {
+	if ((f & OPF_SEND) ? (f & OPF_FIRST) : (f & OPF_IMM)) {
 		if (!qp->in_rwqe)
 			qp->in_rwqe = ibemu__tp_rq_take(tp, qp);
 		if (!qp->in_rwqe)
@@ -560,13 +621,11 @@ static enum resp_step check_resources(struct ibemu_tp *tp, struct tp_qp *qp,
 
 /* A SEND's bytes so far fit its receive WQE (IBA 10.7.3.2: a local
  * length error for the receive, an Invalid Request for the sender). */
-static enum resp_step check_length(const struct tp_qp *qp,
-				   const struct rc_req *in)
+static enum resp_step check_length(const struct tp_qp *qp, struct rc_req *in)
 {
-	uint32_t len = is_first(in->op) ? 0 : qp->in_len;
-
-	len += payload_of(qp, in->m, in->pkt->psn);
-	if (is_send(in->op) && len > qp->in_rwqe->cap)
+	in->len = (in->f & OPF_FIRST) ? 0 : qp->in_len;
+	in->len += payload_of(qp, in->m, in->pkt->psn);
+	if ((in->f & OPF_SEND) && in->len > qp->in_rwqe->cap)
 		return RESP_ERR_LENGTH;
 	return RESP_EXECUTE;
 }
@@ -645,20 +704,16 @@ static enum resp_step execute_atomic(struct ibemu_tp *tp, struct tp_qp *qp,
 static enum resp_step execute(struct ibemu_tp *tp, struct tp_qp *qp,
 			      const struct rc_req *in)
 {
-	uint8_t op = in->op;
-
-	if (op == OP_READ_REQ)
+	if (in->op == OP_READ_REQ)
 		return execute_read(tp, qp, in);
-	if (is_rd_atomic_op(op))
+	if (in->f & OPF_RD_ATOMIC)
 		return execute_atomic(tp, qp, in);
-	if (is_first(op)) {
-		qp->in_op = op;
-		qp->in_len = 0;
-	}
-	qp->in_msg = !is_last(op);
-	qp->in_len += payload_of(qp, in->m, in->pkt->psn);
+	if (in->f & OPF_FIRST)
+		qp->in_op = in->op;
+	qp->in_msg = !(in->f & OPF_LAST);
+	qp->in_len = in->len;
 	qp->epsn = PSN_ADD(qp->epsn, 1);
-	return is_last(op) ? RESP_COMPLETE : RESP_ACKNOWLEDGE;
+	return qp->in_msg ? RESP_ACKNOWLEDGE : RESP_COMPLETE;
 }
 
 /*
@@ -674,7 +729,7 @@ static enum resp_step complete(struct ibemu_tp *tp, struct tp_qp *qp,
 	struct tp_rwqe *w = qp->in_rwqe;
 	int st;
 
-	if (is_send(in->op)) {
+	if (in->f & OPF_SEND) {
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
 		if (st == -EREMOTEIO) {
@@ -693,7 +748,7 @@ static enum resp_step complete(struct ibemu_tp *tp, struct tp_qp *qp,
 			return RESP_DONE;
 		if (st)
 			return RESP_NAK_REMOTE_ACCESS;
-		if (has_imm(in->op)) {
+		if (in->f & OPF_IMM) {
 			qp->in_rwqe = NULL;
 			recv_done(tp, qp, w, in->pkt, m, IBEMU_WC_SUCCESS,
 				  m->len);
@@ -869,7 +924,8 @@ static enum resp_step resp_run(struct ibemu_tp *tp, struct tp_qp *qp,
 static void rc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
 {
-	struct rc_req in = {pkt, m, NULL, (uint8_t)(pkt->opcode & 0x1f)};
+	uint8_t op = pkt->opcode & 0x1f;
+	struct rc_req in = {pkt, m, NULL, 0, op, op_flags[op]};
 	enum resp_step s = RESP_CHECK_PSN;
 
 	while (s != RESP_DONE)
