@@ -414,7 +414,7 @@ static const struct tp_mr no_mr;
 static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const struct tp_msg *m, uint32_t access)
 {
-	/* IBA 10.6.3.3 (C10-?): the QP must allow it too. */
+	/* IBA 10.6.3.3: the QP must allow it too. */
 	if ((qp->attr.qp_access_flags & access) != access)
 		return NULL;
 	/* IBA C9-88: the R_Key of a READ or WRITE of DMA length 0 (with
