@@ -488,14 +488,13 @@ static void resp_fatal(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code,
 }
 
 /*
- * What an RC responder does with a request, one step a function, in the
- * order IBA 9.7.5 gives them: the PSN first (9.7.1), then whether the
- * opcode may follow the packet before, the R_Key and its region, the
- * resources it takes, its length; then it is executed, its message
- * completed and acknowledged. A step that fails leads to the NAK that
- * reports it. This is the layout of the kernel's soft RoCE responder
- * (rxe_resp.c). Each step returns the next one; rc_recv runs them until
- * RESP_DONE.
+ * What an RC responder does with a request (IBA 9.7.5), one step a
+ * function: its PSN first (9.7.1), then whether its opcode may follow the
+ * packet before, the R_Key and its region, the resources it takes, its
+ * length; then it is executed, its message completed and acknowledged.
+ * A step that fails leads to the NAK that reports it. This is the layout
+ * of the kernel's soft RoCE responder (rxe_resp.c). Each step returns the
+ * next one; rc_recv runs them until RESP_DONE.
  */
 enum resp_step {
 	RESP_CHECK_PSN,
@@ -526,8 +525,8 @@ struct rc_req {
 	uint8_t f;		/* op_flags[op] */
 };
 
-/* IBA 9.7.1: the expected PSN is executed; one behind it is a duplicate,
- * one ahead means packets were lost. */
+/* IBA 9.7.1: the expected PSN is executed; one behind it (half the PSN
+ * space) is a duplicate, one ahead means packets were lost. */
 static enum resp_step check_psn(struct tp_qp *qp, const struct rc_req *in)
 {
 	int32_t d = psn_diff(in->pkt->psn, qp->epsn);
