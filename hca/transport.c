@@ -550,7 +550,7 @@ int ibemu_tp_mr_reg(struct ibemu_tp *tp, uint32_t pd, uint64_t addr,
 
 	if (!p || addr + len < addr || (access & ~0xfu))
 		return -EINVAL;
-	/* IBA 10.6.3.1 (C10-?): remote write and atomic need local write. */
+	/* IBA 10.6.3.1: remote write and atomic need local write. */
 	if ((access &
 	     (IBEMU_ACCESS_REMOTE_WRITE | IBEMU_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBEMU_ACCESS_LOCAL_WRITE))

@@ -4,7 +4,7 @@
  * attribute masks each transition requires and allows (the table of the
  * kernel's ib_modify_qp_is_ok(), for RC, UC and UD), posting work
  * requests, completions, and the error state that flushes every
- * outstanding work request (IBA 10.3.1.2, 11.4.2.1 C11-?).
+ * outstanding work request (IBA 10.3.1.2, 11.4.2.1).
  */
 #include <errno.h>
 #include <stdlib.h>

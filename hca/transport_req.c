@@ -235,76 +235,91 @@ static void arm_rto(struct ibemu_tp *tp, struct tp_qp *qp)
 	ibemu__tp_timer_at(tp, qp, qp->rto_at);
 }
 
-struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
-				     const uint16_t *credits, int *blocked)
+/*
+ * Whether 'm', the WQE to send from, may go on: a WQE starts when it is
+ * the next to send (its local checks, then the PSNs it takes: one a
+ * packet, one a READ response); an error completes in order, once the
+ * WQE is the oldest. A WQE under way that one of its regions left
+ * (ibemu__tp_req_mr_gone) fails so.
+ */
+static int start_wqe(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 {
-	struct tp_msg *m;
-	struct pkt_desc d;
-	struct ibemu_pkt *pkt;
-	unsigned mtu;
+	unsigned mtu = mtu_of(qp);
 	int st;
 
-	/* A READ or atomic answered already is not sent again while it
-	 * waits for the WQEs before it. */
-	while (qp->cur && qp->cur->started && qp->cur->done)
-		qp->cur = qp->cur->next;
-	if (!ibemu__tp_req_ready(tp, qp))
-		return NULL;
-	m = qp->cur;
-	mtu = mtu_of(qp);
-	if (m->started && m->status) {
-		/* A region it names went (ibemu__tp_req_mr_gone). */
-		if (m == qp->sq_head)
+	if (m->started) {
+		if (m->status && m == qp->sq_head)
 			fatal(tp, qp, m->status);
-		return NULL;
+		return !m->status;
 	}
-	if (!m->started) {
-		/* Errors complete in order: wait until it is the oldest. */
-		st = start_check(tp, qp, m);
-		if (st) {
-			if (m == qp->sq_head)
-				local_error(tp, qp, st);
-			return NULL;
-		}
-		m->first_psn = qp->npsn;
-		m->npsn = 1;
-		if (m->opcode <= IBEMU_WR_RDMA_READ && m->len > mtu &&
-		    qp->type != IBEMU_QPT_UD)
-			m->npsn = (m->len + mtu - 1) / mtu;
-		qp->npsn = PSN_ADD(qp->npsn, m->npsn);
-		m->started = 1;
-		m->sent = 0;
-		if (is_rd_atomic(m))
-			qp->rd_out++;
+	st = start_check(tp, qp, m);
+	if (st) {
+		if (m == qp->sq_head)
+			local_error(tp, qp, st);
+		return 0;
 	}
-	describe(qp, m, &d);
-	pkt = ibemu_engine_pkt_alloc(tp->e);
+	m->first_psn = qp->npsn;
+	m->npsn = 1;
+	if (m->opcode <= IBEMU_WR_RDMA_READ && m->len > mtu &&
+	    qp->type != IBEMU_QPT_UD)
+		m->npsn = (m->len + mtu - 1) / mtu;
+	qp->npsn = PSN_ADD(qp->npsn, m->npsn);
+	m->started = 1;
+	m->sent = 0;
+	if (is_rd_atomic(m))
+		qp->rd_out++;
+	return 1;
+}
+
+/* A packet of the size 'd' says, if the next hop has credit for it on
+ * the WQE's SL (the port pulls again when it has). */
+static struct ibemu_pkt *credited_pkt(struct ibemu_tp *tp,
+				      const struct tp_msg *m,
+				      const struct pkt_desc *d,
+				      const uint16_t *credits, int *blocked)
+{
+	struct ibemu_pkt *pkt = ibemu_engine_pkt_alloc(tp->e);
+
 	if (!pkt)
 		return NULL;
-	ibemu_pkt_set_size(pkt, d.hdr, d.payload);
+	ibemu_pkt_set_size(pkt, d->hdr, d->payload);
 	if (credits[m->ah.sl & 15] < pkt->blocks) {
 		*blocked = 1;
 		ibemu_engine_pkt_free(tp->e, pkt);
 		return NULL;
 	}
+	return pkt;
+}
+
+/* The packet's headers: LRH, BTH (IBA 9.2) and what names the message. */
+static void build(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m,
+		  const struct pkt_desc *d, struct ibemu_pkt *pkt)
+{
 	pkt->t_created = ibemu_engine_now(tp->e);
 	pkt->dlid = m->ah.dlid;
 	pkt->sl = m->ah.sl;
-	pkt->opcode = d.opcode;
-	pkt->psn = d.psn;
+	pkt->opcode = d->opcode;
+	pkt->psn = d->psn;
 	pkt->dqpn = m->remote_qpn;
 	pkt->pkey = ibemu__tp_pkey(tp, qp);
-	pkt->last = d.last;
+	pkt->last = d->last;
 	/* IBA 9.2.3: SE in the last packet of a SEND or a WRITE with
 	 * immediate the requester asked to be solicited. */
-	pkt->se = d.last && m->solicited &&
+	pkt->se = d->last && m->solicited &&
 		  (m->opcode == IBEMU_WR_SEND ||
 		   m->opcode == IBEMU_WR_SEND_WITH_IMM ||
 		   m->opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM);
 	/* IBA 9.7.4.1.5: AckReq on the last packet of every request; the
 	 * responder coalesces (transport_resp.c). */
-	pkt->ack_req = d.last && qp->type == IBEMU_QPT_RC;
+	pkt->ack_req = d->last && qp->type == IBEMU_QPT_RC;
 	pkt->cookie = (uint64_t)(uintptr_t)m;
+}
+
+/* A packet of 'm' left: once its last has, the next WQE is sent from;
+ * UC and UD complete it then. RC waits for the acknowledgement, under the
+ * Local ACK Timeout (IBA 9.7.6.1.3). */
+static void sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
+{
 	m->inflight++;
 	if (m->opcode == IBEMU_WR_RDMA_READ)
 		m->sent = m->npsn; /* one request for every response */
@@ -317,6 +332,32 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 	}
 	if (qp->type == IBEMU_QPT_RC && qp->rto_at == UINT64_MAX)
 		arm_rto(tp, qp);
+}
+
+/* The requester's next packet (IBA 9.7.4.1): the WQE to send from, which
+ * may have to start; its next packet described, credited, built, sent. */
+struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const uint16_t *credits, int *blocked)
+{
+	struct tp_msg *m;
+	struct pkt_desc d;
+	struct ibemu_pkt *pkt;
+
+	/* A READ or atomic answered already is not sent again while it
+	 * waits for the WQEs before it. */
+	while (qp->cur && qp->cur->started && qp->cur->done)
+		qp->cur = qp->cur->next;
+	if (!ibemu__tp_req_ready(tp, qp))
+		return NULL;
+	m = qp->cur;
+	if (!start_wqe(tp, qp, m))
+		return NULL;
+	describe(qp, m, &d);
+	pkt = credited_pkt(tp, m, &d, credits, blocked);
+	if (!pkt)
+		return NULL;
+	build(tp, qp, m, &d, pkt);
+	sent(tp, qp, m);
 	return pkt;
 }
 
@@ -424,139 +465,287 @@ static int read_land(struct ibemu_tp *tp, struct tp_msg *m)
 	return 0;
 }
 
-void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
-			struct ibemu_pkt *pkt)
+/*
+ * What the requester does with a response (IBA 9.7.6), one step a
+ * function, as the completer of the kernel's soft RoCE (rxe_comp.c) is
+ * laid out: a response outside the PSNs outstanding is dropped; READ
+ * data and atomic results land in the WQE that asked for them; an ACK
+ * completes the WQEs it covers; a NAK acknowledges what comes before it
+ * and then says why the rest must be sent again (RNR, PSN sequence error)
+ * or fails. Each step returns the next; ibemu__tp_req_recv runs them
+ * until COMP_DONE.
+ */
+enum comp_step {
+	COMP_CHECK_PSN,
+	COMP_CHECK_OPCODE,
+	COMP_READ_RESPONSE,
+	COMP_ATOMIC_RESPONSE,
+	COMP_CHECK_SYNDROME,
+	COMP_ACKNOWLEDGED,
+	COMP_DATA_FAILED,
+	COMP_NAK,
+	COMP_RNR_RETRY,
+	COMP_SEQUENCE_RETRY,
+	COMP_REMOTE_ERROR,
+	COMP_DONE,
+};
+
+/* A response on its way through the steps. */
+struct comp_resp {
+	struct ibemu_pkt *pkt;
+	struct tp_msg *m;  /* the request it answers (its cookie) */
+	struct tp_msg *at; /* a NAK: the WQE its PSN falls in */
+	uint8_t op;	   /* BTH OpCode without the transport bits */
+	uint8_t syn;	   /* AETH Syndrome */
+};
+
+/* IBA 9.7.6: only an RC QP that sends takes responses, and only those
+ * whose PSN an outstanding request holds (one before: an ACK of what
+ * came before it); the rest are stale or duplicates. */
+static enum comp_step check_psn(const struct tp_qp *qp,
+				const struct comp_resp *in)
 {
-	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
-	uint8_t op = pkt->opcode & 0x1f, syn = AETH_SYN(pkt->aeth);
-	uint32_t psn = pkt->psn;
-	struct tp_msg *at;
+	const struct tp_msg *head = qp->sq_head;
+	uint32_t psn = in->pkt->psn;
 
 	if (qp->type != IBEMU_QPT_RC ||
 	    (qp->state != IBEMU_QPS_RTS && qp->state != IBEMU_QPS_SQD))
-		return;
-	/* Nothing outstanding covers it: a stale or duplicate response. */
-	if (!qp->sq_head || !qp->sq_head->started ||
-	    psn_diff(psn, qp->sq_head->first_psn) < -1 ||
+		return COMP_DONE;
+	if (!head || !head->started || psn_diff(psn, head->first_psn) < -1 ||
 	    psn_diff(psn, qp->npsn) >= 0)
-		return;
-	switch (op) {
+		return COMP_DONE;
+	return COMP_CHECK_OPCODE;
+}
+
+/* IBA 9.2 Table 33: READ responses, an atomic's ACK, or an ACK/NAK. */
+static enum comp_step check_opcode(const struct comp_resp *in)
+{
+	switch (in->op) {
 	case OP_READ_RESP_FIRST:
 	case OP_READ_RESP_MIDDLE:
 	case OP_READ_RESP_LAST:
 	case OP_READ_RESP_ONLY:
-		if (!m || m->qp != qp)
-			return;
-		if (m->done) {
-			/* A duplicate answer: its AETH still acknowledges. */
-			if (op != OP_READ_RESP_MIDDLE)
-				ack_upto(tp, qp, psn);
-			return;
-		}
-		/* In order or not at all: a gap waits for the timer. */
-		if (psn != PSN_ADD(m->first_psn, m->rd_got))
-			return;
-		m->rd_got++;
-		if (op == OP_READ_RESP_LAST || op == OP_READ_RESP_ONLY) {
-			int ret = read_land(tp, m);
-
-			m->done = 1;
-			if (ret) {
-				/* The responder's region went after the
-				 * response left (deregistration is a barrier:
-				 * its bytes are not read after), or ours. */
-				m->status = ret == -EREMOTEIO
-						    ? IBEMU_WC_REM_ACCESS_ERR
-						    : IBEMU_WC_LOC_PROT_ERR;
-				ack_upto(tp, qp,
-					 PSN_ADD(m->first_psn, (uint32_t)-1));
-				if (qp->sq_head == m)
-					fatal(tp, qp, m->status);
-				return;
-			}
-		}
-		if (op != OP_READ_RESP_MIDDLE)
-			ack_upto(tp, qp, psn);
-		return;
+		return COMP_READ_RESPONSE;
 	case OP_ATOMIC_ACK:
-		if (!m || m->qp != qp || psn != m->first_psn)
-			return;
-		if (m->done) {
-			ack_upto(tp, qp, psn);
-			return;
-		}
-		m->done = 1;
-		m->orig = pkt->flow;
-		if (m->seg[0].len) {
-			struct ibemu_tp_mem dst = {tp->ctx, m->seg[0].mr,
-						   m->seg[0].addr};
-
-			if (tp->ops.write(tp->ctx, &dst, &m->orig, 8)) {
-				m->status = IBEMU_WC_LOC_PROT_ERR;
-				ack_upto(tp, qp, PSN_ADD(psn, (uint32_t)-1));
-				if (qp->sq_head == m)
-					fatal(tp, qp, IBEMU_WC_LOC_PROT_ERR);
-				return;
-			}
-		}
-		ack_upto(tp, qp, psn);
-		return;
+		return COMP_ATOMIC_RESPONSE;
 	case OP_ACK:
-		break;
+		return COMP_CHECK_SYNDROME;
 	default:
-		return;
+		return COMP_DONE;
 	}
-	if ((syn & 0xe0) == AETH_ACK) {
-		ack_upto(tp, qp, psn);
-		return;
+}
+
+/*
+ * READ responses are taken in order or not at all (a gap waits for the
+ * timer); the last one's data lands. Each but a middle one carries an
+ * AETH that acknowledges, a duplicate's too.
+ */
+static enum comp_step read_response(struct ibemu_tp *tp, struct tp_qp *qp,
+				    const struct comp_resp *in)
+{
+	struct tp_msg *m = in->m;
+	enum comp_step next =
+		in->op == OP_READ_RESP_MIDDLE ? COMP_DONE : COMP_ACKNOWLEDGED;
+	int ret;
+
+	if (!m || m->qp != qp)
+		return COMP_DONE;
+	if (m->done)
+		return next;
+	if (in->pkt->psn != PSN_ADD(m->first_psn, m->rd_got))
+		return COMP_DONE;
+	m->rd_got++;
+	if (in->op != OP_READ_RESP_LAST && in->op != OP_READ_RESP_ONLY)
+		return next;
+	ret = read_land(tp, m);
+	m->done = 1;
+	if (ret) {
+		/* The responder's region went after the response left
+		 * (deregistration is a barrier: its bytes are not read
+		 * after), or ours. */
+		m->status = ret == -EREMOTEIO ? IBEMU_WC_REM_ACCESS_ERR
+					      : IBEMU_WC_LOC_PROT_ERR;
+		return COMP_DATA_FAILED;
 	}
-	/* A NAK: what comes before its PSN was received. */
+	return next;
+}
+
+/* An atomic's ACK (AtomicAckETH): the value the responder found lands
+ * in the WQE's buffer; a duplicate only acknowledges. */
+static enum comp_step atomic_response(struct ibemu_tp *tp, struct tp_qp *qp,
+				      const struct comp_resp *in)
+{
+	struct tp_msg *m = in->m;
+
+	if (!m || m->qp != qp || in->pkt->psn != m->first_psn)
+		return COMP_DONE;
+	if (m->done)
+		return COMP_ACKNOWLEDGED;
+	m->done = 1;
+	m->orig = in->pkt->flow;
+	if (m->seg[0].len) {
+		struct ibemu_tp_mem dst = {tp->ctx, m->seg[0].mr,
+					   m->seg[0].addr};
+
+		if (tp->ops.write(tp->ctx, &dst, &m->orig, 8)) {
+			m->status = IBEMU_WC_LOC_PROT_ERR;
+			return COMP_DATA_FAILED;
+		}
+	}
+	return COMP_ACKNOWLEDGED;
+}
+
+/* IBA 9.3.5 Table 42: the AETH of an ACK says ACK, RNR NAK or NAK. */
+static enum comp_step check_syndrome(const struct comp_resp *in)
+{
+	if ((in->syn & 0xe0) == AETH_ACK)
+		return COMP_ACKNOWLEDGED;
+	return COMP_NAK;
+}
+
+/* Acknowledgements are cumulative (IBA 9.7.5.1.2): everything up to the
+ * response's PSN is done. */
+static enum comp_step acknowledged(struct ibemu_tp *tp, struct tp_qp *qp,
+				   const struct comp_resp *in)
+{
+	ack_upto(tp, qp, in->pkt->psn);
+	return COMP_DONE;
+}
+
+/* The data of a READ or atomic could not land: what came before it
+ * completes, then it fails with its status, in order. */
+static enum comp_step data_failed(struct ibemu_tp *tp, struct tp_qp *qp,
+				  const struct comp_resp *in)
+{
+	struct tp_msg *m = in->m;
+
+	ack_upto(tp, qp, PSN_ADD(m->first_psn, (uint32_t)-1));
+	if (qp->sq_head == m)
+		fatal(tp, qp, m->status);
+	return COMP_DONE;
+}
+
+/* A NAK (IBA 9.7.5.2): what comes before its PSN was received; the WQE
+ * its PSN falls in is sent again or fails, by its code. */
+static enum comp_step nak(struct ibemu_tp *tp, struct tp_qp *qp,
+			  struct comp_resp *in)
+{
+	uint32_t psn = in->pkt->psn;
+
 	ack_upto(tp, qp, PSN_ADD(psn, (uint32_t)-1));
 	if (qp->state == IBEMU_QPS_ERR)
-		return;
-	at = msg_of_psn(qp, psn);
-	if (!at)
-		return;
-	if ((syn & 0xe0) == AETH_RNR) {
-		/* IBA 9.7.5.2.8: wait the responder's time, then resend. */
-		if (qp->attr.rnr_retry != 7) {
-			if (!qp->rnr_left) {
-				if (at == qp->sq_head)
-					fatal(tp, qp,
-					      IBEMU_WC_RNR_RETRY_EXC_ERR);
-				return;
-			}
-			qp->rnr_left--;
+		return COMP_DONE;
+	in->at = msg_of_psn(qp, psn);
+	if (!in->at)
+		return COMP_DONE;
+	if ((in->syn & 0xe0) == AETH_RNR)
+		return COMP_RNR_RETRY;
+	if ((in->syn & 0x1f) == NAK_PSN_SEQ)
+		return COMP_SEQUENCE_RETRY;
+	return COMP_REMOTE_ERROR;
+}
+
+/* IBA 9.7.5.2.8: wait the responder's time, then send again from the
+ * WQE NAKed, rnr_retry times (7: for ever). */
+static enum comp_step rnr_retry(struct ibemu_tp *tp, struct tp_qp *qp,
+				const struct comp_resp *in)
+{
+	if (qp->attr.rnr_retry != 7) {
+		if (!qp->rnr_left) {
+			if (in->at == qp->sq_head)
+				fatal(tp, qp, IBEMU_WC_RNR_RETRY_EXC_ERR);
+			return COMP_DONE;
 		}
-		qp->rnr_at = ibemu_engine_now(tp->e) + rnr_ps(syn & 0x1f);
-		ibemu__tp_timer_at(tp, qp, qp->rnr_at);
-		rewind_to(tp, qp, at);
-		arm_rto(tp, qp);
-		return;
+		qp->rnr_left--;
 	}
-	if ((syn & 0x1f) == NAK_PSN_SEQ) {
-		/*
-		 * IBA ch. 9 RC (and as rxe does): a sequence error counts
-		 * against the retry count as a timeout does; then resend from
-		 * the PSN the responder expects.
-		 */
-		if (!qp->retry_left) {
-			if (at == qp->sq_head)
-				fatal(tp, qp, IBEMU_WC_RETRY_EXC_ERR);
-			return;
-		}
-		qp->retry_left--;
-		at->sent = psn_diff(psn, at->first_psn);
-		if (at->opcode == IBEMU_WR_RDMA_READ)
-			at->sent = 0;
-		for (m = at->next; m && m->started; m = m->next)
-			m->sent = 0;
-		qp->cur = at;
-		ibemu_engine_kick(tp->e, qp->port);
-		return;
+	qp->rnr_at = ibemu_engine_now(tp->e) + rnr_ps(in->syn & 0x1f);
+	ibemu__tp_timer_at(tp, qp, qp->rnr_at);
+	rewind_to(tp, qp, in->at);
+	arm_rto(tp, qp);
+	return COMP_DONE;
+}
+
+/*
+ * IBA ch. 9 RC (and as rxe does): a PSN sequence error counts against
+ * the retry count as a timeout does; then the requester sends again from
+ * the PSN the responder expects (a READ: from what has not come back).
+ */
+static enum comp_step sequence_retry(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const struct comp_resp *in)
+{
+	struct tp_msg *at = in->at, *m;
+
+	if (!qp->retry_left) {
+		if (at == qp->sq_head)
+			fatal(tp, qp, IBEMU_WC_RETRY_EXC_ERR);
+		return COMP_DONE;
 	}
-	if (at == qp->sq_head)
-		fatal(tp, qp, nak_status(syn & 0x1f));
+	qp->retry_left--;
+	at->sent = (uint32_t)psn_diff(in->pkt->psn, at->first_psn);
+	if (at->opcode == IBEMU_WR_RDMA_READ)
+		at->sent = 0;
+	for (m = at->next; m && m->started; m = m->next)
+		m->sent = 0;
+	qp->cur = at;
+	ibemu_engine_kick(tp->e, qp->port);
+	return COMP_DONE;
+}
+
+/* IBA 9.9.3.1: a remote error (Invalid Request, Remote Access, Remote
+ * Operational) fails the WQE NAKed once it is the oldest. */
+static enum comp_step remote_error(struct ibemu_tp *tp, struct tp_qp *qp,
+				   const struct comp_resp *in)
+{
+	if (in->at == qp->sq_head)
+		fatal(tp, qp, nak_status(in->syn & 0x1f));
+	return COMP_DONE;
+}
+
+static enum comp_step comp_run(struct ibemu_tp *tp, struct tp_qp *qp,
+			       struct comp_resp *in, enum comp_step s)
+{
+	switch (s) {
+	case COMP_CHECK_PSN:
+		return check_psn(qp, in);
+	case COMP_CHECK_OPCODE:
+		return check_opcode(in);
+	case COMP_READ_RESPONSE:
+		return read_response(tp, qp, in);
+	case COMP_ATOMIC_RESPONSE:
+		return atomic_response(tp, qp, in);
+	case COMP_CHECK_SYNDROME:
+		return check_syndrome(in);
+	case COMP_ACKNOWLEDGED:
+		return acknowledged(tp, qp, in);
+	case COMP_DATA_FAILED:
+		return data_failed(tp, qp, in);
+	case COMP_NAK:
+		return nak(tp, qp, in);
+	case COMP_RNR_RETRY:
+		return rnr_retry(tp, qp, in);
+	case COMP_SEQUENCE_RETRY:
+		return sequence_retry(tp, qp, in);
+	case COMP_REMOTE_ERROR:
+		return remote_error(tp, qp, in);
+	case COMP_DONE:
+		break;
+	}
+	return COMP_DONE;
+}
+
+void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,
+			struct ibemu_pkt *pkt)
+{
+	struct comp_resp in = {
+		.pkt = pkt,
+		.m = (struct tp_msg *)(uintptr_t)pkt->cookie,
+		.op = pkt->opcode & 0x1f,
+		.syn = AETH_SYN(pkt->aeth),
+	};
+	enum comp_step s = COMP_CHECK_PSN;
+
+	while (s != COMP_DONE)
+		s = comp_run(tp, qp, &in, s);
 }
 
 void ibemu__tp_req_timer(struct ibemu_tp *tp, struct tp_qp *qp)

@@ -126,52 +126,52 @@ static void read_abort(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t psn)
 	resp_push(qp, nak);
 }
 
-struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
-				      const uint16_t *credits, int *blocked,
-				      int throttled)
+/* What the next packet of response 'r' is (IBA 9.2 Table 33): its
+ * opcode, extended header bytes and payload. */
+struct resp_desc {
+	uint8_t opcode;
+	unsigned ext, payload;
+};
+
+static void resp_describe(const struct tp_qp *qp, const struct tp_resp *r,
+			  struct resp_desc *d)
 {
-	struct tp_resp *r = qp->resp_head;
-	unsigned ext = IBEMU_AETH_BYTES, payload = 0, mtu = mtu_of(qp);
-	struct ibemu_pkt *pkt;
-	uint8_t op = OP_ACK;
+	unsigned mtu = mtu_of(qp);
+	uint32_t left;
 
-	if (!r || (throttled && r->kind != RESP_ACK))
-		return NULL;
-	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
-		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
-		r = qp->resp_head;
-	}
+	d->opcode = OP_ACK;
+	d->ext = IBEMU_AETH_BYTES;
+	d->payload = 0;
 	if (r->kind == RESP_ATOMIC) {
-		op = OP_ATOMIC_ACK;
-		ext += IBEMU_ATOMICACK_BYTES;
-	} else if (r->kind == RESP_READ) {
-		uint32_t left = r->len - r->sent * mtu;
+		d->opcode = OP_ATOMIC_ACK;
+		d->ext += IBEMU_ATOMICACK_BYTES;
+		return;
+	}
+	if (r->kind != RESP_READ)
+		return;
+	left = r->len - r->sent * mtu;
+	d->payload = left > mtu ? mtu : left;
+	if (r->npkts == 1)
+		d->opcode = OP_READ_RESP_ONLY;
+	else if (r->sent == 0)
+		d->opcode = OP_READ_RESP_FIRST;
+	else if (r->sent + 1 < r->npkts)
+		d->opcode = OP_READ_RESP_MIDDLE;
+	else
+		d->opcode = OP_READ_RESP_LAST;
+	if (d->opcode == OP_READ_RESP_MIDDLE)
+		d->ext = 0; /* IBA 9.2: no AETH in the middle */
+}
 
-		payload = left > mtu ? mtu : left;
-		if (r->npkts == 1)
-			op = OP_READ_RESP_ONLY;
-		else if (r->sent == 0)
-			op = OP_READ_RESP_FIRST;
-		else if (r->sent + 1 < r->npkts)
-			op = OP_READ_RESP_MIDDLE;
-		else
-			op = OP_READ_RESP_LAST;
-		if (op == OP_READ_RESP_MIDDLE)
-			ext = 0; /* IBA 9.2: no AETH in the middle */
-	}
-	pkt = ibemu_engine_pkt_alloc(tp->e);
-	if (!pkt)
-		return NULL;
-	ibemu_pkt_set_size(pkt, tp_hdr(ext), payload);
-	if (credits[qp->attr.ah_attr.sl & 15] < pkt->blocks) {
-		*blocked = 1;
-		ibemu_engine_pkt_free(tp->e, pkt);
-		return NULL;
-	}
+/* The packet's headers: LRH, BTH, AETH, AtomicAckETH (IBA 9.2, 9.3). */
+static void resp_build(struct ibemu_tp *tp, struct tp_qp *qp,
+		       const struct tp_resp *r, uint8_t opcode,
+		       struct ibemu_pkt *pkt)
+{
 	pkt->t_created = ibemu_engine_now(tp->e);
 	pkt->dlid = qp->attr.ah_attr.dlid;
 	pkt->sl = qp->attr.ah_attr.sl;
-	pkt->opcode = OP_RC | op;
+	pkt->opcode = OP_RC | opcode;
 	pkt->psn = PSN_ADD(r->psn, r->sent);
 	pkt->dqpn = qp->attr.dest_qp_num;
 	pkt->pkey = ibemu__tp_pkey(tp, qp);
@@ -189,16 +189,51 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		pkt->cookie = (uint64_t)(uintptr_t)r->msg;
 		r->msg->inflight++;
 	}
-	if (++r->sent >= r->npkts) {
-		qp->resp_head = r->next;
-		if (!qp->resp_head)
-			qp->resp_tail = NULL;
-		if (r->dup)
-			qp->dup_n--;
-		else if (r->kind != RESP_ACK)
-			qp->resp_n--;
-		resp_free(tp, r);
+}
+
+/* A packet of response 'r' left; once its last has, it is done. */
+static void resp_sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_resp *r)
+{
+	if (++r->sent < r->npkts)
+		return;
+	qp->resp_head = r->next;
+	if (!qp->resp_head)
+		qp->resp_tail = NULL;
+	if (r->dup)
+		qp->dup_n--;
+	else if (r->kind != RESP_ACK)
+		qp->resp_n--;
+	resp_free(tp, r);
+}
+
+/* The responder's next packet, in PSN order: the response at the head of
+ * the queue, its next packet described, credited, built, sent. */
+struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
+				      const uint16_t *credits, int *blocked,
+				      int throttled)
+{
+	struct tp_resp *r = qp->resp_head;
+	struct ibemu_pkt *pkt;
+	struct resp_desc d;
+
+	if (!r || (throttled && r->kind != RESP_ACK))
+		return NULL;
+	if (r->kind == RESP_READ && !read_src_held(tp, qp, r->msg)) {
+		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
+		r = qp->resp_head;
 	}
+	resp_describe(qp, r, &d);
+	pkt = ibemu_engine_pkt_alloc(tp->e);
+	if (!pkt)
+		return NULL;
+	ibemu_pkt_set_size(pkt, tp_hdr(d.ext), d.payload);
+	if (credits[qp->attr.ah_attr.sl & 15] < pkt->blocks) {
+		*blocked = 1;
+		ibemu_engine_pkt_free(tp->e, pkt);
+		return NULL;
+	}
+	resp_build(tp, qp, r, d.opcode, pkt);
+	resp_sent(tp, qp, r);
 	return pkt;
 }
 
@@ -306,28 +341,57 @@ static int land_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 	return ret ? IBEMU_WC_LOC_PROT_ERR : 0;
 }
 
+/*
+ * What a request opcode (IBA 9.2 Table 33, the transport bits off) is to
+ * the responder, looked up once a packet. Opcodes that are no request
+ * count as ending a message, as nothing sends them to a responder.
+ */
+enum {
+	OPF_FIRST = 1 << 0,	/* FIRST or ONLY: begins a message */
+	OPF_LAST = 1 << 1,	/* LAST or ONLY, READ, atomic: ends one */
+	OPF_SEND = 1 << 2,	/* a SEND packet */
+	OPF_IMM = 1 << 3,	/* carries ImmDt */
+	OPF_RD_ATOMIC = 1 << 4, /* a READ request or an atomic */
+};
+
+static const uint8_t op_flags[32] = {
+	[OP_SEND_FIRST] = OPF_SEND | OPF_FIRST,
+	[OP_SEND_MIDDLE] = OPF_SEND,
+	[OP_SEND_LAST] = OPF_SEND | OPF_LAST,
+	[OP_SEND_LAST_IMM] = OPF_SEND | OPF_LAST | OPF_IMM,
+	[OP_SEND_ONLY] = OPF_SEND | OPF_FIRST | OPF_LAST,
+	[OP_SEND_ONLY_IMM] = OPF_SEND | OPF_FIRST | OPF_LAST | OPF_IMM,
+	[OP_WRITE_FIRST] = OPF_FIRST,
+	[OP_WRITE_MIDDLE] = 0,
+	[OP_WRITE_LAST] = OPF_LAST,
+	[OP_WRITE_LAST_IMM] = OPF_LAST | OPF_IMM,
+	[OP_WRITE_ONLY] = OPF_FIRST | OPF_LAST,
+	[OP_WRITE_ONLY_IMM] = OPF_FIRST | OPF_LAST | OPF_IMM,
+	[OP_READ_REQ] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_READ_RESP_FIRST... OP_ATOMIC_ACK] = OPF_LAST,
+	[OP_CMP_SWAP] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_FETCH_ADD] = OPF_RD_ATOMIC | OPF_LAST,
+	[OP_FETCH_ADD + 1 ... 31] = OPF_LAST,
+};
+
 static int has_imm(uint8_t op)
 {
-	return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
-	       op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+	return op_flags[op & 31] & OPF_IMM;
 }
 
 static int is_first(uint8_t op)
 {
-	return op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
-	       op == OP_SEND_ONLY_IMM || op == OP_WRITE_FIRST ||
-	       op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM;
+	return op_flags[op & 31] & OPF_FIRST;
 }
 
 static int is_last(uint8_t op)
 {
-	return op != OP_SEND_FIRST && op != OP_SEND_MIDDLE &&
-	       op != OP_WRITE_FIRST && op != OP_WRITE_MIDDLE;
+	return op_flags[op & 31] & OPF_LAST;
 }
 
 static int is_send(uint8_t op)
 {
-	return op <= OP_SEND_ONLY_IMM;
+	return op_flags[op & 31] & OPF_SEND;
 }
 
 /* Payload of the packet with PSN 'psn' of 'm' (the wire has it padded). */
@@ -350,7 +414,7 @@ static const struct tp_mr no_mr;
 static const struct tp_mr *reth_check(struct ibemu_tp *tp, struct tp_qp *qp,
 				      const struct tp_msg *m, uint32_t access)
 {
-	/* IBA 10.6.3.3 (C10-?): the QP must allow it too. */
+	/* IBA 10.6.3.3: the QP must allow it too. */
 	if ((qp->attr.qp_access_flags & access) != access)
 		return NULL;
 	/* IBA C9-88: the R_Key of a READ or WRITE of DMA length 0 (with
@@ -423,275 +487,448 @@ static void resp_fatal(struct ibemu_tp *tp, struct tp_qp *qp, uint8_t code,
 	resp_push(qp, ack);
 }
 
-/* An RC request in PSN order. */
-static void rc_request(struct ibemu_tp *tp, struct tp_qp *qp,
-		       struct ibemu_pkt *pkt, struct tp_msg *m)
+/*
+ * What an RC responder does with a request (IBA 9.7.5), one step a
+ * function: its PSN first (9.7.1), then whether its opcode may follow the
+ * packet before, the R_Key and its region, the resources it takes, its
+ * length; then it is executed, its message completed and acknowledged.
+ * A step that fails leads to the NAK that reports it. This is the layout
+ * of the kernel's soft RoCE responder (rxe_resp.c). Each step returns the
+ * next one; rc_recv runs them until RESP_DONE.
+ */
+enum resp_step {
+	RESP_CHECK_PSN,
+	RESP_CHECK_OPCODE_SEQUENCE,
+	RESP_CHECK_RKEY,
+	RESP_CHECK_RESOURCES,
+	RESP_CHECK_LENGTH,
+	RESP_EXECUTE,
+	RESP_COMPLETE,
+	RESP_ACKNOWLEDGE,
+	RESP_DUPLICATE,
+	RESP_ERR_LENGTH,
+	RESP_NAK_SEQUENCE,
+	RESP_NAK_RNR,
+	RESP_NAK_INVALID_REQUEST,
+	RESP_NAK_REMOTE_ACCESS,
+	RESP_NAK_REMOTE_OPERATIONAL,
+	RESP_DONE,
+};
+
+/* An RC request on its way through the steps. */
+struct rc_req {
+	struct ibemu_pkt *pkt;
+	struct tp_msg *m;
+	const struct tp_mr *mr; /* READ, atomic: what RESP_CHECK_RKEY found */
+	uint32_t len;		/* SEND, WRITE: the message's bytes so far */
+	uint8_t op;		/* BTH OpCode without the transport bits */
+	uint8_t f;		/* op_flags[op] */
+};
+
+/* IBA 9.7.1: the expected PSN is executed; one behind it (half the PSN
+ * space) is a duplicate, one ahead means packets were lost. */
+static enum resp_step check_psn(struct tp_qp *qp, const struct rc_req *in)
 {
-	uint8_t op = pkt->opcode & 0x1f;
-	const struct tp_mr *mr;
-	struct tp_resp *r;
-	uint32_t n;
-	int st;
+	int32_t d = psn_diff(in->pkt->psn, qp->epsn);
 
+	if (d < 0)
+		return RESP_DUPLICATE;
+	if (d > 0)
+		return RESP_NAK_SEQUENCE;
 	qp->nak_sent = 0;
-	if (op == OP_READ_REQ || op == OP_CMP_SWAP || op == OP_FETCH_ADD) {
-		if (qp->in_msg) {
-			resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
-			return;
-		}
-		mr = reth_check(tp, qp, m,
-				op == OP_READ_REQ ? IBEMU_ACCESS_REMOTE_READ
-						  : IBEMU_ACCESS_REMOTE_ATOMIC);
-		if (!mr) {
-			resp_fatal(tp, qp, NAK_REM_ACCESS,
-				   IBEMU_EVENT_QP_ACCESS_ERR);
-			return;
-		}
-		/* IBA ch. 9 RC: at most max_dest_rd_atomic at once. */
-		if (qp->resp_n >= qp->attr.max_dest_rd_atomic) {
-			resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
-			return;
-		}
-		r = calloc(1, sizeof(*r));
-		IBEMU_BUG_ON(!r);
-		r->msg = m;
-		m->inflight++;
-		r->psn = pkt->psn;
-		if (op == OP_READ_REQ) {
-			r->kind = RESP_READ;
-			r->len = m->len;
-			r->npkts = m->npsn;
-			m->read_src = (struct ibemu_tp_mem){tp->ctx, mr->handle,
-							    m->remote_addr};
-			n = m->npsn;
-		} else {
-			struct ibemu_tp_mem at = {tp->ctx, mr->handle,
-						  m->remote_addr};
+	return RESP_CHECK_OPCODE_SEQUENCE;
+}
 
-			if (m->remote_addr & 7) {
-				resp_free(tp, r);
-				resp_fatal(tp, qp, NAK_INV_REQ,
-					   IBEMU_EVENT_QP_REQ_ERR);
-				return;
-			}
-			r->kind = RESP_ATOMIC;
-			r->npkts = 1;
-			if (tp->ops.atomic(tp->ctx, &at, m->opcode,
-					   m->compare_add, m->swap, &r->orig)) {
-				resp_free(tp, r);
-				resp_fatal(tp, qp, NAK_REM_OP,
-					   IBEMU_EVENT_QP_FATAL);
-				return;
-			}
-			if (qp->replay_n) {
-				struct tp_replay *c =
-					&qp->replay[qp->replay_next];
+/* IBA 9.7.5 (and 9.9.3.1, class C): a message's packets come first,
+ * middle..., last, of one kind; a new message only after the last. */
+static enum resp_step check_opcode_sequence(const struct tp_qp *qp,
+					    const struct rc_req *in)
+{
+	if (in->f & (OPF_RD_ATOMIC | OPF_FIRST)) {
+		if (qp->in_msg)
+			return RESP_NAK_INVALID_REQUEST;
+	} else if (!qp->in_msg || (in->f & OPF_SEND) != is_send(qp->in_op)) {
+		return RESP_NAK_INVALID_REQUEST;
+	}
+	return RESP_CHECK_RKEY;
+}
 
-				c->psn = pkt->psn;
-				c->orig = r->orig;
-				c->valid = 1;
-				qp->replay_next =
-					(qp->replay_next + 1) % qp->replay_n;
-			}
-			n = 1;
-		}
-		qp->msn++;
-		r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
-		qp->resp_n++;
-		resp_push(qp, r);
-		qp->epsn = PSN_ADD(qp->epsn, n);
-		ibemu_engine_kick(tp->e, qp->port);
-		return;
+/*
+ * IBA 10.6.3 and 9.7.5.2.4: a READ, an atomic or the first packet of a
+ * WRITE names a region its R_Key must grant; the rest of a WRITE lands in
+ * the region its first packet was granted while it is still registered
+ * (deregistration is a barrier, 10.6.3.5). An atomic's address must be
+ * 8-byte aligned (an Invalid Request otherwise).
+ */
+static enum resp_step check_rkey(struct ibemu_tp *tp, struct tp_qp *qp,
+				 struct rc_req *in)
+{
+	const struct tp_msg *m = in->m;
+
+	if (in->f & OPF_SEND)
+		return RESP_CHECK_RESOURCES;
+	if (in->f & OPF_RD_ATOMIC) {
+		in->mr = reth_check(tp, qp, m,
+				    in->op == OP_READ_REQ
+					    ? IBEMU_ACCESS_REMOTE_READ
+					    : IBEMU_ACCESS_REMOTE_ATOMIC);
+		if (!in->mr)
+			return RESP_NAK_REMOTE_ACCESS;
+		if (in->op != OP_READ_REQ && (m->remote_addr & 7))
+			return RESP_NAK_INVALID_REQUEST;
+		return RESP_CHECK_RESOURCES;
 	}
-	if (is_first(op)) {
-		if (qp->in_msg) {
-			resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
-			return;
-		}
-		if (!is_send(op)) {
-			mr = reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_WRITE);
-			if (!mr) {
-				resp_fatal(tp, qp, NAK_REM_ACCESS,
-					   IBEMU_EVENT_QP_ACCESS_ERR);
-				return;
-			}
-			qp->in_target = (struct ibemu_tp_mem){
-				tp->ctx, mr->handle, m->remote_addr};
-			qp->in_target_len = m->len;
-		}
-	} else if (!qp->in_msg || is_send(op) != is_send(qp->in_op)) {
-		resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
-		return;
-	} else if (!is_send(op) && !write_target_held(tp, qp, m)) {
-		/* IBA 10.6.3.5: the region went while the WRITE was under
-		 * way; its next packet meets a remote access error. */
-		resp_fatal(tp, qp, NAK_REM_ACCESS, IBEMU_EVENT_QP_ACCESS_ERR);
-		return;
+	if (in->f & OPF_FIRST) {
+		const struct tp_mr *mr =
+			reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_WRITE);
+
+		if (!mr)
+			return RESP_NAK_REMOTE_ACCESS;
+		qp->in_target = (struct ibemu_tp_mem){tp->ctx, mr->handle,
+						      m->remote_addr};
+		qp->in_target_len = m->len;
+	} else if (!write_target_held(tp, qp, m)) {
+		return RESP_NAK_REMOTE_ACCESS;
 	}
-	/* A receive WQE for a SEND as it begins, for a WRITE with
-	 * immediate at its last packet; none: RNR NAK (IBA 9.7.5.2.8). */
-	if ((is_send(op) && is_first(op)) || (!is_send(op) && has_imm(op))) {
+	return RESP_CHECK_RESOURCES;
+}
+
+/*
+ * IBA ch. 9 RC: at most max_dest_rd_atomic READs and atomics at once (an
+ * Invalid Request beyond); a SEND takes a receive WQE as it begins, a
+ * WRITE with immediate at its last packet, and without one the request
+ * is answered by an RNR NAK (IBA 9.7.5.2.8).
+ */
+static enum resp_step check_resources(struct ibemu_tp *tp, struct tp_qp *qp,
+				      const struct rc_req *in)
+{
+	uint8_t f = in->f;
+
+	if (f & OPF_RD_ATOMIC) {
+		if (qp->resp_n >= qp->attr.max_dest_rd_atomic)
+			return RESP_NAK_INVALID_REQUEST;
+		return RESP_EXECUTE;
+	}
+	if ((f & OPF_SEND) ? (f & OPF_FIRST) : (f & OPF_IMM)) {
 		if (!qp->in_rwqe)
 			qp->in_rwqe = ibemu__tp_rq_take(tp, qp);
-		if (!qp->in_rwqe) {
-			queue_ack(tp, qp, pkt->psn,
-				  (uint8_t)(AETH_RNR | qp->attr.min_rnr_timer));
-			return;
-		}
+		if (!qp->in_rwqe)
+			return RESP_NAK_RNR;
 	}
-	if (is_first(op)) {
-		qp->in_op = op;
-		qp->in_len = 0;
+	return RESP_CHECK_LENGTH;
+}
+
+/* A SEND's bytes so far fit its receive WQE (IBA 10.7.3.2: a local
+ * length error for the receive, an Invalid Request for the sender). */
+static enum resp_step check_length(const struct tp_qp *qp, struct rc_req *in)
+{
+	in->len = (in->f & OPF_FIRST) ? 0 : qp->in_len;
+	in->len += payload_of(qp, in->m, in->pkt->psn);
+	if ((in->f & OPF_SEND) && in->len > qp->in_rwqe->cap)
+		return RESP_ERR_LENGTH;
+	return RESP_EXECUTE;
+}
+
+/* A READ or atomic response to queue for request 'm' (a reference). */
+static struct tp_resp *resp_new(struct tp_msg *m, uint8_t kind, uint32_t psn)
+{
+	struct tp_resp *r = calloc(1, sizeof(*r));
+
+	IBEMU_BUG_ON(!r);
+	r->msg = m;
+	m->inflight++;
+	r->kind = kind;
+	r->psn = psn;
+	r->npkts = 1;
+	return r;
+}
+
+/* A READ or atomic executed: a message done, 'npsn' PSNs taken; its
+ * response leaves in PSN order, with an AETH naming the new MSN. */
+static enum resp_step respond(struct ibemu_tp *tp, struct tp_qp *qp,
+			      struct tp_resp *r, uint32_t npsn)
+{
+	qp->msn++;
+	r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
+	qp->resp_n++;
+	resp_push(qp, r);
+	qp->epsn = PSN_ADD(qp->epsn, npsn);
+	ibemu_engine_kick(tp->e, qp->port);
+	return RESP_DONE;
+}
+
+/* A READ: its responses take one PSN each, their bytes read as each
+ * leaves (ibemu__tp_resp_pull). */
+static enum resp_step execute_read(struct ibemu_tp *tp, struct tp_qp *qp,
+				   const struct rc_req *in)
+{
+	struct tp_msg *m = in->m;
+	struct tp_resp *r = resp_new(m, RESP_READ, in->pkt->psn);
+
+	r->len = m->len;
+	r->npkts = m->npsn;
+	m->read_src =
+		(struct ibemu_tp_mem){tp->ctx, in->mr->handle, m->remote_addr};
+	return respond(tp, qp, r, m->npsn);
+}
+
+/* An atomic, executed once; its result kept in the replay cache for a
+ * duplicate of it (IBA 9.7.5.1.5.3). */
+static enum resp_step execute_atomic(struct ibemu_tp *tp, struct tp_qp *qp,
+				     const struct rc_req *in)
+{
+	struct tp_msg *m = in->m;
+	struct ibemu_tp_mem at = {tp->ctx, in->mr->handle, m->remote_addr};
+	struct tp_resp *r;
+	uint64_t orig;
+
+	if (tp->ops.atomic(tp->ctx, &at, m->opcode, m->compare_add, m->swap,
+			   &orig))
+		return RESP_NAK_REMOTE_OPERATIONAL;
+	r = resp_new(m, RESP_ATOMIC, in->pkt->psn);
+	r->orig = orig;
+	if (qp->replay_n) {
+		struct tp_replay *c = &qp->replay[qp->replay_next];
+
+		c->psn = in->pkt->psn;
+		c->orig = orig;
+		c->valid = 1;
+		qp->replay_next = (qp->replay_next + 1) % qp->replay_n;
 	}
-	qp->in_msg = !is_last(op);
-	qp->in_len += payload_of(qp, m, pkt->psn);
+	return respond(tp, qp, r, 1);
+}
+
+/* A packet of a SEND or WRITE taken: its PSN done, its bytes counted;
+ * the message's data moves when its last packet is in. */
+static enum resp_step execute(struct ibemu_tp *tp, struct tp_qp *qp,
+			      const struct rc_req *in)
+{
+	if (in->op == OP_READ_REQ)
+		return execute_read(tp, qp, in);
+	if (in->f & OPF_RD_ATOMIC)
+		return execute_atomic(tp, qp, in);
+	if (in->f & OPF_FIRST)
+		qp->in_op = in->op;
+	qp->in_msg = !(in->f & OPF_LAST);
+	qp->in_len = in->len;
 	qp->epsn = PSN_ADD(qp->epsn, 1);
-	if (is_send(op) && qp->in_len > qp->in_rwqe->cap) {
-		struct tp_rwqe *w = qp->in_rwqe;
+	return qp->in_msg ? RESP_ACKNOWLEDGE : RESP_COMPLETE;
+}
 
-		qp->in_rwqe = NULL;
-		recv_done(tp, qp, w, pkt, m, IBEMU_WC_LOC_LEN_ERR, 0);
-		resp_fatal(tp, qp, NAK_INV_REQ, IBEMU_EVENT_QP_REQ_ERR);
-		return;
-	}
-	if (!is_last(op)) {
-		if (pkt->ack_req)
-			queue_ack(tp, qp, pkt->psn, AETH_ACK);
-		return;
-	}
-	/* The last packet: the data is the responder's now. */
-	if (is_send(op)) {
-		struct tp_rwqe *w = qp->in_rwqe;
+/*
+ * The last packet of a SEND or WRITE: the data is the responder's now and
+ * lands, the receive it took completes (IBA 10.7.3.2). If the requester's
+ * own region went (-EREMOTEIO: its WQE failed then, ibemu__tp_req_mr_gone),
+ * the message never came, and its receive serves the next one.
+ */
+static enum resp_step complete(struct ibemu_tp *tp, struct tp_qp *qp,
+			       const struct rc_req *in)
+{
+	const struct tp_msg *m = in->m;
+	struct tp_rwqe *w = qp->in_rwqe;
+	int st;
 
+	if (in->f & OPF_SEND) {
 		qp->in_rwqe = NULL;
 		st = land_recv(tp, qp, m, w, 0, m->len);
 		if (st == -EREMOTEIO) {
-			qp->in_rwqe = w; /* it serves the next message */
-			return;
+			qp->in_rwqe = w;
+			return RESP_DONE;
 		}
-		recv_done(tp, qp, w, pkt, m, st, st ? 0 : m->len);
-		if (st) {
-			/* The NAK names this packet, not the next PSN. */
-			qp->epsn = pkt->psn;
-			resp_fatal(tp, qp, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
-			return;
-		}
+		recv_done(tp, qp, w, in->pkt, m, st, st ? 0 : m->len);
+		if (st)
+			return RESP_NAK_REMOTE_OPERATIONAL;
 	} else {
 		struct tp_seg t = {qp->in_target.mr, qp->in_target.addr,
 				   (uint32_t)qp->in_target_len};
 
 		st = m->len ? land(tp, m, &t, 1, m->len) : 0;
-		if (st == -EREMOTEIO) {
-			/* The requester's own region went: it failed the
-			 * WQE with a local protection error when it did
-			 * (ibemu__tp_req_mr_gone), and on an HCA the rest of
-			 * the message would never have come. */
-			return;
-		}
-		if (st) {
-			qp->epsn = pkt->psn; /* the NAK names this packet */
-			resp_fatal(tp, qp, NAK_REM_ACCESS,
-				   IBEMU_EVENT_QP_ACCESS_ERR);
-			return;
-		}
-		if (has_imm(op)) {
-			struct tp_rwqe *w = qp->in_rwqe;
-
+		if (st == -EREMOTEIO)
+			return RESP_DONE;
+		if (st)
+			return RESP_NAK_REMOTE_ACCESS;
+		if (in->f & OPF_IMM) {
 			qp->in_rwqe = NULL;
-			recv_done(tp, qp, w, pkt, m, IBEMU_WC_SUCCESS, m->len);
+			recv_done(tp, qp, w, in->pkt, m, IBEMU_WC_SUCCESS,
+				  m->len);
 		}
 	}
 	qp->msn++;
-	if (pkt->ack_req)
-		queue_ack(tp, qp, pkt->psn, AETH_ACK);
+	return RESP_ACKNOWLEDGE;
 }
 
-/* A request the responder has executed already (IBA C9-105). */
-static void rc_duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
-			 struct ibemu_pkt *pkt, struct tp_msg *m)
+/* IBA 9.7.4.1.5: the requester asked for an ACK (coalesced, queue_ack). */
+static enum resp_step acknowledge(struct ibemu_tp *tp, struct tp_qp *qp,
+				  const struct rc_req *in)
 {
-	uint8_t op = pkt->opcode & 0x1f;
+	if (in->pkt->ack_req)
+		queue_ack(tp, qp, in->pkt->psn, AETH_ACK);
+	return RESP_DONE;
+}
+
+/* A duplicate READ is executed again from the PSN asked for; duplicates
+ * reuse the resources of the requests they repeat (IBA ch. 9 RC), and a
+ * bounded number is queued. */
+static void duplicate_read(struct ibemu_tp *tp, struct tp_qp *qp,
+			   const struct rc_req *in)
+{
+	struct tp_msg *m = in->m;
+	const struct tp_mr *mr =
+		reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_READ);
 	struct tp_resp *r;
-	uint32_t i, k;
+	uint32_t k;
 
-	if (op == OP_READ_REQ) {
-		/* Executed again, from the PSN asked for. */
-		const struct tp_mr *mr =
-			reth_check(tp, qp, m, IBEMU_ACCESS_REMOTE_READ);
+	if (!mr || qp->dup_n >= qp->attr.max_dest_rd_atomic)
+		return;
+	k = (uint32_t)psn_diff(in->pkt->psn, m->first_psn);
+	if (k >= m->npsn)
+		return;
+	r = resp_new(m, RESP_READ, m->first_psn);
+	m->read_src =
+		(struct ibemu_tp_mem){tp->ctx, mr->handle, m->remote_addr};
+	r->sent = k;
+	r->len = m->len;
+	r->npkts = m->npsn;
+	r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
+	r->dup = 1;
+	qp->dup_n++;
+	resp_push(qp, r);
+	ibemu_engine_kick(tp->e, qp->port);
+}
 
-		/* Duplicates reuse the resources of the requests they
-		 * repeat (IBA ch. 9 RC); a bounded number is queued. */
-		if (!mr || qp->dup_n >= qp->attr.max_dest_rd_atomic)
-			return;
-		k = (uint32_t)psn_diff(pkt->psn, m->first_psn);
-		if (k >= m->npsn)
-			return;
-		r = calloc(1, sizeof(*r));
-		IBEMU_BUG_ON(!r);
-		r->msg = m;
-		m->inflight++;
-		r->kind = RESP_READ;
-		m->read_src = (struct ibemu_tp_mem){tp->ctx, mr->handle,
-						    m->remote_addr};
-		r->psn = m->first_psn;
-		r->sent = k;
-		r->len = m->len;
-		r->npkts = m->npsn;
+/* A duplicate atomic is never executed twice: the replay cache answers
+ * (IBA 9.7.5.1.5.3), or nothing if its entry is gone. */
+static void duplicate_atomic(struct ibemu_tp *tp, struct tp_qp *qp,
+			     const struct rc_req *in)
+{
+	struct tp_resp *r;
+	uint32_t i;
+
+	for (i = 0; i < qp->replay_n && qp->dup_n < qp->attr.max_dest_rd_atomic;
+	     i++) {
+		struct tp_replay *c = &qp->replay[i];
+
+		if (!c->valid || c->psn != in->pkt->psn)
+			continue;
+		r = resp_new(in->m, RESP_ATOMIC, in->pkt->psn);
+		r->orig = c->orig;
 		r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
-		r->dup = 1;
-		qp->dup_n++;
+		qp->resp_n++;
 		resp_push(qp, r);
 		ibemu_engine_kick(tp->e, qp->port);
 		return;
 	}
-	if (op == OP_CMP_SWAP || op == OP_FETCH_ADD) {
-		/* Never executed twice: the replay cache answers. */
-		for (i = 0; i < qp->replay_n &&
-			    qp->dup_n < qp->attr.max_dest_rd_atomic;
-		     i++) {
-			struct tp_replay *c = &qp->replay[i];
+}
 
-			if (!c->valid || c->psn != pkt->psn)
-				continue;
-			r = calloc(1, sizeof(*r));
-			IBEMU_BUG_ON(!r);
-			r->msg = m;
-			m->inflight++;
-			r->kind = RESP_ATOMIC;
-			r->psn = pkt->psn;
-			r->npkts = 1;
-			r->orig = c->orig;
-			r->aeth =
-				(uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
-			qp->resp_n++;
-			resp_push(qp, r);
-			ibemu_engine_kick(tp->e, qp->port);
-			return;
-		}
-		return;
+/* A request the responder has executed already (IBA C9-105): answered
+ * again, a SEND or WRITE by acknowledging what has arrived. */
+static enum resp_step duplicate(struct ibemu_tp *tp, struct tp_qp *qp,
+				const struct rc_req *in)
+{
+	if (in->op == OP_READ_REQ)
+		duplicate_read(tp, qp, in);
+	else if (in->op == OP_CMP_SWAP || in->op == OP_FETCH_ADD)
+		duplicate_atomic(tp, qp, in);
+	else
+		queue_ack(tp, qp, PSN_ADD(qp->epsn, (uint32_t)-1), AETH_ACK);
+	return RESP_DONE;
+}
+
+/* A SEND longer than its receive: the receive completes with a local
+ * length error (IBA 10.7.3.2) before the NAK. */
+static enum resp_step err_length(struct ibemu_tp *tp, struct tp_qp *qp,
+				 const struct rc_req *in)
+{
+	struct tp_rwqe *w = qp->in_rwqe;
+
+	qp->in_rwqe = NULL;
+	recv_done(tp, qp, w, in->pkt, in->m, IBEMU_WC_LOC_LEN_ERR, 0);
+	return RESP_NAK_INVALID_REQUEST;
+}
+
+/* IBA ch. 9 RC: one PSN sequence error NAK per gap, until the PSN the
+ * responder expects comes. */
+static enum resp_step nak_sequence(struct ibemu_tp *tp, struct tp_qp *qp)
+{
+	if (!qp->nak_sent) {
+		qp->nak_sent = 1;
+		queue_nak(tp, qp, NAK_PSN_SEQ);
 	}
-	/* SEND or WRITE: acknowledge again what has arrived. */
-	queue_ack(tp, qp, PSN_ADD(qp->epsn, (uint32_t)-1), AETH_ACK);
+	return RESP_DONE;
+}
+
+/* IBA 9.7.5.2.8: no receive WQE; the request is to be sent again after
+ * min_rnr_timer. Its PSN is not taken. */
+static enum resp_step nak_rnr(struct ibemu_tp *tp, struct tp_qp *qp,
+			      const struct rc_req *in)
+{
+	queue_ack(tp, qp, in->pkt->psn,
+		  (uint8_t)(AETH_RNR | qp->attr.min_rnr_timer));
+	return RESP_DONE;
+}
+
+/* A class C error (IBA 9.9.3.1): a NAK naming the request's PSN, the QP
+ * to Error with 'event'. */
+static enum resp_step nak_fatal(struct ibemu_tp *tp, struct tp_qp *qp,
+				const struct rc_req *in, uint8_t code,
+				int event)
+{
+	qp->epsn = in->pkt->psn;
+	resp_fatal(tp, qp, code, event);
+	return RESP_DONE;
+}
+
+static enum resp_step resp_run(struct ibemu_tp *tp, struct tp_qp *qp,
+			       struct rc_req *in, enum resp_step s)
+{
+	switch (s) {
+	case RESP_CHECK_PSN:
+		return check_psn(qp, in);
+	case RESP_CHECK_OPCODE_SEQUENCE:
+		return check_opcode_sequence(qp, in);
+	case RESP_CHECK_RKEY:
+		return check_rkey(tp, qp, in);
+	case RESP_CHECK_RESOURCES:
+		return check_resources(tp, qp, in);
+	case RESP_CHECK_LENGTH:
+		return check_length(qp, in);
+	case RESP_EXECUTE:
+		return execute(tp, qp, in);
+	case RESP_COMPLETE:
+		return complete(tp, qp, in);
+	case RESP_ACKNOWLEDGE:
+		return acknowledge(tp, qp, in);
+	case RESP_DUPLICATE:
+		return duplicate(tp, qp, in);
+	case RESP_ERR_LENGTH:
+		return err_length(tp, qp, in);
+	case RESP_NAK_SEQUENCE:
+		return nak_sequence(tp, qp);
+	case RESP_NAK_RNR:
+		return nak_rnr(tp, qp, in);
+	case RESP_NAK_INVALID_REQUEST:
+		return nak_fatal(tp, qp, in, NAK_INV_REQ,
+				 IBEMU_EVENT_QP_REQ_ERR);
+	case RESP_NAK_REMOTE_ACCESS:
+		return nak_fatal(tp, qp, in, NAK_REM_ACCESS,
+				 IBEMU_EVENT_QP_ACCESS_ERR);
+	case RESP_NAK_REMOTE_OPERATIONAL:
+		return nak_fatal(tp, qp, in, NAK_REM_OP, IBEMU_EVENT_QP_FATAL);
+	case RESP_DONE:
+		break;
+	}
+	return RESP_DONE;
 }
 
 static void rc_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		    struct ibemu_pkt *pkt, struct tp_msg *m)
 {
-	int32_t d = psn_diff(pkt->psn, qp->epsn);
+	uint8_t op = pkt->opcode & 0x1f;
+	struct rc_req in = {pkt, m, NULL, 0, op, op_flags[op]};
+	enum resp_step s = RESP_CHECK_PSN;
 
-	if (d < 0) {
-		rc_duplicate(tp, qp, pkt, m);
-		return;
-	}
-	if (d > 0) {
-		/* IBA ch. 9 RC: one NAK per gap, until the PSN comes. */
-		if (!qp->nak_sent) {
-			qp->nak_sent = 1;
-			queue_nak(tp, qp, NAK_PSN_SEQ);
-		}
-		return;
-	}
-	rc_request(tp, qp, pkt, m);
+	while (s != RESP_DONE)
+		s = resp_run(tp, qp, &in, s);
 }
 
 /* UC (IBA ch. 9 UC): no acknowledgements; a gap drops the message under

@@ -986,6 +986,54 @@ static void test_bad_rkey(void)
 	fx_down(&f);
 }
 
+/*
+ * A SEND longer than the receive it lands in: the receive completes with a
+ * local length error, the responder goes to Error with an Invalid Request
+ * NAK (IBA 9.9.3.1, class C), and the requester's WQE fails with a remote
+ * invalid request error, whether the first or the last packet overflows.
+ */
+static void send_too_long(uint32_t len, uint32_t cap)
+{
+	struct ibemu_tp_qp_attr q;
+	struct host *a, *b;
+	uint32_t qa, qb;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[1];
+	rc_pair(a, b, &defaults, &qa, &qb);
+	post_recv(b, qb, 9, 0, cap);
+	T_EQ_INT(post(a, qa, 1, IBEMU_WR_SEND, 0, len, NULL, 0), 0);
+	T_EQ_INT(post(a, qa, 2, IBEMU_WR_SEND, 0, 8, NULL, 0), 0);
+	run(&f);
+	T_EQ_INT(b->ncqe, 1);
+	T_EQ_U64(b->cqe[0].wr_id, 9);
+	T_EQ_INT(b->cqe[0].status, IBEMU_WC_LOC_LEN_ERR);
+	T_EQ_INT(b->nevents, 1);
+	T_EQ_INT(b->events[0], IBEMU_EVENT_QP_REQ_ERR);
+	T_EQ_INT(a->ncqe, 2);
+	T_EQ_U64(a->cqe[0].wr_id, 1);
+	T_EQ_INT(a->cqe[0].status, IBEMU_WC_REM_INV_REQ_ERR);
+	T_EQ_INT(a->cqe[1].status, IBEMU_WC_WR_FLUSH_ERR);
+	T_EQ_INT(ibemu_tp_qp_query(a->tp, qa, &q), 0);
+	T_EQ_INT(q.qp_state, IBEMU_QPS_ERR);
+	if (len == 64) {
+		/* The SEND (90 bytes on the wire) and the NAK (30). */
+		T_EQ_U64(a->cqe_t[0], IBEMU_TP_DOORBELL_PS +
+					      path_ps(1, 20, 90) +
+					      path_ps(1, 24, 30));
+	}
+	fx_down(&f);
+}
+
+static void test_send_too_long(void)
+{
+	send_too_long(64, 8);	   /* its only packet overflows */
+	send_too_long(8192, 6000); /* its last packet */
+	send_too_long(8192, 100);  /* its first packet */
+}
+
 /* Sequence numbers in 64-byte messages, checked at the receiver. */
 static void test_drops(void)
 {
@@ -1547,6 +1595,7 @@ void ibemu_test_register_hca_transport(void)
 		{"zero_length_rdma", test_zero_length_rdma},
 		{"rnr", test_rnr},
 		{"bad_rkey", test_bad_rkey},
+		{"send_too_long", test_send_too_long},
 		{"drops", test_drops},
 		{"drops_read_atomic", test_drops_read_atomic},
 		{"retry_exceeded", test_retry_exceeded},
