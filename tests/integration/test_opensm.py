@@ -303,6 +303,57 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
         self.stop_opensm(osm)
         self.down("sb")
 
+    def sminfo_of(self, fabric, host, *lid):
+        """(guid, priority, state) from Debian's sminfo on 'host': of the
+        master the port's MasterSMLID names, or of the SM at 'lid'."""
+        out = self.tool(fabric, "sminfo", *map(str, lid), host=host).stdout
+        m = re.search(r"sm guid (0x[0-9a-f]+), activity count \d+ priority "
+                      r"(\d+) state (\d+)", out)
+        self.assertTrue(m, out)
+        return int(m.group(1), 16), int(m.group(2)), int(m.group(3))
+
+    def test_opensm_p15_takes_over_from_ibemu_sm(self):
+        """IBA 14.4 handover: ibemu-sm master (started by 'ibemu up', at
+        priority 0), the real OpenSM started at priority 15 on another
+        host enters standby and tells the master (Trap 144); ibemu-sm's
+        next heavy sweep finds an SM in standby that outranks it and hands
+        the mastership over (Set(SMInfo) HANDOVER), then stays standby,
+        polling it. sminfo names OpenSM master at priority 15, and ibemu-sm
+        (asked at its LID) standby. OpenSM stopped, ibemu-sm's polls go
+        unanswered and it is master again."""
+        self.up(topology("two-switch.yaml"), "ho", "--sweep", "200")
+        ports = {p["node"]: p for p in
+                 self.json_of("ports", "--fabric", "ho")["ports"]}
+        ibemu_guid = int(ports["hca1"]["guid"], 16)  # where ibemu-sm runs
+        osm_guid = int(ports["hca3"]["guid"], 16)
+        self.assertEqual(self.sminfo_of("ho", "hca2"), (ibemu_guid, 0, 3))
+        argv, env, log = self.opensm_args("ho", "hca3", "-d", "2", "-p",
+                                          "15")
+        osm = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        self.residents.append(osm)
+        try:
+            self.wait_log(log, "Entering MASTER state", seconds=30)
+            self.wait_log(log, "SUBNET UP")
+            st = self.json_of("sm", "status", "--fabric", "ho")
+            self.assertEqual((st["state"], st["master_guid"],
+                              st["master_priority"], st["handovers"]),
+                             ("standby", f"0x{osm_guid:016x}", 15, 1), st)
+            self.assertEqual(self.sminfo_of("ho", "hca2"), (osm_guid, 15, 3))
+            lids = {p["node"]: p["lid"] for p in
+                    self.json_of("ports", "--fabric", "ho")["ports"]}
+            self.assertEqual(self.sminfo_of("ho", "hca2", lids["hca1"]),
+                             (ibemu_guid, 0, 2))
+        finally:
+            self.stop_opensm(osm)
+        state = lambda: self.json_of("sm", "status", "--fabric",
+                                     "ho")["state"]
+        self.wait_until("ibemu-sm master again", lambda: state() == "master")
+        self.wait_until("ibemu-sm's port named master by sminfo",
+                        lambda: self.sminfo_of("ho", "hca2") ==
+                        (ibemu_guid, 0, 3))
+        self.down("ho")
+
     def test_running_sm_holds_issm_and_answers_sminfo(self):
         """A resident OpenSM: IsSM on its port while it runs (it holds
         the port's issm device open), SMInfo answered by OpenSM itself
