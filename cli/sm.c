@@ -41,7 +41,8 @@ static const struct ibemu_opt_cmd report_opts = {
 
 static const char status_help[] =
 	"ibemu-sm's state (master, standby, discovering), priority, routing "
-	"engine, LID and pid, what it found, and its last sweep: heavy or "
+	"engine, LID and pid, a standby's master (LID, port GUID, priority), "
+	"the handovers it made, what it found, and its last sweep: heavy or "
 	"light, why it ran, its wall time, SMPs, LFT blocks and errors, and "
 	"what the last heavy sweep found added or removed";
 static const char report_help[] =

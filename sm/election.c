@@ -13,6 +13,12 @@
  * ACKNOWLEDGE (it is optional): the answer to the Set is what counts.
  * Light sweeps ask the SMs found again, so a standby that now outranks
  * this master (or a new master) calls a heavy sweep, as in OpenSM.
+ *
+ * An SM that discovers (at its start, or when its master is gone) and
+ * finds a master becomes standby under it whatever its rank, as OpenSM's
+ * discovering state does; if the master ranks below it, it tells the
+ * master by a Trap 144 at every poll, and the master's heavy sweep hands
+ * over to it (sm_info_set() in smp.c takes the HANDOVER).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -193,8 +199,9 @@ int sm_find_master(struct sm *sm)
 	if (ret)
 		return ret;
 	master = highest(sm, SM_STATE_MASTER);
-	if (master && outranks(sm, master)) {
+	if (master && (outranks(sm, master) || sm->discovering)) {
 		become_standby(sm, master);
+		sm_ask_handover(sm);
 		return 0;
 	}
 	best = highest(sm, 0);
@@ -246,5 +253,33 @@ int sm_master_alive(struct sm *sm)
 		   IBEMU_SMP_ATTR_SM_INFO, 0, NULL, on_sm_info, &o, 0) ||
 	    sm_smp_run(sm))
 		return 0;
-	return o.answered && o.info.sm_state == SM_STATE_MASTER;
+	if (!o.answered || o.info.sm_state != SM_STATE_MASTER)
+		return 0;
+	sm->master_priority = o.info.priority;
+	return 1;
+}
+
+int sm_master_outranks(const struct sm *sm)
+{
+	return sm_outranks(sm->master_priority, sm->master_guid, sm->priority,
+			   sm->nodes[0].ni.port_guid);
+}
+
+void sm_ask_handover(struct sm *sm)
+{
+	const struct sm_node *me = &sm->nodes[0];
+	const struct sm_port *port = &me->ports[me->in_port];
+	int ret;
+
+	if (sm_master_outranks(sm))
+		return;
+	/* As OpenSM's standby: Trap 144 to a master that ranks below it,
+	 * which calls the master's heavy sweep, and its handover. */
+	ret = sm_trap144(sm, sm->master_lid, port->pi.lid,
+			 port->pi.capability_mask);
+	if (ret)
+		fprintf(stderr,
+			"ibemu-sm: cannot send Trap 144 to the master "
+			"(LID %u): %s\n",
+			sm->master_lid, strerror(-ret));
 }

@@ -377,12 +377,17 @@ static int heavy(struct sm *sm, double t0, const char *why)
 
 	sm_sweep_begin(sm, 1, why);
 	ret = sm_heavy_sweep(sm);
+	sm->discovering = 0;
 	sm_sweep_end(sm);
 	status(sm);
 	if (!ret && sm->standby) {
 		printf("ibemu-sm: standby: the master SM (port GUID 0x%016llx, "
-		       "LID %u) outranks this one\n",
-		       (unsigned long long)sm->master_guid, sm->master_lid);
+		       "LID %u) %s\n",
+		       (unsigned long long)sm->master_guid, sm->master_lid,
+		       sm_master_outranks(sm)
+			       ? "outranks this one"
+			       : "ranks below this one: asked to hand over "
+				 "(Trap 144)");
 		fflush(stdout);
 		sm_status_ready(sm, 0);
 		return 0;
@@ -461,10 +466,12 @@ static int standby_poll(struct sm *sm)
 		return heavy(sm, wall_s(), "handover from the master");
 	}
 	if (sm_master_alive(sm)) {
+		sm_ask_handover(sm);
 		status(sm); /* still standby, and still running */
 		return 0;
 	}
 	printf("ibemu-sm: the master is gone: taking over\n");
+	sm->discovering = 1;
 	return heavy(sm, wall_s(), "the master is gone");
 }
 
@@ -567,6 +574,7 @@ int main(int argc, char **argv)
 	/* Until the first sweep ends, the status says "discovering". */
 	if (!ret)
 		status(&sm);
+	sm.discovering = 1;
 	if (!ret)
 		ret = heavy(&sm, t0, "start");
 	if (!ret && sm.sweep_ms)

@@ -161,6 +161,10 @@ struct sm {
 	int sm_outranked; /* a light sweep found one that outranks this SM */
 	int trap144;	  /* a Trap 144 came: an SM appeared or changed */
 	int handover_in;  /* the master handed over to this standby */
+	/* IBA 14.4: at its start, and when its master is gone, an SM
+	 * discovers: any master it finds makes it standby (and one that
+	 * ranks below it is asked, by Trap 144, to hand over). */
+	int discovering;
 	unsigned long handovers; /* times this SM handed mastership over */
 	/* umad. */
 	int fd, agent;
@@ -239,6 +243,12 @@ int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
 	   sm_gmp_cb cb, void *arg, uint64_t arg2);
 /* Sends and receives until nothing is queued or in flight; 0 or -errno. */
 int sm_smp_run(struct sm *sm);
+/*
+ * Sends a Trap 144 (IBA 14.2.5.1, "SM priority changed") from this port,
+ * of LID 'lid' and CapabilityMask 'cap_mask', to the SM at 'dlid': how a
+ * standby tells a master that ranks below it to hand over. 0 or -errno.
+ */
+int sm_trap144(struct sm *sm, uint16_t dlid, uint16_t lid, uint32_t cap_mask);
 /*
  * Waits up to 'ms' for a Trap (answered with TrapRepress); 1 if one came,
  * 0 if none did.
@@ -322,6 +332,11 @@ int sm_find_master(struct sm *sm);
 int sm_poll_others(struct sm *sm);
 /* Whether the master still answers its SMInfo as master. */
 int sm_master_alive(struct sm *sm);
+/* Whether this standby's master outranks it. */
+int sm_master_outranks(const struct sm *sm);
+/* A standby whose master ranks below it asks for the mastership (Trap
+ * 144 to the master); nothing if the master outranks it. */
+void sm_ask_handover(struct sm *sm);
 void sm_others_free(struct sm *sm);
 
 /* status.c */

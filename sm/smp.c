@@ -20,6 +20,8 @@
 #define SMP_CLASS_DR  0x81	  /* IBA 14.2.1: directed-route SMPs */
 #define SMP_CLASS_LID 0x01	  /* LID-routed SMPs */
 #define QP1_QKEY      0x80010000u /* IBA 15.2.1.1: the GSI's Q_Key */
+/* Trap 144's ChangeFlags: SM priority changed (IBA 14.2.5.1). */
+#define TRAP144_SM_PRIORITY 0x0008
 
 struct sm_req {
 	struct sm_req *next;
@@ -380,6 +382,54 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 	}
 	umad_set_addr(out, be16toh(um->addr.lid), 0, um->addr.sl, 0);
 	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
+}
+
+/* Big-endian 'v' of 'bytes' bytes at 'p'. */
+static void put_be(uint8_t *p, uint32_t v, unsigned bytes)
+{
+	while (bytes--) {
+		p[bytes] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+int sm_trap144(struct sm *sm, uint16_t dlid, uint16_t lid, uint32_t cap_mask)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_notice n = {
+		.is_generic = 1,
+		.type = IBEMU_MAD_NOTICE_INFO,
+		.producer_type = 1, /* a CA */
+		.trap_number = 144,
+		.issuer_lid = lid,
+	};
+	struct ibemu_mad_smp smp;
+
+	if (sm->trap_agent < 0)
+		return -EOPNOTSUPP;
+	/* DataDetails of trap 144 (IBA 14.2.5.1): the LID, no other local
+	 * changes, the CapabilityMask, and "SM priority changed". */
+	put_be(n.data_details + 2, lid, 2);
+	put_be(n.data_details + 6, cap_mask, 4);
+	put_be(n.data_details + 10, TRAP144_SM_PRIORITY, 2);
+	memset(buf, 0, sizeof(buf));
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.base_version = 1;
+	smp.hdr.mgmt_class = SMP_CLASS_LID;
+	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
+	smp.hdr.method = IBEMU_MAD_METHOD_TRAP;
+	smp.hdr.tid = sm->next_tid++;
+	smp.hdr.attr_id = IBEMU_SMP_ATTR_NOTICE;
+	if (ibemu_mad_notice_encode(&n, smp.data, sizeof(smp.data)) < 0 ||
+	    ibemu_mad_smp_encode(&smp, umad_get_mad(um), IBEMU_MAD_LEN) < 0)
+		return -EINVAL;
+	umad_set_addr(um, dlid, 0, 0, 0);
+	/* Sent once, no TrapRepress awaited: the standby sends it again at
+	 * its next poll while the master still ranks below it. */
+	if (umad_send(sm->fd, sm->trap_agent, um, IBEMU_MAD_LEN, 0, 0) < 0)
+		return -EIO;
+	return 0;
 }
 
 /*

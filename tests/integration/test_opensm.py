@@ -354,6 +354,48 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
                         (ibemu_guid, 0, 3))
         self.down("ho")
 
+    def test_ibemu_sm_p15_takes_over_from_opensm(self):
+        """The other way round: the real OpenSM master at priority 0,
+        ibemu-sm started at priority 15 on another host. Discovering, it
+        finds a master and becomes standby (as OpenSM does), and tells the
+        master, which ranks below it, by Trap 144; OpenSM's heavy sweep
+        hands over (Set(SMInfo) HANDOVER), ibemu-sm answers, sweeps as
+        master and brings the subnet up; OpenSM enters standby."""
+        self.up(topology("two-switch.yaml"), "hb", "--sm", "none")
+        osm, log = self.resident_opensm("hb", "hca1", "-p", "0")
+        ports = {p["node"]: p for p in
+                 self.json_of("ports", "--fabric", "hb")["ports"]}
+        osm_guid = int(ports["hca1"]["guid"], 16)
+        ibemu_guid = int(ports["hca3"]["guid"], 16)
+        self.assertEqual(self.sminfo_of("hb", "hca2"), (osm_guid, 0, 3))
+        sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "hb", "--host", "hca3", "--", SM,
+             "--priority", "15", "--sweep", "200"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+        try:
+            lines = []
+            while not lines or "SUBNET UP" not in lines[-1]:
+                lines.append(sm.stdout.readline())
+                self.assertTrue(lines[-1], "".join(lines))
+            text = "".join(lines)
+            self.assertRegex(text, r"standby: the master SM \(port GUID "
+                             rf"0x{osm_guid:016x}, LID \d+\) ranks below "
+                             r"this one: asked to hand over \(Trap 144\)")
+            self.assertIn("the master handed over: taking over", text)
+            self.wait_log(log, "Entering STANDBY state")
+            self.assertEqual(self.sminfo_of("hb", "hca2"),
+                             (ibemu_guid, 15, 3))
+            lids = {p["node"]: p["lid"] for p in
+                    self.json_of("ports", "--fabric", "hb")["ports"]}
+            self.assertEqual(self.sminfo_of("hb", "hca2", lids["hca1"]),
+                             (osm_guid, 0, 2))
+        finally:
+            sm.terminate()
+            sm.communicate(timeout=30)
+        self.stop_opensm(osm)
+        self.down("hb")
+
     def test_running_sm_holds_issm_and_answers_sminfo(self):
         """A resident OpenSM: IsSM on its port while it runs (it holds
         the port's issm device open), SMInfo answered by OpenSM itself
