@@ -454,17 +454,13 @@ static int heavy(struct sm *sm, double t0, const char *why)
 
 /*
  * IBA 14.4.1: a standby polls the master every period, and takes over
- * once it is gone, or when it hands the mastership over (Set(SMInfo)
- * HANDOVER). Traps meanwhile are the master's business.
+ * once it is gone (or, in the sweep loop, once the master hands the
+ * mastership over by Set(SMInfo) HANDOVER). Traps meanwhile are the
+ * master's business.
  */
 static int standby_poll(struct sm *sm)
 {
 	sm->trap144 = 0;
-	if (sm->handover_in) {
-		sm->handover_in = 0;
-		printf("ibemu-sm: the master handed over: taking over\n");
-		return heavy(sm, wall_s(), "handover from the master");
-	}
 	if (sm_master_alive(sm)) {
 		sm_ask_handover(sm);
 		status(sm); /* still standby, and still running */
@@ -498,6 +494,13 @@ static int sweep_loop(struct sm *sm)
 		}
 		if (stopping)
 			break;
+		if (sm->handover_in) {
+			sm->handover_in = 0;
+			printf("ibemu-sm: the master handed over: taking "
+			       "over\n");
+			ret = heavy(sm, wall_s(), "handover from the master");
+			continue;
+		}
 		if (sm->standby) {
 			ret = standby_poll(sm);
 			continue;

@@ -160,7 +160,7 @@ struct sm {
 	uint32_t nothers;
 	int sm_outranked; /* a light sweep found one that outranks this SM */
 	int trap144;	  /* a Trap 144 came: an SM appeared or changed */
-	int handover_in;  /* the master handed over to this standby */
+	int handover_in;  /* the master handed over: a heavy sweep next */
 	/* IBA 14.4: at its start, and when its master is gone, an SM
 	 * discovers: any master it finds makes it standby (and one that
 	 * ranks below it is asked, by Trap 144, to hand over). */

@@ -455,8 +455,12 @@ static void sm_info_set(struct sm *sm, struct ib_user_mad *um,
 	}
 	sm_info_answer(sm, um, smp, dr,
 		       ok ? 0 : IBEMU_MAD_STATUS_INVALID_FIELD);
-	if (ok && smp->hdr.attr_mod == SM_MOD_HANDOVER)
+	/* As OpenSM: master from now on (its SMInfo says so to whoever
+	 * polls it), and a heavy sweep as master next (main.c). */
+	if (ok && smp->hdr.attr_mod == SM_MOD_HANDOVER) {
+		sm->standby = 0;
 		sm->handover_in = 1;
+	}
 }
 
 /*
