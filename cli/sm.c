@@ -41,7 +41,8 @@ static const struct ibemu_opt_cmd report_opts = {
 
 static const char status_help[] =
 	"ibemu-sm's state (master, standby, discovering), priority, routing "
-	"engine, LID and pid, what it found, and its last sweep: heavy or "
+	"engine, LID and pid, a standby's master (LID, port GUID, priority), "
+	"the handovers it made, what it found, and its last sweep: heavy or "
 	"light, why it ran, its wall time, SMPs, LFT blocks and errors, and "
 	"what the last heavy sweep found added or removed";
 static const char report_help[] =
@@ -329,6 +330,9 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 		{"lid", "SM LID", 1},
 		{"pid", "Pid", 1},
 		{"master_lid", "Master's LID", 1},
+		{"master_guid", "Master's port GUID", 0},
+		{"master_priority", "Master's priority", 1},
+		{"handovers", "Handovers", 1},
 		{"sweep_ms", "Sweep period (ms)", 1},
 		{"nodes", "Nodes", 1},
 		{"switches", "Switches", 1},
@@ -369,7 +373,7 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	};
 	struct ibemu_runtime_paths p;
 	struct ibemu_table t, changes;
-	const char *last, *heavy, *at, *cc;
+	const char *last, *heavy, *at, *cc, *master;
 	char name[64], text[256], when[64], stale[2300];
 	struct ibemu_buf b;
 	struct stat st;
@@ -399,11 +403,18 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	ibemu_table_str(&t, text);
 	ibemu_table_uint(&t, unum(json_text, "lid"));
 	ibemu_table_uint(&t, (uint64_t)pid);
-	if (value_at(json_text, "master"))
-		ibemu_table_uint(&t,
-				 unum(value_at(json_text, "master"), "lid"));
-	else
+	master = value_at(json_text, "master");
+	if (master) {
+		ibemu_table_uint(&t, unum(master, "lid"));
+		str(master, "guid", text, sizeof(text));
+		ibemu_table_str(&t, text);
+		ibemu_table_uint(&t, unum(master, "priority"));
+	} else {
 		ibemu_table_null(&t);
+		ibemu_table_null(&t);
+		ibemu_table_null(&t);
+	}
+	ibemu_table_uint(&t, unum(json_text, "handovers"));
 	ibemu_table_uint(&t, unum(json_text, "sweep_ms"));
 	ibemu_table_uint(&t, unum(json_text, "nodes"));
 	ibemu_table_uint(&t, unum(json_text, "switches"));

@@ -377,12 +377,17 @@ static int heavy(struct sm *sm, double t0, const char *why)
 
 	sm_sweep_begin(sm, 1, why);
 	ret = sm_heavy_sweep(sm);
+	sm->discovering = 0;
 	sm_sweep_end(sm);
 	status(sm);
 	if (!ret && sm->standby) {
 		printf("ibemu-sm: standby: the master SM (port GUID 0x%016llx, "
-		       "LID %u) outranks this one\n",
-		       (unsigned long long)sm->master_guid, sm->master_lid);
+		       "LID %u) %s\n",
+		       (unsigned long long)sm->master_guid, sm->master_lid,
+		       sm_master_outranks(sm)
+			       ? "outranks this one"
+			       : "ranks below this one: asked to hand over "
+				 "(Trap 144)");
 		fflush(stdout);
 		sm_status_ready(sm, 0);
 		return 0;
@@ -448,6 +453,25 @@ static int heavy(struct sm *sm, double t0, const char *why)
 }
 
 /*
+ * IBA 14.4.1: a standby polls the master every period, and takes over
+ * once it is gone (or, in the sweep loop, once the master hands the
+ * mastership over by Set(SMInfo) HANDOVER). Traps meanwhile are the
+ * master's business.
+ */
+static int standby_poll(struct sm *sm)
+{
+	sm->trap144 = 0;
+	if (sm_master_alive(sm)) {
+		sm_ask_handover(sm);
+		status(sm); /* still standby, and still running */
+		return 0;
+	}
+	printf("ibemu-sm: the master is gone: taking over\n");
+	sm->discovering = 1;
+	return heavy(sm, wall_s(), "the master is gone");
+}
+
+/*
  * With --sweep: a light sweep every period, a heavy one when it finds a
  * change, until SIGTERM or SIGINT.
  */
@@ -462,32 +486,47 @@ static int sweep_loop(struct sm *sm)
 		/* A Trap 128 (a link changed) calls the sweep at once; the
 		 * wait is cut in slices so that SIGTERM is seen soon. */
 		ret = 0;
-		for (left = sm->sweep_ms;
-		     left && !ret && !stopping && !sm->port_gone;
+		for (left = sm->sweep_ms; left && !ret && !stopping &&
+					  !sm->port_gone && !sm->handover_in;
 		     left -= slice) {
 			slice = left < 100 ? left : 100;
 			ret = sm_trap_wait(sm, slice);
 		}
 		if (stopping)
 			break;
+		if (sm->handover_in) {
+			sm->handover_in = 0;
+			printf("ibemu-sm: the master handed over: taking "
+			       "over\n");
+			ret = heavy(sm, wall_s(), "handover from the master");
+			continue;
+		}
+		if (sm->standby) {
+			ret = standby_poll(sm);
+			continue;
+		}
+		if (sm->trap144) {
+			/* As OpenSM: another SM appeared or changed, and the
+			 * election is a heavy sweep's. */
+			sm->trap144 = 0;
+			printf("ibemu-sm: Trap 144 (another SM): heavy sweep "
+			       "%lu\n",
+			       sm->heavy_sweeps + 1);
+			ret = heavy(sm, wall_s(), "trap 144");
+			continue;
+		}
 		if (ret == 1)
 			printf("ibemu-sm: Trap 128 (traps so far: %lu)\n",
 			       sm->traps);
-		if (sm->standby) {
-			/* IBA 14.4.1: a standby polls the master, and takes
-			 * over once it is gone. */
-			ret = 0;
-			if (!sm_master_alive(sm)) {
-				printf("ibemu-sm: the master is gone: taking "
-				       "over\n");
-				ret = heavy(sm, wall_s(), "the master is gone");
-			}
-			continue;
-		}
 		sm_sweep_begin(sm, 0, ret == 1 ? "trap 128" : "period");
 		ret = sm_light_sweep(sm);
 		sm_sweep_end(sm);
-		if (ret > 0) {
+		if (ret > 0 && sm->sm_outranked) {
+			printf("ibemu-sm: another SM outranks this one: heavy "
+			       "sweep %lu\n",
+			       sm->heavy_sweeps + 1);
+			ret = heavy(sm, wall_s(), "another SM outranks it");
+		} else if (ret > 0) {
 			printf("ibemu-sm: a port changed: heavy sweep %lu\n",
 			       sm->heavy_sweeps + 1);
 			ret = heavy(sm, wall_s(), "a port changed");
@@ -538,6 +577,7 @@ int main(int argc, char **argv)
 	/* Until the first sweep ends, the status says "discovering". */
 	if (!ret)
 		status(&sm);
+	sm.discovering = 1;
 	if (!ret)
 		ret = heavy(&sm, t0, "start");
 	if (!ret && sm.sweep_ms)

@@ -11,7 +11,6 @@
 #include "sa.h"
 
 #define NODE_TYPE_SWITCH 2
-#define SM_STATE_MASTER	 3
 #define PIR_CAPMASK_BIT	 7 /* PortInfoRecord ComponentMask: CapabilityMask */
 #define PIR_CAPMASK_OFF	 (4 + 20) /* its byte in the record */
 

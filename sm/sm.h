@@ -43,6 +43,16 @@ struct sm_node {
 	struct sm_port *ports; /* [num_ports + 1] */
 };
 
+/* Another SM's port, found IsSM by a heavy sweep, and its SMInfo. */
+struct sm_other {
+	uint64_t port_guid;
+	uint16_t lid;
+	uint8_t path[SM_MAX_HOPS + 1];
+	uint8_t hops;
+	int answered;
+	struct ibemu_mad_sm_info info;
+};
+
 struct sm;
 /* A request's answer: status 0 and the SMP, or -ETIMEDOUT / -EIO. */
 typedef void (*sm_smp_cb)(struct sm *sm, int status,
@@ -142,6 +152,20 @@ struct sm {
 	int standby;
 	uint16_t master_lid;
 	uint64_t master_guid;
+	uint8_t master_priority;
+	uint8_t master_path[SM_MAX_HOPS + 1]; /* its port's directed route */
+	uint8_t master_hops;
+	/* The other SMs the last heavy sweep found (election.c). */
+	struct sm_other *others;
+	uint32_t nothers;
+	int sm_outranked; /* a light sweep found one that outranks this SM */
+	int trap144;	  /* a Trap 144 came: an SM appeared or changed */
+	int handover_in;  /* the master handed over: a heavy sweep next */
+	/* IBA 14.4: at its start, and when its master is gone, an SM
+	 * discovers: any master it finds makes it standby (and one that
+	 * ranks below it is asked, by Trap 144, to hand over). */
+	int discovering;
+	unsigned long handovers; /* times this SM handed mastership over */
 	/* umad. */
 	int fd, agent;
 	int port_gone;	/* umad failed for good: stop rather than spin */
@@ -220,6 +244,12 @@ int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
 /* Sends and receives until nothing is queued or in flight; 0 or -errno. */
 int sm_smp_run(struct sm *sm);
 /*
+ * Sends a Trap 144 (IBA 14.2.5.1, "SM priority changed") from this port,
+ * of LID 'lid' and CapabilityMask 'cap_mask', to the SM at 'dlid': how a
+ * standby tells a master that ranks below it to hand over. 0 or -errno.
+ */
+int sm_trap144(struct sm *sm, uint16_t dlid, uint16_t lid, uint32_t cap_mask);
+/*
  * Waits up to 'ms' for a Trap (answered with TrapRepress); 1 if one came,
  * 0 if none did.
  */
@@ -257,21 +287,57 @@ int sm_guid2lid_save(const struct sm *sm, const char *path);
 /* sweep.c */
 /* Discovers, routes and programs the subnet anew; 0 or -errno. */
 int sm_heavy_sweep(struct sm *sm);
-/* 1 if a switch reports a port change or does not answer, 0, -errno. */
+/*
+ * 1 if a switch reports a port change or does not answer, or another SM
+ * now outranks this one (sm->sm_outranked); 0, -errno.
+ */
 int sm_light_sweep(struct sm *sm);
 /* The LFT last written to switch 'guid' (made if 'create'), or NULL. */
 struct sm_lft *sm_lft_of(struct sm *sm, uint64_t guid, int create);
 void sm_sweep_free(struct sm *sm);
 
 /* election.c */
+/* SMInfo SMState (IBA 14.2.5.13) and Set(SMInfo)'s modifiers (14.4.1). */
+#define SM_STATE_NOTACTIVE   0
+#define SM_STATE_DISCOVERING 1
+#define SM_STATE_STANDBY     2
+#define SM_STATE_MASTER	     3
+#define SM_MOD_HANDOVER	     1
+#define SM_MOD_ACKNOWLEDGE   2
+/* The SM_Key of the subnet's SMs: OpenSM's default (sm_key 0x1). */
+#define SM_KEY 1
 /*
- * After a discovery: asks SMInfo of every other port that says IsSM and
- * has a LID; sets sm->standby (and the master's LID and GUID) if one that
- * outranks this SM is master. 0 or -errno.
+ * IBA 14.4.1.1: whether the SM of priority 'pa' and port GUID 'ga'
+ * outranks the one of 'pb' and 'gb': the higher priority, at equal
+ * priorities the lower GUID.
+ */
+static inline int sm_outranks(unsigned pa, uint64_t ga, unsigned pb,
+			      uint64_t gb)
+{
+	return pa != pb ? pa > pb : ga < gb;
+}
+/*
+ * After a discovery: asks SMInfo of every other port that says IsSM (kept
+ * in sm->others) and elects (IBA 14.4): a master that outranks this SM
+ * makes it standby; an SM in standby or discovering that outranks it is
+ * handed mastership (Set(SMInfo) HANDOVER), and this SM goes standby once
+ * it answers. Sets sm->standby and the master's LID, GUID and route.
+ * 0 or -errno.
  */
 int sm_find_master(struct sm *sm);
+/*
+ * In a light sweep: asks the SMInfo of the SMs the last heavy sweep found;
+ * sets sm->sm_outranked if one (not NOT-ACTIVE) outranks this master now.
+ */
+int sm_poll_others(struct sm *sm);
 /* Whether the master still answers its SMInfo as master. */
 int sm_master_alive(struct sm *sm);
+/* Whether this standby's master outranks it. */
+int sm_master_outranks(const struct sm *sm);
+/* A standby whose master ranks below it asks for the mastership (Trap
+ * 144 to the master); nothing if the master outranks it. */
+void sm_ask_handover(struct sm *sm);
+void sm_others_free(struct sm *sm);
 
 /* status.c */
 /* Writes the status file (--status), if any; 0 or -errno. */

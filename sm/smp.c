@@ -17,13 +17,11 @@
 #include "sa.h"
 #include "sm.h"
 
-#define SMP_CLASS_DR	 0x81 /* IBA 14.2.1: directed-route SMPs */
-#define SMP_CLASS_LID	 0x01 /* LID-routed SMPs */
-#define SM_STATE_STANDBY 2    /* IBA 14.2.5.13 SMInfo SMState */
-/* The SM_Key of the subnet's SMs: OpenSM's default (sm_key 0x1). */
-#define SM_KEY		1
-#define SM_STATE_MASTER 3
-#define QP1_QKEY	0x80010000u /* IBA 15.2.1.1: the GSI's Q_Key */
+#define SMP_CLASS_DR  0x81	  /* IBA 14.2.1: directed-route SMPs */
+#define SMP_CLASS_LID 0x01	  /* LID-routed SMPs */
+#define QP1_QKEY      0x80010000u /* IBA 15.2.1.1: the GSI's Q_Key */
+/* Trap 144's ChangeFlags: SM priority changed (IBA 14.2.5.1). */
+#define TRAP144_SM_PRIORITY 0x0008
 
 struct sm_req {
 	struct sm_req *next;
@@ -59,6 +57,13 @@ static void req_fail(struct sm *sm, struct sm_req *r, int st)
 		r->cb(sm, st, NULL, r->arg, r->arg2);
 }
 
+/* Sets 'method' in a umad_register() method mask. */
+static void method_bit(long *mask, unsigned method)
+{
+	mask[method / (8 * sizeof(long))] |= 1L
+					     << (method % (8 * sizeof(long)));
+}
+
 int sm_smp_open(struct sm *sm)
 {
 	if (umad_init() < 0)
@@ -75,12 +80,13 @@ int sm_smp_open(struct sm *sm)
 		return sm->fd;
 	/* Answers to our requests come back by TID; and a directed-route
 	 * Get(SMInfo) (IBA 14.4.1: a standby SM, OpenSM's too, polls the
-	 * master so) comes to the Get method. */
+	 * master so) comes to the Get method, a Set(SMInfo) (a master
+	 * handing over, a standby acknowledging) to the Set method. */
 	{
 		long mask[16 / sizeof(long)] = {0};
 
-		mask[IBEMU_MAD_METHOD_GET / (8 * sizeof(long))] |=
-			1L << (IBEMU_MAD_METHOD_GET % (8 * sizeof(long)));
+		method_bit(mask, IBEMU_MAD_METHOD_GET);
+		method_bit(mask, IBEMU_MAD_METHOD_SET);
 		sm->agent = umad_register(sm->fd, SMP_CLASS_DR, 1, 0, mask);
 	}
 	if (sm->agent < 0) {
@@ -91,11 +97,10 @@ int sm_smp_open(struct sm *sm)
 	{
 		long mask[16 / sizeof(long)] = {0};
 
-		mask[IBEMU_MAD_METHOD_TRAP / (8 * sizeof(long))] |=
-			1L << (IBEMU_MAD_METHOD_TRAP % (8 * sizeof(long)));
-		/* And Get(SMInfo) (IBA 14.2.5.13): the SM's attribute. */
-		mask[IBEMU_MAD_METHOD_GET / (8 * sizeof(long))] |=
-			1L << (IBEMU_MAD_METHOD_GET % (8 * sizeof(long)));
+		method_bit(mask, IBEMU_MAD_METHOD_TRAP);
+		/* And Get and Set(SMInfo) (IBA 14.2.5.13): the SM's. */
+		method_bit(mask, IBEMU_MAD_METHOD_GET);
+		method_bit(mask, IBEMU_MAD_METHOD_SET);
 		sm->trap_agent =
 			umad_register(sm->fd, SMP_CLASS_LID, 1, 0, mask);
 		if (sm->trap_agent < 0)
@@ -320,8 +325,16 @@ static void trap_repress(struct sm *sm, struct ib_user_mad *um,
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
 	struct ib_user_mad *out = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_notice n;
 
 	sm->traps++;
+	/* Trap 144 (IBA 14.2.5.1, a port's CapabilityMask or local
+	 * changes): OpenSM sends it to the master when it enters standby,
+	 * and again at its polls while the master ranks below it. */
+	if (smp->hdr.attr_id == IBEMU_SMP_ATTR_NOTICE &&
+	    ibemu_mad_notice_decode(smp->data, sizeof(smp->data), &n) >= 0 &&
+	    n.is_generic && n.trap_number == 144)
+		sm->trap144 = 1;
 	memset(buf, 0, sizeof(buf));
 	smp->hdr.method = IBEMU_MAD_METHOD_TRAP_REPRESS;
 	if (ibemu_mad_smp_encode(smp, umad_get_mad(out), IBEMU_MAD_LEN) < 0)
@@ -331,13 +344,13 @@ static void trap_repress(struct sm *sm, struct ib_user_mad *um,
 }
 
 /*
- * Answers a Get(SMInfo), LID-routed or directed: the SM's port GUID,
- * SM_Key 0, its activity count (one a sweep), priority and state (IBA
- * 14.4.1). A directed answer goes back the way the request came (D set,
+ * Answers a Get or Set(SMInfo) with MAD status 'status', LID-routed or
+ * directed: the SM's port GUID, SM_Key, its activity count (one a
+ * sweep), priority and state (IBA 14.4.1). A directed answer goes back the way the request came (D set,
  * the return path the switches wrote: IBA 14.2.2.4).
  */
 static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
-			   struct ibemu_mad_smp *smp, int dr)
+			   struct ibemu_mad_smp *smp, int dr, uint16_t status)
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
 	struct ib_user_mad *out = (struct ib_user_mad *)(void *)buf;
@@ -354,7 +367,7 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 
 	memset(buf, 0, sizeof(buf));
 	smp->hdr.method = IBEMU_MAD_METHOD_GET_RESP;
-	smp->hdr.status = 0;
+	smp->hdr.status = status;
 	memset(smp->data, 0, sizeof(smp->data));
 	if (smp->hdr.attr_id != IBEMU_SMP_ATTR_SM_INFO ||
 	    ibemu_mad_sm_info_encode(&info, smp->data, sizeof(smp->data)) < 0)
@@ -369,6 +382,85 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 	}
 	umad_set_addr(out, be16toh(um->addr.lid), 0, um->addr.sl, 0);
 	umad_send(sm->fd, sm->trap_agent, out, IBEMU_MAD_LEN, 0, 0);
+}
+
+/* Big-endian 'v' of 'bytes' bytes at 'p'. */
+static void put_be(uint8_t *p, uint32_t v, unsigned bytes)
+{
+	while (bytes--) {
+		p[bytes] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+int sm_trap144(struct sm *sm, uint16_t dlid, uint16_t lid, uint32_t cap_mask)
+{
+	uint8_t buf[sizeof(struct ib_user_mad) + IBEMU_MAD_LEN];
+	struct ib_user_mad *um = (struct ib_user_mad *)(void *)buf;
+	struct ibemu_mad_notice n = {
+		.is_generic = 1,
+		.type = IBEMU_MAD_NOTICE_INFO,
+		.producer_type = 1, /* a CA */
+		.trap_number = 144,
+		.issuer_lid = lid,
+	};
+	struct ibemu_mad_smp smp;
+
+	if (sm->trap_agent < 0)
+		return -EOPNOTSUPP;
+	/* DataDetails of trap 144 (IBA 14.2.5.1): the LID, no other local
+	 * changes, the CapabilityMask, and "SM priority changed". */
+	put_be(n.data_details + 2, lid, 2);
+	put_be(n.data_details + 6, cap_mask, 4);
+	put_be(n.data_details + 10, TRAP144_SM_PRIORITY, 2);
+	memset(buf, 0, sizeof(buf));
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.base_version = 1;
+	smp.hdr.mgmt_class = SMP_CLASS_LID;
+	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
+	smp.hdr.method = IBEMU_MAD_METHOD_TRAP;
+	smp.hdr.tid = sm->next_tid++;
+	smp.hdr.attr_id = IBEMU_SMP_ATTR_NOTICE;
+	if (ibemu_mad_notice_encode(&n, smp.data, sizeof(smp.data)) < 0 ||
+	    ibemu_mad_smp_encode(&smp, umad_get_mad(um), IBEMU_MAD_LEN) < 0)
+		return -EINVAL;
+	umad_set_addr(um, dlid, 0, 0, 0);
+	/* Sent once, no TrapRepress awaited: the standby sends it again at
+	 * its next poll while the master still ranks below it. */
+	if (umad_send(sm->fd, sm->trap_agent, um, IBEMU_MAD_LEN, 0, 0) < 0)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * A Set(SMInfo) (IBA 14.4.1): HANDOVER from a master (its SMInfo says
+ * master) to this standby, which answers and takes over; ACKNOWLEDGE from
+ * a standby (its SMInfo says standby), answered. Anything else, or a
+ * HANDOVER to a master, is refused with status 7 (invalid field), as
+ * OpenSM refuses what its state machine does not allow.
+ */
+static void sm_info_set(struct sm *sm, struct ib_user_mad *um,
+			struct ibemu_mad_smp *smp, int dr)
+{
+	struct ibemu_mad_sm_info from;
+	int ok = 0;
+
+	if (smp->hdr.attr_id == IBEMU_SMP_ATTR_SM_INFO &&
+	    ibemu_mad_sm_info_decode(smp->data, sizeof(smp->data), &from) >=
+		    0) {
+		if (smp->hdr.attr_mod == SM_MOD_HANDOVER)
+			ok = sm->standby && from.sm_state == SM_STATE_MASTER;
+		else if (smp->hdr.attr_mod == SM_MOD_ACKNOWLEDGE)
+			ok = from.sm_state == SM_STATE_STANDBY;
+	}
+	sm_info_answer(sm, um, smp, dr,
+		       ok ? 0 : IBEMU_MAD_STATUS_INVALID_FIELD);
+	/* As OpenSM: master from now on (its SMInfo says so to whoever
+	 * polls it), and a heavy sweep as master next (main.c). */
+	if (ok && smp->hdr.attr_mod == SM_MOD_HANDOVER) {
+		sm->standby = 0;
+		sm->handover_in = 1;
+	}
 }
 
 /*
@@ -452,12 +544,18 @@ static int recv_one(struct sm *sm, int timeout_ms)
 			return 1;
 		}
 		if (smp.hdr.method == IBEMU_MAD_METHOD_GET)
-			sm_info_answer(sm, um, &smp, 0);
+			sm_info_answer(sm, um, &smp, 0, 0);
+		else if (smp.hdr.method == IBEMU_MAD_METHOD_SET)
+			sm_info_set(sm, um, &smp, 0);
 		return 0;
 	}
-	if (agent == sm->agent && smp.hdr.method == IBEMU_MAD_METHOD_GET &&
-	    !umad_status(um) && !smp.d) {
-		sm_info_answer(sm, um, &smp, 1);
+	if (agent == sm->agent && !umad_status(um) && !smp.d &&
+	    (smp.hdr.method == IBEMU_MAD_METHOD_GET ||
+	     smp.hdr.method == IBEMU_MAD_METHOD_SET)) {
+		if (smp.hdr.method == IBEMU_MAD_METHOD_GET)
+			sm_info_answer(sm, um, &smp, 1, 0);
+		else if (smp.hdr.method == IBEMU_MAD_METHOD_SET)
+			sm_info_set(sm, um, &smp, 1);
 		return 0;
 	}
 	/* The kernel keeps the upper 32 TID bits for the agent. */

@@ -100,8 +100,10 @@ static void write_json(const struct sm *sm, FILE *f)
 	if (sm->standby)
 		fprintf(f,
 			"  \"master\": {\"lid\": %u, \"guid\": "
-			"\"0x%016llx\"},\n",
-			sm->master_lid, (unsigned long long)sm->master_guid);
+			"\"0x%016llx\", \"priority\": %u},\n",
+			sm->master_lid, (unsigned long long)sm->master_guid,
+			sm->master_priority);
+	fprintf(f, "  \"handovers\": %lu,\n", sm->handovers);
 	fprintf(f,
 		"  \"nodes\": %u,\n  \"switches\": %u,\n  \"cas\": %u,\n"
 		"  \"links\": %u,\n  \"max_lid\": %u,\n"

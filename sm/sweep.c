@@ -156,9 +156,12 @@ int sm_light_sweep(struct sm *sm)
 			sm->changed = 1;
 	}
 	ret = sm_smp_run(sm);
-	if (!ret && !sm->changed)
+	/* As OpenSM's light sweep: the SMs found, asked again. */
+	if (!ret)
+		ret = sm_poll_others(sm);
+	if (!ret && !sm->changed && !sm->sm_outranked)
 		ret = sm_cc_poll(sm);
-	return ret ? ret : sm->changed;
+	return ret ? ret : sm->changed || sm->sm_outranked;
 }
 
 /* The LFT the last sweeps wrote into the switch of NodeGUID 'guid'. */
@@ -193,4 +196,5 @@ void sm_sweep_free(struct sm *sm)
 	free(sm->hash);
 	free(sm->guid2lid);
 	sm_changes_free(sm);
+	sm_others_free(sm);
 }

@@ -303,6 +303,99 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
         self.stop_opensm(osm)
         self.down("sb")
 
+    def sminfo_of(self, fabric, host, *lid):
+        """(guid, priority, state) from Debian's sminfo on 'host': of the
+        master the port's MasterSMLID names, or of the SM at 'lid'."""
+        out = self.tool(fabric, "sminfo", *map(str, lid), host=host).stdout
+        m = re.search(r"sm guid (0x[0-9a-f]+), activity count \d+ priority "
+                      r"(\d+) state (\d+)", out)
+        self.assertTrue(m, out)
+        return int(m.group(1), 16), int(m.group(2)), int(m.group(3))
+
+    def test_opensm_p15_takes_over_from_ibemu_sm(self):
+        """IBA 14.4 handover: ibemu-sm master (started by 'ibemu up', at
+        priority 0), the real OpenSM started at priority 15 on another
+        host enters standby and tells the master (Trap 144); ibemu-sm's
+        next heavy sweep finds an SM in standby that outranks it and hands
+        the mastership over (Set(SMInfo) HANDOVER), then stays standby,
+        polling it. sminfo names OpenSM master at priority 15, and ibemu-sm
+        (asked at its LID) standby. OpenSM stopped, ibemu-sm's polls go
+        unanswered and it is master again."""
+        self.up(topology("two-switch.yaml"), "ho", "--sweep", "200")
+        ports = {p["node"]: p for p in
+                 self.json_of("ports", "--fabric", "ho")["ports"]}
+        ibemu_guid = int(ports["hca1"]["guid"], 16)  # where ibemu-sm runs
+        osm_guid = int(ports["hca3"]["guid"], 16)
+        self.assertEqual(self.sminfo_of("ho", "hca2"), (ibemu_guid, 0, 3))
+        argv, env, log = self.opensm_args("ho", "hca3", "-d", "2", "-p",
+                                          "15")
+        osm = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        self.residents.append(osm)
+        try:
+            self.wait_log(log, "Entering MASTER state", seconds=30)
+            self.wait_log(log, "SUBNET UP")
+            st = self.json_of("sm", "status", "--fabric", "ho")
+            self.assertEqual((st["state"], st["master_guid"],
+                              st["master_priority"], st["handovers"]),
+                             ("standby", f"0x{osm_guid:016x}", 15, 1), st)
+            self.assertEqual(self.sminfo_of("ho", "hca2"), (osm_guid, 15, 3))
+            lids = {p["node"]: p["lid"] for p in
+                    self.json_of("ports", "--fabric", "ho")["ports"]}
+            self.assertEqual(self.sminfo_of("ho", "hca2", lids["hca1"]),
+                             (ibemu_guid, 0, 2))
+        finally:
+            self.stop_opensm(osm)
+        state = lambda: self.json_of("sm", "status", "--fabric",
+                                     "ho")["state"]
+        self.wait_until("ibemu-sm master again", lambda: state() == "master")
+        self.wait_until("ibemu-sm's port named master by sminfo",
+                        lambda: self.sminfo_of("ho", "hca2") ==
+                        (ibemu_guid, 0, 3))
+        self.down("ho")
+
+    def test_ibemu_sm_p15_takes_over_from_opensm(self):
+        """The other way round: the real OpenSM master at priority 0,
+        ibemu-sm started at priority 15 on another host. Discovering, it
+        finds a master and becomes standby (as OpenSM does), and tells the
+        master, which ranks below it, by Trap 144; OpenSM's heavy sweep
+        hands over (Set(SMInfo) HANDOVER), ibemu-sm answers, sweeps as
+        master and brings the subnet up; OpenSM enters standby."""
+        self.up(topology("two-switch.yaml"), "hb", "--sm", "none")
+        osm, log = self.resident_opensm("hb", "hca1", "-p", "0")
+        ports = {p["node"]: p for p in
+                 self.json_of("ports", "--fabric", "hb")["ports"]}
+        osm_guid = int(ports["hca1"]["guid"], 16)
+        ibemu_guid = int(ports["hca3"]["guid"], 16)
+        self.assertEqual(self.sminfo_of("hb", "hca2"), (osm_guid, 0, 3))
+        sm = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "hb", "--host", "hca3", "--", SM,
+             "--priority", "15", "--sweep", "200"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+        try:
+            lines = []
+            while not lines or "SUBNET UP" not in lines[-1]:
+                lines.append(sm.stdout.readline())
+                self.assertTrue(lines[-1], "".join(lines))
+            text = "".join(lines)
+            self.assertRegex(text, r"standby: the master SM \(port GUID "
+                             rf"0x{osm_guid:016x}, LID \d+\) ranks below "
+                             r"this one: asked to hand over \(Trap 144\)")
+            self.assertIn("the master handed over: taking over", text)
+            self.wait_log(log, "Entering STANDBY state")
+            self.assertEqual(self.sminfo_of("hb", "hca2"),
+                             (ibemu_guid, 15, 3))
+            lids = {p["node"]: p["lid"] for p in
+                    self.json_of("ports", "--fabric", "hb")["ports"]}
+            self.assertEqual(self.sminfo_of("hb", "hca2", lids["hca1"]),
+                             (osm_guid, 0, 2))
+        finally:
+            sm.terminate()
+            sm.communicate(timeout=30)
+        self.stop_opensm(osm)
+        self.down("hb")
+
     def test_running_sm_holds_issm_and_answers_sminfo(self):
         """A resident OpenSM: IsSM on its port while it runs (it holds
         the port's issm device open), SMInfo answered by OpenSM itself

@@ -326,6 +326,44 @@ class SmTest(IbemuTestCase):
                 self.assertEqual(standby.returncode, 0, out)
         self.down("sms")
 
+    def test_higher_priority_sm_gets_handover(self):
+        """IBA 14.4 between two ibemu-sms: a master at priority 0, then an
+        SM at priority 5 starts. Discovering, it finds the master and stays
+        standby, asking for the mastership by Trap 144; the master's heavy
+        sweep hands over (Set(SMInfo) HANDOVER), the new SM takes over with
+        every LID kept, the old one is standby; when the new master is
+        killed the old one is master again."""
+        self.up(topology("fat-tree-2l-36.yaml"), "smh", "--sm", "none")
+        low = self.start_sm("smh", "--sweep", "20")
+        high = None
+        try:
+            self.wait_line(low, r"SUBNET UP")
+            lids = self.lids("smh")
+            high = self.start_sm("smh", "--sweep", "20", "--priority", "5",
+                                 host="hca36")
+            # The old SM came up as a second master: SUBNET UP at once.
+            m = self.wait_line(high, r"standby: the master SM|SUBNET UP")
+            self.assertRegex(m.string, r"standby: the master SM .* LID 1\) "
+                             r"ranks below this one: asked to hand over")
+            self.wait_line(low, r"handed mastership over to the SM of port "
+                           r"GUID .* \(priority 5, LID "
+                           rf"{lids[('hca36', 1)]}\)")
+            self.wait_line(high, r"the master handed over: taking over")
+            self.wait_line(high, r"SUBNET UP")
+            self.assertEqual(self.lids("smh"), lids)
+            self.assertEqual(self.sminfo("smh"), (lids[("hca36", 1)], 5))
+            high.kill()
+            high.communicate(timeout=30)
+            self.wait_line(low, r"the master is gone: taking over")
+            self.wait_line(low, r"SUBNET UP")
+            self.assertEqual(self.sminfo("smh"), (1, 0))
+        finally:
+            for sm in (low, high):
+                if sm and sm.poll() is None:
+                    sm.kill()
+                    sm.communicate(timeout=30)
+        self.down("smh")
+
     def all_routes_from(self, fabric, src, hcas):
         for dst in hcas:
             if dst != src:
