@@ -355,12 +355,7 @@ static int do_cq_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q) {
-		free(q);
-		close_fds(fds, nfds);
-		return -ENOMEM;
-	}
-	ret = ibemu__vs_hold(v, &cost, "a completion queue");
+	ret = q ? ibemu__vs_hold(v, &cost, "a completion queue") : -ENOMEM;
 	if (ret) {
 		free(q);
 		close_fds(fds, nfds);
@@ -422,12 +417,7 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q) {
-		free(q);
-		close_fds(fds, nfds);
-		return -ENOMEM;
-	}
-	ret = ibemu__vs_hold(v, &cost, "a queue pair");
+	ret = q ? ibemu__vs_hold(v, &cost, "a queue pair") : -ENOMEM;
 	if (ret) {
 		free(q);
 		close_fds(fds, nfds);
@@ -563,12 +553,8 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 		return -EINVAL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q) {
-		free(q);
-		close_fds(fds, nfds);
-		return -ENOMEM;
-	}
-	ret = ibemu__vs_hold(v, &srq_cost, "a shared receive queue");
+	ret = q ? ibemu__vs_hold(v, &srq_cost, "a shared receive queue")
+		: -ENOMEM;
 	if (ret) {
 		free(q);
 		close_fds(fds, nfds);

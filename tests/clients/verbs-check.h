@@ -48,12 +48,12 @@ static int failures;
 	} while (0)
 
 /*
- * RESET -> INIT -> RTR -> RTS of RC QP 'qp' towards itself (LID 'lid' of
- * port 1: through the leaf switch and back), with remote write, read and
- * atomic access; 0 or an errno.
+ * RESET -> INIT -> RTR -> RTS of RC QP 'qp' towards QP 'dqpn' at LID
+ * 'lid' of port 1, with remote write, read and atomic access; 0 or an
+ * errno.
  */
-static inline int loopback_connect(struct ibv_qp *qp, uint16_t lid,
-				   enum ibv_mtu mtu, uint8_t rd_atomic)
+static inline int qp_connect(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn,
+			     enum ibv_mtu mtu, uint8_t rd_atomic)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -71,7 +71,7 @@ static inline int loopback_connect(struct ibv_qp *qp, uint16_t lid,
 		return ret;
 	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR,
 				 .path_mtu = mtu,
-				 .dest_qp_num = qp->qp_num,
+				 .dest_qp_num = dqpn,
 				 .rq_psn = 1,
 				 .max_dest_rd_atomic = rd_atomic,
 				 .min_rnr_timer = 12,
@@ -93,6 +93,13 @@ static inline int loopback_connect(struct ibv_qp *qp, uint16_t lid,
 			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The same towards itself (LID 'lid': through the leaf switch and back). */
+static inline int loopback_connect(struct ibv_qp *qp, uint16_t lid,
+				   enum ibv_mtu mtu, uint8_t rd_atomic)
+{
+	return qp_connect(qp, lid, qp->qp_num, mtu, rd_atomic);
 }
 
 #endif

@@ -75,49 +75,6 @@ struct env {
 	uint16_t lid;
 };
 
-/* RESET -> INIT -> RTR -> RTS of 'qp' towards QP 'dqpn' of LID 'lid'. */
-static int connect_to(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR,
-				 .path_mtu = IBV_MTU_4096,
-				 .dest_qp_num = dqpn,
-				 .rq_psn = 1,
-				 .max_dest_rd_atomic = 4,
-				 .min_rnr_timer = 12,
-				 .ah_attr = {.dlid = lid, .port_num = 1}};
-	ret = ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS,
-				 .timeout = 14,
-				 .retry_cnt = 7,
-				 .rnr_retry = 7,
-				 .sq_psn = 1,
-				 .max_rd_atomic = 4};
-	return ibv_modify_qp(qp, &a,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				     IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static struct ibv_qp *qp_new(struct env *e)
 {
 	struct ibv_qp_init_attr qa = {
@@ -149,8 +106,8 @@ static int setup(struct env *e)
 	e->b = e->a ? qp_new(e) : NULL;
 	if (!e->b)
 		return -1;
-	if (connect_to(e->a, e->lid, e->b->qp_num) ||
-	    connect_to(e->b, e->lid, e->a->qp_num))
+	if (qp_connect(e->a, e->lid, e->b->qp_num, IBV_MTU_4096, 4) ||
+	    qp_connect(e->b, e->lid, e->a->qp_num, IBV_MTU_4096, 4))
 		return -1;
 	return 0;
 }
@@ -442,7 +399,7 @@ static void exit_target(uint8_t *t, int in, int out)
 	me = (struct hello){e.b->qp_num, mr->rkey, pa.lid};
 	xfer(out, &me, sizeof(me), 1);
 	xfer(in, &peer, sizeof(peer), 0);
-	if (connect_to(e.b, peer.lid, peer.qpn))
+	if (qp_connect(e.b, peer.lid, peer.qpn, IBV_MTU_4096, 4))
 		_exit(5);
 	xfer(out, &go, 1, 1);
 	fcntl(in, F_SETFL, O_NONBLOCK);
@@ -491,7 +448,7 @@ static void case_exit(void)
 	xfer(up[0], &peer, sizeof(peer), 0);
 	me = (struct hello){e.a->qp_num, 0, pa.lid};
 	xfer(down[1], &me, sizeof(me), 1);
-	if (connect_to(e.a, peer.lid, peer.qpn))
+	if (qp_connect(e.a, peer.lid, peer.qpn, IBV_MTU_4096, 4))
 		goto err;
 	xfer(up[0], &go, 1, 0);
 	CHECK_RET(post(&e, IBV_WR_RDMA_WRITE, 1, s, sm->lkey, t, peer.rkey,
