@@ -446,6 +446,27 @@ static int starter_orphaned(void)
 	return sm_starter_parent && getppid() != sm_starter_parent;
 }
 
+/*
+ * The foreground daemon stopped: its SM starter goes too, and what the
+ * starter wrote after the daemon cleaned up (its cc.conf, the SM's files)
+ * is removed, under the fabric's lock so that a fabric started meanwhile
+ * under the same name keeps its own.
+ */
+static void starter_reap(const char *fabric, pid_t starter)
+{
+	struct ibemu_runtime_paths p;
+	int fd;
+
+	kill(starter, SIGTERM);
+	while (waitpid(starter, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (ibemu_runtime_paths(fabric, &p))
+		return;
+	fd = ibemu_runtime_lock(&p);
+	if (fd >= 0)
+		ibemu_runtime_release(&p, fd);
+}
+
 /* Waits (up to a minute) until fabric 'name' answers; 0 or -ETIMEDOUT. */
 static int wait_listening(const char *name)
 {
@@ -723,6 +744,7 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 {
 	struct ibemu_daemon_opts opts = {0};
+	pid_t starter = 0;
 	struct ibemu_opt_val v[UP_NOPTS];
 	const char *file, *name = cli->fabric;
 	struct ibemu_topo *t;
@@ -792,7 +814,8 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	if (opts.foreground && with_sm && smo.host[0]) {
 		pid_t daemon_pid = getpid();
 
-		if (fork() == 0) {
+		starter = fork();
+		if (starter == 0) {
 			/* Gone with the daemon, should it stop first. */
 			sm_starter_parent = daemon_pid;
 			ret = wait_listening(fabric)
@@ -805,6 +828,8 @@ int ibemu_cli_up(struct ibemu_cli *cli, int argc, char **argv)
 	/* The daemon consumes the topology whatever happens. */
 	ret = ibemu_daemon_start(t, &opts, &ibemu_ctl_servers, why,
 				 sizeof(why));
+	if (starter > 0)
+		starter_reap(fabric, starter);
 	if (ret)
 		return ibemu_cli_fail(1, "up: %s", why);
 	if (!opts.foreground) {

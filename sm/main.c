@@ -555,6 +555,9 @@ int main(int argc, char **argv)
 	double t0 = wall_s();
 	int ret, issm;
 
+	/* Its log is a file: each line lands at once, so an SM killed or
+	 * crashed leaves its last line for 'ibemu sm status' to quote. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = parse_args(&sm, argc, argv);
 	if (ret)
 		return ret;
