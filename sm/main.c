@@ -570,6 +570,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "ibemu-sm: cannot open the umad port: %s\n",
 			strerror(-ret));
+		free(sm.cc);
 		return 1;
 	}
 	issm = issm_open(&sm);
