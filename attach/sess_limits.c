@@ -188,12 +188,14 @@ int ibemu__vs_hold(struct ibemu_sess_verbs *v,
 void ibemu__vs_unhold(struct ibemu_sess_verbs *v,
 		      const struct ibemu_sess_cost *cost)
 {
+	/* A copy: 'cost' may be v->held itself (all of it goes back). */
+	const struct ibemu_sess_cost c = *cost;
 	struct ibemu_sess_server *s = v->c->s;
 	unsigned i;
 
 	for (i = 0; i < IBEMU_RES_N; i++) {
-		v->held.n[i] -= cost->n[i];
-		v->proc->held.n[i] -= cost->n[i];
-		s->held_all.n[i] -= cost->n[i];
+		v->held.n[i] -= c.n[i];
+		v->proc->held.n[i] -= c.n[i];
+		s->held_all.n[i] -= c.n[i];
 	}
 }

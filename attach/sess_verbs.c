@@ -157,7 +157,7 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	struct ibemu_sess_verbs *v;
 	char why[300];
 	uint64_t probe;
-	int seals, err = -EPERM;
+	int seals, held, err = -EPERM;
 
 	if (nfds != 2) {
 		snprintf(why, sizeof(why),
@@ -187,10 +187,12 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 		snprintf(why, sizeof(why), "out of memory");
 		goto err_fds;
 	}
-	err = ibemu__vs_hold_why(v, &context_cost, "a verbs context", why,
-				 sizeof(why));
-	if (err)
+	held = ibemu__vs_hold_why(v, &context_cost, "a verbs context", why,
+				  sizeof(why));
+	if (held) {
+		err = held;
 		goto err_free;
+	}
 	seals = fcntl(fds[0], F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		snprintf(why, sizeof(why),
@@ -241,7 +243,7 @@ void ibemu__sess_verbs_open(struct ibemu_sess_conn *c, uint32_t node,
 	return;
 
 err_free:
-	ibemu__vs_unhold(v, &v->held);
+	ibemu__vs_unhold(v, &v->held); /* what it took, if anything */
 	ibemu__sess_proc_put(s, v->proc);
 	free(v);
 err_fds:
@@ -912,11 +914,7 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 	}
 	munmap(v->page, IBEMU_VERBS_PAGE);
 	close(v->async_fd);
-	{
-		const struct ibemu_sess_cost rest = v->held;
-
-		ibemu__vs_unhold(v, &rest); /* the context, PDs and MRs */
-	}
+	ibemu__vs_unhold(v, &v->held); /* the context, PDs and MRs */
 	ibemu__sess_proc_put(c->s, v->proc);
 	free(v->qps);
 	free(v->srqs);
