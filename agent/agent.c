@@ -64,8 +64,7 @@ static int agents_init(struct ibemu_engine *e, void **state)
 		an->nports = t->nodes[i].nports;
 		an->is_switch = t->nodes[i].type == IBEMU_NODE_SWITCH;
 	}
-	/* TIDs of traps: any value works; keep them apart from SM TIDs. */
-	a->next_tid = 0x1b3a000000000000ull;
+	a->next_tid = IBEMU_AGENT_TRAP_TID;
 	for (i = 0; i < a->nports; i++) {
 		ret = ibemu__sma_port_init(e, a, i);
 		if (ret)
@@ -224,7 +223,7 @@ static void agent_event(struct ibemu_engine *e, uint32_t target, void *ptr)
 		return;
 	switch (work & ((1u << IBEMU_AGENT_WORK_KIND_BITS) - 1)) {
 	case IBEMU_AGENT_WORK_TRAP:
-		if (target < a->nnodes)
+		if (target < a->nports)
 			ibemu__sma_trap_event(e, target, gen);
 		break;
 	case IBEMU_AGENT_WORK_MKEY_LEASE:
@@ -261,6 +260,14 @@ int ibemu__agent_takes(const uint8_t *mad)
 	/* Responses go to whoever asked; Traps go to managers. */
 	if (method & IBEMU_MAD_METHOD_RESP || method == IBEMU_MAD_METHOD_TRAP)
 		return 0;
+	/*
+	 * A TrapRepress() answers a Trap, and goes where the Trap came from,
+	 * as ib_mad routes it by TID (ib_response_mad()): the SMA's own
+	 * traps, or an attached process's (an SM's Trap 144 to its master).
+	 */
+	if (method == IBEMU_MAD_METHOD_TRAP_REPRESS)
+		return ibemu_mad_get_tid(mad) >> 32 ==
+		       IBEMU_AGENT_TRAP_TID >> 32;
 	switch (mgmt_class) {
 	case IBEMU_MAD_CLASS_SUBN_LID:
 	case IBEMU_MAD_CLASS_SUBN_DR:
@@ -308,7 +315,11 @@ int ibemu_agent_set_port_cap(struct ibemu_engine *e, uint32_t port,
 	if (!a || port >= a->nports)
 		return -EINVAL;
 	ap = &a->ports[port];
+	if (((ap->cap_mask & ~clear) | set) == ap->cap_mask)
+		return 0;
 	ap->cap_mask = (ap->cap_mask & ~clear) | set;
+	if (!a->nodes[ap->node].is_switch)
+		ibemu__sma_cap_mask_changed(e, port);
 	return 0;
 }
 

@@ -36,14 +36,36 @@
 #define IBEMU_AGENT_LINK_DOWN_POLLING 2 /* LinkDownDefaultState */
 #define IBEMU_AGENT_LINK_DOWN_SLEEP   1
 
-/* Trap 128 goes out once and is repeated up to this many sends in all. */
+/* A trap goes out once and is repeated up to this many sends in all. */
 #define IBEMU_AGENT_TRAP_SENDS 5
+/*
+ * The agents' trap TIDs start here. Their upper 32 bits are no hi_tid an
+ * attached process's agent gets (24 bits, attach/sess_agent.c), so that a
+ * TrapRepress() at an HCA port tells by its TID whose trap it answers.
+ */
+#define IBEMU_AGENT_TRAP_TID 0x1b3a000000000000ull
 
 /* Kinds of delayed work (ibemu_engine_mgmt_at); the rest is a generation. */
 enum ibemu_agent_work {
-	IBEMU_AGENT_WORK_TRAP = 1,	 /* target: node index */
+	IBEMU_AGENT_WORK_TRAP = 1,	 /* target: global port index */
 	IBEMU_AGENT_WORK_MKEY_LEASE = 2, /* target: global port index */
 	IBEMU_AGENT_WORK_KIND_BITS = 4,
+};
+
+/*
+ * The trap a port's SMA sends its master SM until the SM represses it
+ * (IBA 14.2.5.1, 13.4.9): a switch's Trap 128 (kept in port 0's entry), an
+ * HCA port's Trap 144. One at a time: a change while one is pending is
+ * told by its repeats (with the new details, the same TID).
+ */
+struct ibemu_agent_trap {
+	uint8_t pending; /* sent, not yet repressed */
+	uint8_t sends;
+	uint8_t toggle;
+	uint16_t number;
+	uint32_t gen; /* its timer's generation */
+	uint64_t tid;
+	uint8_t details[IBEMU_MAD_NOTICE_DETAILS_LEN];
 };
 
 /*
@@ -93,11 +115,12 @@ struct ibemu_agent_port {
 	uint16_t cc_key_lease_period;
 	uint16_t cc_key_violations;
 	uint8_t cc_key_protect;
+	struct ibemu_agent_trap trap;
 };
 
 /*
  * Per node: its shape (copied from the topology and the engine at init),
- * SwitchInfo state, the MFT and the pending Trap 128.
+ * SwitchInfo state and the MFT.
  */
 struct ibemu_agent_node {
 	uint32_t first_port; /* global index of its port 0 */
@@ -110,11 +133,6 @@ struct ibemu_agent_node {
 	uint8_t default_mcast_not_primary;
 	uint8_t life_time_value;
 	uint8_t port_state_change;
-	uint8_t trap_pending; /* a Trap 128 not yet repressed */
-	uint8_t trap_sends;
-	uint8_t trap_toggle;
-	uint32_t trap_gen;
-	uint64_t trap_tid;
 	/* [position][MLID - 0xC000], allocated on first Set(MFT). */
 	uint16_t *mft;
 };
@@ -244,7 +262,18 @@ int ibemu__sma_mft(struct ibemu_agent_req *r);
  * engine tells of it through the management's port_change op.
  */
 void ibemu__sma_port_state_change(struct ibemu_engine *e, uint32_t node);
-void ibemu__sma_trap_event(struct ibemu_engine *e, uint32_t node, uint32_t gen);
+
+/* sma_trap.c */
+/*
+ * Raises trap 'number' with DataDetails 'details' (54 bytes) at port 'pi'
+ * (a switch's port 0, an HCA port): sent to its master SM now, repeated
+ * until repressed; a trap already pending takes the new details.
+ */
+void ibemu__sma_trap_raise(struct ibemu_engine *e, uint32_t pi, uint16_t number,
+			   const uint8_t *details);
+/* IBA 14.2.5.1 Trap 144: HCA port 'pi''s CapabilityMask changed. */
+void ibemu__sma_cap_mask_changed(struct ibemu_engine *e, uint32_t pi);
+void ibemu__sma_trap_event(struct ibemu_engine *e, uint32_t pi, uint32_t gen);
 int ibemu__sma_trap_repress(struct ibemu_agent_req *r);
 
 /* sma_tables.c */

@@ -169,96 +169,17 @@ int ibemu__sma_mft(struct ibemu_agent_req *r)
 	return IBEMU_MAD_STATUS_OK;
 }
 
-/*
- * Sends (or resends) switch 'node''s pending Trap 128 to its master SM:
- * IBA 14.2.5.1, a LID-routed SubnTrap(Notice) from the switch's LID to
- * PortInfo:MasterSMLID on MasterSMSL. Returns 0, or -1 when it cannot go
- * (the switch or its SM has no LID).
- */
-static int trap_send(struct ibemu_engine *e, uint32_t node)
-{
-	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
-	struct ibemu_agent_port *ap = ibemu__agent_port(e, an->first_port);
-	uint16_t lid = ibemu_engine_get_lid(e, node, 0);
-	struct ibemu_mad_trap_lid details = {.lid = lid};
-	struct ibemu_mad_notice n;
-	struct ibemu_mad_smp smp;
-	struct ibemu_mad_msg msg;
-
-	if (!lid || !ap->master_sm_lid)
-		return -1;
-	memset(&n, 0, sizeof(n));
-	n.is_generic = 1;
-	n.type = IBEMU_MAD_NOTICE_URGENT;
-	n.producer_type = IBEMU_MAD_NODE_SWITCH;
-	n.trap_number = IBEMU_MAD_TRAP_LINK_STATE_CHANGE;
-	n.issuer_lid = lid;
-	n.toggle = an->trap_toggle;
-	IBEMU_BUG_ON(ibemu_mad_trap_lid_encode(&details, n.data_details,
-					       sizeof(n.data_details)));
-	memset(&smp, 0, sizeof(smp));
-	smp.hdr.base_version = IBEMU_MAD_BASE_VERSION;
-	smp.hdr.mgmt_class = IBEMU_MAD_CLASS_SUBN_LID;
-	smp.hdr.class_version = IBEMU_MAD_SMP_CLASS_VERSION;
-	smp.hdr.method = IBEMU_MAD_METHOD_TRAP;
-	smp.hdr.tid = an->trap_tid;
-	smp.hdr.attr_id = IBEMU_SMP_ATTR_NOTICE;
-	smp.m_key = ap->m_key;
-	IBEMU_BUG_ON(ibemu_mad_notice_encode(&n, smp.data, sizeof(smp.data)));
-	memset(&msg, 0, sizeof(msg));
-	IBEMU_BUG_ON(ibemu_mad_smp_encode(&smp, msg.mad, sizeof(msg.mad)));
-	msg.slid = lid;
-	msg.dlid = ap->master_sm_lid;
-	msg.sl = ap->master_sm_sl;
-	msg.pkey = 0xffff;
-	ibemu_engine_mgmt_emit(e, node, 0, &msg);
-	an->trap_sends++;
-	/*
-	 * Repeat after the subnet's timeout (IBA 14.2.5.6 SubnetTimeout:
-	 * 4.096 us * 2^SubnetTimeout) until a TrapRepress() comes.
-	 */
-	ibemu__agent_later(e, 4096000ull << ap->subnet_timeout,
-			   IBEMU_AGENT_WORK_TRAP, node, an->trap_gen);
-	return 0;
-}
-
 void ibemu__sma_port_state_change(struct ibemu_engine *e, uint32_t node)
 {
 	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
+	struct ibemu_mad_trap_lid details = {
+		.lid = ibemu_engine_get_lid(e, node, 0),
+	};
+	uint8_t data[IBEMU_MAD_NOTICE_DETAILS_LEN];
 
 	an->port_state_change = 1;
-	/* One Trap 128 at a time: its repeats say the same thing. */
-	if (an->trap_pending)
-		return;
-	an->trap_pending = 1;
-	an->trap_sends = 0;
-	an->trap_toggle ^= 1;
-	an->trap_tid = ibemu__agents(e)->next_tid++;
-	an->trap_gen = (an->trap_gen + 1) & 0x0fffffffu;
-	if (trap_send(e, node))
-		an->trap_pending = 0;
-}
-
-void ibemu__sma_trap_event(struct ibemu_engine *e, uint32_t node, uint32_t gen)
-{
-	struct ibemu_agent_node *an = ibemu__agent_node(e, node);
-
-	if (!an->trap_pending || gen != an->trap_gen)
-		return;
-	/* Given up after IBEMU_AGENT_TRAP_SENDS; the bit stays set. */
-	if (an->trap_sends >= IBEMU_AGENT_TRAP_SENDS || trap_send(e, node))
-		an->trap_pending = 0;
-}
-
-int ibemu__sma_trap_repress(struct ibemu_agent_req *r)
-{
-	struct ibemu_agent_node *an = ibemu__agent_node(r->e, r->node);
-	uint64_t tid = ibemu_mad_bits_get(r->req, 64, 64);
-
-	/* IBA 13.4.5: the manager represses the trap it got, by TID. */
-	if (an->trap_pending && tid == an->trap_tid) {
-		an->trap_pending = 0;
-		an->trap_gen = (an->trap_gen + 1) & 0x0fffffffu;
-	}
-	return IBEMU_AGENT_DROP; /* TrapRepress() has no response */
+	memset(data, 0, sizeof(data));
+	IBEMU_BUG_ON(ibemu_mad_trap_lid_encode(&details, data, sizeof(data)));
+	ibemu__sma_trap_raise(e, an->first_port,
+			      IBEMU_MAD_TRAP_LINK_STATE_CHANGE, data);
 }

@@ -344,6 +344,12 @@ class OpenSMTest(OpenSMRunner, IbemuTestCase):
                     self.json_of("ports", "--fabric", "ho")["ports"]}
             self.assertEqual(self.sminfo_of("ho", "hca2", lids["hca1"]),
                              (ibemu_guid, 0, 2))
+            # ibemu-sm repressed OpenSM's Trap 144 (IBA 14.2.5.1) and the
+            # TrapRepress reached OpenSM's trap agent, not hca3's SMA:
+            # OpenSM's trap did not time out (ERR 3113).
+            self.wait_log(log, "SUBNET UP")
+            text = read(log)
+            self.assertNotIn("ERR 3113", text, text[-3000:])
         finally:
             self.stop_opensm(osm)
         state = lambda: self.json_of("sm", "status", "--fabric",

@@ -411,8 +411,13 @@ static void test_takes(void)
 	T_EQ_INT(ibemu__agent_takes(mad), 0);
 	encode_req(mad, 0, IBEMU_MAD_METHOD_TRAP, IBEMU_SMP_ATTR_NOTICE, 0);
 	T_EQ_INT(ibemu__agent_takes(mad), 0);
+	/* A TrapRepress() goes where its Trap came from, by the TID: an
+	 * attached process's (an SM's Trap 144 to its master), or the SMA's. */
 	encode_req(mad, 0, IBEMU_MAD_METHOD_TRAP_REPRESS, IBEMU_SMP_ATTR_NOTICE,
 		   0);
+	ibemu_mad_set_tid(mad, 0x000001a200000007ull);
+	T_EQ_INT(ibemu__agent_takes(mad), 0);
+	ibemu_mad_set_tid(mad, 0x1b3a000000000003ull);
 	T_EQ_INT(ibemu__agent_takes(mad), 1);
 	encode_req(mad, 0, IBEMU_MAD_METHOD_GET_RESP, IBEMU_SMP_ATTR_NODE_INFO,
 		   0);
@@ -664,6 +669,141 @@ static void test_trap128(void)
 	T_EQ_INT(f.nmads, 7);
 	/* A switch that knows no SM sets the bit and sends nothing. */
 	T_EQ_INT(psc(&f, "sw1"), 1);
+	T_EQ_U64(ibemu_engine_pending(f.e), 0);
+	teardown(&f);
+}
+
+/* Checks the Trap 144 hca1 (LID 3, the SM) got from hca4 (LID 6). */
+static void check_trap144(struct fx *f, uint32_t cap_mask,
+			  struct ibemu_mad_smp *s)
+{
+	struct ibemu_mad_trap_local_changes lc;
+	struct ibemu_mad_notice n;
+	struct ibemu_mad_port_info pi;
+
+	T_EQ_INT(f->mad_port, port_of(f, "hca1", 1));
+	T_EQ_INT(f->mad.slid, 6);
+	T_EQ_INT(f->mad.dlid, 3);
+	T_EQ_INT(ibemu_mad_smp_decode(f->mad.mad, sizeof(f->mad.mad), s), 0);
+	T_EQ_INT(s->hdr.mgmt_class, IBEMU_MAD_CLASS_SUBN_LID);
+	T_EQ_INT(s->hdr.method, IBEMU_MAD_METHOD_TRAP);
+	T_EQ_INT(s->hdr.attr_id, IBEMU_SMP_ATTR_NOTICE);
+	T_EQ_INT(ibemu_mad_notice_decode(s->data, sizeof(s->data), &n), 0);
+	T_EQ_INT(n.is_generic, 1);
+	T_EQ_INT(n.type, IBEMU_MAD_NOTICE_INFO);
+	T_EQ_INT(n.producer_type, IBEMU_MAD_NODE_CA);
+	T_EQ_INT(n.trap_number, 144);
+	T_EQ_INT(n.issuer_lid, 6);
+	/* IBA 14.2.5.1 (OpenSM's ib_mad_notice_attr144_t): the LID at
+	 * DataDetails bytes 2-3, the new CapabilityMask at 6-9. */
+	T_EQ_INT(s->data[10 + 2] << 8 | s->data[10 + 3], 6);
+	T_EQ_U64((uint32_t)s->data[16] << 24 | (uint32_t)s->data[17] << 16 |
+			 (uint32_t)s->data[18] << 8 | s->data[19],
+		 cap_mask);
+	T_EQ_INT(ibemu_mad_trap_local_changes_decode(
+			 n.data_details, sizeof(n.data_details), &lc),
+		 0);
+	T_EQ_INT(lc.lid, 6);
+	T_EQ_U64(lc.capability_mask, cap_mask);
+	T_EQ_INT(get_pi(f, "hca4", 1, 0, &pi), 0);
+	T_EQ_U64(pi.capability_mask, cap_mask);
+	T_EQ_INT(lc.capability_mask2, pi.capability_mask2);
+	T_EQ_INT(lc.other_local_changes | lc.node_description_change |
+			 lc.link_width_enabled_change |
+			 lc.link_speed_enabled_change,
+		 0);
+}
+
+/* A TrapRepress() for 'trap', LID-routed from hca1 to hca4 as an SM
+ * sends it, with TID 'tid'. */
+static void send_trap_repress(struct fx *f, const struct ibemu_mad_smp *trap,
+			      uint64_t tid)
+{
+	struct ibemu_mad_smp s = *trap;
+	struct ibemu_mad_msg m;
+
+	memset(&m, 0, sizeof(m));
+	s.hdr.method = IBEMU_MAD_METHOD_TRAP_REPRESS;
+	s.hdr.tid = tid;
+	T_EQ_INT(ibemu_mad_smp_encode(&s, m.mad, sizeof(m.mad)), 0);
+	m.slid = 3;
+	m.dlid = 6;
+	m.pkey = 0xffff;
+	T_EQ_INT(ibemu_engine_mad_send(f->e, port_of(f, "hca1", 1), &m), 0);
+}
+
+/*
+ * IBA 14.2.5.1: an HCA port whose CapabilityMask changes (an SM opened
+ * its issm device: IsSM) sends its master SM Trap 144, repeated until a
+ * TrapRepress() with its TID; a TrapRepress() with another TID is for
+ * the port's owner (an attached SM that trapped), not the SMA.
+ */
+static void test_trap144(void)
+{
+	uint64_t every = 4096000ull << 10; /* SubnetTimeout 10: 4.19 ms */
+	struct ibemu_mad_port_info pi;
+	struct ibemu_mad_smp s, first;
+	uint32_t hca4, cap;
+	struct fx f;
+
+	setup(&f, 1);
+	hca4 = port_of(&f, "hca4", 1);
+	/* A port that knows no SM changes silently. */
+	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, IBEMU_MAD_CAP_IS_SM, 0),
+		 0);
+	run_for(&f, every);
+	T_EQ_INT(f.nmads, 0);
+	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
+		 0);
+	T_EQ_INT(get_pi(&f, "hca4", 1, 0, &pi), 0);
+	cap = pi.capability_mask;
+	pi.master_sm_lid = 3;
+	pi.subnet_timeout = 10;
+	pi.port_state = pi.port_phys_state = 0;
+	T_EQ_INT(set_pi(&f, "hca4", 1, 0, &pi), 0);
+	/* Asking for what the mask already has is no change. */
+	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
+		 0);
+	run_for(&f, 1000000ull);
+	T_EQ_INT(f.nmads, 0);
+
+	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, IBEMU_MAD_CAP_IS_SM, 0),
+		 0);
+	run_for(&f, 1000000ull); /* 1 us: through sw2 and sw1 */
+	T_EQ_INT(f.nmads, 1);
+	check_trap144(&f, cap | IBEMU_MAD_CAP_IS_SM, &first);
+	/* Repeated every SubnetTimeout with the same TID. */
+	run_for(&f, every - 1000000ull);
+	T_EQ_INT(f.nmads, 1);
+	run_for(&f, 1000000ull);
+	T_EQ_INT(f.nmads, 2);
+	check_trap144(&f, cap | IBEMU_MAD_CAP_IS_SM, &s);
+	T_EQ_U64(s.hdr.tid, first.hdr.tid);
+	/* A TrapRepress() with another TID (an attached process's: its hi_tid
+	 * in the upper bits) goes past the SMA to the port's owner... */
+	send_trap_repress(&f, &first, 0x0000000500000001ull);
+	run_for(&f, 1000000ull);
+	T_EQ_INT(f.nmads, 3);
+	T_EQ_INT(f.mad_port, hca4);
+	T_EQ_INT(ibemu_mad_get_method(f.mad.mad),
+		 IBEMU_MAD_METHOD_TRAP_REPRESS);
+	run_for(&f, every);
+	T_EQ_INT(f.nmads, 4); /* ...and the trap goes on */
+	/* The trap's own TID stops it; the SMA keeps it to itself. */
+	send_trap_repress(&f, &first, first.hdr.tid);
+	run_for(&f, 10 * every);
+	T_EQ_INT(f.nmads, 4);
+	T_EQ_U64(ibemu_engine_pending(f.e), 0);
+	/* The SM leaves: another trap, a new TID, the mask without IsSM;
+	 * unrepressed it gives up after five sends. */
+	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
+		 0);
+	run_for(&f, 1000000ull);
+	T_EQ_INT(f.nmads, 5);
+	check_trap144(&f, cap, &s);
+	T_TRUE(s.hdr.tid != first.hdr.tid);
+	run_for(&f, 10 * every);
+	T_EQ_INT(f.nmads, 9);
 	T_EQ_U64(ibemu_engine_pending(f.e), 0);
 	teardown(&f);
 }
@@ -1098,6 +1238,7 @@ void ibemu_test_register_agent_sma(void)
 		{"state_machine", test_state_machine},
 		{"link_down_retrains", test_link_down_retrains},
 		{"trap128", test_trap128},
+		{"trap144", test_trap144},
 		{"lids", test_lids},
 		{"lft", test_lft},
 		{"mft", test_mft},
