@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "agent_int.h"
 #include "engine.h"
 #include "mad.h"
 #include "mad_sma.h"
@@ -738,6 +739,18 @@ static void send_trap_repress(struct fx *f, const struct ibemu_mad_smp *trap,
  * TrapRepress() with its TID; a TrapRepress() with another TID is for
  * the port's owner (an attached SM that trapped), not the SMA.
  */
+/* What the daemon will do on an issm open: set the bit, raise Trap 144. */
+static void cap_change(struct fx *f, uint32_t pi, uint32_t set, uint32_t clear)
+{
+	struct ibemu_mad_port_info before, after;
+
+	T_EQ_INT(ibemu_agent_port_info(f->e, pi, &before), 0);
+	T_EQ_INT(ibemu_agent_set_port_cap(f->e, pi, set, clear), 0);
+	T_EQ_INT(ibemu_agent_port_info(f->e, pi, &after), 0);
+	if (before.capability_mask != after.capability_mask)
+		ibemu__sma_cap_mask_changed(f->e, pi);
+}
+
 static void test_trap144(void)
 {
 	uint64_t every = 4096000ull << 10; /* SubnetTimeout 10: 4.19 ms */
@@ -749,12 +762,10 @@ static void test_trap144(void)
 	setup(&f, 1);
 	hca4 = port_of(&f, "hca4", 1);
 	/* A port that knows no SM changes silently. */
-	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, IBEMU_MAD_CAP_IS_SM, 0),
-		 0);
+	cap_change(&f, hca4, IBEMU_MAD_CAP_IS_SM, 0);
 	run_for(&f, every);
 	T_EQ_INT(f.nmads, 0);
-	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
-		 0);
+	cap_change(&f, hca4, 0, IBEMU_MAD_CAP_IS_SM);
 	T_EQ_INT(get_pi(&f, "hca4", 1, 0, &pi), 0);
 	cap = pi.capability_mask;
 	pi.master_sm_lid = 3;
@@ -762,13 +773,11 @@ static void test_trap144(void)
 	pi.port_state = pi.port_phys_state = 0;
 	T_EQ_INT(set_pi(&f, "hca4", 1, 0, &pi), 0);
 	/* Asking for what the mask already has is no change. */
-	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
-		 0);
+	cap_change(&f, hca4, 0, IBEMU_MAD_CAP_IS_SM);
 	run_for(&f, 1000000ull);
 	T_EQ_INT(f.nmads, 0);
 
-	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, IBEMU_MAD_CAP_IS_SM, 0),
-		 0);
+	cap_change(&f, hca4, IBEMU_MAD_CAP_IS_SM, 0);
 	run_for(&f, 1000000ull); /* 1 us: through sw2 and sw1 */
 	T_EQ_INT(f.nmads, 1);
 	check_trap144(&f, cap | IBEMU_MAD_CAP_IS_SM, &first);
@@ -796,8 +805,7 @@ static void test_trap144(void)
 	T_EQ_U64(ibemu_engine_pending(f.e), 0);
 	/* The SM leaves: another trap, a new TID, the mask without IsSM;
 	 * unrepressed it gives up after five sends. */
-	T_EQ_INT(ibemu_agent_set_port_cap(f.e, hca4, 0, IBEMU_MAD_CAP_IS_SM),
-		 0);
+	cap_change(&f, hca4, 0, IBEMU_MAD_CAP_IS_SM);
 	run_for(&f, 1000000ull);
 	T_EQ_INT(f.nmads, 5);
 	check_trap144(&f, cap, &s);
