@@ -204,8 +204,11 @@ int sm_find_master(struct sm *sm)
 		sm_ask_handover(sm);
 		return 0;
 	}
-	best = highest(sm, 0);
-	if (!best || !outranks(sm, best) || best == master)
+	/* IBA 14.4.1: to a standby only. One still discovering finds this
+	 * master, goes standby and says so (its own Trap 144, or the next
+	 * light sweep's poll); the handover waits until then. */
+	best = highest(sm, SM_STATE_STANDBY);
+	if (!best || !outranks(sm, best))
 		return 0;
 	ret = hand_over(sm, best);
 	if (ret) {

@@ -466,6 +466,10 @@ static int standby_poll(struct sm *sm)
 		status(sm); /* still standby, and still running */
 		return 0;
 	}
+	/* The master handed over while it was polled (and is standby now):
+	 * the sweep loop takes the handover next. */
+	if (sm->handover_in)
+		return 0;
 	printf("ibemu-sm: the master is gone: taking over\n");
 	sm->discovering = 1;
 	return heavy(sm, wall_s(), "the master is gone");

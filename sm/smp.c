@@ -358,7 +358,10 @@ static void sm_info_answer(struct sm *sm, struct ib_user_mad *um,
 		.guid = sm->nnodes ? sm->nodes[0].ni.port_guid : 0,
 		.act_count = (uint32_t)(sm->heavy_sweeps + sm->light_sweeps),
 		.priority = (uint8_t)sm->priority,
-		.sm_state = sm->standby ? SM_STATE_STANDBY : SM_STATE_MASTER,
+		/* IBA 14.4.1: discovering until its first sweep decides. */
+		.sm_state = sm->standby	      ? SM_STATE_STANDBY
+			    : sm->discovering ? SM_STATE_DISCOVERING
+					      : SM_STATE_MASTER,
 		/* OpenSM ignores an SM whose SMInfo carries another SM_Key
 		 * than its own (ERR 2F18): both keep the default one. M_Key
 		 * and SM_Key protection are not modelled. */
