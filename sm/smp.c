@@ -132,13 +132,21 @@ void sm_smp_close(struct sm *sm)
 {
 	struct sm_req *r;
 
+	/* What never left or was never answered (the port went during a
+	 * sweep) fails: its owner frees what it gave (a probe...). Nothing
+	 * is queued meanwhile. */
+	sm->port_gone = 1;
 	while ((r = sm->queue_head)) {
 		sm->queue_head = r->next;
+		req_fail(sm, r, -ENODEV);
 		req_free(r);
 	}
 	if (sm->inflight) {
-		while (sm->ninflight)
-			req_free(sm->inflight[--sm->ninflight]);
+		while (sm->ninflight) {
+			r = sm->inflight[--sm->ninflight];
+			req_fail(sm, r, -ENODEV);
+			req_free(r);
+		}
 		free(sm->inflight);
 	}
 	sm_cc_close(sm);
@@ -163,8 +171,11 @@ int sm_smp(struct sm *sm, const uint8_t *path, unsigned hops, uint8_t method,
 	   uint16_t attr, uint32_t mod, const uint8_t *data, sm_smp_cb cb,
 	   void *arg, uint64_t arg2)
 {
-	struct sm_req *r = calloc(1, sizeof(*r));
+	struct sm_req *r;
 
+	if (sm->port_gone)
+		return -ENODEV; /* nothing leaves any more */
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	memcpy(r->path, path, hops + 1);
@@ -198,8 +209,11 @@ int sm_smp_lid(struct sm *sm, uint16_t dlid, uint8_t method, uint16_t attr,
 int sm_gmp(struct sm *sm, int agent, uint16_t dlid, const uint8_t *mad,
 	   sm_gmp_cb cb, void *arg, uint64_t arg2)
 {
-	struct sm_req *r = calloc(1, sizeof(*r));
+	struct sm_req *r;
 
+	if (sm->port_gone)
+		return -ENODEV;
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->gmp = malloc(IBEMU_MAD_LEN);
