@@ -458,18 +458,27 @@ static int heavy(struct sm *sm, double t0, const char *why)
  * mastership over by Set(SMInfo) HANDOVER). Traps meanwhile are the
  * master's business.
  */
+/* Polls in a row a master may miss before it counts as gone: OpenSM's
+ * default polling_retry_number, so one answer lost to a loaded host does
+ * not make two masters. */
+#define MASTER_POLL_RETRIES 4
+
 static int standby_poll(struct sm *sm)
 {
 	sm->trap144 = 0;
 	if (sm_master_alive(sm)) {
+		sm->master_misses = 0;
 		sm_ask_handover(sm);
 		status(sm); /* still standby, and still running */
 		return 0;
 	}
 	/* The master handed over while it was polled (and is standby now):
 	 * the sweep loop takes the handover next. */
-	if (sm->handover_in)
+	if (sm->handover_in || ++sm->master_misses < MASTER_POLL_RETRIES) {
+		status(sm);
 		return 0;
+	}
+	sm->master_misses = 0;
 	printf("ibemu-sm: the master is gone: taking over\n");
 	sm->discovering = 1;
 	return heavy(sm, wall_s(), "the master is gone");

@@ -161,6 +161,7 @@ struct sm {
 	int sm_outranked; /* a light sweep found one that outranks this SM */
 	int trap144;	  /* a Trap 144 came: an SM appeared or changed */
 	int handover_in;  /* the master handed over: a heavy sweep next */
+	unsigned master_misses; /* standby: polls in a row the master missed */
 	/* IBA 14.4: at its start, and when its master is gone, an SM
 	 * discovers: any master it finds makes it standby (and one that
 	 * ranks below it is asked, by Trap 144, to hand over). */
