@@ -6,7 +6,7 @@
  * One binary plays every part: the driver ('run') measures the references
  * itself and starts the two verbs ends ('peer') under 'ibemu exec'; the
  * ends are an ordinary libibverbs program (system headers, -libverbs), as
- * tests/verbs-client.c is. bench/verbs.sh starts and stops the daemon.
+ * tests/clients/verbs-client.c is. bench/verbs.sh starts and stops the daemon.
  */
 #include <errno.h>
 #include <fcntl.h>

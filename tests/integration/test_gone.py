@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Careless processes and daemons (issue 18, items 5 and 6), through
-tests/verbs-gone.c, a verbs program linked against the system libibverbs:
+tests/clients/verbs-gone.c, a verbs program linked against the system libibverbs:
 
 - a process whose daemon went away ('ibemu down', or kill -9) and was
   replaced by a new one under the same fabric name learns it as a program

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The quiescence time rule of docs/design.md §3: tests/verbs-det.c (100
+"""The quiescence time rule of docs/design.md §3: tests/clients/verbs-det.c (100
 RC ping-pongs of varying sizes, RDMA WRITEs and READs between hca01 and
 hca36 of a two-level fat tree) prints the virtual time of every completion
 it takes; three fresh daemons, and one daemon twice, must give

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """ibemu's libibumad.so.3 and the daemon's session socket: real programs
-under 'ibemu exec' (tests/umad-client.c, linked against the system
+under 'ibemu exec' (tests/clients/umad-client.c, linked against the system
 libibumad like any tool, and ibstat), CA and port queries, SMPs answered by
 the fabric, timeouts, binding of processes to HCAs, and clients that die or
 speak garbage. The exported symbols and their versions are compared with

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """ibemu's libibverbs.so.1: Debian's unmodified ibv_devices and ibv_devinfo
 under 'ibemu exec' see the process's HCA as the fabric describes it (name,
-GUIDs, port state, LID, width, speed, GID); tests/verbs-client.c, linked
+GUIDs, port state, LID, width, speed, GID); tests/clients/verbs-client.c, linked
 against the system libibverbs like any program, checks the rules of the
 local objects (PD, MR, CQ, completion channel, AH); outside 'ibemu exec' a
 program sees a host without HCAs; Debian's librdmacm loads against ours.
@@ -256,7 +256,7 @@ class VerbsTest(SessionClient, IbemuTestCase):
     def test_extended_cq_and_builders(self):
         """ibv_create_cq_ex with completion timestamps and the ibv_wr_*
         builders of ibv_create_qp_ex, through the real API
-        (tests/verbs-ex.c): SEND with immediate from an inline list,
+        (tests/clients/verbs-ex.c): SEND with immediate from an inline list,
         WRITE, READ and both atomics in one batch, a batch with a bad
         request that posts nothing, ibv_wr_abort, the refusals; and a CQ
         armed for solicited completions only: no event at a plain SEND's
@@ -273,7 +273,7 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.down("vex")
 
     def test_registered_memory_of_every_kind(self):
-        """docs/design.md §6's fast path (tests/verbs-mem.c): malloc'd
+        """docs/design.md §6's fast path (tests/clients/verbs-mem.c): malloc'd
         and mmap'd regions move onto shared memory with their bytes
         intact, again when registered twice or remapped; the stack and
         a file mapping stay on the process_vm path; WRITE, READ and
