@@ -8,8 +8,7 @@
  * it names it (so that an open() without O_CREAT works; the daemon makes
  * none up front: one file per HCA was most of a large fabric's start),
  * and the daemon watches the directory with inotify: a port whose file is
- * held open has IsSM set, through the SMA like any capability (and the
- * SMA sends the master SM a Trap 144, IBA 14.2.5.1).
+ * held open has IsSM set, through the SMA like any capability.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -70,8 +69,6 @@ static void issm_event(struct ibemu_sess_server *s,
 		ibemu_agent_set_port_cap(d->engine, pi, 0, IBEMU_MAD_CAP_IS_SM);
 		ibemu_daemon_log(d, "%s: IsSM cleared", ev->name);
 	}
-	/* The port's SMA tells its SM by Trap 144: let the engine send it. */
-	ibemu_daemon_pump(d);
 }
 
 static void issm_cb(uv_poll_t *h, int status, int events)
