@@ -19,7 +19,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
 libuv1-dev libyaml-dev libibumad-dev libibverbs-dev libibmad-dev libcunit1-dev
 opensm infiniband-diags ibverbs-utils librdmacm-dev rdmacm-utils ibsim-utils
-python3 python3-yaml librsvg2-bin"
+python3 python3-yaml librsvg2-bin perftest openmpi-bin libopenmpi-dev libucx0
+ucx-utils"
 
 say() { printf '\n== %s\n' "$*"; }
 
