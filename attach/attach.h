@@ -19,8 +19,6 @@ int ibemu__sess_server_start(struct ibemu_daemon *d);
 void ibemu__sess_server_stop(struct ibemu_daemon *d);
 /* Whether any process has a port stream open. */
 int ibemu__sess_attached(const struct ibemu_daemon *d);
-/* Whether any process has a umad port stream open (verbs ones aside). */
-int ibemu__sess_umad_attached(const struct ibemu_daemon *d);
 /*
  * The HCA port whose issm device a process holds (a subnet manager runs
  * there, sess_issm.c): its global index, or IBEMU_NONE. The lowest if

@@ -56,7 +56,7 @@ struct ibemu_sess_binding {
 
 /* A request sent with a timeout, waiting for its response. */
 struct ibemu_sess_send {
-	uv_timer_t timer; /* wall clock, as the kernel's MAD timeouts */
+	struct ibemu_due due; /* its timeout, in virtual time */
 	struct ibemu_sess_agent *agent;
 	struct ibemu_sess_send *next;
 	uint64_t tid; /* as sent, hi_tid included */
@@ -80,6 +80,13 @@ struct ibemu_sess_agent {
 	struct ibemu_sess_send *sends; /* outstanding requests, owned */
 	struct ibemu_sess_rmpp *rmpps; /* reassemblies in progress, owned */
 	uint32_t nrmpps;
+};
+
+/* A SEND stamped for later than the engine's time: its message, copied. */
+struct ibemu_sess_later {
+	struct ibemu_sess_later *next;
+	uint64_t at_ps;
+	uint8_t msg[]; /* a struct ibemu_sess_mad and its MAD */
 };
 
 /* A RECV message the stream's socket had no room for yet. */
@@ -148,6 +155,18 @@ struct ibemu_sess_conn {
 	/* What its process does wrong, logged a few times then once a
 	 * second (ibemu_daemon_log_limited()). */
 	struct ibemu_log_limit log_limits[IBEMU_SESS_LOG_NREASONS];
+	/* The time rule of a port stream (sess_umad_rule.c). */
+	struct ibemu_sess_umad_time {
+		struct ibemu_rule_proc rule;
+		int in_rule;	  /* it waited once: it counts from now on */
+		uint64_t wait_seq; /* 1 + what it had seen at its last WAIT */
+		uint64_t wait_id;
+		uint64_t calls;	   /* messages it sent */
+		uint64_t clock_ps; /* its last MAD's time, in or out */
+		struct ibemu_due timeout; /* of its wait (lazy) */
+		struct ibemu_sess_later *later_head, *later_tail;
+		struct ibemu_due later; /* the first one's time */
+	} time;
 };
 
 /*
@@ -307,6 +326,31 @@ uint16_t ibemu__sess_pkey(struct ibemu_sess_server *s, uint32_t port,
 /* Index of 'pkey' (membership bit ignored) in the port's table, else 0. */
 uint16_t ibemu__sess_pkey_index(struct ibemu_sess_server *s, uint32_t port,
 				uint16_t pkey);
+
+/*
+ * Hands a TICK to stream 'c': the timeout of its wait 'wait_id' passed at
+ * virtual time 'vt_ps' (queued as a RECV is).
+ */
+void ibemu__sess_deliver_tick(struct ibemu_sess_conn *c, uint64_t wait_id,
+			      uint64_t vt_ps);
+
+/* sess_umad_rule.c: the time rule on port streams. */
+/* Sets up (at OPEN, the clock at the engine's time) and tears down. */
+void ibemu__su_init(struct ibemu_sess_conn *c);
+void ibemu__su_close(struct ibemu_sess_conn *c);
+/* A WAIT from the process ('w' checked for size). */
+void ibemu__su_wait(struct ibemu_sess_conn *c, const struct ibemu_sess_wait *w);
+/* A SEND from the process, checked: enters now, or at its stamp. */
+void ibemu__su_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m);
+/* A RECV is handed over now: counted; returns its time for the process. */
+uint64_t ibemu__su_handoff(struct ibemu_sess_conn *c);
+/* Whether the process waits under the rule. */
+int ibemu__su_waiting(const struct ibemu_sess_conn *c);
+/* What the rule reads of the stream; -ENOENT until it first waited. */
+int ibemu__su_words(const struct ibemu_sess_conn *c,
+		    struct ibemu_rule_words *w);
+/* Sends the RECVs and TICKs queued on every stream (the end of a run). */
+void ibemu__sess_streams_flush(struct ibemu_sess_server *s);
 
 /* sess_agent.c */
 /* REGISTER and UNREGISTER on stream 'c'; 0 or -errno, 'why' filled. */

@@ -6,9 +6,11 @@
  * version and method, responses to the agent whose hi_tid is in the upper
  * TID bits, requests with a timeout resent and finally returned with
  * status ETIMEDOUT. The engine carries the MADs (ibemu_engine_mad_send and
- * its mad_recv callback); timeouts run on the wall clock, as the kernel's.
+ * its mad_recv callback); timeouts count virtual time from the MAD's entry
+ * (docs/design.md §3), so a loaded host never makes a request time out.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,12 +70,9 @@ static void unclaimed(struct ibemu_sess_server *s, uint32_t port,
 
 /* --- outstanding requests ------------------------------------------- */
 
-static void send_free_cb(uv_handle_t *h)
-{
-	free(h->data);
-}
+#define PS_PER_MS 1000000000ull
 
-/* Unlinks 'send' from its agent and frees it (its timer closes first). */
+/* Unlinks 'send' from its agent and frees it, its timeout cancelled. */
 static void send_free(struct ibemu_sess_send *send)
 {
 	struct ibemu_sess_send **pp;
@@ -84,22 +83,32 @@ static void send_free(struct ibemu_sess_send *send)
 			break;
 		}
 	}
-	uv_close((uv_handle_t *)&send->timer, send_free_cb);
+	ibemu_due_cancel(send->agent->stream->s->d, &send->due);
+	free(send);
 }
 
-static void send_timeout_cb(uv_timer_t *t)
+static void send_timeout_arm(struct ibemu_daemon *d,
+			     struct ibemu_sess_send *send)
 {
-	struct ibemu_sess_send *send = t->data;
+	ibemu_due_arm(d, &send->due,
+		      ibemu_engine_now(d->engine) +
+			      (uint64_t)send->timeout_ms * PS_PER_MS);
+}
+
+static void send_timeout_cb(struct ibemu_daemon *d, struct ibemu_due *due)
+{
+	struct ibemu_sess_send *send =
+		(struct ibemu_sess_send *)((char *)due -
+					   offsetof(struct ibemu_sess_send,
+						    due));
 	struct ibemu_sess_agent *a = send->agent;
 	struct ibemu_sess_conn *c = a->stream;
-	struct ibemu_daemon *d = c->s->d;
 
 	if (send->retries) {
 		send->retries--;
 		/* Rearm first: the answer may come back during the send. */
-		uv_timer_start(t, send_timeout_cb, send->timeout_ms, 0);
+		send_timeout_arm(d, send);
 		ibemu_engine_mad_send(d->engine, c->port_index, &send->msg);
-		ibemu_daemon_pump(d);
 		return;
 	}
 	/*
@@ -341,8 +350,7 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	send = calloc(1, sizeof(*send));
 	if (!send)
 		return -ENOMEM;
-	uv_timer_init(&c->s->d->loop, &send->timer);
-	send->timer.data = send;
+	send->due.fire = send_timeout_cb;
 	send->agent = a;
 	send->tid = tid;
 	send->timeout_ms = m->timeout_ms;
@@ -355,7 +363,7 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	send->msg = *msg;
 	send->next = a->sends;
 	a->sends = send;
-	uv_timer_start(&send->timer, send_timeout_cb, m->timeout_ms, 0);
+	send_timeout_arm(c->s->d, send);
 	return 0;
 }
 
@@ -536,7 +544,6 @@ static int response_taken(struct ibemu_sess_server *s, uint32_t port,
 						 ibemu_mad_get_mgmt_class(mad));
 
 	if (send) {
-		uv_timer_stop(&send->timer);
 		send_free(send);
 		return 1;
 	}

@@ -103,6 +103,7 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
 		unsigned i;
 
 		ibemu__sess_agents_free(c);
+		ibemu__su_close(c);
 		ibemu__sess_bind_streams(s, c->pid, -1);
 		for (i = 0; i < IBEMU_SESS_LOG_NREASONS; i++)
 			quiet += c->log_limits[i].suppressed_total;
@@ -222,11 +223,13 @@ static int out_flush(struct ibemu_sess_conn *c)
  * subnet has hundreds of thousands; a call costs microseconds). While
  * something waits the idle handle keeps the loop from blocking.
  */
-static void flush_idle_cb(uv_idle_t *h)
+void ibemu__sess_streams_flush(struct ibemu_sess_server *s)
 {
-	struct ibemu_sess_server *s = h->data;
 	struct ibemu_sess_conn *c;
 
+	/* Mid-run, a process must not see part of what the run hands it. */
+	if (s->d->rule.mid_run)
+		return;
 	while ((c = s->flush_head)) {
 		s->flush_head = c->flush_next;
 		c->flush_next = NULL;
@@ -234,7 +237,15 @@ static void flush_idle_cb(uv_idle_t *h)
 		if (!c->closing && !(c->events & UV_WRITABLE) && !out_flush(c))
 			conn_watch(c, UV_READABLE | UV_WRITABLE);
 	}
-	uv_idle_stop(h);
+}
+
+static void flush_idle_cb(uv_idle_t *h)
+{
+	struct ibemu_sess_server *s = h->data;
+
+	ibemu__sess_streams_flush(s);
+	if (!s->flush_head)
+		uv_idle_stop(h);
 }
 
 static void flush_list(struct ibemu_sess_conn *c)
@@ -281,28 +292,14 @@ static void out_dropped(struct ibemu_sess_conn *c)
 			 (unsigned long long)c->out_dropped);
 }
 
-void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
-			 uint32_t status, const struct ibemu_sess_addr *addr,
-			 const uint8_t *mad, uint32_t len)
+/* Queues message 'head' and 'data' for stream 'c', sent with the others. */
+static void out_queue(struct ibemu_sess_conn *c, const void *head, size_t hlen,
+		      const void *data, size_t len)
 {
-	struct {
-		struct ibemu_sess_hdr h;
-		struct ibemu_sess_mad m;
-	} head;
 	struct ibemu_sess_out *o;
-	size_t total = sizeof(head) + len;
+	size_t total = hlen + len;
 
 	IBEMU_BUG_ON(c->kind != IBEMU_SESS_CONN_STREAM || c->closing);
-	IBEMU_BUG_ON(len > IBEMU_SESS_MAD_MAX);
-	memset(&head, 0, sizeof(head));
-	head.h.magic = IBEMU_SESS_MAGIC;
-	head.h.version = IBEMU_SESS_VERSION;
-	head.h.type = IBEMU_SESS_RECV;
-	head.h.len = (uint32_t)(sizeof(head.m) + len);
-	head.m.agent_id = agent_id;
-	head.m.status = status;
-	head.m.addr = *addr;
-	head.m.len = len;
 	if (c->out_len >= IBEMU_SESS_QUEUE_MAX ||
 	    c->out_bytes + total > IBEMU_SESS_QUEUE_BYTES) {
 		out_dropped(c);
@@ -315,8 +312,9 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 	}
 	o->next = NULL;
 	o->len = total;
-	memcpy(o->msg, &head, sizeof(head));
-	memcpy(o->msg + sizeof(head), mad, len);
+	memcpy(o->msg, head, hlen);
+	if (len)
+		memcpy(o->msg + hlen, data, len);
 	if (c->out_tail)
 		c->out_tail->next = o;
 	else
@@ -327,6 +325,47 @@ void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
 	/* A full socket: the writable callback sends the rest. */
 	if (!(c->events & UV_WRITABLE))
 		flush_list(c);
+}
+
+void ibemu__sess_deliver(struct ibemu_sess_conn *c, uint32_t agent_id,
+			 uint32_t status, const struct ibemu_sess_addr *addr,
+			 const uint8_t *mad, uint32_t len)
+{
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_mad m;
+	} head;
+
+	IBEMU_BUG_ON(len > IBEMU_SESS_MAD_MAX);
+	memset(&head, 0, sizeof(head));
+	head.h.magic = IBEMU_SESS_MAGIC;
+	head.h.version = IBEMU_SESS_VERSION;
+	head.h.type = IBEMU_SESS_RECV;
+	head.h.len = (uint32_t)(sizeof(head.m) + len);
+	head.m.agent_id = agent_id;
+	head.m.status = status;
+	head.m.addr = *addr;
+	head.m.len = len;
+	head.m.vt_ps = ibemu__su_handoff(c);
+	out_queue(c, &head, sizeof(head), mad, len);
+}
+
+void ibemu__sess_deliver_tick(struct ibemu_sess_conn *c, uint64_t wait_id,
+			      uint64_t vt_ps)
+{
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_tick t;
+	} msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.h.magic = IBEMU_SESS_MAGIC;
+	msg.h.version = IBEMU_SESS_VERSION;
+	msg.h.type = IBEMU_SESS_TICK;
+	msg.h.len = sizeof(msg.t);
+	msg.t.wait_id = wait_id;
+	msg.t.vt_ps = vt_ps;
+	out_queue(c, &msg, sizeof(msg), NULL, 0);
 }
 
 /* --- requests ------------------------------------------------------- */
@@ -499,11 +538,13 @@ static void handle_open(struct ibemu_sess_conn *c,
 	c->node = node;
 	c->port = port;
 	c->port_index = ibemu_engine_port_index(s->d->engine, node, port);
+	ibemu__su_init(c);
 	ibemu__sess_bind_streams(s, c->pid, 1);
 	memset(&reply, 0, sizeof(reply));
 	snprintf(reply.host, sizeof(reply.host), "%s", n->name);
 	reply.session = c->session;
 	reply.port = port;
+	reply.now_ps = c->time.clock_ps;
 	if (ibemu__sess_send_msg(c->fd, IBEMU_SESS_OPEN, 0, &reply,
 				 sizeof(reply))) {
 		ibemu__sess_conn_close(c, "it left before its port opened");
@@ -598,7 +639,7 @@ static void handle_send(struct ibemu_sess_conn *c,
 			    m->agent_id, IBEMU_SESS_MAX_AGENTS - 1);
 		return;
 	}
-	ibemu__sess_send(c, m);
+	ibemu__su_send(c, m);
 }
 
 static void close_fds(int *fds, int nfds)
@@ -689,11 +730,16 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	if (c->kind == IBEMU_SESS_CONN_STREAM) {
 		if (h.type == IBEMU_SESS_SEND)
 			handle_send(c, &h, payload);
+		else if (h.type == IBEMU_SESS_WAIT &&
+			 h.len == sizeof(struct ibemu_sess_wait))
+			ibemu__su_wait(c, payload);
 		else
 			proto_error(c, -EPROTO,
-				    "message type %u on a port stream, which "
-				    "takes only SEND",
-				    h.type);
+				    "message type %u of %u bytes on a port "
+				    "stream, which takes only SEND and WAIT "
+				    "(%zu bytes)",
+				    h.type, h.len,
+				    sizeof(struct ibemu_sess_wait));
 		return;
 	}
 	switch (h.type) {
@@ -956,7 +1002,6 @@ static int path_join(char *out, const char *dir, const char *file)
 /* What the daemon's pump asks of the attached processes (attach.h). */
 static const struct ibemu_daemon_attached_ops attached_ops = {
 	.any = ibemu__sess_attached,
-	.umad = ibemu__sess_umad_attached,
 	.horizon = ibemu__sess_horizon,
 	.holder = ibemu__sess_holder,
 	.drain = ibemu__sess_drain,
@@ -1026,16 +1071,6 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 		if ((c->kind == IBEMU_SESS_CONN_STREAM ||
 		     c->kind == IBEMU_SESS_CONN_VERBS) &&
 		    !c->closing)
-			return 1;
-	return 0;
-}
-
-int ibemu__sess_umad_attached(const struct ibemu_daemon *d)
-{
-	const struct ibemu_sess_conn *c;
-
-	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
-		if (c->kind == IBEMU_SESS_CONN_STREAM && !c->closing)
 			return 1;
 	return 0;
 }

@@ -126,22 +126,40 @@ static int proc_cpu(void *ctx, uint64_t *ticks, int *runnable)
 
 static const struct ibemu_rule_cpu_ops proc_cpu_ops = {.cpu = proc_cpu};
 
+/*
+ * The rule's view of connection 'c': its words and its state, if it takes
+ * part (a verbs stream, or a port stream that waited once); else NULL.
+ */
+static struct ibemu_rule_proc *rule_of(struct ibemu_sess_conn *c,
+				       struct ibemu_rule_words *w)
+{
+	if (c->closing)
+		return NULL;
+	if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs) {
+		*w = words(c->verbs);
+		return &c->verbs->rule;
+	}
+	if (c->kind == IBEMU_SESS_CONN_STREAM && !ibemu__su_words(c, w))
+		return &c->time.rule;
+	return NULL;
+}
+
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 {
 	struct ibemu_sess_server *s = d->sess;
 	uint64_t h = UINT64_MAX, b, now_ms = uv_now(&d->loop);
+	struct ibemu_rule_proc *p;
 	struct ibemu_rule_words w;
 	struct ibemu_sess_conn *c;
 	int grace;
 
 	for (c = s ? s->conns : NULL; c; c = c->next) {
-		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
+		p = rule_of(c, &w);
+		if (!p)
 			continue;
 		grace = 0;
-		w = words(c->verbs);
-		b = ibemu_rule_bound(&d->rule, &c->verbs->rule, &w, now_ms,
-				     &proc_cpu_ops, (void *)(intptr_t)c->pid,
-				     &grace);
+		b = ibemu_rule_bound(&d->rule, p, &w, now_ms, &proc_cpu_ops,
+				     (void *)(intptr_t)c->pid, &grace);
 		if (grace)
 			*presumed = c->pid;
 		if (b < h)
@@ -154,17 +172,17 @@ int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
 		       uint32_t *node)
 {
 	struct ibemu_sess_server *s = d->sess;
+	struct ibemu_rule_proc *p;
 	struct ibemu_rule_words w;
 	struct ibemu_sess_conn *c;
 
 	for (c = s ? s->conns : NULL; c; c = c->next) {
-		if (c->kind != IBEMU_SESS_CONN_VERBS || c->closing || !c->verbs)
-			continue;
-		w = words(c->verbs);
-		if (ibemu_rule_clock_bound(&d->rule, &c->verbs->rule, &w) ==
-		    horizon) {
+		p = rule_of(c, &w);
+		if (p && ibemu_rule_clock_bound(&d->rule, p, &w) == horizon) {
 			*pid = c->pid;
-			*node = c->verbs->hca->node;
+			*node = c->kind == IBEMU_SESS_CONN_VERBS
+					? c->verbs->hca->node
+					: c->node;
 			return 0;
 		}
 	}

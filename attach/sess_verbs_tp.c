@@ -135,7 +135,10 @@ void ibemu__sess_flush(struct ibemu_daemon *d)
 	struct ibemu_sess_conn *c;
 	uint32_t i;
 
-	if (!s || !s->verbs_dirty || d->rule.mid_run)
+	if (!s || d->rule.mid_run)
+		return;
+	ibemu__sess_streams_flush(s);
+	if (!s->verbs_dirty)
 		return;
 	s->verbs_dirty = 0;
 	for (c = s->conns; c; c = c->next)

@@ -106,6 +106,18 @@ static uint64_t unum(const char *from, const char *key)
 	return at ? strtoull(at, NULL, 10) : 0;
 }
 
+/* A number the SM may write as null (no virtual time off ibemu). */
+static void real_or_null(struct ibemu_table *t, const char *from,
+			 const char *key)
+{
+	const char *at = value_at(from, key);
+
+	if (!at || !strncmp(at, "null", 4))
+		ibemu_table_null(t);
+	else
+		ibemu_table_real(t, strtod(at, NULL));
+}
+
 /*
  * The JSON string at 'at' (its opening quote) into 'out': the escapes the
  * SM writes (\" \\ \u00XX) undone. Returns where it ends, or NULL.
@@ -349,6 +361,8 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 		{"last_sweep_why", "Why", 0},
 		{"last_sweep_at", "At", 0},
 		{"last_sweep_wall_ms", "Wall time (ms)", 1},
+		{"last_sweep_virtual_at_us", "Virtual at (us)", 1},
+		{"last_sweep_virtual_us", "Virtual time (us)", 1},
 		{"last_sweep_smps", "SMPs", 1},
 		{"last_sweep_lft_blocks", "LFT blocks written", 1},
 		{"last_sweep_errors", "Errors", 1},
@@ -434,6 +448,8 @@ static int sm_status(struct ibemu_cli *cli, int argc, char **argv)
 	iso_time((long long)num(last, "at"), when, sizeof(when));
 	ibemu_table_str(&t, when);
 	ibemu_table_real(&t, num(last, "wall_s") * 1000);
+	real_or_null(&t, last, "virtual_at_us");
+	real_or_null(&t, last, "virtual_us");
 	ibemu_table_uint(&t, unum(last, "smps"));
 	ibemu_table_uint(&t, unum(last, "lft_blocks"));
 	ibemu_table_uint(&t, unum(last, "errors"));

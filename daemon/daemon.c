@@ -227,6 +227,8 @@ void ibemu__daemon_pump_init(struct ibemu_daemon *d)
 	d->pace_timer.data = d;
 	uv_timer_init(&d->loop, &d->grace_timer);
 	d->grace_timer.data = d;
+	uv_timer_init(&d->loop, &d->lazy_timer);
+	d->lazy_timer.data = d;
 }
 
 void ibemu__daemon_pump_close(struct ibemu_daemon *d)
@@ -234,6 +236,7 @@ void ibemu__daemon_pump_close(struct ibemu_daemon *d)
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->pace_timer, NULL);
 	uv_close((uv_handle_t *)&d->grace_timer, NULL);
+	uv_close((uv_handle_t *)&d->lazy_timer, NULL);
 }
 
 static void close_handles(struct ibemu_daemon *d)
@@ -296,7 +299,6 @@ static void none_flush(struct ibemu_daemon *d)
 
 const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached = {
 	.any = none_any,
-	.umad = none_any,
 	.horizon = none_horizon,
 	.holder = none_holder,
 	.drain = none_drain,
@@ -307,11 +309,12 @@ const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached = {
 #define PUMP_BATCH 100000
 
 /*
- * While processes are attached, virtual time may not leap over a gap
- * longer than this: an agent's timer (a trap repeated until the SM
- * represses it, a link retraining) then waits the same time on the wall
- * clock, so that processes, which live in wall time, can act first. A
- * MAD's round trip stays far below it and is never slowed down.
+ * Under --clock free, virtual time may not leap over a gap longer than
+ * this while processes are attached: a timer (a retransmission, a link
+ * retraining) then waits the same time on the wall clock, so that
+ * processes, which live in wall time there, can act first. A MAD's round
+ * trip stays far below it and is never slowed down. The time rule has no
+ * need of it (docs/design.md §3).
  */
 #define PUMP_LEAP_PS 100000000ull /* 100 us */
 
@@ -321,13 +324,18 @@ static void pace_cb(uv_timer_t *t)
 {
 	struct ibemu_daemon *d = t->data;
 
-	/* The wall clock has caught up: run the event that waited (under
-	 * the time rule, quiesce_step runs it, up to pace_until). */
-	if (d->rule.clock == IBEMU_CLOCK_FREE) {
+	/* The wall clock has caught up: run the event that waited. */
+	if (d->rule.clock == IBEMU_CLOCK_FREE &&
+	    d->pace_until < ibemu__due_next(d)) {
 		d->attached->drain(d); /* receives come without a kick */
 		ibemu_engine_run(d->engine, d->pace_until, PUMP_BATCH);
 	}
 	ibemu_daemon_pump(d);
+}
+
+static void lazy_cb(uv_timer_t *t)
+{
+	ibemu_daemon_pump(t->data);
 }
 
 static void grace_cb(uv_timer_t *t)
@@ -337,12 +345,30 @@ static void grace_cb(uv_timer_t *t)
 }
 
 /*
- * The quiescence rule (docs/design.md §3): runs the events before the
- * horizon that the running verbs processes leave (each one's clock plus
- * the doorbell delay: nothing it posts can act earlier), one at a time,
- * since a completion handed to a process at T lowers the horizon to T
- * plus the doorbell delay. Returns 1 if the idle handler should go on.
+ * Whether the first item due (at 'due') may fire now. At once if anything
+ * else is left to do (engine events, an item that drives time); a lazy one
+ * on an idle fabric once as much wall time has passed, since the fabric
+ * went idle, as the virtual time it leaps over (the lazy timer calls the
+ * pump then). Virtual time still moves by the item's own time only.
  */
+static int due_may_fire(struct ibemu_daemon *d, uint64_t due)
+{
+	uint64_t now = ibemu_engine_now(d->engine), wait_ms, waited;
+
+	if (ibemu_engine_next_time(d->engine) != UINT64_MAX || d->due_driving)
+		return 1;
+	if (d->lazy_until != due) {
+		d->lazy_until = due;
+		d->lazy_since_ms = uv_now(&d->loop);
+	}
+	wait_ms = (due - now + 999999999ull) / 1000000000ull;
+	waited = uv_now(&d->loop) - d->lazy_since_ms;
+	if (waited >= wait_ms)
+		return 1;
+	uv_timer_start(&d->lazy_timer, lazy_cb, wait_ms - waited, 0);
+	return 0;
+}
+
 /*
  * Notes who holds virtual time: a running process whose bound is below
  * the engine's next event ('held' is 1), named with when it began, for
@@ -365,11 +391,23 @@ static void note_holder(struct ibemu_daemon *d, uint64_t horizon, int held)
 	clock_gettime(CLOCK_REALTIME, &d->held.since);
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The quiescence rule (docs/design.md §3): runs the events and the items
+ * due before the horizon the running processes leave (each one's clock
+ * plus the doorbell delay: nothing it does can act earlier), one at a
+ * time, since something handed to a process at T lowers the cap to T plus
+ * that delay. Items due fire before the engine's events of their time.
+ * Returns 1 if the idle handler should go on.
+ */
 static int quiesce_step(struct ibemu_daemon *d)
 {
 	struct ibemu_engine *e = d->engine;
-	uint64_t next = ibemu_engine_next_time(e), now = ibemu_engine_now(e);
-	uint64_t until = UINT64_MAX, horizon;
+	uint64_t next, due, horizon;
 	pid_t presumed = 0;
 	size_t n = 0;
 	int drained;
@@ -381,8 +419,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 	drained = d->attached->drain(d);
 	if (drained & IBEMU_DAEMON_DRAIN_MORE)
 		return 1;
-	if (drained)
-		next = ibemu_engine_next_time(e);
+	next = min_u64(ibemu_engine_next_time(e), ibemu__due_next(d));
 	note_holder(d, horizon, next >= horizon && next != UINT64_MAX);
 	if (next >= horizon) {
 		/* A process runs: time waits for it (or for its grace). */
@@ -391,23 +428,19 @@ static int quiesce_step(struct ibemu_daemon *d)
 				       IBEMU_GRACE_MS, 0);
 		return 0;
 	}
-	/* umad processes live in wall time (their MADs' timeouts too). */
-	if (d->attached->umad(d)) {
-		until = now + PUMP_LEAP_PS > d->pace_until ? now + PUMP_LEAP_PS
-							   : d->pace_until;
-		if (next > until) {
-			d->pace_until = next;
-			uv_timer_start(
-				&d->pace_timer, pace_cb,
-				(next - now + 999999999ull) / 1000000000ull, 0);
-			return 0;
-		}
-	}
 	d->rule.run_cap = horizon;
 	while (n < PUMP_BATCH) {
 		next = ibemu_engine_next_time(e);
-		if (next >= d->rule.run_cap || next > until)
+		due = ibemu__due_next(d);
+		if (min_u64(next, due) >= d->rule.run_cap)
 			break;
+		if (due <= next) {
+			if (!due_may_fire(d, due))
+				break;
+			ibemu__due_fire_first(d);
+			n++;
+			continue;
+		}
 		n += ibemu_engine_run(e, next, 1);
 	}
 	if (n && presumed && !d->rule.nondet) {
@@ -415,7 +448,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 		ibemu_daemon_log(
 			d,
 			"process %ld ran more than %u ms without a "
-			"verbs call and was counted as waiting: "
+			"library call and was counted as waiting: "
 			"virtual time is not deterministic in this run",
 			(long)presumed, IBEMU_GRACE_MS);
 	}
@@ -424,40 +457,72 @@ static int quiesce_step(struct ibemu_daemon *d)
 	d->rule.mid_run = n == PUMP_BATCH;
 	if (!d->rule.mid_run)
 		d->attached->flush(d);
-	return ibemu_engine_pending(e) != 0;
+	return d->rule.mid_run || ibemu_engine_pending(e) != 0;
 }
 
-/* Runs a batch of events; returns 1 if the idle handler should go on. */
-static int pump_step(struct ibemu_daemon *d)
+/* --clock free: runs a batch of events; 1 if the idle handler should go on. */
+static int free_step(struct ibemu_daemon *d)
 {
 	struct ibemu_engine *e = d->engine;
-	uint64_t next = ibemu_engine_next_time(e), now = ibemu_engine_now(e);
+	uint64_t now = ibemu_engine_now(e), next, due;
 	uint64_t wait_ms;
 	int drained;
 
-	if (next == UINT64_MAX)
-		return 0;
-	if (!d->attached->any(d)) {
-		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
-		return ibemu_engine_pending(e) != 0;
-	}
-	if (d->rule.clock == IBEMU_CLOCK_QUIESCE)
-		return quiesce_step(d);
 	/* Receives are posted without a kick: the transport must see every
 	 * one the process posted before the packets that may need it. */
 	drained = d->attached->drain(d);
 	if (drained & IBEMU_DAEMON_DRAIN_MORE)
 		return 1;
-	if (drained)
-		next = ibemu_engine_next_time(e);
-	if (next > now + PUMP_LEAP_PS) {
-		wait_ms = (next - now + 999999999ull) / 1000000000ull;
-		d->pace_until = next;
+	next = ibemu_engine_next_time(e);
+	due = ibemu__due_next(d);
+	if (min_u64(next, due) == UINT64_MAX)
+		return 0;
+	if (d->attached->any(d) && min_u64(next, due) > now + PUMP_LEAP_PS) {
+		wait_ms = (min_u64(next, due) - now + 999999999ull) /
+			  1000000000ull;
+		d->pace_until = min_u64(next, due);
 		uv_timer_start(&d->pace_timer, pace_cb, wait_ms, 0);
 		return 0;
 	}
-	ibemu_engine_run(e, now + PUMP_LEAP_PS, PUMP_BATCH);
+	if (due <= next) {
+		if (!due_may_fire(d, due))
+			return 0;
+		ibemu__due_fire_first(d);
+		return 1;
+	}
+	/* Events of a due item's time run after it. */
+	ibemu_engine_run(e, min_u64(now + PUMP_LEAP_PS, due - 1), PUMP_BATCH);
 	return 1;
+}
+
+static int pump_step_once(struct ibemu_daemon *d)
+{
+	struct ibemu_engine *e = d->engine;
+
+	if (!d->attached->any(d) && !d->due_head) {
+		ibemu_engine_run(e, UINT64_MAX, PUMP_BATCH);
+		return ibemu_engine_pending(e) != 0;
+	}
+	if (d->rule.clock == IBEMU_CLOCK_QUIESCE)
+		return quiesce_step(d);
+	return free_step(d);
+}
+
+/*
+ * Runs a batch of events; returns 1 if the idle handler should go on. An
+ * item due, or an event, that feeds the engine and asks for the pump
+ * finds it running: the run under way takes what it fed.
+ */
+static int pump_step(struct ibemu_daemon *d)
+{
+	int ret;
+
+	if (d->pumping)
+		return 1;
+	d->pumping = 1;
+	ret = pump_step_once(d);
+	d->pumping = 0;
+	return ret;
 }
 
 static void pump_cb(uv_idle_t *h)
@@ -471,7 +536,8 @@ static void pump_cb(uv_idle_t *h)
 
 void ibemu_daemon_pump(struct ibemu_daemon *d)
 {
-	if (d->stopping || d->engine_held || !ibemu_engine_pending(d->engine))
+	if (d->stopping || d->engine_held ||
+	    (!ibemu_engine_pending(d->engine) && !d->due_head))
 		return;
 	uv_timer_stop(&d->pace_timer);
 	/*

@@ -96,6 +96,24 @@ struct ibemu_ctl;
 struct ibemu_sess_server;
 
 /*
+ * Work the servers above the engine schedule in virtual time (due.c): a
+ * MAD a process stamped for later, the timeout of a MAD it sent, the end
+ * of a process's wait in umad_recv(), a fault the CLI set for a time. The
+ * pump fires each one when virtual time reaches it, before the engine's
+ * events of that time, in the order they were armed. A 'lazy' one does not
+ * make time advance by itself: while nothing else is left to do (the
+ * engine idle, every process waiting), it waits as long on the wall clock,
+ * so that an idle fabric stays idle (an SM's sweep period).
+ */
+struct ibemu_due {
+	uint64_t at_ps;
+	struct ibemu_due *prev, *next; /* the daemon's list, by time */
+	void (*fire)(struct ibemu_daemon *d, struct ibemu_due *due);
+	int lazy;
+	int armed;
+};
+
+/*
  * The servers above the daemon, given to ibemu_daemon_start() by its
  * caller (the CLI gives the control server of ctl/ with the service of
  * attached processes of attach/): started once the daemon's loop is set
@@ -117,7 +135,6 @@ struct ibemu_daemon_servers {
  */
 struct ibemu_daemon_attached_ops {
 	int (*any)(const struct ibemu_daemon *d);
-	int (*umad)(const struct ibemu_daemon *d);
 	uint64_t (*horizon)(struct ibemu_daemon *d, pid_t *presumed);
 	int (*holder)(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
 		      uint32_t *node);
@@ -157,8 +174,15 @@ struct ibemu_daemon {
 	struct ibemu_ctl *ctl;
 	const struct ibemu_daemon_attached_ops *attached;
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
-	uv_timer_t pace_timer; /* holds virtual time back to the wall clock */
+	/* Armed ibemu_due items, by time, and how many are not lazy. */
+	struct ibemu_due *due_head, *due_tail;
+	uint32_t due_driving;
+	int pumping; /* a pump step runs: ibemu_daemon_pump() adds nothing */
+	uv_timer_t pace_timer; /* --clock free: holds virtual time back */
 	uint64_t pace_until;   /* the event pace_timer waits for */
+	/* A lazy item waits on the wall clock (due_may_fire in daemon.c). */
+	uv_timer_t lazy_timer;
+	uint64_t lazy_until, lazy_since_ms;
 	/* The time rule (--clock, clock/rule.h), and the timer that looks
 	 * again at processes that run long. */
 	struct ibemu_rule rule;
@@ -221,6 +245,20 @@ void ibemu_daemon_log_limited(struct ibemu_daemon *d, struct ibemu_log_limit *l,
  */
 int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
 			      char *why, size_t whylen);
+
+/*
+ * Arms 'due' (the caller's, with 'fire' and 'lazy' set; re-armed if it
+ * was) at virtual time 'at_ps', or the engine's time if that has passed.
+ * 'fire' is called once, from the pump, with the engine at that time; it
+ * may arm and cancel items. Cancel before freeing an armed item.
+ */
+void ibemu_due_arm(struct ibemu_daemon *d, struct ibemu_due *due,
+		   uint64_t at_ps);
+void ibemu_due_cancel(struct ibemu_daemon *d, struct ibemu_due *due);
+/* The time of the first armed item, UINT64_MAX if none. */
+uint64_t ibemu__due_next(const struct ibemu_daemon *d);
+/* Moves the engine to the first item's time and fires it (the pump). */
+void ibemu__due_fire_first(struct ibemu_daemon *d);
 
 /*
  * Runs the engine in the loop's idle time until it has no event left (or

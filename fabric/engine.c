@@ -1184,6 +1184,13 @@ uint64_t ibemu_engine_next_time(const struct ibemu_engine *e)
 					: ibemu_evq_top(&e->evq)->time;
 }
 
+void ibemu_engine_advance(struct ibemu_engine *e, uint64_t t)
+{
+	IBEMU_BUG_ON(ibemu_engine_next_time(e) < t);
+	if (t > e->now)
+		e->now = t;
+}
+
 void ibemu_engine_counters(const struct ibemu_engine *e, uint32_t port,
 			   struct ibemu_port_counters *out)
 {

@@ -241,6 +241,11 @@ size_t ibemu_engine_run(struct ibemu_engine *e, uint64_t until,
 			size_t max_events);
 /* Time of the next pending event, or UINT64_MAX when there is none. */
 uint64_t ibemu_engine_next_time(const struct ibemu_engine *e);
+/*
+ * Moves virtual time on to 't' with no event run: nothing may be due
+ * before 't'. For work scheduled outside the engine (daemon/due.c).
+ */
+void ibemu_engine_advance(struct ibemu_engine *e, uint64_t t);
 /* Number of pending events. */
 size_t ibemu_engine_pending(const struct ibemu_engine *e);
 /* Events processed since creation. */

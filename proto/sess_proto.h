@@ -12,8 +12,12 @@
  *   reads one reply (the same type, or ERROR with a message) and closes;
  * - a port stream, opened by OPEN, which is what umad_open_port() returns
  *   as its fd: the client writes SEND messages (no reply) and reads RECV
- *   messages, so the fd polls readable exactly when a MAD waits. A stream
- *   carries nothing else, so a reader never has to set a message aside.
+ *   messages, so the fd polls readable exactly when a MAD waits. The time
+ *   rule adds one message each way (docs/design.md §3): WAIT, which the
+ *   library writes as a thread is about to block in umad_recv() or
+ *   umad_poll(), and TICK, the daemon's answer when the wait's timeout
+ *   passed in virtual time; a TICK comes only after a WAIT with a timeout,
+ *   to the call that waits for it.
  *
  * Every message carries the magic and version, checked on each one: a
  * client of another version gets an ERROR that says so, never a
@@ -35,8 +39,9 @@
  * the vendor and device ids and the P_Key table size; 4: verbs streams
  * (VERBS_*, payloads in verbs_proto.h); 5: MR_REG may carry a memfd of
  * the region's pages; 6: PORT_QUERY on a verbs stream, so that a context
- * queries the daemon it opened and no other. */
-#define IBEMU_SESS_VERSION 6u
+ * queries the daemon it opened and no other; 7: port streams in virtual
+ * time (SEND and RECV carry it, WAIT and TICK, OPEN says the time). */
+#define IBEMU_SESS_VERSION 7u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -71,6 +76,8 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_SRQ_QUERY = 22,  /* ibemu_verbs_srq_req */
 	IBEMU_SESS_VERBS_SRQ_DESTROY = 23, /* ibemu_verbs_obj */
 	IBEMU_SESS_VERBS_KICK = 24, /* c->d, empty, no reply: rings have work */
+	IBEMU_SESS_WAIT = 25,	    /* stream c->d: ibemu_sess_wait */
+	IBEMU_SESS_TICK = 26,	    /* stream d->c: ibemu_sess_tick */
 	IBEMU_SESS_NTYPES
 };
 
@@ -102,7 +109,7 @@ _Static_assert(sizeof(struct ibemu_sess_hdr) == 16, "sess header is 16 bytes");
  * larger than its send buffer (EMSGSIZE), so both ends set SO_SNDBUF to
  * this (the kernel doubles it; net.core.wmem_default is 208 KiB).
  */
-#define IBEMU_SESS_STREAM_MAX_MSG (16u + 64u + IBEMU_SESS_MAD_MAX)
+#define IBEMU_SESS_STREAM_MAX_MSG (16u + 72u + IBEMU_SESS_MAD_MAX)
 
 /*
  * Which HCA a process wants: 'host' by name, or empty for the one this
@@ -204,8 +211,9 @@ struct ibemu_sess_opened {
 	uint64_t session; /* names this stream in REGISTER and UNREGISTER */
 	uint32_t port;
 	uint32_t reserved;
+	uint64_t now_ps; /* the fabric's virtual time: the process's clock */
 };
-_Static_assert(sizeof(struct ibemu_sess_opened) == 80, "opened is 80 bytes");
+_Static_assert(sizeof(struct ibemu_sess_opened) == 88, "opened is 88 bytes");
 
 /*
  * REGISTER: an agent on a stream, as umad_register2() describes it.
@@ -266,6 +274,11 @@ _Static_assert(sizeof(struct ibemu_sess_addr) == 40, "addr is 40 bytes");
  * stream has no replies: a SEND that breaks the protocol closes it, one
  * the daemon cannot carry (an agent just unregistered, a duplicate TID) is
  * dropped and logged.
+ *
+ * 'vt_ps' is virtual time: a SEND's stamp, the process's clock (the MAD
+ * enters the fabric then, or at once if the fabric is already past it),
+ * and the time a RECV reaches the process (its clock moves up to it).
+ * 'timeout_ms' of a SEND counts virtual time too.
  */
 struct ibemu_sess_mad {
 	uint32_t agent_id;
@@ -275,9 +288,46 @@ struct ibemu_sess_mad {
 	struct ibemu_sess_addr addr;
 	uint32_t len;
 	uint32_t reserved;
+	uint64_t vt_ps;
 	uint8_t mad[];
 };
-_Static_assert(sizeof(struct ibemu_sess_mad) == 64, "mad header is 64 bytes");
+_Static_assert(sizeof(struct ibemu_sess_mad) == 72, "mad header is 72 bytes");
+
+/*
+ * What a umad process costs in virtual time, the kernel's MAD path on a
+ * host (ib_umad's write and read, ib_mad's QP0/QP1 post and completion):
+ * a SEND is stamped this much after the process's clock, and a MAD that
+ * reaches a port is in the process's hands this much later.
+ */
+#define IBEMU_SESS_MAD_SEND_PS 1000000ull /* 1 us */
+#define IBEMU_SESS_MAD_RECV_PS 1000000ull /* 1 us */
+
+/* WAIT 'timeout_ms' meaning none: the wait ends with a MAD only. */
+#define IBEMU_SESS_WAIT_FOREVER UINT32_MAX
+
+/*
+ * WAIT: a thread of the process is about to block on the stream, having
+ * taken 'seen' RECVs and TICKs from it so far (if the daemon has sent
+ * more, one is on its way and the process does not wait). Until a RECV or
+ * a TICK reaches it, the process counts as waiting under the time rule;
+ * with a 'timeout_ms', the daemon sends TICK 'wait_id' once that much
+ * virtual time has passed since the stream's clock (its last MAD in or
+ * out), unless a RECV came first.
+ */
+struct ibemu_sess_wait {
+	uint64_t seen;
+	uint64_t wait_id;
+	uint32_t timeout_ms;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_wait) == 24, "wait is 24 bytes");
+
+/* TICK: the timeout of WAIT 'wait_id' passed at virtual time 'vt_ps'. */
+struct ibemu_sess_tick {
+	uint64_t wait_id;
+	uint64_t vt_ps;
+};
+_Static_assert(sizeof(struct ibemu_sess_tick) == 16, "tick is 16 bytes");
 _Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) +
 			       IBEMU_SESS_MAD_MAX ==
 		       IBEMU_SESS_STREAM_MAX_MSG,

@@ -7,6 +7,7 @@
  * so the port's PortInfo says IsSM.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -490,20 +491,29 @@ static int standby_poll(struct sm *sm)
  */
 static int sweep_loop(struct sm *sm)
 {
-	unsigned left, slice;
+	uint64_t deadline, now;
 	int ret = 0;
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	while (!stopping && !sm->port_gone) {
-		/* A Trap 128 (a link changed) calls the sweep at once; the
-		 * wait is cut in slices so that SIGTERM is seen soon. */
+		/*
+		 * A Trap 128 (a link changed) calls the sweep at once. The
+		 * period counts the SM's clock: virtual time under ibemu,
+		 * where a wait is one umad_recv() that a TICK ends (and a
+		 * signal, so that SIGTERM is seen at once).
+		 */
 		ret = 0;
-		for (left = sm->sweep_ms; left && !ret && !stopping &&
-					  !sm->port_gone && !sm->handover_in;
-		     left -= slice) {
-			slice = left < 100 ? left : 100;
-			ret = sm_trap_wait(sm, slice);
+		deadline = sm_clock_ms() + sm->sweep_ms;
+		while (!ret && !stopping && !sm->port_gone &&
+		       !sm->handover_in) {
+			now = sm_clock_ms();
+			if (now >= deadline)
+				break;
+			ret = sm_trap_wait(sm, deadline - now > INT_MAX
+						       ? INT_MAX
+						       : (unsigned)(deadline -
+								    now));
 		}
 		if (stopping)
 			break;
@@ -564,6 +574,7 @@ int main(int argc, char **argv)
 		.retries = 3,
 		.ready_fd = -1,
 		.cc_agent = -1,
+		.last = {.vt_at_ps = UINT64_MAX},
 	};
 	double t0 = wall_s();
 	int ret, issm;

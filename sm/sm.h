@@ -100,6 +100,9 @@ struct sm_sweep_stats {
 	unsigned errors;
 	/* Wall seconds of a heavy sweep's steps (sm_sweep_mark()). */
 	double step_s[4];
+	/* Virtual time (sm_clock_ps()) at its beginning and its length;
+	 * UINT64_MAX on a fabric without one. */
+	uint64_t vt_at_ps, vt_ps;
 	/* At its beginning. */
 	double t0, mark;
 	unsigned long sent0, blocks0;
@@ -255,6 +258,15 @@ int sm_trap144(struct sm *sm, uint16_t dlid, uint16_t lid, uint32_t cap_mask);
  * 0 if none did.
  */
 int sm_trap_wait(struct sm *sm, unsigned ms);
+/*
+ * The SM's clock: under ibemu, the virtual time its libibumad keeps
+ * (ibemu_umad_now_ps(), IBEMU_1.0), which its waits and its MADs'
+ * timeouts count; elsewhere (real hardware, ibsim) UINT64_MAX, and the
+ * SM keeps the wall clock.
+ */
+uint64_t sm_clock_ps(void);
+/* Milliseconds of the SM's clock, virtual or wall, for its periods. */
+uint64_t sm_clock_ms(void);
 
 /* discover.c */
 /* Sweeps the subnet from the SM's port; 0, or -errno. */

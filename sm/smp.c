@@ -8,6 +8,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,8 +536,10 @@ static int recv_one(struct sm *sm, int timeout_ms)
 		return 0;
 	}
 	if (agent < 0) {
-		/* Anything but a timeout: the port (the fabric) is gone. */
-		if (agent != -ETIMEDOUT && agent != -EINTR)
+		/* Anything but a timeout or a signal (-EIO with EINTR, as
+		 * rdma-core's poll() says it): the port (the fabric) is
+		 * gone. */
+		if (agent != -ETIMEDOUT && agent != -EINTR && errno != EINTR)
 			sm->port_gone = 1;
 		return 0;
 	}
@@ -610,6 +613,24 @@ int sm_smp_run(struct sm *sm)
 		/* A Trap meanwhile: the sweep under way sees its change. */
 		recv_one(sm, -1);
 	}
+}
+
+/* ibemu's libibumad has it (IBEMU_1.0); NULL with any other. */
+uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
+
+uint64_t sm_clock_ps(void)
+{
+	return ibemu_umad_now_ps ? ibemu_umad_now_ps() : UINT64_MAX;
+}
+
+uint64_t sm_clock_ms(void)
+{
+	struct timespec t;
+
+	if (ibemu_umad_now_ps)
+		return ibemu_umad_now_ps() / 1000000000ull;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 int sm_trap_wait(struct sm *sm, unsigned ms)

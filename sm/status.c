@@ -120,10 +120,15 @@ static void write_json(const struct sm *sm, FILE *f)
 	fprintf(f, "  \"last_sweep\": {\"kind\": \"%s\", \"why\": ",
 		s->heavy ? "heavy" : "light");
 	put_str(f, s->why);
-	fprintf(f,
-		", \"at\": %lld, \"wall_s\": %.6f, \"smps\": %lu, "
-		"\"lft_blocks\": %lu, \"errors\": %u}\n}\n",
-		(long long)s->at, s->wall_s, s->smps, s->lft_blocks, s->errors);
+	fprintf(f, ", \"at\": %lld, \"wall_s\": %.6f, ", (long long)s->at,
+		s->wall_s);
+	if (s->vt_at_ps == UINT64_MAX)
+		fprintf(f, "\"virtual_at_us\": null, \"virtual_us\": null, ");
+	else
+		fprintf(f, "\"virtual_at_us\": %.3f, \"virtual_us\": %.3f, ",
+			(double)s->vt_at_ps / 1e6, (double)s->vt_ps / 1e6);
+	fprintf(f, "\"smps\": %lu, \"lft_blocks\": %lu, \"errors\": %u}\n}\n",
+		s->smps, s->lft_blocks, s->errors);
 }
 
 int sm_file_close(FILE *f)
@@ -189,6 +194,8 @@ void sm_sweep_begin(struct sm *sm, int heavy, const char *why)
 	sm->last.t0 = (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 	sm->last.mark = sm->last.t0;
 	memset(sm->last.step_s, 0, sizeof(sm->last.step_s));
+	sm->last.vt_at_ps = sm_clock_ps();
+	sm->last.vt_ps = 0;
 	sm->last.sent0 = sm->sent;
 	sm->last.blocks0 = sm->lft_blocks;
 }
@@ -211,6 +218,8 @@ void sm_sweep_end(struct sm *sm)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	sm->last.wall_s =
 		(double)t.tv_sec + (double)t.tv_nsec / 1e9 - sm->last.t0;
+	if (sm->last.vt_at_ps != UINT64_MAX)
+		sm->last.vt_ps = sm_clock_ps() - sm->last.vt_at_ps;
 	sm->last.smps = sm->sent - sm->last.sent0;
 	sm->last.lft_blocks = sm->lft_blocks - sm->last.blocks0;
 	sm->last.errors = sm->last.heavy ? sm->errors : 0;

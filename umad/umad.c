@@ -28,6 +28,10 @@ static void send_flush(void);
 	 IBEMU_MAD_LEN)
 #define BATCH 32
 
+/* What a stream's next message is, as recv_next() says. */
+#define NEXT_TICK 1 /* a TICK, taken: its wait id in *tick */
+#define NEXT_RECV 0 /* a RECV waits (or a stashed MAD) */
+
 /* OpenFabrics' OUI, which rdma-core's umad_register() passes along. */
 #define IB_OPENIB_OUI 0x001405
 
@@ -101,6 +105,7 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 	fd = ibemu__umad_open((unsigned)portnum, &opened);
 	if (fd < 0)
 		return fd == -EINVAL ? -EINVAL : -ENODEV;
+	ibemu__umad_clock_at_least(opened.now_ps);
 	/* Batched reads (recv_peek) walk the socket's queue by a peek
 	 * offset; a kernel without one gets one read per MAD. */
 	if (!setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &peek_off,
@@ -365,6 +370,21 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return n == 0 ? -ETIMEDOUT : -EIO;
 }
 
+/*
+ * Blocks until the stream has something to read. A signal ends the wait
+ * as it ends rdma-core's poll(): -EIO with errno EINTR (a program's
+ * handler may want to stop; umad_recv() is not restarted).
+ */
+static int wait_readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int n = poll(&p, 1, -1);
+
+	if (n == 1)
+		return 0;
+	return -EIO;
+}
+
 /* Sends one message whole; 0, or -1 and errno. */
 static int send_all(int fd, const void *msg, size_t len)
 {
@@ -476,7 +496,8 @@ static int send_defer(int fd, const void *head, size_t hlen, const void *data,
 		sendq.pid = getpid();
 	sendq.fd = fd;
 	memcpy(sendq.slot[sendq.n], head, hlen);
-	memcpy(sendq.slot[sendq.n] + hlen, data, len);
+	if (len)
+		memcpy(sendq.slot[sendq.n] + hlen, data, len);
 	sendq.len[sendq.n++] = (uint32_t)(hlen + len);
 	if (sendq.n == BATCH ||
 	    __atomic_load_n(&recv_waiting, __ATOMIC_SEQ_CST))
@@ -531,6 +552,7 @@ UMAD_EXPORT int umad_send(int fd, int agentid, void *umad, int length,
 	head.m.addr.flow_label = be32toh(mad->addr.flow_label);
 	memcpy(head.m.addr.gid, mad->addr.gid, sizeof(head.m.addr.gid));
 	head.m.len = (uint32_t)length;
+	head.m.vt_ps = ibemu__umad_stamp();
 	/*
 	 * One copy first: callers such as OpenSM free the MAD as soon as its
 	 * answer comes back, which may be before this call returns; nothing
@@ -574,14 +596,39 @@ out:
 	return -EIO;
 }
 
-UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
+/*
+ * Says WAIT on 'fd' before the calling thread blocks there (sess_proto.h):
+ * the process waits under the time rule until a RECV or a TICK reaches
+ * it, and with a timeout ('timeout_ms' >= 0) the daemon sends TICK
+ * *wait_id once that much virtual time has passed. 0, or -errno.
+ */
+static int say_wait(int fd, int timeout_ms, uint64_t *wait_id)
 {
+	struct {
+		struct ibemu_sess_hdr h;
+		struct ibemu_sess_wait w;
+	} msg;
+	int ret;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.h.magic = IBEMU_SESS_MAGIC;
+	msg.h.version = IBEMU_SESS_VERSION;
+	msg.h.type = IBEMU_SESS_WAIT;
+	msg.h.len = sizeof(msg.w);
+	if (ibemu__umad_port_wait(fd, &msg.w.seen, &msg.w.wait_id))
+		return -EBADF;
+	msg.w.timeout_ms = timeout_ms < 0 ? IBEMU_SESS_WAIT_FOREVER
+					  : (uint32_t)timeout_ms;
+	*wait_id = msg.w.wait_id;
+	/* After the SENDs queued before it, in the same system call. */
+	if (ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_DEFERS)
+		ret = send_defer(fd, &msg, sizeof(msg), NULL, 0);
+	else
+		ret = send_all(fd, &msg, sizeof(msg));
 	send_flush();
-	/* A MAD kept from a buffer too short is waiting too. */
-	if (ibemu__umad_port_stashed(fd))
-		return 0;
-	return wait_fd(fd, POLLIN, timeout_ms);
+	return ret ? -EIO : 0;
 }
+
 
 static void addr_to_umad(ib_mad_addr_t *a, const struct ibemu_sess_addr *s)
 {
@@ -674,6 +721,8 @@ static int recv_copy(int fd, struct ib_user_mad *mad, int *length,
 	memcpy(&head, msg, sizeof(head));
 	if (!recv_valid(&head.h, &head.m, n))
 		return -EIO; /* not from a daemon of ours: dropped */
+	ibemu__umad_port_took(fd);
+	ibemu__umad_clock_at_least(head.m.vt_ps);
 	if (head.m.len > room) {
 		copy = malloc(n);
 		if (!copy)
@@ -745,6 +794,36 @@ static void recv_forget(int fd)
 	pthread_mutex_unlock(&recv_lock);
 }
 
+/* Whether the message of 'n' bytes at 'msg' says RECV (not TICK). */
+static int is_recv(const uint8_t *msg, size_t n)
+{
+	struct ibemu_sess_hdr h;
+
+	if (n < sizeof(h))
+		return 0;
+	memcpy(&h, msg, sizeof(h));
+	return h.type == IBEMU_SESS_RECV;
+}
+
+/* A TICK of 'n' bytes at 'msg': taken, its wait id in *tick; or -EIO. */
+static int tick_take(int fd, const uint8_t *msg, size_t n, uint64_t *tick)
+{
+	struct ibemu_sess_hdr h;
+	struct ibemu_sess_tick t;
+
+	if (n != sizeof(h) + sizeof(t))
+		return -EIO;
+	memcpy(&h, msg, sizeof(h));
+	memcpy(&t, msg + sizeof(h), sizeof(t));
+	if (h.magic != IBEMU_SESS_MAGIC || h.version != IBEMU_SESS_VERSION ||
+	    h.type != IBEMU_SESS_TICK || h.len != sizeof(t))
+		return -EIO;
+	ibemu__umad_port_took(fd);
+	ibemu__umad_clock_at_least(t.vt_ps);
+	*tick = t.wait_id;
+	return NEXT_TICK;
+}
+
 /*
  * Peeks at the RECVs waiting on 'fd' into the batch. Returns how many
  * (0: read the next one alone), or -errno (-EAGAIN: none waits).
@@ -773,7 +852,8 @@ static int recv_peek(int fd)
 		/* MSG_TRUNC: the whole length of a RECV, even of a longer
 		 * one; 0 is the daemon gone. */
 		if (!mm[k].msg_len || mm[k].msg_len > SLOT ||
-		    (mm[k].msg_hdr.msg_flags & MSG_TRUNC))
+		    (mm[k].msg_hdr.msg_flags & MSG_TRUNC) ||
+		    !is_recv(batch.slot[k], mm[k].msg_len))
 			break;
 		batch.len[k] = mm[k].msg_len;
 		off += (int)mm[k].msg_len;
@@ -825,13 +905,14 @@ static int recv_batched(int fd, struct ib_user_mad *mad, int *length)
 }
 
 /*
- * Reads one RECV into 'mad'; -errno (-EAGAIN: none waits), or the agent
- * id. From a batch if it can (recv_batched), else one recvmsg: whatever does not fit the caller's buffer lands in
+ * Reads one RECV into 'mad'; -errno (-EAGAIN: none waits), the agent
+ * id, or NEXT_TICK (a TICK taken, its wait id in *tick). From a batch if it can (recv_batched), else one recvmsg: whatever does not fit the caller's buffer lands in
  * 'spill', and the whole MAD is kept for the next call, as ib_umad keeps
  * a MAD too long for the buffer queued (ENOSPC, the length it needs in
  * *length, and the first part of it copied).
  */
-static int recv_one(int fd, struct ib_user_mad *mad, int *length)
+static int recv_one(int fd, struct ib_user_mad *mad, int *length,
+		    uint64_t *tick)
 {
 	size_t room = *length > 0 ? (size_t)*length : 0, len;
 	struct recv_head head;
@@ -861,8 +942,12 @@ static int recv_one(int fd, struct ib_user_mad *mad, int *length)
 		return -errno;
 	if (n == 0)
 		return -EIO; /* the daemon has gone: the port is dead */
+	if (head.h.type == IBEMU_SESS_TICK)
+		return tick_take(fd, (const uint8_t *)&head, (size_t)n, tick);
 	if (!recv_valid(&head.h, &head.m, (size_t)n))
 		return -EIO; /* not from a daemon of ours: dropped */
+	ibemu__umad_port_took(fd);
+	ibemu__umad_clock_at_least(head.m.vt_ps);
 	len = recv_fill(mad, &head);
 	if (len > room) {
 		msg = malloc((size_t)n);
@@ -882,6 +967,7 @@ static int recv_one(int fd, struct ib_user_mad *mad, int *length)
 
 UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 {
+	uint64_t tick = 0, wait_id = 0;
 	int ret;
 
 	errno = 0;
@@ -889,32 +975,107 @@ UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	/* A MAD that waits is read at once: poll only for one to come. */
-	pthread_mutex_lock(&recv_lock);
-	ret = recv_one(fd, umad, length);
-	pthread_mutex_unlock(&recv_lock);
-	if (ret == -EAGAIN && timeout_ms) {
-		/* A SEND queued by another thread from now on goes at once;
-		 * one queued before goes here. */
-		__atomic_add_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
-		send_flush();
-		ret = wait_fd(fd, POLLIN, timeout_ms);
-		__atomic_sub_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
-		if (ret < 0) {
-			if (!errno)
-				errno = -ret;
-			return ret;
-		}
+	for (;;) {
+		/* A MAD that waits is read at once. */
 		pthread_mutex_lock(&recv_lock);
-		ret = recv_one(fd, umad, length);
+		ret = recv_one(fd, umad, length, &tick);
 		pthread_mutex_unlock(&recv_lock);
+		if (ret == NEXT_TICK) {
+			if (wait_id && tick == wait_id) {
+				ret = -ETIMEDOUT;
+				break;
+			}
+			continue; /* another wait's, ended otherwise */
+		}
+		if (ret != -EAGAIN || !timeout_ms)
+			break;
+		/*
+		 * The time rule: this thread waits, until a MAD or the
+		 * TICK of its timeout (virtual time) comes. A SEND queued by
+		 * another thread from now on goes at once; one queued before
+		 * goes with the WAIT.
+		 */
+		__atomic_add_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
+		ret = say_wait(fd, timeout_ms, &wait_id);
+		if (!ret)
+			ret = wait_readable(fd);
+		__atomic_sub_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
+		if (ret)
+			break;
 	}
 	if (ret < 0) {
-		errno = -ret;
+		if (!errno)
+			errno = -ret;
 		return ret;
 	}
 	UMAD_DEBUG("mad received by agent %d length %d", ret, *length);
 	return ret;
+}
+
+/*
+ * Without taking a RECV: whether one waits (NEXT_RECV), a TICK was taken
+ * (NEXT_TICK), or -EAGAIN (nothing) or -errno. Under recv_lock.
+ */
+static int recv_next(int fd, uint64_t *tick)
+{
+	struct ibemu_sess_hdr h;
+	uint8_t msg[sizeof(h) + sizeof(struct ibemu_sess_tick)];
+	ssize_t n;
+	int off = 0;
+
+	if (ibemu__umad_port_stashed(fd) || batch.fd == fd)
+		return NEXT_RECV;
+	do
+		n = recv(fd, msg, sizeof(msg), MSG_PEEK | MSG_TRUNC |
+						       MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	/* The peek moved the offset batches read by: back to the start. */
+	if (ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_PEEKS)
+		setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EIO;
+	if (!is_recv(msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg)) &&
+	    (size_t)n == sizeof(msg)) {
+		/* Take it off the socket. */
+		do
+			n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		return tick_take(fd, msg, (size_t)n, tick);
+	}
+	return NEXT_RECV;
+}
+
+UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
+{
+	uint64_t tick = 0, wait_id = 0;
+	int ret;
+
+	send_flush();
+	for (;;) {
+		pthread_mutex_lock(&recv_lock);
+		ret = recv_next(fd, &tick);
+		pthread_mutex_unlock(&recv_lock);
+		if (ret == NEXT_RECV)
+			return 0;
+		if (ret == NEXT_TICK) {
+			if (wait_id && tick == wait_id)
+				return -ETIMEDOUT;
+			continue; /* another wait's, ended otherwise */
+		}
+		if (ret != -EAGAIN)
+			return -EIO;
+		if (!timeout_ms)
+			return -ETIMEDOUT;
+		ret = say_wait(fd, timeout_ms, &wait_id);
+		if (!ret)
+			ret = wait_readable(fd);
+		if (ret)
+			return ret;
+	}
 }
 
 /* --- dumps ---------------------------------------------------------- */

@@ -108,5 +108,23 @@ unsigned ibemu__umad_port_flags(int fd);
 int ibemu__umad_port_stash(int fd, void *msg, size_t len);
 void *ibemu__umad_port_unstash(int fd, size_t *len);
 int ibemu__umad_port_stashed(int fd);
+/*
+ * The time rule on a port (umad_time.c, sess_proto.h's WAIT): 'took'
+ * counts a RECV or TICK taken off its stream; 'wait' gives what a WAIT
+ * says, what it has taken and a new wait id (0, or -EBADF).
+ */
+void ibemu__umad_port_took(int fd);
+int ibemu__umad_port_wait(int fd, uint64_t *seen, uint64_t *wait_id);
+
+/*
+ * The process's virtual clock (umad_time.c): moved up to the time of
+ * what reaches it (OPEN, RECV, TICK); a SEND is stamped
+ * IBEMU_SESS_MAD_SEND_PS after it, and the clock moves to the stamp.
+ */
+void ibemu__umad_clock_at_least(uint64_t t);
+uint64_t ibemu__umad_stamp(void);
+/* ibemu's own API (IBEMU_1.0), as verbs/ibemu.h declares it. */
+uint64_t ibemu_umad_now_ps(void);
+void ibemu_umad_compute_ps(uint64_t ps);
 
 #endif

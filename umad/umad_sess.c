@@ -151,6 +151,8 @@ struct port_slot {
 	unsigned flags; /* IBEMU_UMAD_PORT_* */
 	void *stash;	/* a RECV too long for the last umad_recv's buffer */
 	size_t stash_len;
+	uint64_t seen;	  /* RECVs and TICKs taken off the stream */
+	uint64_t wait_id; /* of the last WAIT */
 };
 
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -181,8 +183,32 @@ int ibemu__umad_port_add(int fd, uint64_t session, unsigned flags)
 	ports[fd].flags = flags;
 	free(ports[fd].stash);
 	ports[fd].stash = NULL;
+	ports[fd].seen = 0;
+	ports[fd].wait_id = 0;
 	pthread_mutex_unlock(&ports_lock);
 	return 0;
+}
+
+void ibemu__umad_port_took(int fd)
+{
+	pthread_mutex_lock(&ports_lock);
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].open)
+		ports[fd].seen++;
+	pthread_mutex_unlock(&ports_lock);
+}
+
+int ibemu__umad_port_wait(int fd, uint64_t *seen, uint64_t *wait_id)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&ports_lock);
+	if (fd >= 0 && (size_t)fd < nports && ports[fd].open) {
+		*seen = ports[fd].seen;
+		*wait_id = ++ports[fd].wait_id;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ports_lock);
+	return ret;
 }
 
 void ibemu__umad_port_del(int fd)
