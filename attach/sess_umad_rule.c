@@ -6,9 +6,9 @@
  * thread about to block in umad_recv() or umad_poll() says so (WAIT), and
  * from its first WAIT the process takes part in the rule: it waits until
  * a RECV or a TICK is handed to it, and runs from then until its next
- * WAIT. The timeout of a wait is a lazy item (daemon.h): it ends the wait
- * with a TICK at the stream's clock plus the timeout, and on an idle
- * fabric waits as long on the wall clock. Under --clock free stamps are
+ * WAIT. The timeout of a wait is an item due (daemon.h): it ends the wait
+ * with a TICK at the stream's clock plus the timeout (on an idle fabric,
+ * the pump paces the leap to it on the wall clock). Under --clock free stamps are
  * not kept (a MAD enters at once) and nothing is counted, but timeouts
  * are still virtual.
  */
@@ -99,7 +99,6 @@ void ibemu__su_init(struct ibemu_sess_conn *c)
 {
 	memset(&c->time, 0, sizeof(c->time));
 	c->time.timeout.fire = timeout_fire;
-	c->time.timeout.lazy = 1;
 	c->time.later.fire = later_fire;
 	c->time.clock_ps = ibemu_engine_now(su_daemon(c)->engine);
 }

@@ -592,6 +592,7 @@ static void servers_fini(struct ibemu_daemon *d)
 		return;
 	free(d->ctl->snap);
 	ibemu__cc_fini(d);
+	ibemu__ctl_at_fini(d);
 	free(d->ctl);
 	d->ctl = NULL;
 }

@@ -227,8 +227,8 @@ void ibemu__daemon_pump_init(struct ibemu_daemon *d)
 	d->pace_timer.data = d;
 	uv_timer_init(&d->loop, &d->grace_timer);
 	d->grace_timer.data = d;
-	uv_timer_init(&d->loop, &d->lazy_timer);
-	d->lazy_timer.data = d;
+	uv_timer_init(&d->loop, &d->leap_timer);
+	d->leap_timer.data = d;
 }
 
 void ibemu__daemon_pump_close(struct ibemu_daemon *d)
@@ -236,7 +236,7 @@ void ibemu__daemon_pump_close(struct ibemu_daemon *d)
 	uv_close((uv_handle_t *)&d->pump_idle, NULL);
 	uv_close((uv_handle_t *)&d->pace_timer, NULL);
 	uv_close((uv_handle_t *)&d->grace_timer, NULL);
-	uv_close((uv_handle_t *)&d->lazy_timer, NULL);
+	uv_close((uv_handle_t *)&d->leap_timer, NULL);
 }
 
 static void close_handles(struct ibemu_daemon *d)
@@ -309,12 +309,11 @@ const struct ibemu_daemon_attached_ops ibemu__daemon_none_attached = {
 #define PUMP_BATCH 100000
 
 /*
- * Under --clock free, virtual time may not leap over a gap longer than
- * this while processes are attached: a timer (a retransmission, a link
- * retraining) then waits the same time on the wall clock, so that
- * processes, which live in wall time there, can act first. A MAD's round
- * trip stays far below it and is never slowed down. The time rule has no
- * need of it (docs/design.md §3).
+ * Virtual time may not leap over a gap longer than this faster than the
+ * wall clock: under --clock free while processes are attached (they live
+ * in wall time there, and a retransmission timer must not beat them);
+ * under the rule while every process waits (leap_ok()). A MAD's round
+ * trip stays far below it and is never slowed down.
  */
 #define PUMP_LEAP_PS 100000000ull /* 100 us */
 
@@ -333,7 +332,7 @@ static void pace_cb(uv_timer_t *t)
 	ibemu_daemon_pump(d);
 }
 
-static void lazy_cb(uv_timer_t *t)
+static void leap_cb(uv_timer_t *t)
 {
 	ibemu_daemon_pump(t->data);
 }
@@ -345,27 +344,30 @@ static void grace_cb(uv_timer_t *t)
 }
 
 /*
- * Whether the first item due (at 'due') may fire now. At once if anything
- * else is left to do (engine events, an item that drives time); a lazy one
- * on an idle fabric once as much wall time has passed, since the fabric
- * went idle, as the virtual time it leaps over (the lazy timer calls the
- * pump then). Virtual time still moves by the item's own time only.
+ * Under the time rule, while every process waits: whether virtual time
+ * may leap from the engine's time to 't' now. A gap longer than
+ * PUMP_LEAP_PS waits as long on the wall clock, counted from when the
+ * engine first stood before it (the leap timer calls the pump then): an
+ * idle fabric's timers (a port polling, an SM's sweep period) keep to the
+ * wall clock, and a process outside the rule (one that never waited in
+ * the library) gets time to act. Virtual times do not depend on it.
  */
-static int due_may_fire(struct ibemu_daemon *d, uint64_t due)
+static int leap_ok(struct ibemu_daemon *d, uint64_t t)
 {
 	uint64_t now = ibemu_engine_now(d->engine), wait_ms, waited;
 
-	if (ibemu_engine_next_time(d->engine) != UINT64_MAX || d->due_driving)
+	if (t <= now + PUMP_LEAP_PS)
 		return 1;
-	if (d->lazy_until != due) {
-		d->lazy_until = due;
-		d->lazy_since_ms = uv_now(&d->loop);
+	if (d->leap_to != t || d->leap_from != now) {
+		d->leap_to = t;
+		d->leap_from = now;
+		d->leap_since_ms = uv_now(&d->loop);
 	}
-	wait_ms = (due - now + 999999999ull) / 1000000000ull;
-	waited = uv_now(&d->loop) - d->lazy_since_ms;
+	wait_ms = (t - now + 999999999ull) / 1000000000ull;
+	waited = uv_now(&d->loop) - d->leap_since_ms;
 	if (waited >= wait_ms)
 		return 1;
-	uv_timer_start(&d->lazy_timer, lazy_cb, wait_ms - waited, 0);
+	uv_timer_start(&d->leap_timer, leap_cb, wait_ms - waited, 0);
 	return 0;
 }
 
@@ -434,14 +436,17 @@ static int quiesce_step(struct ibemu_daemon *d)
 		due = ibemu__due_next(d);
 		if (min_u64(next, due) >= d->rule.run_cap)
 			break;
+		/* Nobody runs (no cap): a long leap keeps to the wall. */
+		if (d->rule.run_cap == UINT64_MAX &&
+		    !leap_ok(d, min_u64(next, due)))
+			break;
 		if (due <= next) {
-			if (!due_may_fire(d, due))
-				break;
 			ibemu__due_fire_first(d);
 			n++;
 			continue;
 		}
 		n += ibemu_engine_run(e, next, 1);
+		d->leap_to = 0; /* the next leap is paced afresh */
 	}
 	if (n && presumed && !d->rule.nondet) {
 		d->rule.nondet = 1;
@@ -485,8 +490,6 @@ static int free_step(struct ibemu_daemon *d)
 		return 0;
 	}
 	if (due <= next) {
-		if (!due_may_fire(d, due))
-			return 0;
 		ibemu__due_fire_first(d);
 		return 1;
 	}

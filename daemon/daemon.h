@@ -100,16 +100,13 @@ struct ibemu_sess_server;
  * MAD a process stamped for later, the timeout of a MAD it sent, the end
  * of a process's wait in umad_recv(), a fault the CLI set for a time. The
  * pump fires each one when virtual time reaches it, before the engine's
- * events of that time, in the order they were armed. A 'lazy' one does not
- * make time advance by itself: while nothing else is left to do (the
- * engine idle, every process waiting), it waits as long on the wall clock,
- * so that an idle fabric stays idle (an SM's sweep period).
+ * events of that time, in the order they were armed, and paces long leaps
+ * to them as it paces the engine's own events.
  */
 struct ibemu_due {
 	uint64_t at_ps;
 	struct ibemu_due *prev, *next; /* the daemon's list, by time */
 	void (*fire)(struct ibemu_daemon *d, struct ibemu_due *due);
-	int lazy;
 	int armed;
 };
 
@@ -174,15 +171,14 @@ struct ibemu_daemon {
 	struct ibemu_ctl *ctl;
 	const struct ibemu_daemon_attached_ops *attached;
 	uv_idle_t pump_idle; /* runs the engine for MADs (ibemu_daemon_pump) */
-	/* Armed ibemu_due items, by time, and how many are not lazy. */
+	/* Armed ibemu_due items, by time. */
 	struct ibemu_due *due_head, *due_tail;
-	uint32_t due_driving;
 	int pumping; /* a pump step runs: ibemu_daemon_pump() adds nothing */
 	uv_timer_t pace_timer; /* --clock free: holds virtual time back */
 	uint64_t pace_until;   /* the event pace_timer waits for */
-	/* A lazy item waits on the wall clock (due_may_fire in daemon.c). */
-	uv_timer_t lazy_timer;
-	uint64_t lazy_until, lazy_since_ms;
+	/* A long leap waits on the wall clock (leap_ok() in daemon.c). */
+	uv_timer_t leap_timer;
+	uint64_t leap_to, leap_from, leap_since_ms;
 	/* The time rule (--clock, clock/rule.h), and the timer that looks
 	 * again at processes that run long. */
 	struct ibemu_rule rule;
@@ -247,7 +243,7 @@ int ibemu_daemon_peer_allowed(struct ibemu_daemon *d, int fd, const char *sock,
 			      char *why, size_t whylen);
 
 /*
- * Arms 'due' (the caller's, with 'fire' and 'lazy' set; re-armed if it
+ * Arms 'due' (the caller's, with 'fire' set; re-armed if it
  * was) at virtual time 'at_ps', or the engine's time if that has passed.
  * 'fire' is called once, from the pump, with the engine at that time; it
  * may arm and cancel items. Cancel before freeing an armed item.

@@ -23,8 +23,7 @@ void ibemu_due_cancel(struct ibemu_daemon *d, struct ibemu_due *due)
 		d->due_tail = due->prev;
 	due->prev = due->next = NULL;
 	due->armed = 0;
-	if (!due->lazy)
-		d->due_driving--;
+	d->leap_to = 0; /* a leap paced for it starts afresh */
 }
 
 void ibemu_due_arm(struct ibemu_daemon *d, struct ibemu_due *due,
@@ -49,8 +48,6 @@ void ibemu_due_arm(struct ibemu_daemon *d, struct ibemu_due *due,
 	else
 		d->due_head = due;
 	due->armed = 1;
-	if (!due->lazy)
-		d->due_driving++;
 	ibemu_daemon_pump(d);
 }
 

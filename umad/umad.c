@@ -29,8 +29,9 @@ static void send_flush(void);
 #define BATCH 32
 
 /* What a stream's next message is, as recv_next() says. */
-#define NEXT_TICK 1 /* a TICK, taken: its wait id in *tick */
 #define NEXT_RECV 0 /* a RECV waits (or a stashed MAD) */
+/* A TICK, taken (its wait id in *tick): no agent id, no -errno. */
+#define NEXT_TICK (-1000000)
 
 /* OpenFabrics' OUI, which rdma-core's umad_register() passes along. */
 #define IB_OPENIB_OUI 0x001405
@@ -968,7 +969,7 @@ static int recv_one(int fd, struct ib_user_mad *mad, int *length,
 UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 {
 	uint64_t tick = 0, wait_id = 0;
-	int ret;
+	int ret, err = 0;
 
 	errno = 0;
 	if (!umad || !length) {
@@ -999,13 +1000,15 @@ UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 		ret = say_wait(fd, timeout_ms, &wait_id);
 		if (!ret)
 			ret = wait_readable(fd);
+		/* A signal ends it as it ends rdma-core's poll: -EIO, and
+		 * errno EINTR. */
+		err = ret ? errno : 0;
 		__atomic_sub_fetch(&recv_waiting, 1, __ATOMIC_SEQ_CST);
 		if (ret)
 			break;
 	}
 	if (ret < 0) {
-		if (!errno)
-			errno = -ret;
+		errno = ret == -EIO && err ? err : -ret;
 		return ret;
 	}
 	UMAD_DEBUG("mad received by agent %d length %d", ret, *length);

@@ -162,7 +162,8 @@ class IbemuTestCase(unittest.TestCase):
                 log = f.read()
             if "Sanitizer" in log or "runtime error:" in log:
                 leaks.append(f"sanitizer report in {path}:\n{log}")
-        shutil.rmtree(self.rundir, ignore_errors=True)
+        if not os.environ.get("IBEMU_KEEP"):
+            shutil.rmtree(self.rundir, ignore_errors=True)
         self.assertEqual(leaks, [], "teardown found leftovers")
 
     def ibemu(self, *args, check=None, env=None, timeout=120):

@@ -16,6 +16,8 @@ from sessproto import OPEN, RECV, REGISTER, SEND, SessionClient, bind, hdr
 
 
 SA_CLASS, SA_VERSION = 0x03, 2
+# struct ibemu_sess_mad, before the MAD (proto/sess_proto.h)
+MAD_HEAD = 72
 GET_TABLE, GET_MULTI, GET_TABLE_RESP = 0x12, 0x14, 0x92
 SA_HDR = 56  # MAD (24), RMPP (12) and SA (20) headers
 SEG_DATA = 256 - SA_HDR  # data bytes per segment
@@ -41,7 +43,7 @@ def send(agent, mad, dlid, timeout_ms=0):
     addr = struct.pack("=IIHHBBBBBBHI16s", 1, QP1_QKEY, dlid, 0, 0, 0, 0, 0,
                        0, 0, 0, 0, b"")
     body = struct.pack("=IIII", agent, 0, timeout_ms, 0) + addr + \
-        struct.pack("=II", len(mad), 0) + mad
+        struct.pack("=IIQ", len(mad), 0, 0) + mad
     return hdr(SEND, len(body)) + body
 
 
@@ -117,8 +119,8 @@ class SaTest(OpenSMRunner, SessionClient, IbemuTestCase):
             self.assertEqual((type_, status), (RECV, 0))
             agent, st = struct.unpack_from("=II", body, 0)
             length = struct.unpack_from("=I", body, 56)[0]
-            self.assertEqual((st, length), (0, len(body) - 64))
-            out.append((agent, length, body[64:]))
+            self.assertEqual((st, length), (0, len(body) - MAD_HEAD))
+            out.append((agent, length, body[MAD_HEAD:]))
         s.settimeout(quiet)
         try:
             extra = s.recv(1 << 19)

@@ -52,7 +52,7 @@ def send_mad(agent, mad, declared=None, timeout_ms=0):
     addr = struct.pack("=IIHHBBBBBBHI16s", 0, 0, 0xffff, 0, 0, 0, 0, 0, 0, 0,
                        0, 0, b"")
     head = struct.pack("=IIII", agent, 0, timeout_ms, 0) + addr + \
-        struct.pack("=II", len(mad) if declared is None else declared, 0)
+        struct.pack("=IIQ", len(mad) if declared is None else declared, 0, 0)
     return head + mad
 
 
@@ -446,7 +446,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         # Requests the local HCA answers, and a process that never reads.
         sent = 2500
         for tid in range(1, sent + 1):
-            stream.send(hdr(SEND, 64 + 256) +
+            stream.send(hdr(SEND, 72 + 256) +
                         send_mad(0, dr_nodeinfo(tid), timeout_ms=30000))
         log_path = self.paths("uflood")["log"]
         end = time.time() + 30
@@ -532,7 +532,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         stream.send(hdr(OPEN, len(ca)) + ca)
         type_, status, body = self.reply(stream)
         self.assertEqual((type_, status), (OPEN, 0))
-        host, session, port = struct.unpack("=64sQI4x", body)
+        host, session, port = struct.unpack("=64sQI4xQ", body)[:3]
         self.assertEqual(port, 1)
         reg = register(session)
         type_, status, body = self.call(path, hdr(REGISTER, len(reg)) + reg)
@@ -550,9 +550,9 @@ class UmadTest(SessionClient, IbemuTestCase):
         self.assertEqual(self.call(path, hdr(UNREGISTER, len(un)) + un)[:2],
                          (UNREGISTER, 0))
         mad = bytes(256)
-        for message in (hdr(SEND, 64 + 256) + send_mad(99, mad),
-                        hdr(SEND, 64 + 256) + send_mad(0, mad, declared=200),
-                        hdr(SEND, 64 + 10) + send_mad(0, mad[:10]),
+        for message in (hdr(SEND, 72 + 256) + send_mad(99, mad),
+                        hdr(SEND, 72 + 256) + send_mad(0, mad, declared=200),
+                        hdr(SEND, 72 + 10) + send_mad(0, mad[:10]),
                         hdr(CA_QUERY, len(ca)) + ca):
             s = self.sess(path)
             s.send(hdr(OPEN, len(ca)) + ca)
@@ -570,7 +570,7 @@ class UmadTest(SessionClient, IbemuTestCase):
         with open(self.paths(path)["log"]) as log:
             text = log.read()
         self.assertIn("SEND as agent 99 (agents are 0-31)", text)
-        self.assertIn("message type 2 on a port stream", text)
+        self.assertIn("message type 2 of 72 bytes on a port stream", text)
         self.down(path)
 
 
