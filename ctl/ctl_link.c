@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "ctl_commands.h"
 #include "daemon.h"
 #include "table.h"
@@ -24,7 +25,7 @@ static const char *const actions[] = {
 	NULL,
 };
 
-enum { L_JSON, L_SEED, L_NOPTS };
+enum { L_JSON, L_SEED, L_AT, L_NOPTS };
 
 static const struct ibemu_opt link_table[] = {
 	[L_JSON] = {.name = "json",
@@ -38,6 +39,13 @@ static const struct ibemu_opt link_table[] = {
 		    .only = 1u << A_DROP,
 		    .help = "seed of the generator that picks the lost "
 			    "packets (same seed, same losses)"},
+	[L_AT] = {.name = "at",
+		  .type = IBEMU_OPT_STRING,
+		  .metavar = "US",
+		  .only = 1u << A_DOWN | 1u << A_UP,
+		  .help = "at this virtual time, in microseconds since the "
+			  "fabric started (+US: from now), the same point of "
+			  "every run"},
 };
 
 const struct ibemu_opt_cmd ibemu__link_opts = {
@@ -223,6 +231,14 @@ int ibemu__serve_link(struct ibemu_ctl_call *call)
 					  "done, or stop it with 'ibemu "
 					  "traffic --stop'");
 		return 1;
+	}
+	if (v[L_AT].given) {
+		uint64_t at;
+
+		ret = ibemu__ctl_at_parse(call, "link", v[L_AT].s, &at);
+		return ret ? ret
+			   : ibemu__ctl_at_schedule(call, at, action == A_UP, 0,
+						    pi);
 	}
 	switch (action) {
 	case A_DOWN:

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "ctl_commands.h"
 #include "daemon.h"
 #include "table.h"
@@ -20,12 +21,18 @@ static const char *const actions[] = {
 	NULL,
 };
 
-enum { N_JSON, N_NOPTS };
+enum { N_JSON, N_AT, N_NOPTS };
 
 static const struct ibemu_opt node_table[] = {
 	[N_JSON] = {.name = "json",
 		    .type = IBEMU_OPT_FLAG,
 		    .help = "print JSON instead of an aligned table"},
+	[N_AT] = {.name = "at",
+		  .type = IBEMU_OPT_STRING,
+		  .metavar = "US",
+		  .help = "at this virtual time, in microseconds since the "
+			  "fabric started (+US: from now), the same point of "
+			  "every run"},
 };
 
 const struct ibemu_opt_cmd ibemu__node_opts = {
@@ -106,6 +113,14 @@ int ibemu__serve_node(struct ibemu_ctl_call *call)
 					  "done, or stop it with 'ibemu "
 					  "traffic --stop'");
 		return 1;
+	}
+	if (v[N_AT].given) {
+		uint64_t at;
+
+		ret = ibemu__ctl_at_parse(call, "node", v[N_AT].s, &at);
+		return ret ? ret
+			   : ibemu__ctl_at_schedule(call, at, action == N_UP, 1,
+						    n);
 	}
 	for (p = 1; !ret && p <= t->nodes[n].nports; p++) {
 		uint32_t pi = ibemu_engine_port_index(d->engine, n, p);

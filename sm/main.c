@@ -498,7 +498,7 @@ static int sweep_loop(struct sm *sm)
 	signal(SIGINT, on_signal);
 	while (!stopping && !sm->port_gone) {
 		/*
-		 * A Trap 128 (a link changed) calls the sweep at once. The
+		 * A Trap 128 (a link changed) calls a sweep at once. The
 		 * period counts the SM's clock: virtual time under ibemu,
 		 * where a wait is one umad_recv() that a TICK ends (and a
 		 * signal, so that SIGTERM is seen at once).
@@ -538,10 +538,18 @@ static int sweep_loop(struct sm *sm)
 			ret = heavy(sm, wall_s(), "trap 144");
 			continue;
 		}
-		if (ret == 1)
-			printf("ibemu-sm: Trap 128 (traps so far: %lu)\n",
-			       sm->traps);
-		sm_sweep_begin(sm, 0, ret == 1 ? "trap 128" : "period");
+		if (ret == 1) {
+			/* As OpenSM (osm_trap_rcv.c): a link changed, and a
+			 * light sweep would only ask every switch, the one
+			 * gone too, to learn so; a heavy one starts from the
+			 * SM's port and meets no port that is down. */
+			printf("ibemu-sm: Trap 128 (traps so far: %lu): heavy "
+			       "sweep %lu\n",
+			       sm->traps, sm->heavy_sweeps + 1);
+			ret = heavy(sm, wall_s(), "trap 128");
+			continue;
+		}
+		sm_sweep_begin(sm, 0, "period");
 		ret = sm_light_sweep(sm);
 		sm_sweep_end(sm);
 		if (ret > 0 && sm->sm_outranked) {

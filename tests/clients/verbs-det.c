@@ -20,7 +20,16 @@
  * thread wakes with the clock at exactly 10 us and the second SEND leaves
  * at 10 us (verbs/README.md, "Virtual time").
  *
- * usage: verbs-det server|client|tserver|tclient OUT IN
+ * 'sserver' and 'sclient' run a stream instead, for a fault mid-stream
+ * (test_time.py's spine test): the client prints its clock ("t0", virtual
+ * picoseconds since the fabric started), waits for the file IN.go, then
+ * makes STREAM_PINGS ping-pongs of 1 KiB, declaring STREAM_COMPUTE_PS of
+ * compute before each; both sides print every completion at its virtual
+ * time since t0. With timeout 14 and retry_cnt 7 (connect_qp()), a
+ * message lost to a link that went down is sent again 67 ms later, over
+ * the routes the SM made meanwhile.
+ *
+ * usage: verbs-det server|client|tserver|tclient|sserver|sclient OUT IN
  */
 #include <pthread.h>
 #include <inttypes.h>
@@ -36,6 +45,9 @@
 
 #define PINGS 100
 #define BUF   (1u << 20)
+
+#define STREAM_PINGS	  1000
+#define STREAM_COMPUTE_PS 100000000ull /* 100 us */
 
 static const uint32_t sizes[] = {8, 64, 256, 1000, 1024, 4096, 5000, 16384};
 static const uint32_t rdma_sizes[] = {8, 4096, 10000, 65536, 262144};
@@ -282,6 +294,38 @@ static void tserver(void)
 	take("server", 2);
 }
 
+static FILE *wait_file(const char *path);
+
+/* The stream's server: echoes every ping. */
+static void sserver(void)
+{
+	unsigned i;
+
+	for (i = 0; i < STREAM_PINGS; i++) {
+		take("recv", i);
+		post_recv(i + 1);
+		post_send(i, IBV_WR_SEND, 1024, 0, 0);
+		take("send", i);
+	}
+}
+
+/* The stream's client; 'go' is the file it waits for before it starts. */
+static void sclient(const char *go)
+{
+	unsigned i;
+
+	printf("t0 %" PRIu64 "\n", t0);
+	fflush(stdout);
+	fclose(wait_file(go));
+	for (i = 0; i < STREAM_PINGS; i++) {
+		ibemu_compute_ps(STREAM_COMPUTE_PS);
+		post_recv(i);
+		post_send(i, IBV_WR_SEND, 1024, 0, 0);
+		take("ping", i);
+		take("ping", i);
+	}
+}
+
 /* Writes 'line' to 'path' at once (through a rename). */
 static void put(const char *path, const char *line)
 {
@@ -319,17 +363,20 @@ int main(int argc, char **argv)
 	unsigned long long raddr;
 	char line[256], ready[4096];
 	struct ibv_pd *pd;
-	int server, threaded;
+	int server, threaded, stream;
 	FILE *f;
 
 	if (argc != 4 ||
 	    (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
-	     strcmp(argv[1], "tserver") && strcmp(argv[1], "tclient")))
-		die("usage: verbs-det server|client|tserver|tclient OUT IN");
+	     strcmp(argv[1], "tserver") && strcmp(argv[1], "tclient") &&
+	     strcmp(argv[1], "sserver") && strcmp(argv[1], "sclient")))
+		die("usage: verbs-det server|client|tserver|tclient|sserver|"
+		    "sclient OUT IN");
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
 	threaded = argv[1][0] == 't';
-	server = !strcmp(argv[1] + threaded, "server");
+	stream = argv[1][0] == 's';
+	server = !strcmp(argv[1] + threaded + stream, "server");
 	list = ibv_get_device_list(NULL);
 	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
@@ -364,7 +411,16 @@ int main(int argc, char **argv)
 	fclose(f);
 	connect_qp((uint16_t)lid, qpn);
 	snprintf(ready, sizeof(ready), "%s.ready", argv[2]);
-	if (threaded) {
+	if (stream && server) {
+		post_recv(0);
+		put(ready, "ready\n");
+		sserver();
+	} else if (stream) {
+		snprintf(ready, sizeof(ready), "%s.ready", argv[3]);
+		fclose(wait_file(ready));
+		snprintf(ready, sizeof(ready), "%s.go", argv[3]);
+		sclient(ready);
+	} else if (threaded) {
 		/* Control calls only in this thread: it takes no part. */
 		if (server)
 			tserver();

@@ -89,6 +89,83 @@ class TimeRuleTest(IbemuTestCase):
         self.assertIsNone(s["time_held_by_pid"])
         self.down("thold")
 
+    def spine_stream(self, name):
+        """verbs-det's stream (sserver on hca01, sclient on hca36: 1000
+        ping-pongs 100 us apart, RC timeout 14, retry_cnt 7), with the
+        spine on their route taken down 50 ms of virtual time after the
+        client's start ('ibemu node down --at'). Returns the outputs and
+        the SM's counts."""
+        self.up(FAT, name)
+        f = ("--fabric", name)
+        route = self.json_of("route", "hca01", "hca36", *f)["route"]
+        spine = [h["node"] for h in route if h["node"].startswith("spine")]
+        self.assertEqual(len(spine), 1, route)
+        a = os.path.join(self.rundir, "sa")
+        b = os.path.join(self.rundir, "sb")
+        for x in (a, b, a + ".ready", b + ".ready", a + ".go"):
+            if os.path.exists(x):
+                os.unlink(x)
+        # Their outputs (2,000 lines each) go to files: a full pipe
+        # would stop a side in write(), outside the library.
+        logs = [open(os.path.join(self.rundir, f"{role}.out"), "w+")
+                for role in ("sserver", "sclient")]
+        procs = [subprocess.Popen(
+            [IBEMU, "exec", "--fabric", name, "--host", host, "--", DET,
+             role, out, inp],
+            stdout=log, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+            for host, role, out, inp, log in (
+                ("hca01", "sserver", a, b, logs[0]),
+                ("hca36", "sclient", b, a, logs[1]))]
+        outs = []
+        try:
+            self.wait_until("the client to start", lambda: os.path.getsize(
+                logs[1].name) > 0)
+            logs[1].seek(0)
+            first = logs[1].readline()
+            self.assertRegex(first, r"^t0 \d+\n$")
+            t0 = int(first.split()[1])
+            self.ibemu("node", "down", spine[0], "--at",
+                       f"{(t0 + 50 * 10**9) / 10**6:.6f}", *f)
+            open(a + ".go", "w").close()
+            for p, log in zip(procs, logs):
+                p.wait(timeout=300)
+                log.seek(0)
+                outs.append(log.read())
+                self.assertEqual(p.returncode, 0, f"verbs-det: {outs[-1]}")
+        finally:
+            for p, log in zip(procs, logs):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                log.close()
+        sm = self.json_of("sm", "status", *f)
+        self.assertEqual(self.status(name)["deterministic"], "yes")
+        self.down(name)
+        return outs[1], outs[0], sm
+
+    def test_spine_down_mid_stream(self):
+        """An RC stream survives its spine taken down mid-stream: the
+        switches' Trap 128 reaches ibemu-sm in virtual time, its heavy
+        sweep routes around the spine long before the QP's retries run
+        out (7 of 67 ms), the lost message is sent again on the new
+        route, and two runs give the same virtual times to the
+        picosecond."""
+        runs = [self.spine_stream(f"spine{i}") for i in range(2)]
+        client, server, sm = runs[0]
+        # t0, two completions a ping, and the end.
+        self.assertEqual(len(client.splitlines()), 1 + 2 * 1000 + 1)
+        times = [int(line.rsplit(" ", 1)[1])
+                 for line in client.splitlines()[1:-1]]
+        gaps = [y - x for x, y in zip(times, times[1:])]
+        # One ping waited for its retransmission: 67 ms (4.096 us x 2^14).
+        self.assertGreater(max(gaps), 67 * 10**9)
+        self.assertLess(max(gaps), 2 * 68 * 10**9)
+        self.assertGreaterEqual(sm["heavy_sweeps"], 2)
+        self.assertEqual(sm["smps_timed_out"], 0)
+        self.assertEqual(runs[1][0], runs[0][0])
+        self.assertEqual(runs[1][1], runs[0][1])
+
     def test_three_daemons_and_one_twice(self):
         runs = []
         for i in range(3):
