@@ -145,8 +145,7 @@ void ibemu__su_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 
 	c->time.calls++;
 	/* Later ones wait behind the first: the socket's order is kept. */
-	if (!su_rule_on(c) ||
-	    (m->vt_ps <= now && !c->time.later_head)) {
+	if (!su_rule_on(c) || (m->vt_ps <= now && !c->time.later_head)) {
 		su_clock_at_least(c, now);
 		ibemu__sess_send(c, m);
 		return;
@@ -174,15 +173,14 @@ void ibemu__su_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 
 uint64_t ibemu__su_handoff(struct ibemu_sess_conn *c)
 {
-	uint64_t t = ibemu_engine_now(su_daemon(c)->engine) +
-		     IBEMU_SESS_MAD_RECV_PS;
+	uint64_t t =
+		ibemu_engine_now(su_daemon(c)->engine) + IBEMU_SESS_MAD_RECV_PS;
 
 	handoff(c, t);
 	return t;
 }
 
-int ibemu__su_words(const struct ibemu_sess_conn *c,
-		    struct ibemu_rule_words *w)
+int ibemu__su_words(const struct ibemu_sess_conn *c, struct ibemu_rule_words *w)
 {
 	if (!c->time.in_rule)
 		return -ENOENT;

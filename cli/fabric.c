@@ -370,11 +370,11 @@ static const struct ibemu_opt up_opts[] = {
 		      .min = 0,
 		      .max = 3600000,
 		      .def = UP_SWEEP_DEFAULT,
-		      .help = "ibemu-sm's light sweep period, in ms of wall "
-			      "time (a trap calls one at once); 0: one sweep, "
-			      "then the SM exits, so that nothing of it runs "
-			      "beside your programs (runs repeatable to the "
-			      "picosecond; nothing reroutes a fault)"},
+		      .help = "ibemu-sm's light sweep period, in ms of "
+			      "virtual time (a trap calls a heavy sweep at "
+			      "once; an idle fabric keeps to the wall clock); "
+			      "0: one sweep, then the SM exits (nothing "
+			      "reroutes a fault then)"},
 	[UP_LMC] = {.name = "lmc",
 		    .type = IBEMU_OPT_UINT,
 		    .metavar = "N",

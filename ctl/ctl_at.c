@@ -17,9 +17,9 @@
 struct ibemu_ctl_fault {
 	struct ibemu_due due; /* first: the item is the fault */
 	struct ibemu_ctl_fault *next;
-	int up;		/* bring up (1) or take down (0) */
-	uint32_t node;	/* a node's every cable, or */
-	uint32_t port;	/* one port's cable (global index) */
+	int up;	       /* bring up (1) or take down (0) */
+	uint32_t node; /* a node's every cable, or */
+	uint32_t port; /* one port's cable (global index) */
 	int whole_node;
 };
 
@@ -112,10 +112,9 @@ int ibemu__ctl_at_schedule(struct ibemu_ctl_call *call, uint64_t at_ps, int up,
 	f->next = d->ctl->faults;
 	d->ctl->faults = f;
 	ibemu_due_arm(d, &f->due, at_ps);
-	ibemu_buf_printf(call->out,
-			 "scheduled at virtual time %.3f us (now %.3f us)\n",
-			 (double)at_ps / 1e6,
-			 (double)ibemu_engine_now(d->engine) / 1e6);
+	ibemu_buf_printf(
+		call->out, "scheduled at virtual time %.3f us (now %.3f us)\n",
+		(double)at_ps / 1e6, (double)ibemu_engine_now(d->engine) / 1e6);
 	return 0;
 }
 

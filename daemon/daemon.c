@@ -542,6 +542,15 @@ void ibemu_daemon_pump(struct ibemu_daemon *d)
 	if (d->stopping || d->engine_held ||
 	    (!ibemu_engine_pending(d->engine) && !d->due_head))
 		return;
+	/*
+	 * Only items due, far off (an SM's wait for its sweep period is
+	 * armed all along): the leap timer waits for the first, and a call
+	 * costs no look at every process's rings (the loop's prepare hook
+	 * drains them).
+	 */
+	if (d->rule.clock == IBEMU_CLOCK_QUIESCE &&
+	    !ibemu_engine_pending(d->engine) && !leap_ok(d, d->due_head->at_ps))
+		return;
 	uv_timer_stop(&d->pace_timer);
 	/*
 	 * At once: a MAD's round trip through the fabric is short, and the

@@ -510,10 +510,10 @@ static int sweep_loop(struct sm *sm)
 			now = sm_clock_ms();
 			if (now >= deadline)
 				break;
-			ret = sm_trap_wait(sm, deadline - now > INT_MAX
-						       ? INT_MAX
-						       : (unsigned)(deadline -
-								    now));
+			ret = sm_trap_wait(
+				sm, deadline - now > INT_MAX
+					    ? INT_MAX
+					    : (unsigned)(deadline - now));
 		}
 		if (stopping)
 			break;

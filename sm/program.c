@@ -333,6 +333,25 @@ static uint16_t wanted_lid(void *ctx, uint32_t g, unsigned port)
 	return lid;
 }
 
+/*
+ * The routing's work in virtual time, a model: SM_ROUTE_ENTRY_PS for each
+ * LFT entry computed (every switch, every LID). An estimate, not a
+ * measurement of any SM: it makes a heavy sweep's routing take time that
+ * grows with the fabric, as it does on a host, where the MADs alone would
+ * make it free.
+ */
+#define SM_ROUTE_ENTRY_PS 10000ull /* 10 ns */
+
+static uint64_t routing_cost_ps(const struct sm *sm)
+{
+	uint64_t switches = 0;
+	uint32_t n;
+
+	for (n = 0; n < sm->nnodes; n++)
+		switches += is_switch(&sm->nodes[n]);
+	return switches * sm->routes->max_lid * SM_ROUTE_ENTRY_PS;
+}
+
 int sm_program(struct sm *sm)
 {
 	const struct ibemu_routing_engine_ops *ops =
@@ -347,6 +366,7 @@ int sm_program(struct sm *sm)
 	sm_sweep_mark(sm, SM_STEP_ROUTE);
 	if (ret)
 		return ret;
+	sm_compute_ps(routing_cost_ps(sm));
 	/* The SM's node is the graph's first: its port has LID 1. */
 	sm->sm_lid = ibemu_routes_lid(sm->routes, sm->nodes[0].graph,
 				      sm->nodes[0].in_port);

@@ -267,6 +267,8 @@ int sm_trap_wait(struct sm *sm, unsigned ms);
 uint64_t sm_clock_ps(void);
 /* Milliseconds of the SM's clock, virtual or wall, for its periods. */
 uint64_t sm_clock_ms(void);
+/* Declares 'ps' of the SM's own work to its clock (nothing elsewhere). */
+void sm_compute_ps(uint64_t ps);
 
 /* discover.c */
 /* Sweeps the subnet from the SM's port; 0, or -errno. */

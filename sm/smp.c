@@ -615,8 +615,15 @@ int sm_smp_run(struct sm *sm)
 	}
 }
 
-/* ibemu's libibumad has it (IBEMU_1.0); NULL with any other. */
+/* ibemu's libibumad has them (IBEMU_1.0); NULL with any other. */
 uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
+void ibemu_umad_compute_ps(uint64_t ps) __attribute__((weak));
+
+void sm_compute_ps(uint64_t ps)
+{
+	if (ibemu_umad_compute_ps)
+		ibemu_umad_compute_ps(ps);
+}
 
 uint64_t sm_clock_ps(void)
 {

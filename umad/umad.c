@@ -618,8 +618,8 @@ static int say_wait(int fd, int timeout_ms, uint64_t *wait_id)
 	msg.h.len = sizeof(msg.w);
 	if (ibemu__umad_port_wait(fd, &msg.w.seen, &msg.w.wait_id))
 		return -EBADF;
-	msg.w.timeout_ms = timeout_ms < 0 ? IBEMU_SESS_WAIT_FOREVER
-					  : (uint32_t)timeout_ms;
+	msg.w.timeout_ms =
+		timeout_ms < 0 ? IBEMU_SESS_WAIT_FOREVER : (uint32_t)timeout_ms;
 	*wait_id = msg.w.wait_id;
 	/* After the SENDs queued before it, in the same system call. */
 	if (ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_DEFERS)
@@ -629,7 +629,6 @@ static int say_wait(int fd, int timeout_ms, uint64_t *wait_id)
 	send_flush();
 	return ret ? -EIO : 0;
 }
-
 
 static void addr_to_umad(ib_mad_addr_t *a, const struct ibemu_sess_addr *s)
 {
@@ -1029,8 +1028,8 @@ static int recv_next(int fd, uint64_t *tick)
 	if (ibemu__umad_port_stashed(fd) || batch.fd == fd)
 		return NEXT_RECV;
 	do
-		n = recv(fd, msg, sizeof(msg), MSG_PEEK | MSG_TRUNC |
-						       MSG_DONTWAIT);
+		n = recv(fd, msg, sizeof(msg),
+			 MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	/* The peek moved the offset batches read by: back to the start. */
 	if (ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_PEEKS)

@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
 	threaded = argv[1][0] == 't';
-	stream = argv[1][0] == 's';
+	stream = !strcmp(argv[1], "sserver") || !strcmp(argv[1], "sclient");
 	server = !strcmp(argv[1] + threaded + stream, "server");
 	list = ibv_get_device_list(NULL);
 	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;

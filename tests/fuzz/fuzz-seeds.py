@@ -8,10 +8,10 @@ import os
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAGIC, VERSION = 0x49425353, 4
+MAGIC, VERSION = 0x49425353, 7
 (CA_QUERY, OPEN, SEND, PORT_QUERY, VERBS_OPEN, PD_ALLOC, MR_REG, CQ_CREATE,
- QP_CREATE, QP_MODIFY, SRQ_CREATE, KICK, QP_DESTROY) = (
-    2, 5, 6, 8, 9, 10, 12, 14, 16, 17, 20, 24, 19)
+ QP_CREATE, QP_MODIFY, SRQ_CREATE, KICK, QP_DESTROY, WAIT) = (
+    2, 5, 6, 8, 9, 10, 12, 14, 16, 17, 20, 24, 19, 25)
 
 
 def msg(mtype, payload=b""):
@@ -29,8 +29,10 @@ def bind(host, port=0):
 
 def sess_seeds():
     mad = bytes([1, 0x81, 1, 1]) + bytes(252)  # SubnGet(NodeInfo), LID routed
+    # struct ibemu_sess_mad: a stamp 2 us after the fabric's start
     send = struct.pack("<IIII", 0, 0, 100, 0) + bytes(40) + \
-        struct.pack("<II", len(mad), 0) + mad
+        struct.pack("<IIQ", len(mad), 0, 2000000) + mad
+    wait = struct.pack("<QQII", 0, 1, 50, 0)  # seen, wait id, 50 ms
     vopen = bind("h1") + struct.pack("<QQ", 0, 0)
     qp = struct.pack("<14I", 2, 0, 1, 1, 1, 0, 8, 8, 1, 1, 0, 8, 8, 0)
     verbs = (rec(msg(VERBS_OPEN, vopen), 2, 0b0100, 0, probe=True) +
@@ -47,6 +49,8 @@ def sess_seeds():
         "ca-query": rec(msg(CA_QUERY, bind("h1"))),
         "port-query": rec(msg(PORT_QUERY, bind("h3", 2))),
         "open-send": rec(msg(OPEN, bind("h2", 1))) + rec(msg(SEND, send)),
+        "open-send-wait": rec(msg(OPEN, bind("h2", 1))) +
+        rec(msg(SEND, send)) + rec(msg(WAIT, wait)),
         "verbs": verbs,
     }
 

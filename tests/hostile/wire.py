@@ -100,6 +100,7 @@ def sess_open(path):
 def send_mad(agent, mad, pkey_index=0):
     addr = struct.pack("=IIHHBBBBBBHI16s", 1, 0x80010000, 0xffff, pkey_index,
                        0, 0, 0, 0, 0, 0, 0, 0, b"")
+    # struct ibemu_sess_mad: ..., len, reserved, vt_ps (0: at once)
     head = struct.pack("=IIII", agent, 0, 0, 0) + addr + \
-        struct.pack("=II", len(mad), 0)
+        struct.pack("=IIQ", len(mad), 0, 0)
     return sess_msg(SESS_SEND, head + mad)

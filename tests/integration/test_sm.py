@@ -506,6 +506,9 @@ class SmTest(IbemuTestCase):
         line; not that it was never started."""
         self.up(topology("two-switch.yaml"), "smk")
         pid = self.json_of("sm", "status", "--fabric", "smk")["pid"]
+        # The report is written after SUBNET UP: killed in the middle,
+        # the SM would leave its temporary file behind.
+        self.ibemu("sm", "report", "--fabric", "smk")
         os.kill(pid, signal.SIGKILL)
         self.wait_until("the watcher's line", lambda: "died" in self.ibemu(
             "sm", "status", "--fabric", "smk").stderr)
