@@ -125,18 +125,32 @@ static inline uint32_t load_key(const struct ibemu__sw_link *l)
 	return l->hca_lids << 16 | l->sw_lids;
 }
 
-/* The first of the least keys: the least loaded cable, the lowest port on
- * a tie. Two passes: the minimum is a loop the compiler vectorizes. */
-static inline uint32_t least(const uint32_t *key, uint32_t n)
+/*
+ * The least of the keys, and in *tied the candidates that have it (bit c
+ * for key[c]; n <= 64).
+ */
+static inline uint32_t least(const uint32_t *key, uint32_t n, uint64_t *tied)
 {
-	uint32_t min = key[0];
-	uint32_t c;
+	uint32_t min = key[0], c;
+	uint64_t mask = 0;
 
 	for (c = 1; c < n; c++)
 		min = key[c] < min ? key[c] : min;
-	for (c = 0; key[c] != min; c++)
-		;
-	return c;
+	for (c = 0; c < n; c++)
+		mask |= (uint64_t)(key[c] == min) << c;
+	*tied = mask;
+	return min;
+}
+
+/* The first of the least keys, by a scan: for more than 64 candidates. */
+static inline uint32_t least_scan(const uint32_t *key, uint32_t n)
+{
+	uint32_t best = 0, c;
+
+	for (c = 1; c < n; c++)
+		if (key[c] < key[best])
+			best = c;
+	return best;
 }
 
 void ibemu__sw_graph_route_run(struct ibemu__sw_graph *sg, uint32_t s,
@@ -148,6 +162,7 @@ void ibemu__sw_graph_route_run(struct ibemu__sw_graph *sg, uint32_t s,
 	uint32_t key[256];
 	uint8_t *lft = sg->r->lft[sg->sw_node[s]];
 	uint32_t c, i, best;
+	uint64_t tied = 0;
 
 	IBEMU_BUG_ON(ncand == 0 || ncand > 256);
 	for (c = 0; c < ncand; c++) {
@@ -158,8 +173,20 @@ void ibemu__sw_graph_route_run(struct ibemu__sw_graph *sg, uint32_t s,
 		IBEMU_BUG_ON(l->hca_lids > 0xffff || l->sw_lids > 0xffff);
 		key[c] = load_key(l);
 	}
+	/*
+	 * Each LID takes the first of the least loaded cables, which then
+	 * carries more than the others tied with it: those stay the least
+	 * loaded, so one scan serves as many LIDs as cables tie.
+	 */
 	for (i = 0; i < run->n; i++) {
-		best = least(key, ncand);
+		if (ncand > 64) {
+			best = least_scan(key, ncand);
+		} else {
+			if (!tied)
+				least(key, ncand, &tied);
+			best = (uint32_t)__builtin_ctzll(tied);
+			tied &= tied - 1;
+		}
 		lft[run->lid[i]] = sg->link[cand[best]].port;
 		key[best] += run->to_switch[i] ? 1u : 1u << 16;
 	}
