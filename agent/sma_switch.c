@@ -104,7 +104,6 @@ int ibemu__sma_lft(struct ibemu_agent_req *r)
 	struct ibemu_engine *e = r->e;
 	struct ibemu_mad_lft lft;
 	uint32_t block = r->attr_mod;
-	unsigned i;
 
 	/* IBA 14.2.5.10: blocks of 64 LIDs up to LinearFDBCap. */
 	if (block >= IBEMU_AGENT_LFT_CAP / IBEMU_MAD_LFT_BLOCK)
@@ -112,16 +111,12 @@ int ibemu__sma_lft(struct ibemu_agent_req *r)
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_lft_decode(r->req + IBEMU_SMP_DATA_OFF,
 				     IBEMU_SMP_DATA_LEN, &lft);
-		for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++)
-			ibemu_engine_set_lft(
-				e, r->node,
-				(uint16_t)(block * IBEMU_MAD_LFT_BLOCK + i),
-				lft.port[i]);
+		ibemu_engine_set_lft_block(e, r->node,
+					   block * IBEMU_MAD_LFT_BLOCK,
+					   lft.port, IBEMU_MAD_LFT_BLOCK);
 	}
-	for (i = 0; i < IBEMU_MAD_LFT_BLOCK; i++)
-		ibemu_engine_get_lft(
-			e, r->node, (uint16_t)(block * IBEMU_MAD_LFT_BLOCK + i),
-			&lft.port[i]);
+	ibemu_engine_get_lft_block(e, r->node, block * IBEMU_MAD_LFT_BLOCK,
+				   lft.port, IBEMU_MAD_LFT_BLOCK);
 	IBEMU_BUG_ON(ibemu_mad_lft_encode(&lft, r->resp + IBEMU_SMP_DATA_OFF,
 					  IBEMU_SMP_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;

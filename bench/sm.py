@@ -9,12 +9,24 @@ time the fabric stands at afterwards ('ibemu status'), which for ibemu-sm
 is the subnet's bring-up in virtual time.
 
 usage: bench/sm.py [--build DIR] [--quick | --big] [--repeat N] [TOPOLOGY.yaml ...]
+       bench/sm.py --up [--hosts N] [--ref-build DIR] [--repeat N]
 The default fabrics: the shipped fat trees and, with up/down on both SMs,
 the torus and the dragonfly; a generated two-level fat tree of 648 HCAs
 (36-port switches); --quick: the 36-HCA fat tree and the torus; --big:
 generated fat trees of 648 (two levels), 1,782 and 10,000 HCAs (three
 levels, 36-port switches), then 'ibemu up' (daemon and ibemu-sm) of the
-10,000-HCA tree, timed whole (OpenSM takes about 25 s there)."""
+10,000-HCA tree, timed whole (OpenSM takes about 25 s there).
+
+--up: 'ibemu up' of the generated three-level fat tree of --hosts HCAs
+(default 10,000, 36-port switches) alone, timed whole to SUBNET UP, with
+the CPU time the daemon and ibemu-sm spent by then, next to two
+references measured in the same run: the same bring-up with the binaries
+of --ref-build (another build, e.g. main's; runs interleaved, so the
+ratio holds on a loaded machine), and the MAD path's speed right now:
+bench-mad-smp's one-hop SMPs per second on the same fabric without an
+SM, from which the bring-up's SMPs (sm.json) would take a time printed
+as 'SMP-path time' (the bring-up over it says how much beyond the MADs'
+own round trips it costs). The target is under 3 s."""
 
 import argparse
 import json
@@ -122,16 +134,29 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--up", action="store_true")
+    ap.add_argument("--hosts", type=int, default=10000)
+    ap.add_argument("--ref-build")
     ap.add_argument("topologies", nargs="*")
     args = ap.parse_args()
     args.ibemu = os.path.join(args.build, "bin", "ibemu")
     args.sm = os.path.join(args.build, "bin", "ibemu-sm")
-    for f in (args.ibemu, args.sm, mad.OPENSM):
+    need = [args.ibemu, args.sm]
+    if args.up:
+        need.append(os.path.join(args.build, "bench", "bench-mad-smp"))
+        if args.ref_build:
+            need += [os.path.join(args.ref_build, "bin", b)
+                     for b in ("ibemu", "ibemu-sm")]
+    else:
+        need.append(mad.OPENSM)
+    for f in need:
         if not os.path.exists(f):
             sys.exit(f"bench/sm.py: {f} is missing (build, or ./ibemu.sh deps)")
     workdir = tempfile.mkdtemp(prefix="bench-sm.")
     env = dict(os.environ, IBEMU_RUNTIME_DIR=os.path.join(workdir, "rt"))
     env.pop("IBEMU_FABRIC", None)
+    if args.up:
+        return bench_up(args, env, workdir)
     topos = args.topologies
     if args.big and not topos:
         for kind, hosts in (("fat-tree-2l", 648), ("fat-tree-3l", 1782),
@@ -199,6 +224,115 @@ def measure_up(topo, args, env):
           f"{best[0] - best[1]:.3f} s, ibemu-sm to SUBNET UP "
           f"{best[1]:.3f} s), best of {args.repeat}  "
           f"{'PASS' if best[0] < 3 else 'MISS'} (target < 3 s)", flush=True)
+    return 0
+
+
+def proc_cpu(pid):
+    """User and system CPU seconds of a live process (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def up_once(ibemu, topo, env, name):
+    """One 'ibemu up' to SUBNET UP: wall s, the SM's s, the daemon's and
+    the SM's CPU s at that moment, SMPs, virtual ps; the fabric is
+    stopped after."""
+    rundir = os.path.join(env["IBEMU_RUNTIME_DIR"], name)
+    t0 = time.time()
+    try:
+        out = sh([ibemu, "up", topo, "--name", name], env)
+        wall = time.time() - t0
+        m = re.search(r"ibemu-sm \(pid (\d+).* in ([\d.]+) s", out)
+        if not m:
+            raise mad.RunError(f"ibemu up: no SUBNET UP in:\n{out}")
+        with open(os.path.join(rundir, "pid")) as f:
+            dpid = int(f.read().split()[0])
+        cpu_sm, cpu_d = proc_cpu(int(m.group(1))), proc_cpu(dpid)
+        ps = json.loads(sh([ibemu, "status", "--fabric", name, "--json"],
+                           env))["virtual_time_ps"]
+        # sm.json is written at the end of the sweep, before SUBNET UP.
+        with open(os.path.join(rundir, "sm.json")) as f:
+            smps = json.load(f)["last_sweep"]["smps"]
+    finally:
+        subprocess.run([ibemu, "down", "--fabric", name],
+                       capture_output=True, env=env, timeout=120)
+    return {"wall": wall, "sm": float(m.group(2)), "cpu_sm": cpu_sm,
+            "cpu_d": cpu_d, "smps": smps, "ps": ps}
+
+
+def smp_rate(args, topo, env, name):
+    """bench-mad-smp's one-hop Get(NodeInfo)s per wall second (window 64)
+    on 'topo' without an SM: the MAD path's speed on this machine now."""
+    fab = Fabric(args.ibemu, topo, env, name)
+    try:
+        out = sh([args.ibemu, "--fabric", name, "exec", "--host",
+                  fab.first_hca(), "--",
+                  os.path.join(args.build, "bench", "bench-mad-smp"),
+                  "-p", "0,1", "-n", "100000", "-w", "64"], env)
+    finally:
+        fab.down()
+    m = re.search(r"smps_per_s=([\d.]+)", out)
+    if not m:
+        raise mad.RunError(f"bench-mad-smp: no result in:\n{out}")
+    return float(m.group(1))
+
+
+def median(xs):
+    xs = sorted(xs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+
+def bench_up(args, env, workdir):
+    """--up: see the module's docstring. On a loaded machine single runs
+    say little: the summary is medians over the runs, and this build's
+    figures over the reference build's of the same round."""
+    name = f"fat-tree-3l-{args.hosts}"
+    topo = os.path.join(workdir, name + ".yaml")
+    with open(topo, "w") as f:
+        f.write(sh([args.ibemu, "topo", "gen", "fat-tree-3l", "--hosts",
+                    str(args.hosts), "--radix", "36", "--name", name], env))
+    builds = [("this", args.ibemu)]
+    if args.ref_build:
+        builds.append(("ref", os.path.join(args.ref_build, "bin", "ibemu")))
+    print(f"ibemu up {name} to SUBNET UP: wall, the SM's own figure, CPU "
+          "of the daemon and of ibemu-sm at that moment; then the MAD path "
+          "(bench-mad-smp, one hop, window 64) right after")
+    runs = {tag: [] for tag, _ in builds}
+    try:
+        for i in range(args.repeat):
+            for tag, ibemu in builds:
+                r = up_once(ibemu, topo, env, f"bsm-{os.getpid()}-{tag}{i}")
+                r["rate"] = smp_rate(args, topo, env,
+                                     f"bsm-{os.getpid()}-r{tag}{i}")
+                r["cpu"] = r["cpu_d"] + r["cpu_sm"]
+                # What the bring-up's SMPs cost at the MAD path's speed.
+                r["ref"] = r["smps"] / r["rate"]
+                runs[tag].append(r)
+                print(f"  {tag:4s} run {i + 1}: {r['wall']:6.3f} s wall "
+                      f"(ibemu-sm {r['sm']:.3f} s), CPU daemon "
+                      f"{r['cpu_d']:.2f} s + ibemu-sm {r['cpu_sm']:.2f} s, "
+                      f"{r['smps']} SMPs, {r['ps'] / 1e6:.1f} us virtual; "
+                      f"MAD path {r['rate'] / 1e3:.0f} k SMPs/s: "
+                      f"{r['ref']:.3f} s for those SMPs", flush=True)
+    except mad.RunError as e:
+        print(f"bench/sm.py --up: {e}", file=sys.stderr)
+        return 1
+    for tag, rs in runs.items():
+        wall = median([r["wall"] for r in rs])
+        print(f"{tag:4s} median of {len(rs)}: {wall:.3f} s wall (best "
+              f"{min(r['wall'] for r in rs):.3f}), CPU "
+              f"{median([r['cpu'] for r in rs]):.2f} s, bring-up / MAD "
+              f"path {median([r['wall'] / r['ref'] for r in rs]):.2f}  "
+              f"{'PASS' if wall < 3 else 'MISS'} (target < 3 s)")
+    if args.ref_build:
+        pairs = list(zip(runs["this"], runs["ref"]))
+        same = all(a["ps"] == b["ps"] for a, b in pairs)
+        print(f"this / ref, median of {len(pairs)} rounds: wall "
+              f"{median([a['wall'] / b['wall'] for a, b in pairs]):.2f}, "
+              f"CPU {median([a['cpu'] / b['cpu'] for a, b in pairs]):.2f}; "
+              f"virtual time {'equal' if same else 'DIFFERS'}")
     return 0
 
 

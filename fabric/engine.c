@@ -787,6 +787,55 @@ int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
 	return 0;
 }
 
+int ibemu_engine_set_lft_block(struct ibemu_engine *e, uint32_t node,
+			       uint32_t first_lid, const uint8_t *ports,
+			       unsigned n)
+{
+	struct ibemu_enode *sw;
+	unsigned last = n;
+	int ret;
+
+	if (node >= e->topo->nnodes || first_lid + n > IBEMU_LID_COUNT)
+		return -EINVAL;
+	sw = &e->nodes[node];
+	if (sw->type != IBEMU_NODE_SWITCH)
+		return -EINVAL;
+	/* Past the table's end "no route" is there already: grow only for
+	 * the last entry that routes somewhere. */
+	while (last && ports[last - 1] == 0xff)
+		last--;
+	if (last && first_lid + last - 1 >= sw->lft_len) {
+		ret = lft_grow(sw, (uint16_t)(first_lid + last - 1));
+		if (ret)
+			return ret;
+	}
+	if (first_lid < sw->lft_len)
+		memcpy(sw->lft + first_lid, ports,
+		       sw->lft_len - first_lid < n ? sw->lft_len - first_lid
+						   : n);
+	return 0;
+}
+
+int ibemu_engine_get_lft_block(const struct ibemu_engine *e, uint32_t node,
+			       uint32_t first_lid, uint8_t *ports, unsigned n)
+{
+	const struct ibemu_enode *sw;
+	unsigned have = 0;
+
+	if (node >= e->topo->nnodes || first_lid + n > IBEMU_LID_COUNT)
+		return -EINVAL;
+	sw = &e->nodes[node];
+	if (sw->type != IBEMU_NODE_SWITCH)
+		return -EINVAL;
+	if (first_lid < sw->lft_len)
+		have = sw->lft_len - first_lid < n ? sw->lft_len - first_lid
+						   : n;
+	if (have)
+		memcpy(ports, sw->lft + first_lid, have);
+	memset(ports + have, 0xff, n - have);
+	return 0;
+}
+
 uint16_t ibemu_engine_lft_top(const struct ibemu_engine *e, uint32_t node)
 {
 	const struct ibemu_enode *n;

@@ -282,6 +282,17 @@ int ibemu_engine_set_lft(struct ibemu_engine *e, uint32_t node, uint16_t lid,
 uint16_t ibemu_engine_lft_top(const struct ibemu_engine *e, uint32_t node);
 int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
 			 uint16_t lid, uint8_t *port);
+/*
+ * LIDs first_lid .. first_lid + n - 1 of switch 'node''s LFT at once (an
+ * SMA's LinearForwardingTable block, IBA 14.2.5.10), as n calls of
+ * ibemu_engine_set_lft() or _get_lft() would: 0, or -EINVAL (not a switch,
+ * or past the unicast LIDs; nothing set), -ENOMEM.
+ */
+int ibemu_engine_set_lft_block(struct ibemu_engine *e, uint32_t node,
+			       uint32_t first_lid, const uint8_t *ports,
+			       unsigned n);
+int ibemu_engine_get_lft_block(const struct ibemu_engine *e, uint32_t node,
+			       uint32_t first_lid, uint8_t *ports, unsigned n);
 /* Sets the LID of an HCA port or of a switch (port 0). */
 int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 			 uint16_t lid);

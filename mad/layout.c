@@ -52,12 +52,12 @@ const struct ibemu_mad_layout *const ibemu_mad_layouts[] = {
 	NULL,
 };
 
-uint64_t ibemu_mad_bits_get(const uint8_t *buf, unsigned bit, unsigned width)
+/* The generic walk: the bytes the field touches, their bits at the bottom. */
+static uint64_t bits_get_walk(const uint8_t *buf, unsigned bit, unsigned width)
 {
 	unsigned end = bit + width, i;
 	uint64_t v = 0;
 
-	/* Walk the bytes the field touches, adding their bits at the bottom. */
 	for (i = bit / 8; i * 8 < end; i++) {
 		unsigned lo = i * 8 > bit ? i * 8 : bit;
 		unsigned hi = i * 8 + 8 < end ? i * 8 + 8 : end;
@@ -69,7 +69,8 @@ uint64_t ibemu_mad_bits_get(const uint8_t *buf, unsigned bit, unsigned width)
 	return v;
 }
 
-void ibemu_mad_bits_put(uint8_t *buf, unsigned bit, unsigned width, uint64_t v)
+static void bits_put_walk(uint8_t *buf, unsigned bit, unsigned width,
+			  uint64_t v)
 {
 	unsigned end = bit + width, i;
 
@@ -82,6 +83,58 @@ void ibemu_mad_bits_put(uint8_t *buf, unsigned bit, unsigned width, uint64_t v)
 
 		buf[i] = (uint8_t)((buf[i] & ~mask) | (chunk << shift));
 	}
+}
+
+static uint64_t width_mask(unsigned width)
+{
+	return width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
+/*
+ * A field within 8 bytes (all but an unaligned field wider than 56 bits)
+ * is read as one big-endian word of the bytes it touches: every SMP the
+ * SM sends and the SMA answers goes through here, field by field.
+ */
+static inline uint64_t bits_get(const uint8_t *buf, unsigned bit,
+				unsigned width)
+{
+	unsigned first = bit / 8, nbytes = (bit % 8 + width + 7) / 8, i;
+	uint64_t w = 0;
+
+	if (nbytes > 8)
+		return bits_get_walk(buf, bit, width);
+	for (i = 0; i < nbytes; i++)
+		w = w << 8 | buf[first + i];
+	return w >> (nbytes * 8 - bit % 8 - width) & width_mask(width);
+}
+
+static inline void bits_put(uint8_t *buf, unsigned bit, unsigned width,
+			    uint64_t v)
+{
+	unsigned first = bit / 8, nbytes = (bit % 8 + width + 7) / 8, i, shift;
+	uint64_t w = 0, mask;
+
+	if (nbytes > 8) {
+		bits_put_walk(buf, bit, width, v);
+		return;
+	}
+	for (i = 0; i < nbytes; i++)
+		w = w << 8 | buf[first + i];
+	shift = nbytes * 8 - bit % 8 - width;
+	mask = width_mask(width) << shift;
+	w = (w & ~mask) | (v << shift & mask);
+	for (i = nbytes; i-- > 0; w >>= 8)
+		buf[first + i] = (uint8_t)w;
+}
+
+uint64_t ibemu_mad_bits_get(const uint8_t *buf, unsigned bit, unsigned width)
+{
+	return bits_get(buf, bit, width);
+}
+
+void ibemu_mad_bits_put(uint8_t *buf, unsigned bit, unsigned width, uint64_t v)
+{
+	bits_put(buf, bit, width, v);
 }
 
 static const uint8_t *member(const struct ibemu_mad_field *f, const void *host,
@@ -162,26 +215,30 @@ static int is_bytes(const struct ibemu_mad_field *f)
 int ibemu_mad_layout_encode(const struct ibemu_mad_layout *l, const void *host,
 			    uint8_t *buf, size_t len)
 {
+	/* Built here, checked as it goes, copied out whole: a value that
+	 * does not fit leaves 'buf' as it was. No layout exceeds a MAD. */
+	uint8_t wire[IBEMU_MAD_LEN];
 	const struct ibemu_mad_field *f;
 	unsigned i;
+	uint64_t v;
 
 	if (len < l->wire_len)
 		return -ENOSPC;
-	for (f = l->fields; f < l->fields + l->nfields; f++)
-		for (i = 0; i < f->count && f->width < f->host_size * 8; i++)
-			if (!fits(ibemu_mad_field_get(f, host, i), f->width))
-				return -ERANGE;
-	memset(buf, 0, l->wire_len);
+	IBEMU_BUG_ON(l->wire_len > sizeof(wire));
+	memset(wire, 0, l->wire_len);
 	for (f = l->fields; f < l->fields + l->nfields; f++) {
 		if (is_bytes(f)) {
-			memcpy(buf + f->bit / 8, member(f, host, 0), f->count);
+			memcpy(wire + f->bit / 8, member(f, host, 0), f->count);
 			continue;
 		}
-		for (i = 0; i < f->count; i++)
-			ibemu_mad_bits_put(buf, f->bit + i * f->stride,
-					   f->width,
-					   ibemu_mad_field_get(f, host, i));
+		for (i = 0; i < f->count; i++) {
+			v = ibemu_mad_field_get(f, host, i);
+			if (!fits(v, f->width))
+				return -ERANGE;
+			bits_put(wire, f->bit + i * f->stride, f->width, v);
+		}
 	}
+	memcpy(buf, wire, l->wire_len);
 	return 0;
 }
 
@@ -201,10 +258,10 @@ int ibemu_mad_layout_decode(const struct ibemu_mad_layout *l,
 			continue;
 		}
 		for (i = 0; i < f->count; i++)
-			ibemu_mad_field_set(
-				f, host, i,
-				ibemu_mad_bits_get(buf, f->bit + i * f->stride,
-						   f->width));
+			ibemu_mad_field_set(f, host, i,
+					    bits_get(buf,
+						     f->bit + i * f->stride,
+						     f->width));
 	}
 	return 0;
 }

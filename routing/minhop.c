@@ -91,12 +91,14 @@ static int dor_create(const struct ibemu_graph *graph, void **ctx)
 /*
  * Hop counts of every switch to 'root', the switches it reaches in order,
  * and the cables of each that lead one hop closer to it (for dor, those of
- * them that reach the same neighbour as the first).
+ * them that reach the same neighbour as the first). One pass: when a
+ * switch is taken from the queue, every switch one hop closer to the root
+ * has its count already (all of them were queued before it).
  */
 static void minhop_bfs(struct minhop *m, uint32_t root)
 {
 	const struct ibemu__sw_graph *g = &m->g;
-	uint32_t i, s, l, n = 0, first;
+	uint32_t i, s, l, n = 0, first, d;
 
 	for (s = 0; s < g->nsw; s++)
 		m->dist[s] = IBEMU_NONE;
@@ -105,37 +107,52 @@ static void minhop_bfs(struct minhop *m, uint32_t root)
 	m->nqueue = 1;
 	for (i = 0; i < m->nqueue; i++) {
 		s = m->queue[i];
-		for (l = g->first[s]; l < g->first[s + 1]; l++) {
-			uint32_t peer = g->link[l].peer;
-
-			if (m->dist[peer] != IBEMU_NONE)
-				continue;
-			m->dist[peer] = m->dist[s] + 1;
-			m->queue[m->nqueue++] = peer;
-		}
-	}
-	for (i = 0; i < m->nqueue; i++) {
-		s = m->queue[i];
+		d = m->dist[s];
 		m->cand_first[i] = n;
 		first = IBEMU_NONE;
 		for (l = g->first[s]; l < g->first[s + 1]; l++) {
-			if (m->dist[g->link[l].peer] + 1 != m->dist[s])
+			uint32_t peer = g->link[l].peer;
+
+			if (m->dist[peer] == IBEMU_NONE) {
+				m->dist[peer] = d + 1;
+				m->queue[m->nqueue++] = peer;
+				continue;
+			}
+			if (m->dist[peer] + 1 != d)
 				continue;
 			/* Cables come in port order: the first one found
 			 * names the neighbour, the dimension. */
 			if (first == IBEMU_NONE)
-				first = g->link[l].peer;
-			if (!m->dim_order || g->link[l].peer == first)
+				first = peer;
+			if (!m->dim_order || peer == first)
 				m->cand[n++] = l;
 		}
 	}
 	m->cand_first[m->nqueue] = n;
 }
 
+/*
+ * Routes the LIDs of 'run' at every switch the current root reaches, but
+ * the root (which delivers them); the run is empty after.
+ */
+static void minhop_route_run(struct minhop *m, struct ibemu__sw_run *run)
+{
+	uint32_t i;
+
+	/* The search reached queue[i] through one of its cables at least,
+	 * so each has a candidate. */
+	for (i = 1; i < m->nqueue && run->n; i++)
+		ibemu__sw_graph_route_run(
+			&m->g, m->queue[i], run, m->cand + m->cand_first[i],
+			m->cand_first[i + 1] - m->cand_first[i]);
+	run->n = 0;
+}
+
 static int minhop_build(void *ctx, struct ibemu_routes *r)
 {
 	struct minhop *m = ctx;
-	uint32_t root, prev = IBEMU_NONE, i;
+	struct ibemu__sw_run run = {.n = 0};
+	uint32_t root, prev = IBEMU_NONE;
 	unsigned lid;
 	uint8_t port;
 	int ret;
@@ -147,33 +164,25 @@ static int minhop_build(void *ctx, struct ibemu_routes *r)
 	 * Destinations in LID order, so the balancing, and therefore every
 	 * route, depends on nothing but the graph. The hosts of a switch
 	 * usually have consecutive LIDs: reuse the search while the root
-	 * switch stays the same.
+	 * switch stays the same, and route those LIDs as one run.
 	 */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch;
-
 		if (r->lid_node[lid] == IBEMU_NONE)
 			continue; /* a LID nobody has */
-		to_switch = ibemu__graph_is_switch(m->g.g, r->lid_node[lid]);
-
 		root = ibemu__sw_graph_dest(&m->g, (uint16_t)lid, &port);
 		if (root == IBEMU_NONE)
 			continue;
+		if (root != prev || run.n == IBEMU__SW_RUN_MAX)
+			minhop_route_run(m, &run);
 		if (root != prev)
 			minhop_bfs(m, root);
 		prev = root;
 		r->lft[m->g.sw_node[root]][lid] = port;
-		/*
-		 * The search reached queue[i] through one of its cables at
-		 * least, so each has a candidate.
-		 */
-		for (i = 1; i < m->nqueue; i++)
-			ibemu__sw_graph_route(&m->g, m->queue[i], (uint16_t)lid,
-					      m->cand + m->cand_first[i],
-					      m->cand_first[i + 1] -
-						      m->cand_first[i],
-					      to_switch);
+		run.lid[run.n] = (uint16_t)lid;
+		run.to_switch[run.n++] = (uint8_t)ibemu__graph_is_switch(
+			m->g.g, r->lid_node[lid]);
 	}
+	minhop_route_run(m, &run);
 	return 0;
 }
 

@@ -88,12 +88,29 @@ uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *sg, uint16_t lid,
 			      uint8_t *port);
 
 /*
- * Routes 'lid' at switch 's' through the least loaded of the cables
- * link[cand[0..ncand-1]] (given in port order; at least one), writes the
- * LFT entry and counts the LID on the cable chosen.
+ * A run of LIDs in LID order that one destination switch delivers, routed
+ * switch by switch (ibemu__sw_graph_route_run()) rather than LID by LID:
+ * a switch's choices depend only on its own cables' counts, so the order
+ * of switches does not matter, only the order of LIDs at each switch,
+ * which a run keeps. Engines fill it while the destination stays.
  */
-void ibemu__sw_graph_route(struct ibemu__sw_graph *sg, uint32_t s, uint16_t lid,
-			   const uint32_t *cand, uint32_t ncand, int to_switch);
+#define IBEMU__SW_RUN_MAX 64
+
+struct ibemu__sw_run {
+	uint32_t n;
+	uint16_t lid[IBEMU__SW_RUN_MAX];
+	uint8_t to_switch[IBEMU__SW_RUN_MAX];
+};
+
+/*
+ * Routes every LID of 'run' at switch 's', one after the other, each
+ * through the least loaded of the cables link[cand[0..ncand-1]] (given in
+ * port order; at least one; the lower port on a tie): writes the LFT
+ * entries and counts each LID on the cable chosen.
+ */
+void ibemu__sw_graph_route_run(struct ibemu__sw_graph *sg, uint32_t s,
+			       const struct ibemu__sw_run *run,
+			       const uint32_t *cand, uint32_t ncand);
 
 /* The VLs an engine may put layers on: the graph's data VLs, 1..15. */
 static inline unsigned ibemu__graph_vls(const struct ibemu_graph *g)

@@ -113,37 +113,87 @@ uint32_t ibemu__sw_graph_dest(const struct ibemu__sw_graph *sg, uint16_t lid,
 }
 
 /*
- * Whether cable a carries less than cable b: fewer HCA LIDs first, as
- * OpenSM does not count switch LIDs in its port balancing (they carry
- * management traffic only); then fewer switch LIDs, so those spread too.
+ * A cable's load as one key: a cable carries less than another with fewer
+ * HCA LIDs, as OpenSM does not count switch LIDs in its port balancing
+ * (they carry management traffic only); then with fewer switch LIDs, so
+ * those spread too. HCA LIDs in the high half, switch LIDs in the low: a
+ * cable carries each LID once at most, and LIDs are 16 bits, so each count
+ * fits its half.
  */
-static int less_loaded(const struct ibemu__sw_link *a,
-		       const struct ibemu__sw_link *b)
+static inline uint32_t load_key(const struct ibemu__sw_link *l)
 {
-	if (a->hca_lids != b->hca_lids)
-		return a->hca_lids < b->hca_lids;
-	return a->sw_lids < b->sw_lids;
+	return l->hca_lids << 16 | l->sw_lids;
 }
 
-void ibemu__sw_graph_route(struct ibemu__sw_graph *sg, uint32_t s, uint16_t lid,
-			   const uint32_t *cand, uint32_t ncand, int to_switch)
+/*
+ * The least of the keys, and in *tied the candidates that have it (bit c
+ * for key[c]; n <= 64).
+ */
+static inline uint32_t least(const uint32_t *key, uint32_t n, uint64_t *tied)
 {
-	struct ibemu__sw_link *best = NULL;
-	uint32_t c;
+	uint32_t min = key[0], c;
+	uint64_t mask = 0;
 
-	IBEMU_BUG_ON(ncand == 0);
+	for (c = 1; c < n; c++)
+		min = key[c] < min ? key[c] : min;
+	for (c = 0; c < n; c++)
+		mask |= (uint64_t)(key[c] == min) << c;
+	*tied = mask;
+	return min;
+}
+
+/* The first of the least keys, by a scan: for more than 64 candidates. */
+static inline uint32_t least_scan(const uint32_t *key, uint32_t n)
+{
+	uint32_t best = 0, c;
+
+	for (c = 1; c < n; c++)
+		if (key[c] < key[best])
+			best = c;
+	return best;
+}
+
+void ibemu__sw_graph_route_run(struct ibemu__sw_graph *sg, uint32_t s,
+			       const struct ibemu__sw_run *run,
+			       const uint32_t *cand, uint32_t ncand)
+{
+	/* A switch has at most 255 ports: its candidates' loads, kept here
+	 * while the run is routed, and written back once. */
+	uint32_t key[256];
+	uint8_t *lft = sg->r->lft[sg->sw_node[s]];
+	uint32_t c, i, best;
+	uint64_t tied = 0;
+
+	IBEMU_BUG_ON(ncand == 0 || ncand > 256);
 	for (c = 0; c < ncand; c++) {
-		struct ibemu__sw_link *l = &sg->link[cand[c]];
+		const struct ibemu__sw_link *l = &sg->link[cand[c]];
 
 		IBEMU_BUG_ON(l < sg->link + sg->first[s] ||
 			     l >= sg->link + sg->first[s + 1]);
-		/* Strictly less: on a tie the lower port, seen first, stays. */
-		if (!best || less_loaded(l, best))
-			best = l;
+		IBEMU_BUG_ON(l->hca_lids > 0xffff || l->sw_lids > 0xffff);
+		key[c] = load_key(l);
 	}
-	sg->r->lft[sg->sw_node[s]][lid] = best->port;
-	if (to_switch)
-		best->sw_lids++;
-	else
-		best->hca_lids++;
+	/*
+	 * Each LID takes the first of the least loaded cables, which then
+	 * carries more than the others tied with it: those stay the least
+	 * loaded, so one scan serves as many LIDs as cables tie.
+	 */
+	for (i = 0; i < run->n; i++) {
+		if (ncand > 64) {
+			best = least_scan(key, ncand);
+		} else {
+			if (!tied)
+				least(key, ncand, &tied);
+			best = (uint32_t)__builtin_ctzll(tied);
+			tied &= tied - 1;
+		}
+		lft[run->lid[i]] = sg->link[cand[best]].port;
+		key[best] += run->to_switch[i] ? 1u : 1u << 16;
+	}
+	for (c = 0; c < ncand; c++) {
+		struct ibemu__sw_link *l = &sg->link[cand[c]];
+
+		l->hca_lids = key[c] >> 16;
+		l->sw_lids = key[c] & 0xffff;
+	}
 }

@@ -299,10 +299,33 @@ err_alloc:
 	return ret;
 }
 
+/*
+ * Routes the LIDs of 'run' at every switch of the island of 'dst' but
+ * 'dst' (which delivers them); the run is empty after.
+ */
+static void updown_route_run(struct updown *u, uint32_t dst,
+			     struct ibemu__sw_run *run)
+{
+	uint32_t i, f, end;
+
+	if (!run->n)
+		return;
+	f = u->isl_first[u->isl_of[dst]];
+	end = u->isl_first[u->isl_of[dst] + 1];
+	for (i = f; i < end; i++)
+		if (u->ord[i] != dst)
+			ibemu__sw_graph_route_run(&u->g, u->ord[i], run,
+						  u->cand + u->cand_first[i],
+						  u->cand_first[i + 1] -
+							  u->cand_first[i]);
+	run->n = 0;
+}
+
 static int updown_build(void *ctx, struct ibemu_routes *r)
 {
 	struct updown *u = ctx;
-	uint32_t dst, prev = IBEMU_NONE, i, f, end;
+	struct ibemu__sw_run run = {.n = 0};
+	uint32_t dst, prev = IBEMU_NONE;
 	unsigned lid;
 	uint8_t port;
 	int ret;
@@ -310,33 +333,25 @@ static int updown_build(void *ctx, struct ibemu_routes *r)
 	ret = ibemu__sw_graph_start(&u->g, r);
 	if (ret)
 		return ret;
-	/* In LID order, reusing the search while the switch stays: as min-hop. */
+	/* In LID order, reusing the search while the switch stays, a run of
+	 * LIDs routed at once: as min-hop. */
 	for (lid = 1; lid <= r->max_lid; lid++) {
-		int to_switch;
-
 		if (r->lid_node[lid] == IBEMU_NONE)
 			continue; /* a LID nobody has */
-		to_switch = ibemu__graph_is_switch(u->g.g, r->lid_node[lid]);
-
 		dst = ibemu__sw_graph_dest(&u->g, (uint16_t)lid, &port);
 		if (dst == IBEMU_NONE)
 			continue;
+		if (dst != prev || run.n == IBEMU__SW_RUN_MAX)
+			updown_route_run(u, prev, &run);
 		if (dst != prev)
 			updown_search(u, dst);
 		prev = dst;
 		r->lft[u->g.sw_node[dst]][lid] = port;
-		f = u->isl_first[u->isl_of[dst]];
-		end = u->isl_first[u->isl_of[dst] + 1];
-		for (i = f; i < end; i++) {
-			if (u->ord[i] == dst)
-				continue;
-			ibemu__sw_graph_route(&u->g, u->ord[i], (uint16_t)lid,
-					      u->cand + u->cand_first[i],
-					      u->cand_first[i + 1] -
-						      u->cand_first[i],
-					      to_switch);
-		}
+		run.lid[run.n] = (uint16_t)lid;
+		run.to_switch[run.n++] = (uint8_t)ibemu__graph_is_switch(
+			u->g.g, r->lid_node[lid]);
 	}
+	updown_route_run(u, prev, &run);
 	return 0;
 }
 

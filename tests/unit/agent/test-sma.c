@@ -949,6 +949,16 @@ static void test_lft(void)
 	}
 	T_EQ_INT(ibemu_mad_lft_decode(d, sizeof(d), &lft), 0);
 	T_EQ_INT(lft.port[10], 1);
+	/* A block of no routes past the table's end leaves it as it was, and
+	 * a block past the end reads as no route. */
+	memset(lft.port, 0xff, sizeof(lft.port));
+	T_EQ_INT(ibemu_mad_lft_encode(&lft, d, sizeof(d)), 0);
+	T_EQ_INT(set(&f, "sw1", 1, IBEMU_SMP_ATTR_LFT, 760, d), 0);
+	T_EQ_INT(ibemu_engine_lft_top(f.e, sw1), 700 * 64 + 63);
+	T_EQ_INT(get(&f, "sw1", 1, IBEMU_SMP_ATTR_LFT, 765, d), 0);
+	T_EQ_INT(ibemu_mad_lft_decode(d, sizeof(d), &lft), 0);
+	for (i = 0; i < 64; i++)
+		T_EQ_INT(lft.port[i], 0xff);
 	/* Set(SwitchInfo) LinearFDBTop; then it is the SM's value. */
 	T_EQ_INT(get(&f, "sw1", 1, IBEMU_SMP_ATTR_SWITCH_INFO, 0, d), 0);
 	T_EQ_INT(ibemu_mad_switch_info_decode(d, sizeof(d), &si), 0);

@@ -122,6 +122,37 @@ static void test_bits(void)
 	T_EQ_U64(ibemu_mad_bits_get(b, 14, 4), 0x9);
 }
 
+/*
+ * Every offset within a byte and every width against the bit-by-bit
+ * reference: the value read back, bits past the width dropped, and the
+ * bits around the field left as they were (both backgrounds).
+ */
+static void test_bits_all(void)
+{
+	const uint64_t v = 0xfedcba9876543210ull;
+	unsigned bit, width, bg, i;
+	uint8_t b[24], ref[24];
+
+	for (bg = 0; bg < 2; bg++)
+		for (bit = 0; bit < 16; bit++)
+			for (width = 1; width <= 64; width++) {
+				uint64_t want =
+					width == 64 ? v
+						    : v & ((1ull << width) - 1);
+
+				memset(b, bg ? 0xff : 0x00, sizeof(b));
+				memset(ref, bg ? 0xff : 0x00, sizeof(ref));
+				ibemu_mad_bits_put(b, bit, width, v);
+				bitstr_put(ref, bit, width, want);
+				for (i = 0; i < sizeof(b); i++)
+					T_EQ_INT(b[i], ref[i]);
+				T_EQ_U64(ibemu_mad_bits_get(b, bit, width),
+					 want);
+				T_EQ_U64(ibemu_mad_bits_get(ref, bit, width),
+					 bitstr_get(ref, bit, width));
+			}
+}
+
 /* Fields stay inside the wire image and the host struct and never overlap. */
 static void check_layout(const struct ibemu_mad_layout *l)
 {
@@ -1629,6 +1660,7 @@ void ibemu_test_register_mad_codecs(void)
 {
 	static const struct ibemu_test tests[] = {
 		{"bits", test_bits},
+		{"bits_all", test_bits_all},
 		{"layouts", test_layouts},
 		{"roundtrip", test_roundtrip},
 		{"errors", test_errors},
