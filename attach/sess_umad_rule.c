@@ -100,6 +100,7 @@ void ibemu__su_init(struct ibemu_sess_conn *c)
 	memset(&c->time, 0, sizeof(c->time));
 	c->time.timeout.fire = timeout_fire;
 	c->time.later.fire = later_fire;
+	c->time.rule.grace_ms = IBEMU_UMAD_GRACE_MS;
 	c->time.clock_ps = ibemu_engine_now(su_daemon(c)->engine);
 }
 

@@ -42,8 +42,9 @@ void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t)
 }
 
 /*
- * Whether the grace period of 'p' is over: nothing new published for
- * IBEMU_GRACE_MS, then, IBEMU_GRACE_MS later, still nothing, and either
+ * Whether the grace period of 'p' is over: nothing new published for its
+ * length (IBEMU_GRACE_MS unless set), then as long again still nothing,
+ * and either
  * CPU time used meanwhile (it spins, on memory an RDMA WRITE fills) or no
  * thread runnable (it sleeps in the kernel, in anything but verbs: a
  * socket, pause()). One runnable but not scheduled (a loaded host) still
@@ -63,7 +64,8 @@ static int grace_over(struct ibemu_rule_proc *p,
 		p->idle_since_ms = now_ms;
 		return 0;
 	}
-	if (now_ms - p->idle_since_ms < IBEMU_GRACE_MS)
+	if (now_ms - p->idle_since_ms <
+	    (p->grace_ms ? p->grace_ms : IBEMU_GRACE_MS))
 		return 0;
 	if (ops->cpu(ctx, &cpu, &runnable))
 		return 0;

@@ -34,6 +34,12 @@ const char *ibemu_clock_name(enum ibemu_clock c);
  * non-deterministic.
  */
 #define IBEMU_GRACE_MS 10u
+/*
+ * The same for a umad process (a subnet manager): its long computations
+ * (routing 10,000 HCAs takes most of a second) are part of what it does
+ * in virtual time, and it waits in umad_recv() otherwise.
+ */
+#define IBEMU_UMAD_GRACE_MS 2000u
 
 /* The rule for the engine of one fabric. */
 struct ibemu_rule {
@@ -52,8 +58,10 @@ struct ibemu_rule_proc {
 	uint64_t handed;  /* hand-offs made visible to it so far */
 	uint64_t hand_ps; /* its earliest clock since the hand-off that
 			     resumed it */
-	/* The grace period: what it last published, since when. */
+	/* The grace period: what it last published, since when; its
+	 * length (0: IBEMU_GRACE_MS). */
 	uint64_t idle_mark, idle_since_ms, idle_cpu;
+	uint32_t grace_ms;
 	int idle_known, idle_cpu_known;
 };
 
@@ -102,7 +110,7 @@ uint64_t ibemu_rule_handoff(struct ibemu_rule *r, struct ibemu_rule_proc *p,
 /*
  * The virtual time before which process 'p' lets the engine run: its
  * clock plus the lookahead while it runs, UINT64_MAX while it waits. A
- * process that published nothing new for IBEMU_GRACE_MS of 'now_ms',
+ * process that published nothing new for its grace period of 'now_ms',
  * twice over, and used the CPU meanwhile or has no runnable thread, counts
  * as waiting: *presumed is set then.
  */

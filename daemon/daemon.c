@@ -452,10 +452,11 @@ static int quiesce_step(struct ibemu_daemon *d)
 		d->rule.nondet = 1;
 		ibemu_daemon_log(
 			d,
-			"process %ld ran more than %u ms without a "
+			"process %ld ran past its grace period (%u ms, "
+			"twice; %u ms for a umad process) without a "
 			"library call and was counted as waiting: "
 			"virtual time is not deterministic in this run",
-			(long)presumed, IBEMU_GRACE_MS);
+			(long)presumed, IBEMU_GRACE_MS, IBEMU_UMAD_GRACE_MS);
 	}
 	/* A run cut short by the batch limit publishes nothing yet: a
 	 * process must find every completion up to the cap at once. */

@@ -413,6 +413,8 @@ static int heavy(struct sm *sm, double t0, const char *why)
 	 * 10,000-HCA fabric ('ibemu sm report' waits for its file). */
 	if (!ret && !sm->errors)
 		sm_status_ready(sm, 1);
+	/* What follows reads and sends no MAD: time need not wait. */
+	sm_idle(sm);
 	report(sm, secs);
 	if (!ret && sm->report_path) {
 		ret = sm_report_write(sm);

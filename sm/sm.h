@@ -269,6 +269,11 @@ uint64_t sm_clock_ps(void);
 uint64_t sm_clock_ms(void);
 /* Declares 'ps' of the SM's own work to its clock (nothing elsewhere). */
 void sm_compute_ps(uint64_t ps);
+/*
+ * Says that what follows until the next MAD call is the SM's own (its
+ * reports), which virtual time need not wait for (ibemu_umad_idle()).
+ */
+void sm_idle(struct sm *sm);
 
 /* discover.c */
 /* Sweeps the subnet from the SM's port; 0, or -errno. */

@@ -618,6 +618,13 @@ int sm_smp_run(struct sm *sm)
 /* ibemu's libibumad has them (IBEMU_1.0); NULL with any other. */
 uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
 void ibemu_umad_compute_ps(uint64_t ps) __attribute__((weak));
+int ibemu_umad_idle(int fd) __attribute__((weak));
+
+void sm_idle(struct sm *sm)
+{
+	if (ibemu_umad_idle)
+		ibemu_umad_idle(sm->fd);
+}
 
 void sm_compute_ps(uint64_t ps)
 {

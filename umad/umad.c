@@ -1080,6 +1080,14 @@ UMAD_EXPORT int umad_poll(int fd, int timeout_ms)
 	}
 }
 
+UMAD_EXPORT int ibemu_umad_idle(int fd)
+{
+	uint64_t wait_id;
+
+	send_flush();
+	return say_wait(fd, -1, &wait_id);
+}
+
 /* --- dumps ---------------------------------------------------------- */
 
 UMAD_EXPORT void umad_addr_dump(ib_mad_addr_t *addr)

@@ -126,5 +126,11 @@ uint64_t ibemu__umad_stamp(void);
 /* ibemu's own API (IBEMU_1.0), as verbs/ibemu.h declares it. */
 uint64_t ibemu_umad_now_ps(void);
 void ibemu_umad_compute_ps(uint64_t ps);
+/*
+ * The process goes on with work that reads and sends no MAD (an SM
+ * writing its reports) until its next call on port 'fd': it counts as
+ * waiting meanwhile (a WAIT without timeout). 0 or -errno.
+ */
+int ibemu_umad_idle(int fd);
 
 #endif

@@ -150,6 +150,26 @@ static int presumed_at(struct ibemu_rule *r, struct fake *f, uint64_t ms)
 	return presumed;
 }
 
+/* A process with a grace period of its own (a umad process's). */
+static void test_grace_of_its_own(void)
+{
+	struct ibemu_rule r;
+	struct fake f = {.w = {.clock_ps = 1000}, .runnable = 1};
+
+	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
+	f.p.grace_ms = IBEMU_UMAD_GRACE_MS;
+	T_TRUE(!presumed_at(&r, &f, 100));
+	f.ticks = 50;
+	/* Twice the default's span: still running, /proc not asked. */
+	T_TRUE(!presumed_at(&r, &f, 100 + 2 * IBEMU_GRACE_MS));
+	T_EQ_INT(f.asked, 0);
+	T_TRUE(!presumed_at(&r, &f, 100 + IBEMU_UMAD_GRACE_MS));
+	T_EQ_INT(f.asked, 1);
+	f.ticks = 51;
+	T_TRUE(!presumed_at(&r, &f, 100 + 2 * IBEMU_UMAD_GRACE_MS - 1));
+	T_TRUE(presumed_at(&r, &f, 100 + 2 * IBEMU_UMAD_GRACE_MS));
+}
+
 static void test_grace_spinning(void)
 {
 	struct ibemu_rule r;
@@ -217,6 +237,7 @@ void ibemu_test_register_clock_rule(void)
 		{"horizon", test_horizon},
 		{"handoff", test_handoff},
 		{"grace_spinning", test_grace_spinning},
+		{"grace_of_its_own", test_grace_of_its_own},
 		{"grace_loaded_or_asleep", test_grace_loaded_or_asleep},
 		{NULL, NULL},
 	};
