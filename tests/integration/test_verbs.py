@@ -253,6 +253,22 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.assertEqual((p.returncode, f.get("late_recv")), (0, "ok"),
                          p.stdout + p.stderr)
 
+    def test_uc_ud_buffer_reused_at_completion(self):
+        """A UC or UD send completes as its last packet leaves, so the
+        program may write over its buffer at once, as Open MPI's UD
+        connection manager does with every message: the bytes that land
+        are those of the send, taken as it left, not those the buffer
+        holds when the packet arrives (4 KiB take longer on the wire than
+        the 300 ns the engine runs past a completion under the rule)."""
+        self.up(TWO, "vreuse")
+        for qp_type in ("ud", "uc"):
+            p = self.exec_("vreuse", CLIENT, "reuse-buffer", qp_type,
+                           host="hca3", check=None)
+            f = fields(p.stdout)
+            self.assertEqual((p.returncode, f.get("reuse_buffer")),
+                             (0, "ok"), qp_type + ": " + p.stdout + p.stderr)
+        self.down("vreuse")
+
     def test_extended_cq_and_builders(self):
         """ibv_create_cq_ex with completion timestamps and the ibv_wr_*
         builders of ibv_create_qp_ex, through the real API
