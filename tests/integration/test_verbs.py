@@ -20,6 +20,7 @@ BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 EX = os.path.join(BUILD, "tests", "verbs-ex")
 MEM = os.path.join(BUILD, "tests", "verbs-mem")
+PLUGIN = os.path.join(BUILD, "tests", "verbs-plugin")
 TWO = topology("two-switch.yaml")
 SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 
@@ -268,6 +269,17 @@ class VerbsTest(SessionClient, IbemuTestCase):
             self.assertEqual((p.returncode, f.get("reuse_buffer")),
                              (0, "ok"), qp_type + ": " + p.stdout + p.stderr)
         self.down("vreuse")
+
+    def test_unloaded_while_a_thread_lives(self):
+        """A program that loads the library with dlopen() and closes it
+        while a thread that polled a CQ lives on (Open MPI's openib BTL
+        and its progress thread, at MPI_Finalize): the thread ends
+        cleanly after the dlclose() (tests/clients/verbs-plugin.c)."""
+        self.up(TWO, "vplug")
+        p = self.exec_("vplug", PLUGIN, host="hca3", check=None)
+        self.down("vplug")
+        self.assertEqual((p.returncode, p.stdout), (0, "plugin=ok\n"),
+                         p.stdout + p.stderr)
 
     def test_extended_cq_and_builders(self):
         """ibv_create_cq_ex with completion timestamps and the ibv_wr_*
