@@ -325,7 +325,7 @@ static void build(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m,
 static int take_payload(struct ibemu_tp *tp, struct tp_msg *m)
 {
 	struct ibemu_tp_mem src;
-	uint64_t off = 0;
+	uint64_t off = 0, n;
 	uint8_t *buf;
 	uint32_t i;
 
@@ -335,15 +335,14 @@ static int take_payload(struct ibemu_tp *tp, struct tp_msg *m)
 	if (!buf)
 		return IBEMU_WC_LOC_QP_OP_ERR;
 	for (i = 0; i < m->nsge && off < m->len; i++) {
-		if (!m->seg[i].len)
-			continue;
+		n = m->seg[i].len < m->len - off ? m->seg[i].len : m->len - off;
 		src = (struct ibemu_tp_mem){tp->ctx, m->seg[i].mr,
 					    m->seg[i].addr};
-		if (tp->ops.read(tp->ctx, &src, buf + off, m->seg[i].len)) {
+		if (n && tp->ops.read(tp->ctx, &src, buf + off, n)) {
 			free(buf);
 			return IBEMU_WC_LOC_PROT_ERR;
 		}
-		off += m->seg[i].len;
+		off += n;
 	}
 	m->inline_buf = buf;
 	m->is_inline = 1;
