@@ -21,6 +21,7 @@ CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 EX = os.path.join(BUILD, "tests", "verbs-ex")
 MEM = os.path.join(BUILD, "tests", "verbs-mem")
 PLUGIN = os.path.join(BUILD, "tests", "verbs-plugin")
+HOOKED = os.path.join(BUILD, "tests", "verbs-hooked")
 TWO = topology("two-switch.yaml")
 SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 
@@ -279,6 +280,21 @@ class VerbsTest(SessionClient, IbemuTestCase):
         p = self.exec_("vplug", PLUGIN, host="hca3", check=None)
         self.down("vplug")
         self.assertEqual((p.returncode, p.stdout), (0, "plugin=ok\n"),
+                         p.stdout + p.stderr)
+
+    def test_registration_under_a_mremap_hook(self):
+        """A program whose mremap() drops the fifth argument, as UCX
+        1.13's hooks do (tests/clients/verbs-hooked.c): registration moves
+        the pages onto shared memory with the system call itself, so the
+        bytes the program writes after ibv_reg_mr are those the HCA
+        sends. (Through libc's mremap the move went to address 0, which
+        only root may map; the HCA then sent what was there at
+        registration.)"""
+        self.up(TWO, "vhook")
+        p = self.exec_("vhook", HOOKED, host="hca3", check=None)
+        self.down("vhook")
+        f = fields(p.stdout)
+        self.assertEqual((p.returncode, f.get("hooked")), (0, "ok"),
                          p.stdout + p.stderr)
 
     def test_extended_cq_and_builders(self):
