@@ -318,7 +318,7 @@ static void build(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m,
 /*
  * Takes UC or UD message 'm''s bytes from the requester's memory as its
  * last packet leaves: it completes then, and the program may reuse its
- * buffer at once (OpenMPI's UD connection manager sends every message
+ * buffer at once (Open MPI's UD connection manager sends every message
  * from one buffer), while the bytes land only when the packet arrives.
  * They are kept as inline data are. 0, or the completion status.
  */

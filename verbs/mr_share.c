@@ -41,9 +41,10 @@
 
 /*
  * Puts 'size' bytes mapped at 'from' at 'to' in place of what is there,
- * through the system call itself: libraries that hook libc's mremap (UCX's
- * memory hooks) drop its fifth argument, and the pages then land wherever
- * the kernel chooses, not at the address the program registered.
+ * through the system call itself: libraries that hook libc's mremap (UCX
+ * 1.13's memory hooks) drop its fifth argument, and the pages then go
+ * where that register happens to point (address 0, for root), not to the
+ * address the program registered.
  */
 static int move_mapping(void *from, size_t size, void *to)
 {
