@@ -156,10 +156,13 @@ void ibemu__vs_mem_close(struct ibemu_sess_verbs *v);
 /* The region of stream 'v' is gone: its mapping and files too; queued
  * work that names it reaches nothing (its accesses fail). */
 void ibemu__vs_mr_drop(struct ibemu_sess_verbs *v, uint64_t handle);
-/* The transport's copy, write and atomic ops: an access to a region that
- * is gone fails, copy's with -EREMOTEIO if it is the source's. */
+/* The transport's copy, read, write and atomic ops: an access to a region
+ * that is gone fails, copy's and read's with -EREMOTEIO if it is the
+ * source's. */
 int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		   const struct ibemu_tp_mem *src, uint64_t len);
+int ibemu__vs_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		   uint64_t len);
 int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		    uint64_t len);
 int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,

@@ -760,6 +760,29 @@ int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	return ret;
 }
 
+int ibemu__vs_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		   uint64_t len)
+{
+	uint8_t *to = buf;
+	uint64_t off = 0, n;
+	struct place s;
+	int ret = 0;
+
+	(void)ctx;
+	while (off < len && !ret) {
+		n = len - off;
+		s = reach(src, src->addr + off, &n);
+		if (s.via == GONE)
+			ret = -EREMOTEIO;
+		else if (s.via == MAPPED)
+			memcpy(to + off, s.p, n);
+		else if (place_read(&s, to + off, n))
+			ret = -EREMOTEIO;
+		off += n;
+	}
+	return ret;
+}
+
 int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		    uint64_t len)
 {

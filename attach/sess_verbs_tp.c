@@ -184,6 +184,7 @@ const struct ibemu_tp_ops ibemu__sess_tp_ops = {
 	.async = tp_async_cb,
 	.mad_recv = tp_mad_recv_cb,
 	.copy = ibemu__vs_copy,
+	.read = ibemu__vs_read,
 	.write = ibemu__vs_write,
 	.atomic = ibemu__vs_atomic,
 };

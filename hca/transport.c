@@ -48,6 +48,16 @@ static int stub_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	return -EOPNOTSUPP;
 }
 
+static int stub_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		     uint64_t len)
+{
+	(void)ctx;
+	(void)src;
+	(void)buf;
+	(void)len;
+	return -EOPNOTSUPP;
+}
+
 static int stub_write(void *ctx, const struct ibemu_tp_mem *dst,
 		      const void *buf, uint64_t len)
 {
@@ -405,6 +415,8 @@ int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
 		tp->ops.mad_recv = stub_mad_recv;
 	if (!tp->ops.copy)
 		tp->ops.copy = stub_copy;
+	if (!tp->ops.read)
+		tp->ops.read = stub_read;
 	if (!tp->ops.write)
 		tp->ops.write = stub_write;
 	if (!tp->ops.atomic)

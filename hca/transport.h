@@ -323,6 +323,11 @@ struct ibemu_tp_ops {
 	 * queued work, and reaches nothing then), other -errno for 'dst'. */
 	int (*copy)(void *ctx, const struct ibemu_tp_mem *dst,
 		    const struct ibemu_tp_mem *src, uint64_t len);
+	/* Reads 'len' bytes of 'src' (this transport's memory) into 'buf':
+	 * a UC or UD message's bytes, taken as its last packet leaves. 0, or
+	 * -EREMOTEIO if 'src' could not be read (its region is gone). */
+	int (*read)(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		    uint64_t len);
 	/* Writes 'len' bytes of 'buf' (inline data) to 'dst'. 0 or -errno
 	 * (as for every op, a region that is gone fails). */
 	int (*write)(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,

@@ -315,11 +315,47 @@ static void build(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m,
 	pkt->cookie = (uint64_t)(uintptr_t)m;
 }
 
+/*
+ * Takes UC or UD message 'm''s bytes from the requester's memory as its
+ * last packet leaves: it completes then, and the program may reuse its
+ * buffer at once (Open MPI's UD connection manager sends every message
+ * from one buffer), while the bytes land only when the packet arrives.
+ * They are kept as inline data are. 0, or the completion status.
+ */
+static int take_payload(struct ibemu_tp *tp, struct tp_msg *m)
+{
+	struct ibemu_tp_mem src;
+	uint64_t off = 0, n;
+	uint8_t *buf;
+	uint32_t i;
+
+	if (m->is_inline)
+		return 0;
+	buf = malloc(m->len ? m->len : 1);
+	if (!buf)
+		return IBEMU_WC_LOC_QP_OP_ERR;
+	for (i = 0; i < m->nsge && off < m->len; i++) {
+		n = m->seg[i].len < m->len - off ? m->seg[i].len : m->len - off;
+		src = (struct ibemu_tp_mem){tp->ctx, m->seg[i].mr,
+					    m->seg[i].addr};
+		if (n && tp->ops.read(tp->ctx, &src, buf + off, n)) {
+			free(buf);
+			return IBEMU_WC_LOC_PROT_ERR;
+		}
+		off += n;
+	}
+	m->inline_buf = buf;
+	m->is_inline = 1;
+	return 0;
+}
+
 /* A packet of 'm' left: once its last has, the next WQE is sent from;
- * UC and UD complete it then. RC waits for the acknowledgement, under the
- * Local ACK Timeout (IBA 9.7.6.1.3). */
+ * UC and UD complete it then, their bytes taken. RC waits for the
+ * acknowledgement, under the Local ACK Timeout (IBA 9.7.6.1.3). */
 static void sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 {
+	int status;
+
 	m->inflight++;
 	if (m->opcode == IBEMU_WR_RDMA_READ)
 		m->sent = m->npsn; /* one request for every response */
@@ -327,8 +363,16 @@ static void sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 		m->sent++;
 	if (m->sent >= m->npsn) {
 		qp->cur = m->next;
-		if (qp->type != IBEMU_QPT_RC)
+		if (qp->type != IBEMU_QPT_RC) {
+			status = take_payload(tp, m);
+			if (status) {
+				/* Nothing lands: the responder drops it. */
+				m->status = (uint8_t)status;
+				local_error(tp, qp, status);
+				return;
+			}
 			ibemu__tp_send_complete(tp, qp, m, IBEMU_WC_SUCCESS);
+		}
 	}
 	if (qp->type == IBEMU_QPT_RC && qp->rto_at == UINT64_MAX)
 		arm_rto(tp, qp);

@@ -39,6 +39,21 @@
 #define MAX_SEGS      512
 #define MAX_SEG_BYTES (1ull << 30)
 
+/*
+ * Puts 'size' bytes mapped at 'from' at 'to' in place of what is there,
+ * through the system call itself: libraries that hook libc's mremap (UCX
+ * 1.13's memory hooks) drop its fifth argument, and the pages then go
+ * where that register happens to point (address 0, for root), not to the
+ * address the program registered.
+ */
+static int move_mapping(void *from, size_t size, void *to)
+{
+	long r = syscall(SYS_mremap, from, size, size,
+			 MREMAP_MAYMOVE | MREMAP_FIXED, to);
+
+	return r == -1 ? -1 : 0;
+}
+
 struct seg {
 	uintptr_t base;
 	size_t size;
@@ -131,9 +146,7 @@ static void atfork_child(void)
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (tmp != MAP_FAILED) {
 			fd_copy(s->fd, tmp, s->size, 0, 0);
-			if (mremap(tmp, s->size, s->size,
-				   MREMAP_MAYMOVE | MREMAP_FIXED,
-				   (void *)s->base) == MAP_FAILED)
+			if (move_mapping(tmp, s->size, (void *)s->base))
 				munmap(tmp, s->size);
 		}
 		close(s->fd);
@@ -209,8 +222,7 @@ static struct seg *seg_move(uintptr_t lo, uintptr_t hi)
 	tmp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (tmp == MAP_FAILED)
 		goto err_close;
-	if (mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED,
-		   (void *)lo) == MAP_FAILED) {
+	if (move_mapping(tmp, size, (void *)lo)) {
 		munmap(tmp, size);
 		goto err_close;
 	}

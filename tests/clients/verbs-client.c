@@ -13,9 +13,12 @@
  * end of an RC connection for the SIGKILL test (see peer()); and, as
  * 'verbs-client threads N', N threads posting and polling at once on their
  * own QPs and CQs of one context (see threads()); and, as 'verbs-client
- * late-recv', a receive posted after an RNR NAK (see late_recv()).
+ * late-recv', a receive posted after an RNR NAK (see late_recv()); and,
+ * as 'verbs-client reuse-buffer ud|uc', UC or UD sends from one buffer
+ * written again at each completion (see reuse_buffer()).
  *
- * usage: verbs-client [peer OUT IN victim|writer | threads N | late-recv]
+ * usage: verbs-client [peer OUT IN victim|writer | threads N | late-recv |
+ *                      reuse-buffer ud|uc]
  */
 #include <endian.h>
 #include <errno.h>
@@ -1038,6 +1041,186 @@ static int late_recv(void)
 	return failures > 100 ? 100 : failures;
 }
 
+/* --- reuse-buffer ---------------------------------------------------- */
+
+#define REUSE_MSGS 8
+#define REUSE_LEN  4096
+#define GRH_LEN	   40
+
+/* UD QP 'qp' (Q_Key 0x11111111) to RTS; 0 or an errno. */
+static int ud_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_QKEY);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR};
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .sq_psn = 1};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* UC QP 'qp' connected to itself at LID 'lid'; 0 or an errno. */
+static int uc_loopback(struct ibv_qp *qp, uint16_t lid)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR,
+				 .path_mtu = IBV_MTU_4096,
+				 .dest_qp_num = qp->qp_num,
+				 .rq_psn = 3,
+				 .ah_attr = {.dlid = lid, .port_num = 1}};
+	ret = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .sq_psn = 3};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static struct ibv_qp *reuse_qp(struct ibv_pd *pd, struct ibv_cq *scq,
+			       struct ibv_cq *rcq, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.qp_type = type,
+		.cap = {.max_send_wr = REUSE_MSGS,
+			.max_recv_wr = REUSE_MSGS,
+			.max_send_sge = 1,
+			.max_recv_sge = 1},
+	};
+
+	return ibv_create_qp(pd, &qa);
+}
+
+/*
+ * Sends REUSE_MSGS messages of REUSE_LEN bytes from one buffer, as Open
+ * MPI's UD connection manager does: each is sent once the one before has
+ * completed, its bytes written over the ones before. A UC or UD send
+ * completes as its last packet leaves, so the buffer is the program's
+ * again then, though the packet has not arrived: each receive must hold
+ * the bytes sent into it. 'verbs-client reuse-buffer ud|uc' prints
+ * reuse_buffer=ok or the first receive that holds other bytes.
+ */
+static int reuse_buffer(const char *type)
+{
+	int ud = !strcmp(type, "ud");
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx =
+		list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *scq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	struct ibv_cq *rcq = scq ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	enum ibv_qp_type qt = ud ? IBV_QPT_UD : IBV_QPT_UC;
+	struct ibv_qp *sqp = rcq ? reuse_qp(pd, scq, rcq, qt) : NULL;
+	struct ibv_qp *rqp = sqp && ud ? reuse_qp(pd, scq, rcq, qt) : sqp;
+	static uint8_t sbuf[REUSE_LEN], rbuf[REUSE_MSGS][GRH_LEN + REUSE_LEN];
+	struct ibv_mr *smr = rqp ? ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0) : NULL;
+	struct ibv_mr *rmr =
+		smr ? ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE)
+		    : NULL;
+	struct ibv_ah *ah = NULL;
+	struct ibv_port_attr pa;
+	struct ibv_wc wc;
+	char result[64] = "ok";
+	unsigned i, j, off = ud ? GRH_LEN : 0;
+
+	CHECK(rmr, "setup: errno %d", errno);
+	if (!rmr)
+		goto out;
+	CHECK_RET(ibv_query_port(ctx, 1, &pa), 0);
+	if (ud) {
+		CHECK_RET(ud_ready(sqp), 0);
+		CHECK_RET(ud_ready(rqp), 0);
+		ah = ibv_create_ah(pd, &(struct ibv_ah_attr){.dlid = pa.lid,
+							     .port_num = 1});
+		CHECK(ah, "ibv_create_ah: errno %d", errno);
+	} else {
+		CHECK_RET(uc_loopback(sqp, pa.lid), 0);
+	}
+	for (i = 0; i < REUSE_MSGS; i++) {
+		/* A UD receive starts with the GRH's 40 bytes. */
+		struct ibv_sge sge = {(uintptr_t)rbuf[i], off + REUSE_LEN,
+				      rmr->lkey};
+		struct ibv_recv_wr rwr = {.wr_id = i,
+					  .sg_list = &sge,
+					  .num_sge = 1},
+				   *bad;
+
+		CHECK_RET(ibv_post_recv(rqp, &rwr, &bad), 0);
+	}
+	for (i = 0; i < REUSE_MSGS && !failures; i++) {
+		struct ibv_sge sge = {(uintptr_t)sbuf, REUSE_LEN, smr->lkey};
+		struct ibv_send_wr swr = {.wr_id = 100 + i,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED},
+				   *bad;
+
+		if (ud) {
+			swr.wr.ud.ah = ah;
+			swr.wr.ud.remote_qpn = rqp->qp_num;
+			swr.wr.ud.remote_qkey = 0x11111111;
+		}
+		memset(sbuf, 'A' + i, sizeof(sbuf));
+		CHECK_RET(ibv_post_send(sqp, &swr, &bad), 0);
+		CHECK(poll_one(scq, &wc) && wc.status == IBV_WC_SUCCESS &&
+			      wc.wr_id == 100 + i,
+		      "send %u: status %d wr_id %" PRIu64, i, wc.status,
+		      wc.wr_id);
+	}
+	for (i = 0; i < REUSE_MSGS && !failures; i++) {
+		CHECK(poll_one(rcq, &wc) && wc.status == IBV_WC_SUCCESS &&
+			      wc.wr_id == i && wc.byte_len == off + REUSE_LEN,
+		      "receive %u: status %d wr_id %" PRIu64 " byte_len %u", i,
+		      wc.status, wc.wr_id, wc.byte_len);
+		for (j = 0; j < REUSE_LEN; j++)
+			if (rbuf[i][off + j] != 'A' + i)
+				break;
+		if (j < REUSE_LEN && !strcmp(result, "ok"))
+			snprintf(result, sizeof(result),
+				 "receive %u holds '%c' at %u, want '%c'", i,
+				 rbuf[i][off + j], j, 'A' + i);
+	}
+	if (failures && !strcmp(result, "ok"))
+		snprintf(result, sizeof(result), "failed");
+out:
+	printf("reuse_buffer=%s\n", result);
+	if (ah)
+		CHECK_RET(ibv_destroy_ah(ah), 0);
+	if (rmr)
+		CHECK_RET(ibv_dereg_mr(rmr), 0);
+	if (smr)
+		CHECK_RET(ibv_dereg_mr(smr), 0);
+	if (rqp && rqp != sqp)
+		CHECK_RET(ibv_destroy_qp(rqp), 0);
+	if (sqp)
+		CHECK_RET(ibv_destroy_qp(sqp), 0);
+	if (rcq)
+		CHECK_RET(ibv_destroy_cq(rcq), 0);
+	if (scq)
+		CHECK_RET(ibv_destroy_cq(scq), 0);
+	ctx_close(pd, ctx, list);
+	printf("failures=%d\n", failures);
+	return failures > 100 ? 100 : failures;
+}
+
 static void print_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 {
 	struct ibv_device_attr_ex ax;
@@ -1110,6 +1293,8 @@ int main(int argc, char **argv)
 		return threads(atoi(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "late-recv"))
 		return late_recv();
+	if (argc == 3 && !strcmp(argv[1], "reuse-buffer"))
+		return reuse_buffer(argv[2]);
 	list = ibv_get_device_list(&num);
 	if (!list) {
 		printf("FAIL: ibv_get_device_list: %s\n", strerror(errno));

@@ -20,6 +20,8 @@ BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-client")
 EX = os.path.join(BUILD, "tests", "verbs-ex")
 MEM = os.path.join(BUILD, "tests", "verbs-mem")
+PLUGIN = os.path.join(BUILD, "tests", "verbs-plugin")
+HOOKED = os.path.join(BUILD, "tests", "verbs-hooked")
 TWO = topology("two-switch.yaml")
 SYSTEM_VERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 
@@ -251,6 +253,48 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.down("vrnr")
         f = fields(p.stdout)
         self.assertEqual((p.returncode, f.get("late_recv")), (0, "ok"),
+                         p.stdout + p.stderr)
+
+    def test_uc_ud_buffer_reused_at_completion(self):
+        """A UC or UD send completes as its last packet leaves, so the
+        program may write over its buffer at once, as Open MPI's UD
+        connection manager does with every message: the bytes that land
+        are those of the send, taken as it left, not those the buffer
+        holds when the packet arrives (4 KiB take longer on the wire than
+        the 300 ns the engine runs past a completion under the rule)."""
+        self.up(TWO, "vreuse")
+        for qp_type in ("ud", "uc"):
+            p = self.exec_("vreuse", CLIENT, "reuse-buffer", qp_type,
+                           host="hca3", check=None)
+            f = fields(p.stdout)
+            self.assertEqual((p.returncode, f.get("reuse_buffer")),
+                             (0, "ok"), qp_type + ": " + p.stdout + p.stderr)
+        self.down("vreuse")
+
+    def test_unloaded_while_a_thread_lives(self):
+        """A program that loads the library with dlopen() and closes it
+        while a thread that polled a CQ lives on (Open MPI's openib BTL
+        and its progress thread, at MPI_Finalize): the thread ends
+        cleanly after the dlclose() (tests/clients/verbs-plugin.c)."""
+        self.up(TWO, "vplug")
+        p = self.exec_("vplug", PLUGIN, host="hca3", check=None)
+        self.down("vplug")
+        self.assertEqual((p.returncode, p.stdout), (0, "plugin=ok\n"),
+                         p.stdout + p.stderr)
+
+    def test_registration_under_a_mremap_hook(self):
+        """A program whose mremap() drops the fifth argument, as UCX
+        1.13's hooks do (tests/clients/verbs-hooked.c): registration moves
+        the pages onto shared memory with the system call itself, so the
+        bytes the program writes after ibv_reg_mr are those the HCA
+        sends. (Through libc's mremap the move went to address 0, which
+        only root may map; the HCA then sent what was there at
+        registration.)"""
+        self.up(TWO, "vhook")
+        p = self.exec_("vhook", HOOKED, host="hca3", check=None)
+        self.down("vhook")
+        f = fields(p.stdout)
+        self.assertEqual((p.returncode, f.get("hooked")), (0, "ok"),
                          p.stdout + p.stderr)
 
     def test_extended_cq_and_builders(self):

@@ -107,6 +107,14 @@ static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	return 0;
 }
 
+static int on_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		   uint64_t len)
+{
+	(void)ctx;
+	memcpy(buf, (void *)(uintptr_t)src->addr, len);
+	return 0;
+}
+
 static int on_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		    uint64_t len)
 {
@@ -133,6 +141,7 @@ static const struct ibemu_tp_ops host_ops = {
 	.cqe = on_cqe,
 	.async = on_async,
 	.copy = on_copy,
+	.read = on_read,
 	.write = on_write,
 	.atomic = on_atomic,
 };
@@ -1319,6 +1328,59 @@ static void test_uc_loss(void)
 	fx_down(&f);
 }
 
+/*
+ * A UC or UD send completes as its last packet leaves: the buffer is the
+ * program's again then, and what it writes there is not what arrives.
+ * 4 KiB across both switches: the send completes a path's time before
+ * the receive.
+ */
+static void reuse_at_completion(uint8_t type)
+{
+	uint32_t qa, qb, off = type == IBEMU_QPT_UD ? 40 : 0;
+	struct host *a, *b;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[3];
+	qa = qp_new(a, type);
+	qb = qp_new(b, type);
+	if (type == IBEMU_QPT_UD) {
+		ud_init(a, qa, 0x11111111);
+		ud_init(b, qb, 0x11111111);
+	} else {
+		uc_connect(a, qa, b, qb);
+		uc_connect(b, qb, a, qa);
+	}
+	post_recv(b, qb, 5, 0, off + 4096);
+	fill(a, 0, 4096, 3);
+	memcpy(a->buf + 8192, a->buf, 4096);
+	if (type == IBEMU_QPT_UD)
+		T_EQ_INT(ud_send(a, qa, b, qb, 0x11111111, 4096), 0);
+	else
+		T_EQ_INT(post(a, qa, 77, IBEMU_WR_SEND, 0, 4096, NULL, 0), 0);
+	while (!a->ncqe && ibemu_engine_run(f.e, UINT64_MAX, 1))
+		;
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(b->ncqe, 0);
+	memset(a->buf, 0xee, 4096);
+	run(&f);
+	T_EQ_INT(b->ncqe, 1);
+	T_EQ_INT(b->cqe[0].status, IBEMU_WC_SUCCESS);
+	T_TRUE(!memcmp(b->buf + off, a->buf + 8192, 4096));
+	fx_down(&f);
+}
+
+static void test_ud_reuse_at_completion(void)
+{
+	reuse_at_completion(IBEMU_QPT_UD);
+}
+
+static void test_uc_reuse_at_completion(void)
+{
+	reuse_at_completion(IBEMU_QPT_UC);
+}
+
 /* 1 MiB WRITE across both switches: 256 packets, counted on the way. */
 static void test_large_write(void)
 {
@@ -1602,6 +1664,8 @@ void ibemu_test_register_hca_transport(void)
 		{"seq_nak_retry", test_seq_nak_retry},
 		{"stamped_posts", test_stamped_posts},
 		{"uc_loss", test_uc_loss},
+		{"ud_reuse_at_completion", test_ud_reuse_at_completion},
+		{"uc_reuse_at_completion", test_uc_reuse_at_completion},
 		{"large_write", test_large_write},
 		{"srq", test_srq},
 		{"inline_sgl", test_inline_sgl},

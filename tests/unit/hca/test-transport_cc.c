@@ -99,6 +99,14 @@ static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	return 0;
 }
 
+static int on_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
+		   uint64_t len)
+{
+	(void)ctx;
+	memcpy(buf, (void *)(uintptr_t)src->addr, len);
+	return 0;
+}
+
 static int on_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		    uint64_t len)
 {
@@ -110,6 +118,7 @@ static int on_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 static const struct ibemu_tp_ops host_ops = {
 	.cqe = on_cqe,
 	.copy = on_copy,
+	.read = on_read,
 	.write = on_write,
 };
 
