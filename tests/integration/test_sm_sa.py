@@ -132,7 +132,7 @@ class SmSaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         addr = struct.pack("=IIHHBBBBBBHI16s", 1, QP1_QKEY, dlid, 0, 0, 0, 0,
                            0, 0, 0, 0, 0, b"")
         body = struct.pack("=IIII", agent, 0, 2000, 0) + addr + \
-            struct.pack("=II", len(mad), 0) + mad
+            struct.pack("=IIQ", len(mad), 0, 0) + mad
         s.send(hdr(SEND, len(body)) + body)
         s.settimeout(10)
         type_, status, body = self.reply(s)
@@ -141,7 +141,7 @@ class SmSaTest(OpenSMRunner, SessionClient, IbemuTestCase):
         st = struct.unpack_from("=I", body, 4)[0]
         if st:
             return None  # timed out: no answer
-        ans = body[64:]
+        ans = body[72:]  # struct ibemu_sess_mad, then the MAD
         return (struct.unpack_from(">H", ans, 4)[0], ans[3],
                 struct.unpack_from(">H", ans, 44)[0], ans[SA_HDR:])
 
