@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The program's virtual clock (docs/design.md §3): the process's virtual
+ * time, as ibemu's libibverbs (ibemu_now_ps) and libibumad
+ * (ibemu_umad_now_ps) keep it, whichever is loaded (the later of both),
+ * and never behind the fabric's time when `ibemu exec` ran the program
+ * ($IBEMU_VTIME_START_PS) plus what the program's clock reads cost. A
+ * process in which neither library is found when this one starts keeps
+ * the wall clock: nothing would move its virtual time.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sess_proto.h"
+#include "vtime_int.h"
+
+typedef uint64_t now_fn(void);
+typedef void compute_fn(uint64_t ps);
+typedef int clock_gettime_fn(clockid_t id, struct timespec *ts);
+typedef int sigaction_fn(int sig, const struct sigaction *act,
+			 struct sigaction *old);
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int on;
+static now_fn *verbs_now, *umad_now;
+static compute_fn *verbs_compute;
+static clock_gettime_fn *real_clock_gettime;
+static sigaction_fn *real_sigaction;
+/* The start plus every cost charged: the clock of a process whose
+ * libraries do not move it yet (no device opened). */
+static uint64_t own_ps;
+/* The latest time returned, so that no thread ever sees time go back. */
+static uint64_t last_ps;
+static int64_t realtime_offset_ns;
+
+/* A symbol of a library already loaded, global or not (RTLD_NOLOAD). */
+static void *loaded_sym(const char *lib, const char *name)
+{
+	void *h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+	void *sym;
+
+	if (!h)
+		return NULL;
+	sym = dlsym(h, name);
+	dlclose(h);
+	return sym;
+}
+
+/*
+ * CLOCK_REALTIME is the wall time at start plus the virtual time elapsed
+ * since, but offset from CLOCK_MONOTONIC by whole seconds: the
+ * microseconds and seconds a program reads then differ across runs only
+ * by that offset.
+ */
+static void realtime_start(void)
+{
+	struct timespec wall = {0};
+	uint64_t now_s = ibemu__vtime_read_ps(0) / 1000000000000u;
+
+	real_clock_gettime(CLOCK_REALTIME, &wall);
+	realtime_offset_ns =
+		((int64_t)wall.tv_sec - (int64_t)now_s) * 1000000000;
+}
+
+static void init_once(void)
+{
+	const char *start = getenv(IBEMU_SESS_ENV_VTIME_START);
+
+	real_clock_gettime =
+		(clock_gettime_fn *)dlsym(RTLD_NEXT, "clock_gettime");
+	real_sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+	verbs_now = (now_fn *)loaded_sym("libibverbs.so.1", "ibemu_now_ps");
+	verbs_compute =
+		(compute_fn *)loaded_sym("libibverbs.so.1", "ibemu_compute_ps");
+	umad_now = (now_fn *)loaded_sym("libibumad.so.3", "ibemu_umad_now_ps");
+	own_ps = start ? strtoull(start, NULL, 10) : 0;
+	realtime_start();
+	__atomic_store_n(&on, verbs_now || umad_now, __ATOMIC_RELEASE);
+	if (on)
+		ibemu__vtime_tsc_start();
+}
+
+void ibemu__vtime_init(void)
+{
+	pthread_once(&once, init_once);
+}
+
+/* Before main(); the interposed functions also call it, since another
+ * library's constructor may read a clock before this one runs. */
+__attribute__((constructor)) static void vtime_constructor(void)
+{
+	ibemu__vtime_init();
+}
+
+int ibemu__vtime_on(void)
+{
+	ibemu__vtime_init();
+	return __atomic_load_n(&on, __ATOMIC_ACQUIRE);
+}
+
+/* The later of the clocks the libraries keep and our own. */
+static uint64_t sources_ps(void)
+{
+	uint64_t t = __atomic_load_n(&own_ps, __ATOMIC_ACQUIRE), v;
+
+	if (verbs_now && (v = verbs_now()) > t)
+		t = v;
+	if (umad_now && (v = umad_now()) > t)
+		t = v;
+	return t;
+}
+
+static void raise_to(uint64_t *clock, uint64_t t)
+{
+	uint64_t cur = __atomic_load_n(clock, __ATOMIC_ACQUIRE);
+
+	while (cur < t &&
+	       !__atomic_compare_exchange_n(clock, &cur, t, 1, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+}
+
+uint64_t ibemu__vtime_read_ps(uint64_t cost_ps)
+{
+	uint64_t last = __atomic_load_n(&last_ps, __ATOMIC_ACQUIRE);
+	uint64_t t = sources_ps();
+
+	/*
+	 * Nothing moved the clock since the last read (a program spinning
+	 * on it): this read does, by its cost, as time spent computing. A
+	 * read after a completion is free, so that a measurement around
+	 * verbs calls gives the model's times.
+	 */
+	if (t <= last && cost_ps) {
+		if (verbs_compute)
+			verbs_compute(cost_ps);
+		raise_to(&own_ps, last + cost_ps);
+		t = sources_ps();
+	}
+	raise_to(&last_ps, t);
+	return __atomic_load_n(&last_ps, __ATOMIC_ACQUIRE);
+}
+
+int64_t ibemu__vtime_realtime_offset_ns(void)
+{
+	return realtime_offset_ns;
+}
+
+/* These two run inside init_once (realtime_start, the TSC's start), so
+ * they initialise only if it has not started. */
+int ibemu__vtime_real_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (!real_clock_gettime)
+		ibemu__vtime_init();
+	return real_clock_gettime(id, ts);
+}
+
+int ibemu__vtime_real_sigaction(int sig, const struct sigaction *act,
+				struct sigaction *old)
+{
+	if (!real_sigaction)
+		ibemu__vtime_init();
+	return real_sigaction(sig, act, old);
+}
