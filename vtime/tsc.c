@@ -64,12 +64,38 @@ static uint32_t tsc_aux(void)
 
 static void emulate(greg_t *g, int len, int rdtscp)
 {
-	uint64_t t = ticks(ibemu__vtime_read_ps(IBEMU_VTIME_COST_TSC_PS));
+	/* The loader's timing of its relocations is free. */
+	uint64_t cost = ibemu__vtime_system_code((uintptr_t)g[REG_RIP])
+				? 0
+				: IBEMU_VTIME_COST_TSC_PS;
+	uint64_t t = ticks(ibemu__vtime_read_ps(cost));
 
 	g[REG_RAX] = (greg_t)(uint32_t)t;
 	g[REG_RDX] = (greg_t)(t >> 32);
 	if (rdtscp)
 		g[REG_RCX] = (greg_t)tsc_aux();
+	g[REG_RIP] += len;
+}
+
+/*
+ * The vDSO's clock_gettime (a real clock: libc's, a sanitizer's, ours
+ * for the clocks that stay real) reads the TSC too, and must get the
+ * real one: this thread lets it run free for one read.
+ */
+static void emulate_real(greg_t *g, int len, int rdtscp)
+{
+	uint32_t lo, hi, aux = 0;
+
+	prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+	if (rdtscp)
+		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	else
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+	g[REG_RAX] = (greg_t)lo;
+	g[REG_RDX] = (greg_t)hi;
+	if (rdtscp)
+		g[REG_RCX] = (greg_t)aux;
 	g[REG_RIP] += len;
 }
 
@@ -85,7 +111,10 @@ void ibemu__vtime_tsc_segv_cb(int sig, siginfo_t *si, void *uc_)
 	 * read. */
 	if (si->si_code == SI_KERNEL && ip[0] == 0x0f &&
 	    (ip[1] == 0x31 || (ip[1] == 0x01 && ip[2] == 0xf9))) {
-		emulate(g, ip[1] == 0x31 ? 2 : 3, ip[1] == 0x01);
+		if (ibemu__vtime_vdso_code((uintptr_t)ip))
+			emulate_real(g, ip[1] == 0x31 ? 2 : 3, ip[1] == 0x01);
+		else
+			emulate(g, ip[1] == 0x31 ? 2 : 3, ip[1] == 0x01);
 		errno = saved;
 		return;
 	}

@@ -9,7 +9,6 @@
  * the wall clock: nothing would move its virtual time.
  */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,7 +21,6 @@ typedef int clock_gettime_fn(clockid_t id, struct timespec *ts);
 typedef int sigaction_fn(int sig, const struct sigaction *act,
 			 struct sigaction *old);
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int on;
 static now_fn *verbs_now, *umad_now;
 static compute_fn *verbs_compute;
@@ -64,31 +62,44 @@ static void realtime_start(void)
 		((int64_t)wall.tv_sec - (int64_t)now_s) * 1000000000;
 }
 
-static void init_once(void)
+/* The real functions: dlsym() alone, safe while another runtime (a
+ * sanitizer's) initialises and calls through us. */
+static void resolve_real(void)
+{
+	if (!__atomic_load_n(&real_clock_gettime, __ATOMIC_ACQUIRE))
+		__atomic_store_n(
+			&real_clock_gettime,
+			(clock_gettime_fn *)dlsym(RTLD_NEXT, "clock_gettime"),
+			__ATOMIC_RELEASE);
+	if (!__atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&real_sigaction,
+				 (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction"),
+				 __ATOMIC_RELEASE);
+}
+
+/*
+ * Once, from the constructor: until then every interposed function is
+ * libc's (another library's constructor, a sanitizer's start), since
+ * finding the libraries and /proc/cpuinfo allocates.
+ */
+void ibemu__vtime_init(void)
 {
 	const char *start = getenv(IBEMU_SESS_ENV_VTIME_START);
 
-	real_clock_gettime =
-		(clock_gettime_fn *)dlsym(RTLD_NEXT, "clock_gettime");
-	real_sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+	resolve_real();
 	verbs_now = (now_fn *)loaded_sym("libibverbs.so.1", "ibemu_now_ps");
 	verbs_compute =
 		(compute_fn *)loaded_sym("libibverbs.so.1", "ibemu_compute_ps");
 	umad_now = (now_fn *)loaded_sym("libibumad.so.3", "ibemu_umad_now_ps");
 	own_ps = start ? strtoull(start, NULL, 10) : 0;
 	realtime_start();
-	__atomic_store_n(&on, verbs_now || umad_now, __ATOMIC_RELEASE);
-	if (on)
-		ibemu__vtime_tsc_start();
+	if (!verbs_now && !umad_now)
+		return;
+	ibemu__vtime_clocks_start();
+	ibemu__vtime_tsc_start();
+	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 }
 
-void ibemu__vtime_init(void)
-{
-	pthread_once(&once, init_once);
-}
-
-/* Before main(); the interposed functions also call it, since another
- * library's constructor may read a clock before this one runs. */
 __attribute__((constructor)) static void vtime_constructor(void)
 {
 	ibemu__vtime_init();
@@ -96,7 +107,6 @@ __attribute__((constructor)) static void vtime_constructor(void)
 
 int ibemu__vtime_on(void)
 {
-	ibemu__vtime_init();
 	return __atomic_load_n(&on, __ATOMIC_ACQUIRE);
 }
 
@@ -148,19 +158,15 @@ int64_t ibemu__vtime_realtime_offset_ns(void)
 	return realtime_offset_ns;
 }
 
-/* These two run inside init_once (realtime_start, the TSC's start), so
- * they initialise only if it has not started. */
 int ibemu__vtime_real_clock_gettime(clockid_t id, struct timespec *ts)
 {
-	if (!real_clock_gettime)
-		ibemu__vtime_init();
+	resolve_real();
 	return real_clock_gettime(id, ts);
 }
 
 int ibemu__vtime_real_sigaction(int sig, const struct sigaction *act,
 				struct sigaction *old)
 {
-	if (!real_sigaction)
-		ibemu__vtime_init();
+	resolve_real();
 	return real_sigaction(sig, act, old);
 }

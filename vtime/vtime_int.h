@@ -27,8 +27,9 @@
 #define IBEMU_VTIME_COST_TSC_PS	  10000u
 
 /* vtime.c: the clock. Safe in a signal handler once initialised. */
-void ibemu__vtime_init(void);
-/* Whether the program's clocks are virtual (a virtual clock was found). */
+void ibemu__vtime_init(void); /* the constructor's */
+/* Whether the program's clocks are virtual: a virtual clock was found
+ * (the TSC is trapped then), and the constructor has run. */
 int ibemu__vtime_on(void);
 /* The process's virtual time (ps), never less than any value returned
  * before in any thread; if it did not move since the last, 'cost_ps' is
@@ -41,6 +42,13 @@ int64_t ibemu__vtime_realtime_offset_ns(void);
 int ibemu__vtime_real_clock_gettime(clockid_t id, struct timespec *ts);
 int ibemu__vtime_real_sigaction(int sig, const struct sigaction *act,
 				struct sigaction *old);
+
+/* clocks.c: finds the code of libc, the loader and a sanitizer's
+ * runtime, whose own reads are not the program's (async-signal-safe). */
+void ibemu__vtime_clocks_start(void);
+int ibemu__vtime_system_code(uintptr_t pc);
+/* Whether 'pc' is in the vDSO, whose clocks must see the real TSC. */
+int ibemu__vtime_vdso_code(uintptr_t pc);
 
 /* tsc.c: traps rdtsc/rdtscp (x86-64) and converts virtual time to TSC
  * ticks at the frequency /proc/cpuinfo states. */

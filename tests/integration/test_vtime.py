@@ -70,21 +70,25 @@ class VtimeCase(IbemuTestCase):
 
 class ProgramClockTest(VtimeCase):
     def fresh(self, name, mode):
-        """'mode' on a fresh two-switch fabric; its output."""
+        """'mode' on a fresh two-switch fabric; the durations it printed
+        in nanoseconds. (Those in coarser units, microseconds, seconds and
+        TSC ticks, are checked exact by the client; they depend on where
+        the start fell within a unit: ibemu-sm's sweeps move the fabric's
+        time before the program starts, by as much as the wall clock let
+        them run.)"""
         self.up(topology("two-switch.yaml"), name)
         out = self.client(name, mode).stdout
         self.down(name)
-        return out
+        return [line for line in out.splitlines()
+                if line.endswith(" ns")]
 
     def test_clocks_follow_virtual_time(self):
         """Every clock moved exactly as the virtual clock (the client
         checks), by the same amounts on two fresh daemons."""
         a, b = self.fresh("vc0", "measure"), self.fresh("vc1", "measure")
         self.assertEqual(a, b)
-        ns = re.search(r"^monotonic (\d+) ns$", a, re.M)
-        self.assertIsNotNone(ns, a)
-        self.assertGreater(int(ns.group(1)), 0)
-        self.assertRegex(a, r"(?m)^rdtscp [1-9]\d* ticks$")
+        self.assertEqual(len(a), 4, a)
+        self.assertRegex(a[0], r"^monotonic [1-9]\d* ns$")
 
     def test_thread_created_after_start(self):
         self.assertEqual(self.fresh("vct", "thread"),
@@ -132,6 +136,16 @@ class ProgramClockTest(VtimeCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("FAIL", p.stdout)
         self.down("vcw")
+
+
+def cpu_mhz():
+    """The TSC's frequency as perftest and vtime/ read it."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            m = re.match(r"cpu MHz\s*:\s*([\d.]+)", line)
+            if m:
+                return float(m.group(1))
+    return 1000.0
 
 
 def listening(port):
@@ -205,13 +219,17 @@ class PerftestTest(VtimeCase):
         return out
 
     def test_latency(self):
-        """Each run on a fresh daemon, so that both start at the same
-        virtual time (the TSC's ticks round the same way)."""
+        """Identical in two runs, to the TSC's rounding: perftest's
+        figures are ticks, which fall differently with the time the
+        programs start at (one tick apart at most)."""
         runs = [self.latencies(f"vpl{i}") for i in range(2)]
         send, read, send_lat, read_lat = runs[0]
         self.assert_within(send_lat, send, 0.01, "ib_send_lat")
         self.assert_within(read_lat, read, 0.01, "ib_read_lat")
-        self.assertEqual(runs[0], runs[1])
+        self.assertEqual(runs[0][:2], runs[1][:2])
+        tick_us = 1 / cpu_mhz()
+        for a, b in zip(runs[0][2:], runs[1][2:]):
+            self.assertLessEqual(abs(a - b), tick_us + 1e-9, runs)
 
     def test_bandwidth(self):
         bench = subprocess.run([BENCH], capture_output=True, text=True,
