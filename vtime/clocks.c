@@ -20,8 +20,10 @@
 /*
  * Reads made by the C library, the dynamic loader (which times its
  * relocations with rdtsc) or a sanitizer's runtime (IBEMU_SANITIZE,
- * IBEMU_TSAN: its allocator's timing) are not the program's: the clocks
- * they read stay real, the TSC virtual but free. Where their code lies.
+ * IBEMU_TSAN: its allocator's timing) are not the program's: virtual,
+ * but free. (A sanitizer's interceptor also passes the program's own
+ * clock_gettime on: free too, in a sanitized program.) Where their code
+ * lies.
  */
 #define MAX_SYSTEM 8
 static struct {
@@ -102,12 +104,6 @@ int ibemu__vtime_system_code(uintptr_t pc)
 	return 0;
 }
 
-static int virtual_for(const void *caller)
-{
-	return ibemu__vtime_on() &&
-	       !ibemu__vtime_system_code((uintptr_t)caller);
-}
-
 static int is_monotonic(clockid_t id)
 {
 	return id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW ||
@@ -119,7 +115,12 @@ static int is_realtime(clockid_t id)
 	return id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE;
 }
 
-/* Virtual nanoseconds: monotonic, or on the wall clock's scale. */
+/* What a read costs the program: nothing when the system's code made it. */
+static uint64_t cost_for(const void *caller, uint64_t cost_ps)
+{
+	return ibemu__vtime_system_code((uintptr_t)caller) ? 0 : cost_ps;
+}
+
 static int64_t virtual_ns(int realtime, uint64_t cost_ps)
 {
 	int64_t ns = (int64_t)(ibemu__vtime_read_ps(cost_ps) / 1000);
@@ -135,10 +136,12 @@ static void to_timespec(int64_t ns, struct timespec *ts)
 
 IBEMU_VTIME_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 {
-	if (!virtual_for(__builtin_return_address(0)) ||
-	    !(is_monotonic(id) || is_realtime(id)))
+	if (!ibemu__vtime_on() || !(is_monotonic(id) || is_realtime(id)))
 		return ibemu__vtime_real_clock_gettime(id, ts);
-	to_timespec(virtual_ns(is_realtime(id), IBEMU_VTIME_COST_CLOCK_PS), ts);
+	to_timespec(virtual_ns(is_realtime(id),
+			       cost_for(__builtin_return_address(0),
+					IBEMU_VTIME_COST_CLOCK_PS)),
+		    ts);
 	return 0;
 }
 
@@ -147,10 +150,12 @@ IBEMU_VTIME_EXPORT int gettimeofday(struct timeval *restrict tv,
 {
 	struct timespec ts;
 
-	if (!virtual_for(__builtin_return_address(0))) {
+	if (!ibemu__vtime_on()) {
 		ibemu__vtime_real_clock_gettime(CLOCK_REALTIME, &ts);
 	} else {
-		to_timespec(virtual_ns(1, IBEMU_VTIME_COST_CLOCK_PS), &ts);
+		to_timespec(virtual_ns(1, cost_for(__builtin_return_address(0),
+						   IBEMU_VTIME_COST_CLOCK_PS)),
+			    &ts);
 	}
 	tv->tv_sec = ts.tv_sec;
 	tv->tv_usec = ts.tv_nsec / 1000;
@@ -164,10 +169,12 @@ IBEMU_VTIME_EXPORT time_t time(time_t *t)
 {
 	struct timespec ts;
 
-	if (!virtual_for(__builtin_return_address(0)))
+	if (!ibemu__vtime_on())
 		ibemu__vtime_real_clock_gettime(CLOCK_REALTIME, &ts);
 	else
-		to_timespec(virtual_ns(1, IBEMU_VTIME_COST_TIME_PS), &ts);
+		to_timespec(virtual_ns(1, cost_for(__builtin_return_address(0),
+						   IBEMU_VTIME_COST_TIME_PS)),
+			    &ts);
 	if (t)
 		*t = ts.tv_sec;
 	return ts.tv_sec;
