@@ -9,6 +9,8 @@
 #ifndef IBEMU_CLI_H
 #define IBEMU_CLI_H
 
+#include <stdint.h>
+
 #include "opt.h"
 #include "util.h"
 
@@ -65,6 +67,10 @@ extern const struct ibemu_opt_cmd ibemu_cli_exec_opts;
  * the exit status.
  */
 int ibemu_cli_select(struct ibemu_cli *cli, char *out, size_t len);
+
+/* The virtual time (ps) of fabric 'fabric', from its 'status'; 0 if the
+ * daemon does not answer (fabric.c). */
+uint64_t ibemu_cli_virtual_now(const char *fabric);
 
 /*
  * How long the CLI waits for a daemon's answer, or for its next progress

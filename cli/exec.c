@@ -5,8 +5,12 @@
  * with the program, whose environment names the fabric's session socket
  * (and the HCA) and puts ibemu's libibumad.so.3 first in the library path,
  * so that unmodified tools (ibstat, OpenSM) run on the emulated fabric.
+ * It also preloads libibemu-vtime.so, which makes the program's own
+ * clocks virtual (vtime/README.md), unless --wall-clock, and says where
+ * virtual time stands, where the program's clocks start.
  */
 #include <errno.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +131,84 @@ static int set_library_path(void)
 	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
 }
 
-/* Checks the fabric (and the HCA), then becomes the program 'args'. */
-static int run(const char *fabric, const char *host, char **args)
+static int find_asan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (!strstr(info->dlpi_name, "/libasan.so"))
+		return 0;
+	*(int *)arg = 1;
+	return 1;
+}
+
+/*
+ * A program built with AddressSanitizer (IBEMU_SANITIZE: the ibemu-sm that
+ * 'up' runs) refuses to start when a preloaded library comes before the
+ * sanitizer's runtime. Ours needs nothing of it, so when this ibemu is
+ * built so too, the check is turned off for the program.
+ */
+static int asan_allow_preload(void)
+{
+	const char *old = getenv("ASAN_OPTIONS");
+	char *value;
+	int asan = 0, ret;
+
+	dl_iterate_phdr(find_asan_cb, &asan);
+	if (!asan)
+		return 0;
+	if (asprintf(&value, "%s%sverify_asan_link_order=0", old ? old : "",
+		     old && *old ? ":" : "") < 0)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = setenv("ASAN_OPTIONS", value, 1);
+	free(value);
+	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
+}
+
+/* Appends the program-clock library to LD_PRELOAD, after what is there
+ * (a sanitizer's runtime must stay first). */
+static int preload_vtime(void)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 32];
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	int ret;
+
+	if (lib_dir(dir, sizeof(dir)) ||
+	    (snprintf(lib, sizeof(lib), "%s/libibemu-vtime.so", dir),
+	     access(lib, R_OK)))
+		return ibemu_cli_fail(1,
+				      "exec: libibemu-vtime.so is not in the "
+				      "lib directory next to this ibemu's bin; "
+				      "build the project first, or run with "
+				      "--wall-clock");
+	ret = asprintf(&value, "%s%s%s", old && *old ? old : "",
+		       old && *old ? ":" : "", lib);
+	if (ret < 0)
+		return ibemu_cli_fail(1, "out of memory");
+	ret = setenv("LD_PRELOAD", value, 1);
+	free(value);
+	if (ret)
+		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
+	return asan_allow_preload();
+}
+
+/* Where the program's virtual clocks start: the fabric's time now. */
+static int set_vtime_start(const char *fabric)
+{
+	char ps[32];
+
+	snprintf(ps, sizeof(ps), "%llu",
+		 (unsigned long long)ibemu_cli_virtual_now(fabric));
+	if (setenv(IBEMU_SESS_ENV_VTIME_START, ps, 1))
+		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
+	return 0;
+}
+
+/*
+ * Checks the fabric (and the HCA), then becomes the program 'args', its
+ * clocks virtual unless 'wall_clock'.
+ */
+static int run(const char *fabric, const char *host, int wall_clock,
+	       char **args)
 {
 	struct ibemu_runtime_paths p;
 	char sess[IBEMU_PATH_MAX];
@@ -164,6 +244,10 @@ static int run(const char *fabric, const char *host, char **args)
 		close(fd);
 	}
 	ret = set_library_path();
+	if (!ret)
+		ret = set_vtime_start(fabric);
+	if (!ret && !wall_clock)
+		ret = preload_vtime();
 	if (ret)
 		return ret;
 	if (setenv(IBEMU_SESS_ENV_SOCKET, sess, 1) ||
@@ -181,6 +265,11 @@ static const struct ibemu_opt exec_opts[] = {
 	 .metavar = "HCA",
 	 .def_help = "$IBEMU_HOST, else the daemon's choice",
 	 .help = "the HCA the program runs on"},
+	{.name = "wall-clock",
+	 .type = IBEMU_OPT_FLAG,
+	 .help = "leave the program's own clocks (clock_gettime, "
+		 "gettimeofday, time, rdtsc) on wall time; they are "
+		 "virtual by default"},
 };
 
 const struct ibemu_opt_cmd ibemu_cli_exec_opts = {
@@ -196,7 +285,7 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(exec_opts)];
 	const char *host = NULL;
 	char fabric[64], **args;
-	int nargs, ret;
+	int nargs, ret, wall_clock;
 
 	/* Room for the program's argv and its terminating NULL. */
 	args = calloc((size_t)argc + 1, sizeof(*args));
@@ -206,15 +295,17 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 			      NULL);
 	if (!ret && !nargs)
 		ret = ibemu_cli_fail(2, "exec: which program? usage: ibemu "
-					"exec [--host HCA] -- COMMAND [ARGS]");
+					"exec [--host HCA] [--wall-clock] -- "
+					"COMMAND [ARGS]");
 	if (ret)
 		goto out;
 	if (v[0].given)
 		host = v[0].s;
+	wall_clock = v[1].given;
 	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
 	if (ret)
 		goto out;
-	ret = run(fabric, host, args);
+	ret = run(fabric, host, wall_clock, args);
 out:
 	free(args);
 	return ret;

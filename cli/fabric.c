@@ -416,7 +416,7 @@ const struct ibemu_opt_cmd ibemu_cli_up_opts = {
 };
 
 /* The fabric's virtual time (ps), from 'ibemu status'; 0 if unknown. */
-static uint64_t virtual_now(const char *fabric)
+uint64_t ibemu_cli_virtual_now(const char *fabric)
 {
 	char why[256], *text = NULL, *at;
 	char status[] = "status", json[] = "--json";
@@ -585,7 +585,7 @@ static void sm_watch(const char *fabric, pid_t pid)
 	else
 		snprintf(how, sizeof(how), "exited with status %d",
 			 WEXITSTATUS(status));
-	vt = virtual_now(fabric); /* 0 once the daemon is gone */
+	vt = ibemu_cli_virtual_now(fabric); /* 0 once the daemon is gone */
 	printf(IBEMU_SM_END_MARK "%ld) %s at %s", (long)pid, how, when);
 	if (vt)
 		printf(", virtual time %.3f us", (double)vt / 1e6);
@@ -676,7 +676,7 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 {
 	char exe[PATH_MAX], sm[PATH_MAX + 16], word[24] = "";
 	struct ibemu_runtime_paths p;
-	uint64_t v0 = virtual_now(fabric), v1;
+	uint64_t v0 = ibemu_cli_virtual_now(fabric), v1;
 	struct timespec t0, t1;
 	int ret, pipefd[2];
 	ssize_t n = 0, got;
@@ -725,7 +725,7 @@ static int run_ibemu_sm(const char *fabric, const struct sm_opts *o)
 				      "up: ibemu-sm did not bring the subnet "
 				      "up (the fabric runs; see %s)",
 				      p.sm_log);
-	v1 = virtual_now(fabric);
+	v1 = ibemu_cli_virtual_now(fabric);
 	/* 'pid' is the SM's watcher; a resident SM names itself. */
 	pid = strcmp(o->sweep, "0") ? sm_pid(fabric) : 0;
 	if (pid > 0)

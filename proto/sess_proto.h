@@ -47,6 +47,9 @@
 /* Environment of an attached process (set by `ibemu exec`). */
 #define IBEMU_SESS_ENV_SOCKET "IBEMU_SESSION_SOCKET" /* path of sess.sock */
 #define IBEMU_SESS_ENV_HOST   "IBEMU_HOST"	     /* HCA to bind, by name */
+/* The fabric's virtual time (ps, decimal) when `ibemu exec` ran the
+ * program: where its clocks start (verbs/clock.c, vtime/). */
+#define IBEMU_SESS_ENV_VTIME_START "IBEMU_VTIME_START_PS"
 
 enum ibemu_sess_type {
 	IBEMU_SESS_ERROR = 1,	   /* d->c: status -errno, payload: text */

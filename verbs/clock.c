@@ -10,11 +10,28 @@
  * Whether the process waits is waiting.c's.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ibemu.h"
+#include "sess_proto.h"
 #include "verbs_int.h"
 
 static uint64_t proc_clock;
+
+/*
+ * The clock starts at the fabric's time when `ibemu exec` ran the program
+ * (it says so in the environment), not at 0: the program's own clocks
+ * (vtime/) read it before a device is opened, and it must not go back
+ * when the first context moves it to the fabric's time then.
+ */
+__attribute__((constructor)) static void clock_start(void)
+{
+	const char *start = getenv(IBEMU_SESS_ENV_VTIME_START);
+
+	if (start)
+		__atomic_fetch_add(&proc_clock, strtoull(start, NULL, 10),
+				   __ATOMIC_ACQ_REL);
+}
 
 uint64_t ibemu__verbs_clock(void)
 {

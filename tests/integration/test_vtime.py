@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: MIT
+"""The program's own clocks under 'ibemu exec' (vtime/, docs/design.md §3).
+
+tests/clients/vtime-client.c reads clock_gettime (MONOTONIC,
+MONOTONIC_RAW, BOOTTIME, REALTIME), gettimeofday, time, rdtsc and rdtscp
+around 20 SEND ping-pongs and checks that each moved exactly as
+ibemu_now_ps() did; the test asserts that it passed, and that its output
+(the durations) is the same on two fresh daemons, in a thread created
+after start, in a fork()ed child and in an exec()ed child. A program with
+its own SIGSEGV handler still gets its NULL dereference (and rdtsc stays
+virtual); without one it dies of SIGSEGV. '--wall-clock' leaves the
+clocks real.
+
+Unmodified perftest (Debian's) on bench-verbs' fabric (two HCAs on one 4x
+EDR switch): ib_send_lat's and ib_read_lat's t_typical equal the model's
+latencies (vtime-client's 'latency', by ibemu_now_ps() alone) within 1%,
+identical in two runs; ib_write_bw's and ib_read_bw's average bandwidth is
+within 1% of bench-verbs' 64 KiB figure."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import (IBEMU, VERBS_LIB, IbemuTestCase, main,
+                     sanitizer_preload, tool_env, topology)
+
+BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
+CLIENT = os.path.join(BUILD, "tests", "vtime-client")
+BENCH = os.path.join(BUILD, "bench", "bench-verbs")
+SANITIZED = sanitizer_preload(VERBS_LIB) is not None
+
+# bench/verbs.c's fabric.
+BENCH_FABRIC = """name: bench-verbs
+defaults: {width: 4x, speed: EDR, cable_length: 2m}
+switches:
+  - {name: sw, ports: 36}
+hcas:
+  - {name: hca1}
+  - {name: hca2}
+links:
+  - [sw:1, hca1:1]
+  - [sw:2, hca2:1]
+"""
+
+
+class VtimeCase(IbemuTestCase):
+    def setUp(self):
+        super().setUp()
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST",
+                    "IBEMU_VTIME_START_PS"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+
+    def client(self, fabric, mode, *opts, check=True):
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", fabric, "--host", "hca1", *opts,
+             "--", CLIENT, mode], capture_output=True, text=True,
+            env=self.tool_env, timeout=120)
+        if check:
+            self.assertEqual(p.returncode, 0,
+                             f"vtime-client {mode}: {p.stdout}{p.stderr}")
+            self.assertNotIn("FAIL", p.stdout)
+        return p
+
+
+class ProgramClockTest(VtimeCase):
+    def fresh(self, name, mode):
+        """'mode' on a fresh two-switch fabric; the durations it printed
+        in nanoseconds. (Those in coarser units, microseconds, seconds and
+        TSC ticks, are checked exact by the client; they depend on where
+        the start fell within a unit: ibemu-sm's sweeps move the fabric's
+        time before the program starts, by as much as the wall clock let
+        them run.)"""
+        self.up(topology("two-switch.yaml"), name)
+        out = self.client(name, mode).stdout
+        self.down(name)
+        return [line for line in out.splitlines()
+                if line.endswith(" ns")]
+
+    def test_clocks_follow_virtual_time(self):
+        """Every clock moved exactly as the virtual clock (the client
+        checks), by the same amounts on two fresh daemons."""
+        a, b = self.fresh("vc0", "measure"), self.fresh("vc1", "measure")
+        self.assertEqual(a, b)
+        self.assertEqual(len(a), 4, a)
+        self.assertRegex(a[0], r"^monotonic [1-9]\d* ns$")
+
+    def test_thread_created_after_start(self):
+        self.assertEqual(self.fresh("vct", "thread"),
+                         self.fresh("vcm", "measure"))
+
+    def test_fork(self):
+        self.assertEqual(self.fresh("vcf", "fork"),
+                         self.fresh("vcm", "measure"))
+
+    def test_exec_of_a_child(self):
+        """The exec'd image is virtual too (the loader reads the TSC
+        before the library is back: the exec wrapper releases it)."""
+        self.assertEqual(self.fresh("vce", "exec"),
+                         self.fresh("vcm", "measure"))
+
+    def test_own_sigsegv_handler(self):
+        self.up(topology("two-switch.yaml"), "vcs")
+        env = dict(self.tool_env)
+        if SANITIZED:  # ASan keeps SIGSEGV to itself unless told
+            env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") +
+                                   ":allow_user_segv_handler=1")
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", "vcs", "--host", "hca1", "--",
+             CLIENT, "segv"], capture_output=True, text=True, env=env,
+            timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("handler got the fault at (nil)", p.stdout)
+        self.down("vcs")
+
+    def test_default_action_still_kills(self):
+        self.up(topology("two-switch.yaml"), "vcd")
+        p = self.client("vcd", "segv-dfl", check=False)
+        self.assertIn("tsc checked", p.stdout)
+        self.assertNotIn("FAIL", p.stdout)
+        if SANITIZED:  # ASan's handler reports it and exits
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("SEGV", p.stderr)
+        else:
+            self.assertEqual(p.returncode, -signal.SIGSEGV, p.stderr)
+        self.down("vcd")
+
+    def test_wall_clock_opts_out(self):
+        self.up(topology("two-switch.yaml"), "vcw")
+        p = self.client("vcw", "measure", "--wall-clock", check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("FAIL", p.stdout)
+        self.down("vcw")
+
+
+def cpu_mhz():
+    """The TSC's frequency as perftest and vtime/ read it."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            m = re.match(r"cpu MHz\s*:\s*([\d.]+)", line)
+            if m:
+                return float(m.group(1))
+    return 1000.0
+
+
+def listening(port):
+    """Whether a TCP socket listens on 'port' (perftest's server)."""
+    want = f":{port:04X} "
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    cols = line.split()
+                    if len(cols) > 3 and want in cols[1] + " " and \
+                            cols[3] == "0A":
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+@unittest.skipUnless(shutil.which("ib_send_lat"),
+                     "perftest is not installed (./ibemu.sh deps)")
+class PerftestTest(VtimeCase):
+    def setUp(self):
+        super().setUp()
+        self.topo_dir = tempfile.mkdtemp(prefix="ibemu-vtime-")
+        self.addCleanup(shutil.rmtree, self.topo_dir, True)
+        self.topo = os.path.join(self.topo_dir, "bench-verbs.yaml")
+        with open(self.topo, "w") as f:
+            f.write(BENCH_FABRIC)
+        self.port = 20000 + os.getpid() % 20000
+
+    def perftest(self, fabric, tool, *args):
+        """Runs 'tool' on hca1 (server) and hca2 (client); the client's
+        last output line."""
+        cmd = [tool, "-p", str(self.port), *args]
+        srv = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", fabric, "--host", "hca1", "--",
+             *cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=self.tool_env)
+        try:
+            end = time.time() + 30
+            while not listening(self.port) and time.time() < end:
+                time.sleep(0.02)
+            cli = subprocess.run(
+                [IBEMU, "exec", "--fabric", fabric, "--host", "hca2", "--",
+                 *cmd, "127.0.0.1"], capture_output=True, text=True,
+                env=self.tool_env, timeout=300)
+            out, _ = srv.communicate(timeout=60)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.communicate()
+        self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
+        self.assertEqual(srv.returncode, 0, out)
+        return float(cli.stdout.strip().splitlines()[-1])
+
+    def assert_within(self, got, want, frac, what):
+        self.assertLessEqual(abs(got - want), frac * want,
+                             f"{what}: {got}, model {want}")
+
+    def latencies(self, name):
+        """On a fresh fabric: the model's latencies (us), then
+        ib_send_lat's and ib_read_lat's t_typical."""
+        self.up(self.topo, name)
+        model = dict(line.split() for line in
+                     self.client(name, "latency").stdout.splitlines())
+        out = (int(model["send_oneway_ps"]) / 1e6,
+               int(model["read_ps"]) / 1e6,
+               self.perftest(name, "ib_send_lat", "--output=latency"),
+               self.perftest(name, "ib_read_lat", "--output=latency"))
+        self.down(name)
+        return out
+
+    def test_latency(self):
+        """Identical in two runs, to the TSC's rounding: perftest's
+        figures are ticks, which fall differently with the time the
+        programs start at (one tick apart at most)."""
+        runs = [self.latencies(f"vpl{i}") for i in range(2)]
+        send, read, send_lat, read_lat = runs[0]
+        self.assert_within(send_lat, send, 0.01, "ib_send_lat")
+        self.assert_within(read_lat, read, 0.01, "ib_read_lat")
+        self.assertEqual(runs[0][:2], runs[1][:2])
+        tick_us = 1 / cpu_mhz()
+        for a, b in zip(runs[0][2:], runs[1][2:]):
+            self.assertLessEqual(abs(a - b), tick_us + 1e-9, runs)
+
+    def test_bandwidth(self):
+        bench = subprocess.run([BENCH], capture_output=True, text=True,
+                               timeout=300)
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        gbps = float(re.search(r"model: +([\d.]+) Gb/s",
+                               bench.stdout).group(1))
+        self.up(self.topo, "vpb")
+        for tool in ("ib_write_bw", "ib_read_bw"):
+            got = self.perftest("vpb", tool, "--report_gbits",
+                                "--output=bandwidth")
+            self.assert_within(got, gbps, 0.01, tool)
+        self.down("vpb")
+
+
+if __name__ == "__main__":
+    main()
