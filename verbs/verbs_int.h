@@ -16,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "cost.h"
 #include "sess_proto.h"
 #include "verbs_proto.h"
 
@@ -316,6 +317,19 @@ uint64_t ibemu__verbs_clock(void);
 void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t);
 /* Publishes the clock in 'ctx''s page (if it changed). */
 void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx);
+/*
+ * Moves the clock forward by what call 'c' costs with 'units' WQEs or
+ * pages (cost.h), and publishes it in 'ctx' (NULL: a call without a
+ * context, published at the next call).
+ */
+void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
+			 enum ibemu_verbs_cost c, uint64_t units);
+/*
+ * A call that the library answers alone (no message to the daemon):
+ * charged, counted as a call, and the daemon woken if it sleeps.
+ */
+void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
+			       enum ibemu_verbs_cost c);
 
 /*
  * waiting.c: whether the process waits, per thread (the time rule's page
@@ -339,6 +353,11 @@ void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
  * part; one that does not changes nothing, unless no thread takes part.
  */
 void ibemu__verbs_calling(struct ibemu_verbs_context *ctx);
+/*
+ * A poll took work (under the rule, after the clock moved to it): its
+ * cost is charged.
+ */
+void ibemu__verbs_took(struct ibemu_verbs_context *ctx);
 /* The daemon's hand-off count, read before looking for work. */
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
 /*

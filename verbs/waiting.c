@@ -309,6 +309,11 @@ void ibemu__verbs_calling(struct ibemu_verbs_context *ctx)
 		run(ctx, user_find(ctx));
 }
 
+void ibemu__verbs_took(struct ibemu_verbs_context *ctx)
+{
+	ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
+}
+
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
 {
 	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);

@@ -130,10 +130,18 @@ class TimeRuleTest(IbemuTestCase):
         """The client's waiter blocks in ibv_get_cq_event while its sender
         sleeps 5 ms of wall time between two SENDs, then declares 10 us of
         compute: the process never waited, so the server's SEND is handed
-        to it only after the second SEND was posted, at 10 us. Had the
-        context been taken as waiting (its last call said so), the waiter
-        would have woken at the SEND's arrival (1.2 us) and the second
-        SEND left 10 us after that."""
+        to it only after the second SEND was posted, 10 us of compute
+        after the first. Had the context been taken as waiting (its last
+        call said so), the waiter would have woken at the SEND's arrival
+        and the second SEND left 10 us after that.
+
+        The client's clock also moves by its calls' costs (verbs/cost.h):
+        after its first query of the port (t = 0), a PD 5 us, two
+        channels 10, two CQs 100, a 1 MiB MR over 257 pages 30 + 64.25,
+        a QP 150, INIT, RTR, RTS 180; a receive 0.1, two arms 0.2, two
+        SENDs 0.4, the compute 10, the event 1 and the poll that takes
+        the receive 0.1: 551.05 us. The second SEND leaves 10.2 us after
+        the first (the compute, and its own post's cost)."""
         runs = []
         for i in range(2):
             name = f"dethr{i}"
@@ -146,11 +154,11 @@ class TimeRuleTest(IbemuTestCase):
         times = {" ".join(line.split()[:3]): int(line.split()[-1])
                  for line in (server + client).splitlines()
                  if not line.startswith("end")}
-        self.assertEqual(times["waiter recv 0"], 10_000_000, client)
-        self.assertGreater(times["sender send 1"], 10_000_000, client)
-        # Both SENDs cross the same idle path, the second 10 us later.
+        self.assertEqual(times["waiter recv 0"], 551_050_000, client)
+        self.assertGreater(times["sender send 1"], 551_050_000, client)
+        # Both SENDs cross the same idle path, the second 10.2 us later.
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
-                         10_000_000, server)
+                         10_200_000, server)
 
     def test_free_clock(self):
         self.up(FAT, "detfree", "--clock", "free")
