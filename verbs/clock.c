@@ -66,6 +66,14 @@ void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
 		ibemu__verbs_kick(ctx);
 }
 
+void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx)
+{
+	uint64_t t = __atomic_load_n(&ctx->page->land_ps, __ATOMIC_ACQUIRE);
+
+	if (t > ibemu__verbs_clock())
+		ibemu__verbs_clock_at_least(ctx, t);
+}
+
 VERBS_EXPORT uint64_t ibemu_now_ps(void)
 {
 	return ibemu__verbs_clock();

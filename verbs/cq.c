@@ -440,8 +440,9 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&q->poll_lock);
 	if (rule && n) {
-		ibemu__verbs_clock_at_least(ctx, t0);
 		ibemu__verbs_took(ctx);
+		ibemu__verbs_clock_at_least(ctx, t0);
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
 	} else if (rule)
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
 	if (!n)

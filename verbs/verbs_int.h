@@ -330,6 +330,12 @@ void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
  */
 void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
 			       enum ibemu_verbs_cost c);
+/*
+ * The clock at least at the time of the last RDMA WRITE or atomic that
+ * the daemon handed to the process while it polled memory (the page's
+ * 'land_ps', docs/design.md §3): at every call, before any stamp.
+ */
+void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx);
 
 /*
  * waiting.c: whether the process waits, per thread (the time rule's page
@@ -354,8 +360,8 @@ void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
  */
 void ibemu__verbs_calling(struct ibemu_verbs_context *ctx);
 /*
- * A poll took work (under the rule, after the clock moved to it): its
- * cost is charged.
+ * A poll takes work (under the rule, before the clock moves to it): the
+ * page says the process took a completion last.
  */
 void ibemu__verbs_took(struct ibemu_verbs_context *ctx);
 /* The daemon's hand-off count, read before looking for work. */

@@ -3,13 +3,13 @@
  * Holds virtual time on purpose, for 'ibemu status' (test_time.py): posts
  * an RDMA WRITE of 16 MiB (some 700 us of virtual time on an HDR link) on
  * an RC QP connected to itself, prints "posted", then keeps running for
- * SECONDS of wall time, a receive posted every 2 ms and never a wait, so
- * the quiescence rule waits for it with the WRITE's packets pending (and
- * no grace: it makes calls). Each receive moves its clock by its cost
- * (verbs/cost.h, 0.1 us): 3 s of them move it 150 us, less than the
- * WRITE takes, so it holds time throughout. Then it
- * takes the WRITE's completion and exits 0. Linked against the system
- * libibverbs; it needs ibemu's (ibemu exec).
+ * SECONDS of wall time, a receive posted every millisecond and never a
+ * wait, so the quiescence rule waits for it with the WRITE's packets
+ * pending (and no grace: it makes calls). Each receive moves its clock by
+ * its cost (verbs/cost.h, 0.1 us): 3 s of them move it 300 us, less than
+ * the WRITE takes, so it holds time throughout. Then it takes the WRITE's
+ * completion and exits 0. Linked against the system libibverbs; it needs
+ * ibemu's (ibemu exec).
  *
  * usage: verbs-hold SECONDS
  */
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 			.max_send_sge = 1,
 			.max_recv_sge = 1},
 	};
-	struct timespec ms = {0, 2000 * 1000};
+	struct timespec ms = {0, 1000 * 1000};
 	struct ibv_port_attr pa;
 	struct ibv_context *ctx;
 	struct ibv_recv_wr rwr = {0}, *rbad;

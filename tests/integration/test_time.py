@@ -160,6 +160,29 @@ class TimeRuleTest(IbemuTestCase):
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
                          10_200_000, server)
 
+    def test_memory_polling(self):
+        """A WRITE ping-pong by memory polling (verbs-det's mserver and
+        mclient, 200 rounds, no verbs call while a side spins): each
+        landing is handed to the spinning side as a completion, so two
+        fresh daemons give the same virtual times and the runs stay
+        deterministic. Before, each spin lasted the grace period (twice
+        10 ms), the run was marked non-deterministic, and a post was
+        stamped with a clock that had not seen the landing.
+
+        '--sweep 0': ibemu-sm exits after its sweep. While a umad process
+        is attached, the pump still cuts runs by the wall clock (100 us
+        leaps, daemon/README.md), and a landing that a cut separates from
+        the completion before it can fall on either side of a post."""
+        runs = []
+        for i in range(2):
+            name = f"detmem{i}"
+            self.up(FAT, name, "--sweep", "0")
+            runs.append(self.exchange(name, ("mserver", "mclient"), 4))
+            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.down(name)
+        self.assertEqual(runs[1], runs[0])
+        self.assertRegex(runs[0][1], r"(?m)^mclient 200 t \d+$")
+
     def test_free_clock(self):
         self.up(FAT, "detfree", "--clock", "free")
         self.exchange("detfree")

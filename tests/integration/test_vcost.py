@@ -6,13 +6,19 @@ with it. tests/clients/verbs-busy.c is that process: beside it an
 ibv_rc_pingpong pair completes, and its own clock moves by exactly its
 calls' costs; a port it keeps querying comes back from a 'link down' and
 'link up' (the retraining is a millisecond of virtual time) after the
-same number of queries in two fresh fabrics."""
+same number of queries in two fresh fabrics.
+
+And its "memory polling": Debian's ib_write_lat, whose ends wait by
+spinning on memory that the peer's RDMA WRITE fills, runs at a speed
+comparable to ib_send_lat's (before, each of its waits lasted the grace
+period, twice 10 ms)."""
 
 import os
 import subprocess
+import time
 
 from harness import IBEMU, IbemuTestCase, main, tool_env, topology
-from programs import PingpongRunner
+from programs import PingpongRunner, free_port, listening
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 BUSY = os.path.join(BUILD, "tests", "verbs-busy")
@@ -100,6 +106,52 @@ class CallCostTest(IbemuTestCase, PingpongRunner):
         self.assertEqual(fields[2], "init", runs[0])
         self.assertGreater(int(fields[1]), 500, runs[0])
         self.assertLess(int(fields[1]), 1100, runs[0])
+
+
+class MemoryPollingTest(IbemuTestCase, PingpongRunner):
+    def setUp(self):
+        super().setUp()
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+
+    def perftest(self, fabric, prog, iters):
+        """Runs 'prog -n iters' between hca1 and hca2; returns its wall
+        time in seconds, from the server's start to both ends' exit."""
+        port = free_port()
+        start = time.monotonic()
+        srv = self.exec_popen(fabric, "hca1", prog, "-n", str(iters), "-p",
+                              str(port))
+        end = time.time() + 20
+        while not listening(port) and time.time() < end:
+            self.assertIsNone(srv.poll())
+            time.sleep(0.01)
+        cli = self.exec_popen(fabric, "hca2", prog, "-n", str(iters), "-p",
+                              str(port), "localhost")
+        for p in (cli, srv):
+            try:
+                out, _ = p.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            self.assertEqual(p.returncode, 0, f"{prog}: {out}")
+            self.assertRegex(out, rf"(?m)^ +\d+ +{iters} +[\d.]+")
+        return time.monotonic() - start
+
+    def test_write_lat_as_fast_as_send_lat(self):
+        """ib_write_lat -n 1000 takes at most a few times the wall time
+        of ib_send_lat -n 1000 on the same fabric (the target is twice;
+        the margin is for a loaded host, where each hop of both waits
+        for a CPU). Before, ib_write_lat took some 53 s: every wait of
+        its ends lasted the grace period."""
+        self.up(topology("two-switch.yaml"), "vcmem")
+        send = self.perftest("vcmem", "ib_send_lat", 1000)
+        write = self.perftest("vcmem", "ib_write_lat", 1000)
+        print(f"ib_send_lat -n 1000: {send:.2f} s, "
+              f"ib_write_lat -n 1000: {write:.2f} s "
+              f"({write / send:.2f}x)")
+        self.assertLess(write, 4 * send)
+        self.down("vcmem")
 
 
 if __name__ == "__main__":
