@@ -84,8 +84,11 @@ static const struct ibemu_verbs_cost_row ibemu_verbs_costs[] = {
 	 * process. A cost here would make the clock count empty polls,
 	 * whose number is a matter of wall time. */
 	[IBEMU_VCOST_POLL_MISS] = {"ibv_poll_cq (miss)", 0, 0},
-	/* Estimate: a doorbell record write (arm), no system call. */
-	[IBEMU_VCOST_REQ_NOTIFY] = {"ibv_req_notify_cq", 100 * IBEMU_NS, 0},
+	/* 0 by the rule: arming a CQ (a doorbell record write, tens of
+	 * ns) begins a wait, and the wait absorbs it; charged, it would make
+	 * the clock of a process whose threads wait and wake at once depend
+	 * on how they interleave. */
+	[IBEMU_VCOST_REQ_NOTIFY] = {"ibv_req_notify_cq", 0, 0},
 	/* Estimate: the read() of the channel's fd that returns the event
 	 * (a system call), charged once the process wakes. */
 	[IBEMU_VCOST_GET_EVENT] = {"ibv_get_cq_event, ibv_get_async_event",
