@@ -214,6 +214,11 @@ struct ibemu_sess_server {
 	uv_check_t verbs_check;	      /* says the loop is awake again */
 	uv_idle_t verbs_spin; /* keeps the loop awake while work comes */
 	struct ibemu_sess_spin spin;
+	/* Memory polling's timer (sess_verbs_rule.c): a timerfd, since its
+	 * delays are microseconds and libuv's timers count milliseconds. */
+	uv_poll_t mempoll;
+	int mempoll_fd;		    /* -1: none */
+	uint64_t mempoll_at;	    /* the wall ns it is armed for, or 0 */
 	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
 	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */
 	int verbs_dirty;	    /* completions written, not yet published */

@@ -715,6 +715,10 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	if (c->kind == IBEMU_SESS_CONN_VERBS) {
 		if (h.type == IBEMU_SESS_VERBS_KICK && !h.len && !nfds)
 			return; /* prepare_cb drains the rings */
+		/* Every call moved the caller's clock by its cost (verbs/
+		 * cost.h): the engine first runs as far as that lets it, so
+		 * what the call sees is the fabric at that time. */
+		ibemu_daemon_pump(c->s->d);
 		if (h.type == IBEMU_SESS_PORT_QUERY && !nfds) {
 			handle_verbs_port_query(c, &h, payload);
 			return;

@@ -297,7 +297,10 @@ static int do_mr_reg(struct ibemu_sess_verbs *v, struct ibemu_verbs_mr_req *m,
 			      m->access & 0xf, handle, &m->lkey, &m->rkey);
 	if (ret)
 		goto err;
-	v->mrs[v->nmrs++] = (struct vmr_key){m->lkey, handle, !!m->shm_len};
+	v->mrs[v->nmrs++] =
+		(struct vmr_key){m->lkey, handle, !!m->shm_len,
+				 !!(m->access & (IBEMU_ACCESS_REMOTE_WRITE |
+						 IBEMU_ACCESS_REMOTE_ATOMIC))};
 	return 0;
 
 err:

@@ -310,6 +310,7 @@ void ibemu__sess_verbs_start(struct ibemu_sess_server *s)
 	spin_init(&s->spin);
 	uv_prepare_start(&s->verbs_prepare, prepare_cb);
 	uv_check_start(&s->verbs_check, check_cb);
+	ibemu__vs_mempoll_start(s);
 }
 
 void ibemu__sess_verbs_stop(struct ibemu_sess_server *s)
@@ -317,6 +318,7 @@ void ibemu__sess_verbs_stop(struct ibemu_sess_server *s)
 	uv_close((uv_handle_t *)&s->verbs_prepare, NULL);
 	uv_close((uv_handle_t *)&s->verbs_check, NULL);
 	uv_close((uv_handle_t *)&s->verbs_spin, NULL);
+	ibemu__vs_mempoll_stop(s);
 	if (s->spin.load_fd >= 0)
 		close(s->spin.load_fd);
 }

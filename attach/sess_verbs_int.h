@@ -65,6 +65,7 @@ struct vmr_key {
 	uint32_t lkey;
 	uint64_t handle;
 	int mapped; /* it has a window of shared pages (a mapping) */
+	int remote; /* registered for remote writes or atomics */
 };
 
 struct ibemu_sess_verbs {
@@ -130,6 +131,15 @@ void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
 
 /* sess_verbs_rule.c: hand-offs to the process (docs/design.md §3) */
 int ibemu__vs_handoff_begin(struct ibemu_sess_verbs *v);
+/*
+ * An RDMA WRITE or atomic is about to land in the memory of process
+ * 'pid' on HCA 'h': a stream presumed to poll memory gets it as a
+ * completion (docs/design.md §3). Called before the bytes land.
+ */
+void ibemu__vs_mem_landing(struct ibemu_sess_hca *h, pid_t pid);
+/* Memory polling's timer, with the doorbell's hooks. */
+void ibemu__vs_mempoll_start(struct ibemu_sess_server *s);
+void ibemu__vs_mempoll_stop(struct ibemu_sess_server *s);
 void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
 
 /* sess_verbs_mem.c: payload between processes */

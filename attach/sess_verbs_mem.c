@@ -750,6 +750,7 @@ int ibemu__vs_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	int ret = 0;
 
 	(void)ctx;
+	ibemu__vs_mem_landing(dst->ctx, pid_of(dst->mr));
 	while (off < len && !ret) {
 		n = len - off;
 		s = reach(src, src->addr + off, &n);
@@ -792,6 +793,7 @@ int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 	int ret = 0;
 
 	(void)ctx;
+	ibemu__vs_mem_landing(dst->ctx, pid_of(dst->mr));
 	while (off < len && !ret) {
 		n = len - off;
 		d = reach(dst, dst->addr + off, &n);
@@ -823,6 +825,7 @@ int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
 	(void)ctx;
 	if (at.via == GONE || n != sizeof(uint64_t))
 		return -EFAULT;
+	ibemu__vs_mem_landing(m->ctx, pid_of(m->mr));
 	if (at.via == MAPPED) {
 		uint64_t *w = (uint64_t *)(void *)at.p;
 

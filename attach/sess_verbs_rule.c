@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ static struct ibemu_rule_words words(const struct ibemu_sess_verbs *v)
 		.calls = __atomic_load_n(&v->page->calls, __ATOMIC_RELAXED),
 		.clock_ps =
 			__atomic_load_n(&v->page->clock_ps, __ATOMIC_ACQUIRE),
+		.took = __atomic_load_n(&v->page->took, __ATOMIC_RELAXED),
 	};
 }
 
@@ -124,7 +126,145 @@ static int proc_cpu(void *ctx, uint64_t *ticks, int *runnable)
 	return 0;
 }
 
-static const struct ibemu_rule_cpu_ops proc_cpu_ops = {.cpu = proc_cpu};
+/* The rule's on-CPU op: /proc/PID/schedstat's first field (ns). */
+static int proc_cpu_ns(void *ctx, uint64_t *ns)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	unsigned long long v;
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/schedstat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return -EIO;
+	*ns = v;
+	return 0;
+}
+
+static const struct ibemu_rule_cpu_ops proc_cpu_ops = {
+	.cpu = proc_cpu,
+	.cpu_ns = proc_cpu_ns,
+};
+
+/* Whether the stream registered memory for remote writes or atomics. */
+static int remote_target(const struct ibemu_sess_verbs *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nmrs; i++)
+		if (v->mrs[i].remote)
+			return 1;
+	return 0;
+}
+
+void ibemu__vs_mem_landing(struct ibemu_sess_hca *h, pid_t pid)
+{
+	struct ibemu_daemon *d = h->s->d;
+	enum ibemu_rule_landing what;
+	struct ibemu_sess_verbs *v;
+	struct ibemu_rule_words w;
+	uint64_t t;
+
+	if (!ibemu__vs_rule_on(d))
+		return;
+	t = ibemu_engine_now(d->engine);
+	for (v = h->verbs; v; v = v->next) {
+		if (v->c->pid != pid)
+			continue;
+		w = words(v);
+		what = ibemu_rule_mem_landed(&v->rule, &w, remote_target(v));
+		if (what == IBEMU_LANDING_NONE)
+			continue;
+		/* Before the bytes: a process that sees them stamps its
+		 * next post at 't' at least (verbs/clock.c). */
+		if (__atomic_load_n(&v->page->land_ps, __ATOMIC_RELAXED) < t)
+			__atomic_store_n(&v->page->land_ps, t,
+					 __ATOMIC_RELEASE);
+		if (what == IBEMU_LANDING_HANDOFF) {
+			ibemu__vs_handoff_begin(v);
+			ibemu__vs_handoff(v, 1, t);
+		}
+	}
+}
+
+static void mempoll_cb(uv_poll_t *h, int status, int events)
+{
+	struct ibemu_sess_server *s = h->data;
+	uint64_t n;
+
+	(void)status;
+	(void)events;
+	if (read(s->mempoll_fd, &n, sizeof(n)) < 0)
+		n = 0; /* EAGAIN: disarmed meanwhile */
+	s->mempoll_at = 0;
+	/* A process may count as polling memory now. */
+	ibemu_daemon_pump(s->d);
+}
+
+void ibemu__vs_mempoll_start(struct ibemu_sess_server *s)
+{
+	s->mempoll_at = 0;
+	s->mempoll_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->mempoll_fd < 0)
+		return; /* then only the grace period applies */
+	uv_poll_init(&s->d->loop, &s->mempoll, s->mempoll_fd);
+	s->mempoll.data = s;
+	uv_poll_start(&s->mempoll, UV_READABLE, mempoll_cb);
+}
+
+void ibemu__vs_mempoll_stop(struct ibemu_sess_server *s)
+{
+	if (s->mempoll_fd < 0)
+		return;
+	uv_close((uv_handle_t *)&s->mempoll, NULL);
+	close(s->mempoll_fd);
+	s->mempoll_fd = -1;
+}
+
+/* Arms the timer for wall time 'at_ns' (uv_hrtime's clock) if sooner. */
+static void mempoll_arm(struct ibemu_sess_server *s, uint64_t at_ns)
+{
+	struct itimerspec its = {0};
+
+	if (s->mempoll_fd < 0 || (s->mempoll_at && s->mempoll_at <= at_ns))
+		return;
+	its.it_value.tv_sec = (time_t)(at_ns / 1000000000ull);
+	its.it_value.tv_nsec = (long)(at_ns % 1000000000ull);
+	if (!timerfd_settime(s->mempoll_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		s->mempoll_at = at_ns;
+}
+
+/*
+ * Memory polling for stream 'c': 1 if its process counts as waiting for
+ * its memory; arms the timer for when it would.
+ */
+static int mem_waits(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
+		     const struct ibemu_rule_words *w, uint64_t now_ns)
+{
+	int wrong = 0, was = d->rule.nondet, ret;
+	uint64_t wake;
+
+	ret = ibemu_rule_mem_wait(&d->rule, &c->verbs->rule, w,
+				  remote_target(c->verbs), now_ns,
+				  ibemu_engine_now(d->engine), &proc_cpu_ops,
+				  (void *)(intptr_t)c->pid, &wake, &wrong);
+	if (wrong && !was)
+		ibemu_daemon_log(d,
+				 "process %ld was counted as polling its "
+				 "memory but computed: virtual time is not "
+				 "deterministic in this run",
+				 (long)c->pid);
+	if (wake)
+		mempoll_arm(d->sess, wake);
+	return ret;
+}
 
 /*
  * The rule's view of connection 'c': its words and its state, if it takes
@@ -148,6 +288,7 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 {
 	struct ibemu_sess_server *s = d->sess;
 	uint64_t h = UINT64_MAX, b, now_ms = uv_now(&d->loop);
+	uint64_t now_ns = uv_hrtime();
 	struct ibemu_rule_proc *p;
 	struct ibemu_rule_words w;
 	struct ibemu_sess_conn *c;
@@ -158,6 +299,10 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 		if (!p)
 			continue;
 		grace = 0;
+		/* Memory polling is the verbs streams' alone. */
+		if (c->kind == IBEMU_SESS_CONN_VERBS &&
+		    mem_waits(d, c, &w, now_ns))
+			continue;
 		b = ibemu_rule_bound(&d->rule, p, &w, now_ms, &proc_cpu_ops,
 				     (void *)(intptr_t)c->pid, &grace);
 		if (grace)

@@ -69,7 +69,11 @@ static int grace_over(struct ibemu_rule_proc *p,
 		return 0;
 	if (ops->cpu(ctx, &cpu, &runnable))
 		return 0;
-	if (p->idle_cpu_known && (cpu > p->idle_cpu || !runnable))
+	/* A landing resumed it: it has bytes to act on, and CPU time is
+	 * that, however late a loaded host lets it run; only a sleep in
+	 * the kernel (a socket) counts then. */
+	if (p->idle_cpu_known &&
+	    ((cpu > p->idle_cpu && !p->mem_resumed) || !runnable))
 		return 1;
 	p->idle_cpu_known = 1;
 	p->idle_cpu = cpu;
@@ -91,6 +95,88 @@ uint64_t ibemu_rule_clock_bound(const struct ibemu_rule *r,
 	if (clk < p->hand_ps)
 		clk = p->hand_ps;
 	return clk + r->lookahead_ps;
+}
+
+/*
+ * Whether 'p', silent for IBEMU_MEMPOLL_NS, has been on a CPU long enough
+ * since to be spinning; sets *wake_ns to look again if not yet.
+ */
+static int mem_spins(struct ibemu_rule_proc *p, uint64_t now_ns,
+		     const struct ibemu_rule_cpu_ops *ops, void *ctx,
+		     uint64_t *wake_ns)
+{
+	uint64_t ns;
+
+	if (ops->cpu_ns(ctx, &ns))
+		return 0; /* unknown: the grace period decides */
+	if (p->mem_cpu_known && ns - p->mem_cpu_ns >= IBEMU_MEMPOLL_CPU_NS)
+		return 1;
+	if (!p->mem_cpu_known) {
+		p->mem_cpu_known = 1;
+		p->mem_cpu_ns = ns;
+	}
+	*wake_ns = now_ns + IBEMU_MEMPOLL_CHECK_NS;
+	return 0;
+}
+
+int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			const struct ibemu_rule_words *w, int target,
+			uint64_t now_ns, uint64_t engine_ps,
+			const struct ibemu_rule_cpu_ops *ops, void *ctx,
+			uint64_t *wake_ns, int *wrong)
+{
+	uint64_t mark = w->calls + w->wait_seq;
+
+	*wake_ns = 0;
+	if (!p->mem_known || mark != p->mem_mark) {
+		/* It called: a presumption still standing (no landing
+		 * resumed it) was wrong if virtual time went past what its
+		 * clock allowed: it was computing, not polling. */
+		if (p->mem_known && p->mem_presumed &&
+		    engine_ps >= p->mem_from_ps) {
+			r->nondet = 1;
+			*wrong = 1;
+		}
+		p->mem_known = 1;
+		p->mem_mark = mark;
+		p->mem_since_ns = now_ns;
+		p->mem_presumed = 0;
+		p->mem_resumed = 0;
+		p->mem_cpu_known = 0;
+	}
+	if (p->mem_resumed || ibemu_rule_waiting(p, w->wait_seq) || !target ||
+	    !w->took)
+		return 0;
+	if (p->mem_presumed)
+		return 1;
+	if (now_ns - p->mem_since_ns < IBEMU_MEMPOLL_NS) {
+		*wake_ns = p->mem_since_ns + IBEMU_MEMPOLL_NS;
+		return 0;
+	}
+	if (!mem_spins(p, now_ns, ops, ctx, wake_ns))
+		return 0;
+	p->mem_presumed = 1;
+	p->mem_from_ps = ibemu_rule_clock_bound(r, p, w);
+	return 1;
+}
+
+enum ibemu_rule_landing ibemu_rule_mem_landed(struct ibemu_rule_proc *p,
+					      const struct ibemu_rule_words *w,
+					      int target)
+{
+	if (p->mem_presumed) {
+		p->mem_presumed = 0;
+		p->mem_resumed = 1;
+		return IBEMU_LANDING_HANDOFF;
+	}
+	/* Waiting, it sees the bytes after the completion that resumes
+	 * it, which the same run publishes: the floor is the same however
+	 * runs are cut. */
+	if (ibemu_rule_waiting(p, w->wait_seq))
+		return IBEMU_LANDING_FLOOR;
+	if (!target || !w->took)
+		return IBEMU_LANDING_NONE;
+	return IBEMU_LANDING_FLOOR;
 }
 
 uint64_t ibemu_rule_bound(const struct ibemu_rule *r, struct ibemu_rule_proc *p,

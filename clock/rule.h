@@ -41,6 +41,25 @@ const char *ibemu_clock_name(enum ibemu_clock c);
  */
 #define IBEMU_UMAD_GRACE_MS 2000u
 
+/*
+ * Memory polling (docs/design.md §3): wall-clock nanoseconds after which
+ * a process that took a completion last, made no call since and has
+ * memory registered for remote writes or atomics counts as waiting for
+ * that memory (ib_write_lat's pattern). Long enough that a program
+ * between two calls (its own work after a completion: microseconds)
+ * is rarely taken for one that polls memory; short next to the grace
+ * period, so a WRITE ping-pong goes at some thousands of round trips a
+ * second.
+ */
+#define IBEMU_MEMPOLL_NS 100000ull
+/*
+ * And only once it was seen on a CPU this long since, without a call: a
+ * process that a loaded host keeps off its CPU is not taken for one that
+ * spins. Looked at every IBEMU_MEMPOLL_CHECK_NS until then.
+ */
+#define IBEMU_MEMPOLL_CPU_NS   20000ull
+#define IBEMU_MEMPOLL_CHECK_NS 50000ull
+
 /* The rule for the engine of one fabric. */
 struct ibemu_rule {
 	enum ibemu_clock clock;
@@ -63,6 +82,13 @@ struct ibemu_rule_proc {
 	uint64_t idle_mark, idle_since_ms, idle_cpu;
 	uint32_t grace_ms;
 	int idle_known, idle_cpu_known;
+	/* Memory polling: its calls and waits as last seen, since when
+	 * (wall ns); whether it is presumed to poll memory now, and the
+	 * bound its clock set then; whether a landing resumed it (it then
+	 * runs until its next call, however long it takes to see the
+	 * bytes). */
+	uint64_t mem_mark, mem_since_ns, mem_from_ps, mem_cpu_ns;
+	int mem_known, mem_presumed, mem_resumed, mem_cpu_known;
 };
 
 /*
@@ -75,6 +101,7 @@ struct ibemu_rule_words {
 	uint64_t wait_seq;
 	uint64_t calls;
 	uint64_t clock_ps;
+	uint32_t took; /* its last call took a completion */
 };
 
 /*
@@ -84,6 +111,8 @@ struct ibemu_rule_words {
  */
 struct ibemu_rule_cpu_ops {
 	int (*cpu)(void *ctx, uint64_t *ticks, int *runnable);
+	/* Nanoseconds its main thread spent on a CPU (schedstat). */
+	int (*cpu_ns)(void *ctx, uint64_t *ns);
 };
 
 void ibemu_rule_init(struct ibemu_rule *r, enum ibemu_clock clock,
@@ -128,5 +157,46 @@ uint64_t ibemu_rule_clock_bound(const struct ibemu_rule *r,
 /* A completion written at virtual time 't': the run stops a lookahead
  * later, whatever it was allowed before. */
 void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t);
+
+/*
+ * Memory polling: whether process 'p', which published 'w' and has
+ * memory registered for remote writes or atomics ('target'), counts as
+ * waiting for that memory at wall time 'now_ns' (the engine at
+ * 'engine_ps'): it runs, took a completion last, published nothing new
+ * for IBEMU_MEMPOLL_NS, and then spent IBEMU_MEMPOLL_CPU_NS on a CPU
+ * still without a call (ops->cpu_ns). Returns 1 if so (its bound is
+ * UINT64_MAX then). Otherwise *wake_ns is when to look again, or 0.
+ * A presumption found wrong (the process calls again with no landing
+ * handed to it, the engine past the bound its clock set) marks the run
+ * non-deterministic and sets *wrong.
+ */
+int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
+			const struct ibemu_rule_words *w, int target,
+			uint64_t now_ns, uint64_t engine_ps,
+			const struct ibemu_rule_cpu_ops *ops, void *ctx,
+			uint64_t *wake_ns, int *wrong);
+
+/* What a landing in a process's memory is to it (ibemu_rule_mem_landed). */
+enum ibemu_rule_landing {
+	IBEMU_LANDING_NONE,    /* nothing: it runs, and polls no memory */
+	IBEMU_LANDING_FLOOR,   /* its clock's floor: it may see the bytes */
+	IBEMU_LANDING_HANDOFF, /* the floor, and a hand-off: it polled */
+};
+
+/*
+ * An RDMA WRITE or atomic is about to land in the memory of 'p', which
+ * published 'w' and has memory for remote writes or atomics ('target').
+ * A process presumed to poll memory gets it as a completion: the caller
+ * makes the engine's time the floor of its clock (before the bytes land)
+ * and hands it over (ibemu_rule_handoff, waiting, at that time). One that
+ * would be presumed but for the wall time (it runs, took a completion
+ * last, and may be spinning on these bytes), or that waits on a CQ (and
+ * will look at them after the completion that resumes it), gets the
+ * floor alone: a post it makes on seeing them is stamped after the
+ * landing, wherever the engine's runs stopped.
+ */
+enum ibemu_rule_landing ibemu_rule_mem_landed(struct ibemu_rule_proc *p,
+					      const struct ibemu_rule_words *w,
+					      int target);
 
 #endif

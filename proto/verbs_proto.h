@@ -254,12 +254,20 @@ struct ibemu_verbs_page {
 	uint64_t clock_ps;
 	uint64_t wait_seq;
 	uint64_t calls;
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 24];
+	/* 1 from a poll that took work until the next call: the process
+	 * took a completion last (memory polling, docs/design.md §3). */
+	uint32_t took;
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 28];
 	/* Written by the daemon. */
 	uint64_t handed;
 	uint64_t handing; /* one ahead of 'handed' during a hand-off */
 	uint32_t rule;	  /* 1: the quiescence rule holds; 0: --clock free */
-	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 20];
+	uint32_t pad_rule;
+	/* The virtual time of the last RDMA WRITE or atomic handed to the
+	 * process while it was presumed to poll memory, stored before the
+	 * bytes land: its clock is at least this from its next call on. */
+	uint64_t land_ps;
+	uint8_t pad2[IBEMU_VERBS_CACHE_LINE - 32];
 	struct ibemu_verbs_ring_hdr async_hdr;
 	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
 };

@@ -44,6 +44,7 @@ struct ibv_ah *ibemu__ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct ibemu_verbs_ah *ah;
 	int ret;
 
+	ibemu__verbs_charge(ctx, IBEMU_VCOST_AH_CREATE, 0);
 	ret = ah_check(ctx, attr);
 	if (ret)
 		return ibemu__verbs_null(ret);
@@ -71,6 +72,8 @@ int ibemu__ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct ibv_context *context = ah->context;
 
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(context),
+				  IBEMU_VCOST_AH_DESTROY);
 	ibemu__verbs_pd_use(ah->pd, -1);
 	pthread_mutex_lock(&context->mutex);
 	ibemu__verbs_ctx(context)->nahs--;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cost.h"
 #include "ibemu.h"
 #include "sess_proto.h"
 #include "verbs_int.h"
@@ -58,6 +59,36 @@ void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
 void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx)
 {
 	clock_publish(ctx, ibemu__verbs_clock());
+}
+
+void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
+			 enum ibemu_verbs_cost c, uint64_t units)
+{
+	uint64_t t = __atomic_add_fetch(
+		&proc_clock, ibemu_verbs_cost_ps(c, units), __ATOMIC_ACQ_REL);
+
+	/* Published at once: the daemon may run the engine that far. */
+	if (ctx && ctx->page)
+		clock_publish(ctx, t);
+}
+
+void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
+			       enum ibemu_verbs_cost c)
+{
+	ibemu__verbs_charge(ctx, c, 0);
+	ibemu__verbs_calling(ctx);
+	/* No message goes to the daemon: one that sleeps must still see
+	 * the clock move (a kick only when it published that it sleeps). */
+	if (ctx->page->rule)
+		ibemu__verbs_kick(ctx);
+}
+
+void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx)
+{
+	uint64_t t = __atomic_load_n(&ctx->page->land_ps, __ATOMIC_ACQUIRE);
+
+	if (t > ibemu__verbs_clock())
+		ibemu__verbs_clock_at_least(ctx, t);
 }
 
 VERBS_EXPORT uint64_t ibemu_now_ps(void)

@@ -38,6 +38,8 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	c->ch.context = context;
 	pthread_mutex_init(&c->lock, NULL);
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(context),
+				  IBEMU_VCOST_CHANNEL_CREATE);
 	return &c->ch;
 }
 
@@ -47,6 +49,8 @@ VERBS_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct ibemu_verbs_channel *c = (struct ibemu_verbs_channel *)channel;
 	struct ibv_context *context = channel->context;
 
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(context),
+				  IBEMU_VCOST_CHANNEL_DESTROY);
 	pthread_mutex_lock(&context->mutex);
 	if (channel->refcnt) {
 		pthread_mutex_unlock(&context->mutex);
@@ -367,6 +371,7 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 		if (q)
 			break;
 	}
+	ibemu__verbs_charge(ctx, IBEMU_VCOST_GET_EVENT, 0);
 	pthread_mutex_lock(&q->cq.mutex);
 	q->events_read++;
 	pthread_mutex_unlock(&q->cq.mutex);
@@ -440,9 +445,11 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (n)
 		__atomic_store_n(&r->hdr->cons, r->idx, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&q->poll_lock);
-	if (rule && n)
+	if (rule && n) {
+		ibemu__verbs_took(ctx);
 		ibemu__verbs_clock_at_least(ctx, t0);
-	else if (rule)
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
+	} else if (rule)
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
 	if (!n)
 		ibemu__verbs_empty_poll(ctx);
@@ -464,6 +471,8 @@ int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
 	uint32_t unarmed = 0;
 
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(cq->context),
+				  IBEMU_VCOST_REQ_NOTIFY);
 	if (solicited_only)
 		__atomic_compare_exchange_n(&q->ring.hdr->arm, &unarmed, 2u, 0,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);

@@ -54,8 +54,11 @@ static int take_next(struct ibemu_verbs_cq *q)
 	r->idx++;
 	q->cq_ex.status = (enum ibv_wc_status)q->cur->status;
 	q->cq_ex.wr_id = q->cur->wr_id;
-	if (ctx->page->rule)
+	if (ctx->page->rule) {
+		ibemu__verbs_took(ctx);
 		ibemu__verbs_clock_at_least(ctx, q->cur->time_ps);
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
+	}
 	return 0;
 }
 

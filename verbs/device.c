@@ -208,6 +208,8 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ibemu__verbs_ops_init(ctx);
 	ret = ibemu__verbs_stream_open(ctx, device->name);
+	if (!ret)
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_OPEN_DEVICE, 0);
 	if (!ret && async_watch_stream(ctx)) {
 		ret = errno;
 		close(ctx->sess_fd);
@@ -262,6 +264,7 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 
+	ibemu__verbs_charge(ctx, IBEMU_VCOST_CLOSE_DEVICE, 0);
 	ibemu__verbs_users_detach(ctx);
 	stream_end(ctx->sess_fd);
 	close(ctx->sess_fd);
@@ -374,6 +377,7 @@ int ibemu__ibv_get_async_event(struct ibv_context *context,
 		__atomic_store_n(&h->cons, cons + 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&ctx->async_lock);
 		ibemu__verbs_clock_at_least(ctx, a.time_ps);
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_GET_EVENT, 0);
 		memset(event, 0, sizeof(*event));
 		event->event_type = (enum ibv_event_type)a.event;
 		found = 1;

@@ -174,7 +174,12 @@ VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 			.access = access,
 		};
 		int fd = ibemu__verbs_mr_share((uintptr_t)addr, length, &m);
+		uint64_t first = (uintptr_t)addr / 4096;
 
+		/* Per 4 KiB page the region touches (pinned one by one). */
+		ibemu__verbs_charge(ctx, IBEMU_VCOST_MR_REG,
+				    ((uintptr_t)addr + length + 4095) / 4096 -
+					    first);
 		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_MR_REG, &m,
 					sizeof(m), &fd, fd >= 0 ? 1 : 0);
 		if (ret) {

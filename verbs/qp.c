@@ -196,6 +196,22 @@ int ibemu__ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
+/* What a modify costs: by the transition it makes (cost.h). */
+static enum ibemu_verbs_cost modify_cost(const struct ibv_qp *qp,
+					 const struct ibv_qp_attr *attr,
+					 int attr_mask)
+{
+	if (!(attr_mask & IBV_QP_STATE))
+		return IBEMU_VCOST_QP_MODIFY;
+	if (attr->qp_state == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
+		return IBEMU_VCOST_QP_TO_INIT;
+	if (attr->qp_state == IBV_QPS_RTR && qp->state == IBV_QPS_INIT)
+		return IBEMU_VCOST_QP_TO_RTR;
+	if (attr->qp_state == IBV_QPS_RTS && qp->state == IBV_QPS_RTR)
+		return IBEMU_VCOST_QP_TO_RTS;
+	return IBEMU_VCOST_QP_MODIFY;
+}
+
 /* The attribute bits the daemon's transport knows. */
 #define QP_MASK_KNOWN ((1 << 21) - 1)
 
@@ -234,6 +250,8 @@ int ibemu__ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	r.sl = attr->ah_attr.sl;
 	r.src_path_bits = attr->ah_attr.src_path_bits;
 	r.ah_port_num = attr->ah_attr.port_num;
+	ibemu__verbs_charge(ctx_of(qp->context),
+			    modify_cost(qp, attr, attr_mask), 0);
 	ret = ibemu__verbs_call(ctx_of(qp->context), IBEMU_SESS_VERBS_QP_MODIFY,
 				&r, sizeof(r), NULL, 0);
 	if (ret)
@@ -384,14 +402,38 @@ int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 	return 0;
 }
 
+/* The number of work requests in list 'wr'. */
+static uint64_t send_list_len(const struct ibv_send_wr *wr)
+{
+	uint64_t n = 0;
+
+	for (; wr; wr = wr->next)
+		n++;
+	return n;
+}
+
+static uint64_t recv_list_len(const struct ibv_recv_wr *wr)
+{
+	uint64_t n = 0;
+
+	for (; wr; wr = wr->next)
+		n++;
+	return n;
+}
+
 int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
-	uint64_t stamp = ibemu__verbs_clock();
 	int ret = 0, posted = 0;
+	uint64_t stamp;
 
 	ibemu__verbs_running(ctx_of(qp->context));
+	/* The doorbell rings once the list is written: every WQE of it
+	 * enters at the clock after the whole post's cost. */
+	ibemu__verbs_charge(ctx_of(qp->context), IBEMU_VCOST_POST_SEND,
+			    send_list_len(wr));
+	stamp = ibemu__verbs_clock();
 	if (ibemu__verbs_gone(ctx_of(qp->context))) {
 		*bad_wr = wr;
 		return EIO;
@@ -465,6 +507,8 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	int ret;
 
 	ibemu__verbs_running(ctx_of(qp->context));
+	ibemu__verbs_charge(ctx_of(qp->context), IBEMU_VCOST_POST_RECV,
+			    recv_list_len(wr));
 	if (ibemu__verbs_gone(ctx_of(qp->context))) {
 		*bad_wr = wr;
 		return EIO;
@@ -488,6 +532,8 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	int ret;
 
 	ibemu__verbs_running(ctx_of(srq->context));
+	ibemu__verbs_charge(ctx_of(srq->context), IBEMU_VCOST_POST_RECV,
+			    recv_list_len(wr));
 	if (ibemu__verbs_gone(ctx_of(srq->context))) {
 		*bad_wr = wr;
 		return EIO;

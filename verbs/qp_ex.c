@@ -234,12 +234,14 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct ibemu_verbs_qp *q = qp_of(qpx);
 	struct ibemu_verbs_wr_build *b = q->build;
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(q->qp.context);
-	uint64_t stamp = ibemu__verbs_clock();
+	uint64_t stamp;
 	uint32_t i;
 	int err;
 
 	ibemu__verbs_running(ctx);
 	flush(q);
+	ibemu__verbs_charge(ctx, IBEMU_VCOST_POST_SEND, q->sq.idx - b->start);
+	stamp = ibemu__verbs_clock();
 	err = b->err;
 	if (!err && ibemu__verbs_gone(ctx))
 		err = EIO;

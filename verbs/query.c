@@ -69,6 +69,8 @@ int ibemu__ibv_query_device(struct ibv_context *context,
 	/* A removed device answers EIO, as the kernel does. */
 	if (ibemu__verbs_stream_gone(ibemu__verbs_ctx(context)))
 		return EIO;
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(context),
+				  IBEMU_VCOST_QUERY_DEVICE);
 	ibemu__verbs_device_attr(ibemu__verbs_ctx(context), attr);
 	return 0;
 }
@@ -88,6 +90,8 @@ int ibemu__verbs_query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	if (ibemu__verbs_stream_gone(ibemu__verbs_ctx(context)))
 		return EIO;
+	ibemu__verbs_charge_local(ibemu__verbs_ctx(context),
+				  IBEMU_VCOST_QUERY_DEVICE);
 	memset(&ex, 0, sizeof(ex));
 	ibemu__verbs_device_attr(ibemu__verbs_ctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
@@ -120,9 +124,12 @@ static uint8_t active_speed(const struct ibemu_sess_port_attr *p)
 }
 
 /* Port 'port' of the device, or -errno: EINVAL for a port it lacks. */
+/* A port query on behalf of call 'cost' (charged to the clock first). */
 static int port_query(struct ibemu_verbs_context *ctx, unsigned port,
+		      enum ibemu_verbs_cost cost,
 		      struct ibemu_sess_port_attr *p)
 {
+	ibemu__verbs_charge(ctx, cost, 0);
 	if (port < 1 || port > ctx->dev->nports)
 		return -EINVAL;
 	return ibemu__verbs_port_query(ctx, port, p);
@@ -140,7 +147,8 @@ int ibemu__verbs_query_port(struct ibv_context *context, uint8_t port_num,
 	struct ibv_port_attr a;
 	int ret;
 
-	ret = port_query(ibemu__verbs_ctx(context), port_num, &p);
+	ret = port_query(ibemu__verbs_ctx(context), port_num,
+			 IBEMU_VCOST_QUERY_PORT, &p);
 	if (ret)
 		return -ret;
 	memset(&a, 0, sizeof(a));
@@ -194,7 +202,8 @@ static int gid_entry(struct ibv_context *context, unsigned port, unsigned index,
 	struct ibemu_sess_port_attr p;
 	int ret;
 
-	ret = port_query(ibemu__verbs_ctx(context), port, &p);
+	ret = port_query(ibemu__verbs_ctx(context), port, IBEMU_VCOST_QUERY_GID,
+			 &p);
 	if (ret)
 		return -ret;
 	if (index >= p.guid_cap)
@@ -323,7 +332,8 @@ int ibemu__ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
 	struct ibemu_sess_port_attr p;
 	int ret;
 
-	ret = port_query(ibemu__verbs_ctx(context), port_num, &p);
+	ret = port_query(ibemu__verbs_ctx(context), port_num,
+			 IBEMU_VCOST_QUERY_PKEY, &p);
 	if (ret) {
 		errno = -ret;
 		return -1;
@@ -345,7 +355,8 @@ VERBS_EXPORT int ibv_get_pkey_index(struct ibv_context *context,
 	unsigned i;
 	int ret;
 
-	ret = port_query(ibemu__verbs_ctx(context), port_num, &p);
+	ret = port_query(ibemu__verbs_ctx(context), port_num,
+			 IBEMU_VCOST_QUERY_PKEY, &p);
 	if (ret) {
 		errno = -ret;
 		return -1;

@@ -16,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "cost.h"
 #include "sess_proto.h"
 #include "verbs_proto.h"
 
@@ -316,6 +317,25 @@ uint64_t ibemu__verbs_clock(void);
 void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t);
 /* Publishes the clock in 'ctx''s page (if it changed). */
 void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx);
+/*
+ * Moves the clock forward by what call 'c' costs with 'units' WQEs or
+ * pages (cost.h), and publishes it in 'ctx' (NULL: a call without a
+ * context, published at the next call).
+ */
+void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
+			 enum ibemu_verbs_cost c, uint64_t units);
+/*
+ * A call that the library answers alone (no message to the daemon):
+ * charged, counted as a call, and the daemon woken if it sleeps.
+ */
+void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
+			       enum ibemu_verbs_cost c);
+/*
+ * The clock at least at the time of the last RDMA WRITE or atomic that
+ * the daemon handed to the process while it polled memory (the page's
+ * 'land_ps', docs/design.md §3): at every call, before any stamp.
+ */
+void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx);
 
 /*
  * waiting.c: whether the process waits, per thread (the time rule's page
@@ -339,6 +359,11 @@ void ibemu__verbs_running(struct ibemu_verbs_context *ctx);
  * part; one that does not changes nothing, unless no thread takes part.
  */
 void ibemu__verbs_calling(struct ibemu_verbs_context *ctx);
+/*
+ * A poll takes work (under the rule, before the clock moves to it): the
+ * page says the process took a completion last.
+ */
+void ibemu__verbs_took(struct ibemu_verbs_context *ctx);
 /* The daemon's hand-off count, read before looking for work. */
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
 /*

@@ -101,12 +101,43 @@ static int gone_call(uint16_t type)
 	}
 }
 
+/*
+ * What a call on the stream costs (cost.h), by its type; QP_MODIFY and
+ * MR_REG are charged by their callers (per transition, per page).
+ */
+static void charge_call(struct ibemu_verbs_context *ctx, uint16_t type)
+{
+	static const struct {
+		uint16_t type;
+		enum ibemu_verbs_cost cost;
+	} map[] = {
+		{IBEMU_SESS_VERBS_PD_ALLOC, IBEMU_VCOST_PD_ALLOC},
+		{IBEMU_SESS_VERBS_PD_FREE, IBEMU_VCOST_PD_FREE},
+		{IBEMU_SESS_VERBS_MR_DEREG, IBEMU_VCOST_MR_DEREG},
+		{IBEMU_SESS_VERBS_CQ_CREATE, IBEMU_VCOST_CQ_CREATE},
+		{IBEMU_SESS_VERBS_CQ_DESTROY, IBEMU_VCOST_CQ_DESTROY},
+		{IBEMU_SESS_VERBS_QP_CREATE, IBEMU_VCOST_QP_CREATE},
+		{IBEMU_SESS_VERBS_QP_QUERY, IBEMU_VCOST_QP_QUERY},
+		{IBEMU_SESS_VERBS_QP_DESTROY, IBEMU_VCOST_QP_DESTROY},
+		{IBEMU_SESS_VERBS_SRQ_CREATE, IBEMU_VCOST_SRQ_CREATE},
+		{IBEMU_SESS_VERBS_SRQ_MODIFY, IBEMU_VCOST_SRQ_MODIFY},
+		{IBEMU_SESS_VERBS_SRQ_QUERY, IBEMU_VCOST_SRQ_QUERY},
+		{IBEMU_SESS_VERBS_SRQ_DESTROY, IBEMU_VCOST_SRQ_DESTROY},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].type == type)
+			ibemu__verbs_charge(ctx, map[i].cost, 0);
+}
+
 int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 		      size_t len, const int *fds, int nfds)
 {
 	struct ibemu_sessc_refusal r;
 	int ret;
 
+	charge_call(ctx, type);
 	if (ibemu__verbs_gone(ctx))
 		return gone_call(type);
 	ibemu__verbs_calling(ctx);
@@ -128,6 +159,7 @@ int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
 
 	if (ibemu__verbs_gone(ctx))
 		return -EIO;
+	ibemu__verbs_calling(ctx);
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = stream_exchange(ctx->sess_fd, IBEMU_SESS_PORT_QUERY, &b,
 			      sizeof(b), NULL, 0, out, sizeof(*out), &r);

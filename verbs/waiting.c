@@ -286,6 +286,9 @@ static void run(struct ibemu_verbs_context *ctx, struct ibemu_verbs_user *u)
 	__atomic_store_n(&p->calls,
 			 __atomic_load_n(&p->calls, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
+	if (__atomic_load_n(&p->took, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->took, 0, __ATOMIC_RELAXED);
+	ibemu__verbs_clock_catch_up(ctx);
 	ibemu__verbs_clock_publish(ctx);
 	if (u && __atomic_load_n(&u->waiting, __ATOMIC_RELAXED))
 		to_running(ctx, u);
@@ -307,6 +310,14 @@ void ibemu__verbs_calling(struct ibemu_verbs_context *ctx)
 {
 	if (ctx->page->rule)
 		run(ctx, user_find(ctx));
+}
+
+void ibemu__verbs_took(struct ibemu_verbs_context *ctx)
+{
+	/* Before the clock moves: once the daemon sees the new clock it
+	 * may land a WRITE, and must then know what the process did. */
+	if (!__atomic_load_n(&ctx->page->took, __ATOMIC_RELAXED))
+		__atomic_store_n(&ctx->page->took, 1, __ATOMIC_SEQ_CST);
 }
 
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
@@ -355,6 +366,11 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 
 	if (!ctx->page->rule)
 		return 1;
+	/* A wait is a call: what the process did last is no longer taking
+	 * a completion (a hand-off that resumes it must not find it a
+	 * memory poller before it polls again). */
+	if (__atomic_load_n(&ctx->page->took, __ATOMIC_RELAXED))
+		__atomic_store_n(&ctx->page->took, 0, __ATOMIC_SEQ_CST);
 	u = user_find(ctx);
 	if (!u)
 		u = user_add(ctx);

@@ -29,7 +29,17 @@
  * message lost to a link that went down is sent again 67 ms later, over
  * the routes the SM made meanwhile.
  *
- * usage: verbs-det server|client|tserver|tclient|sserver|sclient OUT IN
+ * 'mserver' and 'mclient' run a WRITE ping-pong by memory polling, as
+ * perftest's ib_write_lat does: after one SEND that starts it, each side
+ * spins on a word of its registered memory, making no verbs call, until
+ * the peer's RDMA WRITE puts the round's number there, then writes the
+ * next number into the peer's memory and takes the WRITE's completion.
+ * Under the memory-polling rule (docs/design.md §3) each landing is
+ * handed to the spinning side as a completion, so the virtual times are
+ * the same every run.
+ *
+ * usage: verbs-det server|client|tserver|tclient|sserver|sclient|mserver|
+ *                  mclient OUT IN
  */
 #include <pthread.h>
 #include <inttypes.h>
@@ -326,6 +336,59 @@ static void sclient(const char *go)
 	}
 }
 
+#define MPINGS 200
+
+/* Spins on the first word of 'buf' until the peer wrote 'n' there. */
+static void spin_for(uint64_t n)
+{
+	while (__atomic_load_n((volatile uint64_t *)buf, __ATOMIC_ACQUIRE) != n)
+		;
+}
+
+/* Writes 'n' into the first word of the peer's memory; takes the
+ * WRITE's completion. */
+static void write_word(uint64_t n, uint64_t raddr, uint32_t rkey)
+{
+	char line[256];
+
+	*(volatile uint64_t *)(buf + BUF / 2) = n;
+	post_send(n, IBV_WR_RDMA_WRITE, sizeof(n), raddr, rkey);
+	take_on(cq, "mwrite", (unsigned)n, line, sizeof(line));
+}
+
+/*
+ * Its server: a SEND starts the rounds; it answers each landing. A SEND
+ * ends them, after which no work of either side is in flight when the
+ * other tears down (a destroy acts at whatever time the engine reached).
+ */
+static void mserver(uint64_t raddr, uint32_t rkey)
+{
+	uint64_t n;
+
+	take("start", 0);
+	for (n = 1; n <= MPINGS; n++) {
+		spin_for(2 * n - 1);
+		write_word(2 * n, raddr, rkey);
+	}
+	take("done", 0);
+	printf("mserver %u t %" PRIu64 "\n", MPINGS, ibemu_now_ps() - t0);
+}
+
+static void mclient(uint64_t raddr, uint32_t rkey)
+{
+	uint64_t n;
+
+	post_send(0, IBV_WR_SEND, 4, 0, 0);
+	take("start", 0);
+	for (n = 1; n <= MPINGS; n++) {
+		write_word(2 * n - 1, raddr, rkey);
+		spin_for(2 * n);
+	}
+	post_send(1, IBV_WR_SEND, 4, 0, 0);
+	take("done", 0);
+	printf("mclient %u t %" PRIu64 "\n", MPINGS, ibemu_now_ps() - t0);
+}
+
 /* Writes 'line' to 'path' at once (through a rename). */
 static void put(const char *path, const char *line)
 {
@@ -363,20 +426,22 @@ int main(int argc, char **argv)
 	unsigned long long raddr;
 	char line[256], ready[4096];
 	struct ibv_pd *pd;
-	int server, threaded, stream;
+	int server, threaded, stream, memory;
 	FILE *f;
 
 	if (argc != 4 ||
 	    (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
 	     strcmp(argv[1], "tserver") && strcmp(argv[1], "tclient") &&
-	     strcmp(argv[1], "sserver") && strcmp(argv[1], "sclient")))
+	     strcmp(argv[1], "sserver") && strcmp(argv[1], "sclient") &&
+	     strcmp(argv[1], "mserver") && strcmp(argv[1], "mclient")))
 		die("usage: verbs-det server|client|tserver|tclient|sserver|"
-		    "sclient OUT IN");
+		    "sclient|mserver|mclient OUT IN");
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
 	threaded = argv[1][0] == 't';
 	stream = !strcmp(argv[1], "sserver") || !strcmp(argv[1], "sclient");
-	server = !strcmp(argv[1] + threaded + stream, "server");
+	memory = argv[1][0] == 'm';
+	server = !strcmp(argv[1] + (threaded || stream || memory), "server");
 	list = ibv_get_device_list(NULL);
 	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
@@ -420,6 +485,19 @@ int main(int argc, char **argv)
 		fclose(wait_file(ready));
 		snprintf(ready, sizeof(ready), "%s.go", argv[3]);
 		sclient(ready);
+	} else if (memory) {
+		if (server) {
+			/* The SEND that starts, and the one that ends: no
+			 * call between a landing and the answer to it. */
+			post_recv(0);
+			post_recv(1);
+			put(ready, "ready\n");
+			mserver(raddr, rkey);
+		} else {
+			snprintf(ready, sizeof(ready), "%s.ready", argv[3]);
+			fclose(wait_file(ready));
+			mclient(raddr, rkey);
+		}
 	} else if (threaded) {
 		/* Control calls only in this thread: it takes no part. */
 		if (server)

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Holds virtual time on purpose, for 'ibemu status' (test_time.py): posts
- * an RDMA WRITE on an RC QP connected to itself, prints "posted", then
- * keeps running for SECONDS of wall time, a receive posted every
- * millisecond and never a wait, so the quiescence rule waits for it with
- * the WRITE's packets pending (and no grace: it makes calls). Then it
- * takes the WRITE's completion and exits 0. Linked against the system
- * libibverbs; it needs ibemu's (ibemu exec).
+ * an RDMA WRITE of 16 MiB (some 700 us of virtual time on an HDR link) on
+ * an RC QP connected to itself, prints "posted", then keeps running for
+ * SECONDS of wall time, a receive posted every millisecond and never a
+ * wait, so the quiescence rule waits for it with the WRITE's packets
+ * pending (and no grace: it makes calls). Each receive moves its clock by
+ * its cost (verbs/cost.h, 0.1 us): 3 s of them move it 300 us, less than
+ * the WRITE takes, so it holds time throughout. Then it takes the WRITE's
+ * completion and exits 0. Linked against the system libibverbs; it needs
+ * ibemu's (ibemu exec).
  *
  * usage: verbs-hold SECONDS
  */
@@ -20,7 +23,8 @@
 
 #include "verbs-check.h"
 
-#define NRECV 8192
+#define NRECV	    8192
+#define WRITE_BYTES (16u << 20)
 
 /* By the system call: under `ibemu exec` clock_gettime is virtual
  * (vtime/), and this program holds time for a span of wall time. */
@@ -63,8 +67,8 @@ int main(int argc, char **argv)
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
 		return 1;
 	pd = ibv_alloc_pd(ctx);
-	buf = calloc(1, 8192);
-	mr = pd && buf ? ibv_reg_mr(pd, buf, 8192,
+	buf = calloc(1, 2 * WRITE_BYTES);
+	mr = pd && buf ? ibv_reg_mr(pd, buf, 2 * WRITE_BYTES,
 				    IBV_ACCESS_LOCAL_WRITE |
 					    IBV_ACCESS_REMOTE_WRITE)
 		       : NULL;
@@ -73,17 +77,18 @@ int main(int argc, char **argv)
 	qp = mr && cq ? ibv_create_qp(pd, &qa) : NULL;
 	if (!qp || loopback_connect(qp, pa.lid, IBV_MTU_1024, 1))
 		return 1;
-	sge = (struct ibv_sge){(uintptr_t)buf, 4096, mr->lkey};
+	sge = (struct ibv_sge){(uintptr_t)buf, WRITE_BYTES, mr->lkey};
 	swr = (struct ibv_send_wr){
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = {(uintptr_t)buf + 4096, mr->rkey}};
+		.wr.rdma = {(uintptr_t)buf + WRITE_BYTES, mr->rkey}};
 	if (ibv_post_send(qp, &swr, &sbad))
 		return 1;
 	printf("posted\n");
 	fflush(stdout);
+	sge.length = 4096;
 	rwr = (struct ibv_recv_wr){.sg_list = &sge, .num_sge = 1};
 	for (end = wall_s() + atof(argv[1]); wall_s() < end && n < NRECV; n++) {
 		if (ibv_post_recv(qp, &rwr, &rbad))

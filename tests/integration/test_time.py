@@ -10,6 +10,7 @@ blocked in ibv_get_cq_event while another of the same context runs) must
 give the virtual times of a process that never waited."""
 
 import os
+import re
 import subprocess
 
 from harness import IBEMU, IbemuTestCase, main, tool_env, topology
@@ -69,14 +70,22 @@ class TimeRuleTest(IbemuTestCase):
             self.assertEqual(p.stdout.readline(), "posted\n")
             self.wait_until("the hold to show", lambda: self.status(
                 "thold").get("time_held_by_pid") == p.pid, seconds=2.5)
-            s = self.status("thold")
+            s = {}
+            self.wait_until("the hold in JSON", lambda: s.update(
+                self.status("thold")) or (s.get("time_held_by") or
+                                          "").startswith(f"pid {p.pid} "),
+                seconds=2.5)
             self.assertRegex(s["time_held_by"], rf"^pid {p.pid} \(hca2\) "
                              r"since \d\d:\d\d:\d\d \([\d.]+ s\)$")
             self.assertRegex(s["time_held_since"],
                              r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-            text = self.ibemu("status", "--fabric", "thold", check=0).stdout
-            self.assertRegex(text, rf"Virtual time held by: +pid {p.pid} "
-                             r"\(hca2\) since ")
+            # Each receive moves the holder's clock by its cost: the
+            # engine catches up and the hold is noted again, so a look
+            # may fall between the two.
+            self.wait_until("the hold in the text", lambda: re.search(
+                rf"Virtual time held by: +pid {p.pid} \(hca2\) since ",
+                self.ibemu("status", "--fabric", "thold", check=0).stdout),
+                seconds=2.5)
             out, err = p.communicate(timeout=60)
         finally:
             if p.poll() is None:
@@ -207,10 +216,18 @@ class TimeRuleTest(IbemuTestCase):
         """The client's waiter blocks in ibv_get_cq_event while its sender
         sleeps 5 ms of wall time between two SENDs, then declares 10 us of
         compute: the process never waited, so the server's SEND is handed
-        to it only after the second SEND was posted, at 10 us. Had the
-        context been taken as waiting (its last call said so), the waiter
-        would have woken at the SEND's arrival (1.2 us) and the second
-        SEND left 10 us after that."""
+        to it only after the second SEND was posted, 10 us of compute
+        after the first. Had the context been taken as waiting (its last
+        call said so), the waiter would have woken at the SEND's arrival
+        and the second SEND left 10 us after that.
+
+        The client's clock also moves by its calls' costs (verbs/cost.h):
+        after its first query of the port (t = 0), a PD 5 us, two
+        channels 10, two CQs 100, a 1 MiB MR over 257 pages 30 + 64.25,
+        a QP 150, INIT, RTR, RTS 180; a receive 0.1, two SENDs 0.4, the
+        compute 10, the event 1 and the poll that takes the receive 0.1:
+        550.85 us (arming a CQ costs nothing: it begins a wait). The second SEND leaves 10.2 us after
+        the first (the compute, and its own post's cost)."""
         runs = []
         for i in range(2):
             name = f"dethr{i}"
@@ -223,11 +240,34 @@ class TimeRuleTest(IbemuTestCase):
         times = {" ".join(line.split()[:3]): int(line.split()[-1])
                  for line in (server + client).splitlines()
                  if not line.startswith("end")}
-        self.assertEqual(times["waiter recv 0"], 10_000_000, client)
-        self.assertGreater(times["sender send 1"], 10_000_000, client)
-        # Both SENDs cross the same idle path, the second 10 us later.
+        self.assertEqual(times["waiter recv 0"], 550_850_000, client)
+        self.assertGreater(times["sender send 1"], 550_850_000, client)
+        # Both SENDs cross the same idle path, the second 10.2 us later.
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
-                         10_000_000, server)
+                         10_200_000, server)
+
+    def test_memory_polling(self):
+        """A WRITE ping-pong by memory polling (verbs-det's mserver and
+        mclient, 200 rounds, no verbs call while a side spins): each
+        landing is handed to the spinning side as a completion, so two
+        fresh daemons give the same virtual times and the runs stay
+        deterministic. Before, each spin lasted the grace period (twice
+        10 ms), the run was marked non-deterministic, and a post was
+        stamped with a clock that had not seen the landing.
+
+        '--sweep 0': ibemu-sm exits after its sweep. While a umad process
+        is attached, the pump still cuts runs by the wall clock (100 us
+        leaps, daemon/README.md), and a landing that a cut separates from
+        the completion before it can fall on either side of a post."""
+        runs = []
+        for i in range(2):
+            name = f"detmem{i}"
+            self.up(FAT, name, "--sweep", "0")
+            runs.append(self.exchange(name, ("mserver", "mclient"), 4))
+            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.down(name)
+        self.assertEqual(runs[1], runs[0])
+        self.assertRegex(runs[0][1], r"(?m)^mclient 200 t \d+$")
 
     def test_free_clock(self):
         self.up(FAT, "detfree", "--clock", "free")

@@ -18,6 +18,7 @@ struct fake {
 	struct ibemu_rule_proc p;
 	struct ibemu_rule_words w;
 	uint64_t ticks;
+	uint64_t on_cpu_ns; /* schedstat */
 	int runnable, gone, asked;
 };
 
@@ -33,7 +34,18 @@ static int fake_cpu(void *ctx, uint64_t *ticks, int *runnable)
 	return 0;
 }
 
-static const struct ibemu_rule_cpu_ops fake_ops = {.cpu = fake_cpu};
+static int fake_cpu_ns(void *ctx, uint64_t *ns)
+{
+	struct fake *f = ctx;
+
+	if (f->gone)
+		return -ESRCH;
+	*ns = f->on_cpu_ns;
+	return 0;
+}
+
+static const struct ibemu_rule_cpu_ops fake_ops = {.cpu = fake_cpu,
+						   .cpu_ns = fake_cpu_ns};
 
 static uint64_t bound(struct ibemu_rule *r, struct fake *f, uint64_t now_ms,
 		      int *presumed)
@@ -230,6 +242,105 @@ static void test_grace_loaded_or_asleep(void)
 	T_EQ_INT(f.asked, 0);
 }
 
+/* Memory polling at wall time 'ns' (engine at 'ps'): 1 if presumed. */
+static int mem_at(struct ibemu_rule *r, struct fake *f, int target, uint64_t ns,
+		  uint64_t ps, uint64_t *wake, int *wrong)
+{
+	return ibemu_rule_mem_wait(r, &f->p, &f->w, target, ns, ps, &fake_ops,
+				   f, wake, wrong);
+}
+
+/* Silent for IBEMU_MEMPOLL_NS from 'ns', then IBEMU_MEMPOLL_CPU_NS on a
+ * CPU: presumed at the second look (returns 1 if so). */
+static int spins_from(struct ibemu_rule *r, struct fake *f, uint64_t ns,
+		      uint64_t ps, int *wrong)
+{
+	uint64_t wake;
+
+	if (mem_at(r, f, 1, ns + IBEMU_MEMPOLL_NS, ps, &wake, wrong))
+		return 0;
+	if (wake != ns + IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CHECK_NS)
+		return 0;
+	f->on_cpu_ns += IBEMU_MEMPOLL_CPU_NS;
+	return mem_at(r, f, 1, wake, ps, &wake, wrong);
+}
+
+static void test_mem_poll(void)
+{
+	struct ibemu_rule r;
+	struct fake f = {.w = {.clock_ps = 1000, .calls = 5, .took = 1}};
+	uint64_t wake, t = 1000000, t_land = 5000;
+	int wrong = 0;
+
+	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
+	/* It took a completion and calls no more: after IBEMU_MEMPOLL_NS
+	 * of wall time, and only then, its time on a CPU is looked at. */
+	T_TRUE(!mem_at(&r, &f, 1, t, 1000, &wake, &wrong));
+	T_EQ_U64(wake, t + IBEMU_MEMPOLL_NS);
+	T_TRUE(!mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS - 1, 1000, &wake,
+		       &wrong));
+	T_TRUE(!mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS, 1000, &wake, &wrong));
+	T_EQ_U64(wake, t + IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CHECK_NS);
+	/* Kept off the CPU (a loaded host): not taken for a spinner. */
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS - 1;
+	T_TRUE(!mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	/* Then on a CPU without a call: it spins on memory. */
+	f.on_cpu_ns += 1;
+	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	/* A WRITE lands: handed to it as a completion at its time; it
+	 * runs from there, and the run stops a lookahead later. */
+	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 1), IBEMU_LANDING_HANDOFF);
+	f.w.wait_seq = 0;
+	ibemu_rule_handoff(&r, &f.p, 1, t_land);
+	T_EQ_U64(r.run_cap, t_land + LOOKAHEAD);
+	T_TRUE(!mem_at(&r, &f, 1, t + 2 * IBEMU_MEMPOLL_NS, t_land, &wake,
+		       &wrong));
+	T_EQ_U64(ibemu_rule_clock_bound(&r, &f.p, &f.w), t_land + LOOKAHEAD);
+	/* Resumed, it runs until its next call, however long it takes to
+	 * see the bytes: never presumed again before it. */
+	T_TRUE(!mem_at(&r, &f, 1, t + 50 * IBEMU_MEMPOLL_NS, t_land, &wake,
+		       &wrong));
+	T_EQ_U64(wake, 0);
+	/* Its post, stamped at the landing: the presumption held. */
+	f.w.calls++;
+	f.w.took = 0;
+	T_TRUE(!mem_at(&r, &f, 1, t + 3 * IBEMU_MEMPOLL_NS, t_land, &wake,
+		       &wrong));
+	T_EQ_U64(wake, 0); /* no completion taken last: not a candidate */
+	T_EQ_INT(wrong, 0);
+	T_EQ_INT(r.nondet, 0);
+	/* Not landed on, while the engine moved: it was computing. */
+	f.w.took = 1;
+	T_TRUE(spins_from(&r, &f, t + 3 * IBEMU_MEMPOLL_NS, 6000, &wrong));
+	/* Events within its own bound ran meanwhile: harmless. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 6 * IBEMU_MEMPOLL_NS,
+		       t_land + LOOKAHEAD - 1, &wake, &wrong));
+	T_EQ_INT(wrong, 0);
+	/* Past it: the engine ran on while the process computed. */
+	T_TRUE(spins_from(&r, &f, t + 6 * IBEMU_MEMPOLL_NS, 6000, &wrong));
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 9 * IBEMU_MEMPOLL_NS, t_land + LOOKAHEAD,
+		       &wake, &wrong));
+	T_EQ_INT(wrong, 1);
+	T_EQ_INT(r.nondet, 1);
+	/* No memory for remote writes, or waiting already: never. */
+	f = (struct fake){.w = {.clock_ps = 1000, .took = 1}};
+	T_TRUE(!mem_at(&r, &f, 0, 0, 0, &wake, &wrong));
+	T_TRUE(!mem_at(&r, &f, 0, 10 * IBEMU_MEMPOLL_NS, 0, &wake, &wrong));
+	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 0), IBEMU_LANDING_NONE);
+	/* A candidate not yet presumed: the landing is its clock's floor. */
+	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 1), IBEMU_LANDING_FLOOR);
+	/* Waiting on a CQ: never presumed; a landing is its floor. */
+	goes_waiting(&f);
+	T_TRUE(!mem_at(&r, &f, 1, 20 * IBEMU_MEMPOLL_NS, 0, &wake, &wrong));
+	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 0), IBEMU_LANDING_FLOOR);
+	/* Running, no completion taken last: it polls no memory. */
+	f.w.wait_seq = 0;
+	f.w.took = 0;
+	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 1), IBEMU_LANDING_NONE);
+}
+
 void ibemu_test_register_clock_rule(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -239,6 +350,7 @@ void ibemu_test_register_clock_rule(void)
 		{"grace_spinning", test_grace_spinning},
 		{"grace_of_its_own", test_grace_of_its_own},
 		{"grace_loaded_or_asleep", test_grace_loaded_or_asleep},
+		{"mem_poll", test_mem_poll},
 		{NULL, NULL},
 	};
 
