@@ -218,14 +218,24 @@ class PerftestTest(VtimeCase):
         self.down(name)
         return out
 
+    def assert_model_plus_calls(self, got, model, what):
+        """perftest's one-way figure is the model's post-to-completion
+        time plus its loop's other calls (verbs/cost.h: a receive posted
+        and a completion polled each round, 0.2 us at most, shared by
+        the two ways), never less."""
+        self.assertGreaterEqual(got, model - 1e-6, f"{what}: {got}, "
+                                f"model {model}")
+        self.assertLessEqual(got, model + 0.2 + 1e-6, f"{what}: {got}, "
+                             f"model {model}")
+
     def test_latency(self):
         """Identical in two runs, to the TSC's rounding: perftest's
         figures are ticks, which fall differently with the time the
         programs start at (one tick apart at most)."""
         runs = [self.latencies(f"vpl{i}") for i in range(2)]
         send, read, send_lat, read_lat = runs[0]
-        self.assert_within(send_lat, send, 0.01, "ib_send_lat")
-        self.assert_within(read_lat, read, 0.01, "ib_read_lat")
+        self.assert_model_plus_calls(send_lat, send, "ib_send_lat")
+        self.assert_model_plus_calls(read_lat, read, "ib_read_lat")
         self.assertEqual(runs[0][:2], runs[1][:2])
         tick_us = 1 / cpu_mhz()
         for a, b in zip(runs[0][2:], runs[1][2:]):
