@@ -142,10 +142,9 @@ class MemoryPollingTest(IbemuTestCase, PingpongRunner):
         """ib_write_lat -n 1000 takes at most a few times the wall time
         of ib_send_lat -n 1000 on the same fabric (the target is twice;
         measured on a loaded 2-core host from 1.25 to 2.6 times, 8.4
-        under ASan: each hop of two spinning processes waits for a CPU),
-        and less than the 40 s the grace period alone would take (1,000
-        round trips, two waits of twice 10 ms each). Before, every wait
-        of its ends lasted the grace period: 106 s against 7 s."""
+        under ASan: each hop of two spinning processes waits for a CPU).
+        Before, every wait of its ends lasted the grace period, twice
+        10 ms: 106 s against 7 s."""
         self.up(topology("two-switch.yaml"), "vcmem")
         send = self.perftest("vcmem", "ib_send_lat", 1000)
         write = self.perftest("vcmem", "ib_write_lat", 1000)
@@ -153,7 +152,6 @@ class MemoryPollingTest(IbemuTestCase, PingpongRunner):
               f"ib_write_lat -n 1000: {write:.2f} s "
               f"({write / send:.2f}x)")
         self.assertLess(write, 10 * send)
-        self.assertLess(write, 30)
         self.down("vcmem")
 
 
