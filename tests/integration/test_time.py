@@ -176,14 +176,12 @@ class TimeRuleTest(IbemuTestCase):
         self.assertEqual(runs[1][1], runs[0][1])
 
     def test_three_daemons_and_one_twice(self):
-        """'--sweep 0': with ibemu-sm attached, the pump lets virtual time
-        leap at most 100 us ahead of the wall clock, and cuts runs there
-        by the wall clock; call costs (verbs/cost.h: a QP's creation and
-        transitions cost 330 us) make such leaps common."""
+        """With ibemu-sm resident, whose waits and MADs follow the rule
+        too (docs/design.md §3)."""
         runs = []
         for i in range(3):
             name = f"det{i}"
-            self.up(FAT, name, "--sweep", "0")
+            self.up(FAT, name)
             self.assertEqual(self.status(name)["clock"], "quiesce")
             runs.append(self.exchange(name))
             if i == 0:
@@ -257,16 +255,12 @@ class TimeRuleTest(IbemuTestCase):
         fresh daemons give the same virtual times and the runs stay
         deterministic. Before, each spin lasted the grace period (twice
         10 ms), the run was marked non-deterministic, and a post was
-        stamped with a clock that had not seen the landing.
-
-        '--sweep 0': ibemu-sm exits after its sweep. While a umad process
-        is attached, the pump still cuts runs by the wall clock (100 us
-        leaps, daemon/README.md), and a landing that a cut separates from
-        the completion before it can fall on either side of a post."""
+        stamped with a clock that had not seen the landing. ibemu-sm
+        stays resident: its waits follow the rule too."""
         runs = []
         for i in range(2):
             name = f"detmem{i}"
-            self.up(FAT, name, "--sweep", "0")
+            self.up(FAT, name)
             runs.append(self.exchange(name, ("mserver", "mclient"), 4))
             self.assertEqual(self.status(name)["deterministic"], "yes")
             self.down(name)
