@@ -162,7 +162,8 @@ struct ibemu_sess_conn {
 		uint64_t wait_seq; /* 1 + what it had seen at its last WAIT */
 		uint64_t wait_id;
 		uint64_t calls;		  /* messages it sent */
-		uint64_t clock_ps;	  /* its last MAD's time, in or out */
+		uint64_t clock_ps;	  /* its last MAD's entry: its clock */
+		uint64_t last_ps;	  /* its last MAD's time, in or out */
 		struct ibemu_due timeout; /* of its wait (lazy) */
 		struct ibemu_sess_later *later_head, *later_tail;
 		struct ibemu_due later; /* the first one's time */

@@ -31,10 +31,14 @@ static int su_rule_on(const struct ibemu_sess_conn *c)
 	return ibemu_rule_on(&su_daemon(c)->rule);
 }
 
+/* A MAD of the process entered the fabric at 't': its clock is there at
+ * least, and its timeouts count from there. */
 static void su_clock_at_least(struct ibemu_sess_conn *c, uint64_t t)
 {
 	if (t > c->time.clock_ps)
 		c->time.clock_ps = t;
+	if (t > c->time.last_ps)
+		c->time.last_ps = t;
 }
 
 int ibemu__su_waiting(const struct ibemu_sess_conn *c)
@@ -54,7 +58,14 @@ static void handoff(struct ibemu_sess_conn *c, uint64_t t)
 	struct ibemu_daemon *d = su_daemon(c);
 
 	ibemu_due_cancel(d, &c->time.timeout);
-	su_clock_at_least(c, t);
+	/*
+	 * Not its clock: a process that runs has not read this yet, and what
+	 * it sends meanwhile is stamped by its own clock (a waiting one
+	 * resumes at 't', which the rule keeps as its hand-off time). Raised
+	 * here, the bound would let the engine run ahead of a running SM.
+	 */
+	if (t > c->time.last_ps)
+		c->time.last_ps = t;
 	if (su_rule_on(c) && c->time.in_rule)
 		ibemu_rule_handoff(&d->rule, &c->time.rule,
 				   ibemu__su_waiting(c), t);
@@ -102,6 +113,7 @@ void ibemu__su_init(struct ibemu_sess_conn *c)
 	c->time.later.fire = later_fire;
 	c->time.rule.grace_ms = IBEMU_UMAD_GRACE_MS;
 	c->time.clock_ps = ibemu_engine_now(su_daemon(c)->engine);
+	c->time.last_ps = c->time.clock_ps;
 }
 
 void ibemu__su_close(struct ibemu_sess_conn *c)
@@ -132,7 +144,7 @@ void ibemu__su_wait(struct ibemu_sess_conn *c, const struct ibemu_sess_wait *w)
 		return;
 	if (w->timeout_ms != IBEMU_SESS_WAIT_FOREVER)
 		ibemu_due_arm(d, &c->time.timeout,
-			      c->time.clock_ps +
+			      c->time.last_ps +
 				      (uint64_t)w->timeout_ms * PS_PER_MS);
 	ibemu_daemon_pump(d); /* the horizon may have moved */
 }
@@ -145,6 +157,14 @@ void ibemu__su_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 	struct ibemu_sess_later *l;
 
 	c->time.calls++;
+	/*
+	 * The stamp is the process's clock, which only grows: nothing it
+	 * sends later can act before it, so the engine may run that far
+	 * while the process runs, even with this MAD still queued (and MADs
+	 * handed to it meanwhile, older than its clock, change nothing).
+	 */
+	if (su_rule_on(c) && m->vt_ps > c->time.clock_ps)
+		c->time.clock_ps = m->vt_ps;
 	/* Later ones wait behind the first: the socket's order is kept. */
 	if (!su_rule_on(c) || (m->vt_ps <= now && !c->time.later_head)) {
 		su_clock_at_least(c, now);
