@@ -53,16 +53,15 @@ void ibemu__cc_study_start(struct ibemu_daemon *d, struct ibemu_traffic *tr);
 void ibemu__cc_study_end(struct ibemu_daemon *d);
 void ibemu__cc_fini(struct ibemu_daemon *d);
 /*
- * ctl_at.c: '--at T' of 'ibemu link' and 'ibemu node'. parse reads T
- * (microseconds of virtual time, or +US from now) into *at_ps: 0, or the
- * exit status with the message in call->err. schedule takes the cables of
- * node 'node_or_port' (whole_node) or of global port 'node_or_port' down
- * or up at 'at_ps'. fini drops what has not happened yet.
+ * ctl_at.c: '--at T' of 'ibemu link' and 'ibemu node': T (text, in
+ * microseconds of virtual time, or +US from now) read, and the cables of
+ * node 'node_or_port' (whole_node) or of global port 'node_or_port'
+ * taken down or brought up then. Returns the exit status ('what' names
+ * the command in an error). fini drops what has not happened yet.
  */
-int ibemu__ctl_at_parse(struct ibemu_ctl_call *call, const char *what,
-			const char *text, uint64_t *at_ps);
-int ibemu__ctl_at_schedule(struct ibemu_ctl_call *call, uint64_t at_ps, int up,
-			   int whole_node, uint32_t node_or_port);
+int ibemu__ctl_at(struct ibemu_ctl_call *call, const char *what,
+		  const char *text, int up, int whole_node,
+		  uint32_t node_or_port);
 void ibemu__ctl_at_fini(struct ibemu_daemon *d);
 /* ctl_node.c: 'ibemu node down|up NODE'. */
 int ibemu__serve_node(struct ibemu_ctl_call *call);

@@ -63,8 +63,8 @@ static void fault_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 	free(f);
 }
 
-int ibemu__ctl_at_parse(struct ibemu_ctl_call *call, const char *what,
-			const char *text, uint64_t *at_ps)
+static int at_parse(struct ibemu_ctl_call *call, const char *what,
+		    const char *text, uint64_t *at_ps)
 {
 	uint64_t now = ibemu_engine_now(call->d->engine);
 	int rel = text[0] == '+';
@@ -92,12 +92,19 @@ int ibemu__ctl_at_parse(struct ibemu_ctl_call *call, const char *what,
 	return 0;
 }
 
-int ibemu__ctl_at_schedule(struct ibemu_ctl_call *call, uint64_t at_ps, int up,
-			   int whole_node, uint32_t node_or_port)
+int ibemu__ctl_at(struct ibemu_ctl_call *call, const char *what,
+		  const char *text, int up, int whole_node,
+		  uint32_t node_or_port)
 {
 	struct ibemu_daemon *d = call->d;
-	struct ibemu_ctl_fault *f = calloc(1, sizeof(*f));
+	struct ibemu_ctl_fault *f;
+	uint64_t at_ps;
+	int ret;
 
+	ret = at_parse(call, what, text, &at_ps);
+	if (ret)
+		return ret;
+	f = calloc(1, sizeof(*f));
 	if (!f) {
 		ibemu_buf_puts(call->err, "out of memory");
 		return 1;

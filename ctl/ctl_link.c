@@ -232,14 +232,9 @@ int ibemu__serve_link(struct ibemu_ctl_call *call)
 					  "traffic --stop'");
 		return 1;
 	}
-	if (v[L_AT].given) {
-		uint64_t at;
-
-		ret = ibemu__ctl_at_parse(call, "link", v[L_AT].s, &at);
-		return ret ? ret
-			   : ibemu__ctl_at_schedule(call, at, action == A_UP, 0,
-						    pi);
-	}
+	if (v[L_AT].given)
+		return ibemu__ctl_at(call, "link", v[L_AT].s, action == A_UP, 0,
+				     pi);
 	switch (action) {
 	case A_DOWN:
 		ret = ibemu__link_down(d, pi);

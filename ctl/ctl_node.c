@@ -114,14 +114,9 @@ int ibemu__serve_node(struct ibemu_ctl_call *call)
 					  "traffic --stop'");
 		return 1;
 	}
-	if (v[N_AT].given) {
-		uint64_t at;
-
-		ret = ibemu__ctl_at_parse(call, "node", v[N_AT].s, &at);
-		return ret ? ret
-			   : ibemu__ctl_at_schedule(call, at, action == N_UP, 1,
-						    n);
-	}
+	if (v[N_AT].given)
+		return ibemu__ctl_at(call, "node", v[N_AT].s, action == N_UP, 1,
+				     n);
 	for (p = 1; !ret && p <= t->nodes[n].nports; p++) {
 		uint32_t pi = ibemu_engine_port_index(d->engine, n, p);
 

@@ -144,6 +144,24 @@ class FaultsTest(IbemuTestCase):
                                   "IBV_EVENT_PORT_ACTIVE"])
         self.down("fev")
 
+    def test_at_a_virtual_time(self):
+        """'--at': a time that is not a number, or one already past, is
+        refused saying why; '+US' schedules the change that far on, and
+        on an idle fabric it happens as that much wall time passes."""
+        self.up(TWO, "fat")
+        f = ("--fabric", "fat")
+        self.assertFails(self.ibemu("link", "down", "sw1:8", "--at", "soon",
+                                    *f), 2,
+                         "--at 'soon': expected a virtual time in "
+                         "microseconds")
+        self.assertFails(self.ibemu("node", "down", "sw2", "--at", "0", *f),
+                         1, "already; give a later time or +US")
+        p = self.ibemu("link", "down", "sw1:8", "--at", "+20000", *f)
+        self.assertIn("scheduled at virtual time", p.stdout)
+        self.wait_until("the link to go down", lambda: self.port(
+            "fat", "sw1", 8) == ("Disabled", "Down"))
+        self.down("fat")
+
     def test_node_down_and_up(self):
         """'ibemu node down sw2': every cabled port of sw2 Disabled, its
         peers Polling; 'node up': all trained, and the SM makes them
