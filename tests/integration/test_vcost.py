@@ -9,9 +9,10 @@ calls' costs; a port it keeps querying comes back from a 'link down' and
 same number of queries in two fresh fabrics.
 
 And its "memory polling": Debian's ib_write_lat, whose ends wait by
-spinning on memory that the peer's RDMA WRITE fills, runs at a speed
-comparable to ib_send_lat's (before, each of its waits lasted the grace
-period, twice 10 ms)."""
+spinning on memory that the peer's RDMA WRITE fills, prints a fabric's
+one-way latency in virtual time, no more than ib_send_lat's (before, each
+of its waits lasted the grace period, twice 10 ms). How long it takes on
+the wall clock is bench/perftest.py's to measure."""
 
 import os
 import subprocess
@@ -116,18 +117,20 @@ class MemoryPollingTest(IbemuTestCase, PingpongRunner):
         self.tool_env = tool_env(self.env)
 
     def perftest(self, fabric, prog, iters):
-        """Runs 'prog -n iters' between hca1 and hca2; returns its wall
-        time in seconds, from the server's start to both ends' exit."""
+        """Runs 'prog -n iters --output=latency' between hca1 and hca2;
+        returns the client's t_typical (us, in virtual time: perftest
+        reads the TSC, which is virtual under 'ibemu exec') and the run's
+        wall time in seconds."""
         port = free_port()
         start = time.monotonic()
-        srv = self.exec_popen(fabric, "hca1", prog, "-n", str(iters), "-p",
-                              str(port))
+        args = ("-n", str(iters), "-p", str(port), "--output=latency")
+        srv = self.exec_popen(fabric, "hca1", prog, *args)
         end = time.time() + 20
         while not listening(port) and time.time() < end:
             self.assertIsNone(srv.poll())
             time.sleep(0.01)
-        cli = self.exec_popen(fabric, "hca2", prog, "-n", str(iters), "-p",
-                              str(port), "localhost")
+        cli = self.exec_popen(fabric, "hca2", prog, *args, "localhost")
+        outs = []
         for p in (cli, srv):
             try:
                 out, _ = p.communicate(timeout=300)
@@ -135,23 +138,25 @@ class MemoryPollingTest(IbemuTestCase, PingpongRunner):
                 p.kill()
                 out, _ = p.communicate()
             self.assertEqual(p.returncode, 0, f"{prog}: {out}")
-            self.assertRegex(out, rf"(?m)^ +\d+ +{iters} +[\d.]+")
-        return time.monotonic() - start
+            outs.append(out)
+        typical = float(outs[0].strip().splitlines()[-1])
+        return typical, time.monotonic() - start
 
     def test_write_lat_as_fast_as_send_lat(self):
-        """ib_write_lat -n 1000 takes at most a few times the wall time
-        of ib_send_lat -n 1000 on the same fabric (the target is twice;
-        measured on a loaded 2-core host from 1.25 to 2.6 times, 8.4
-        under ASan: each hop of two spinning processes waits for a CPU).
-        Before, every wait of its ends lasted the grace period, twice
-        10 ms: 106 s against 7 s."""
+        """ib_write_lat's ends wait by spinning on the buffer the peer's
+        RDMA WRITE fills: the landing resumes the spinning side at its
+        virtual time, so the one-way latency it prints is a fabric's
+        (about a microsecond here), no more than ib_send_lat's, whose ends
+        also post a receive each round. Before, each of its waits lasted
+        the grace period (twice 10 ms) and it printed that. The wall times
+        are printed, not asserted (bench/perftest.py compares them)."""
         self.up(topology("two-switch.yaml"), "vcmem")
-        send = self.perftest("vcmem", "ib_send_lat", 1000)
-        write = self.perftest("vcmem", "ib_write_lat", 1000)
-        print(f"ib_send_lat -n 1000: {send:.2f} s, "
-              f"ib_write_lat -n 1000: {write:.2f} s "
-              f"({write / send:.2f}x)")
-        self.assertLess(write, 10 * send)
+        send, send_wall = self.perftest("vcmem", "ib_send_lat", 1000)
+        write, write_wall = self.perftest("vcmem", "ib_write_lat", 1000)
+        print(f"ib_send_lat: {send:.2f} us ({send_wall:.2f} s wall), "
+              f"ib_write_lat: {write:.2f} us ({write_wall:.2f} s wall)")
+        self.assertGreater(write, 0.1)
+        self.assertLessEqual(write, send)
         self.down("vcmem")
 
 
