@@ -73,10 +73,20 @@ static struct ibemu_sess_cost cq_cost(int channel)
 					      [IBEMU_RES_FD] = !!channel}};
 }
 
-static struct ibemu_sess_cost qp_cost(int own_rq)
+/* A QP and the rings it maps: 2 (own receive queue), 1 (an SRQ's, or
+ * an XRC send QP's none), 0 (an XRC receive QP). */
+static struct ibemu_sess_cost qp_cost(unsigned rings)
 {
 	return (struct ibemu_sess_cost){
-		.n = {[IBEMU_RES_QP] = 1, [IBEMU_RES_MAP] = 1 + !!own_rq}};
+		.n = {[IBEMU_RES_QP] = 1, [IBEMU_RES_MAP] = rings}};
+}
+
+/* The rings a QP of this request maps. */
+static unsigned qp_rings(const struct ibemu_verbs_qp_req *r)
+{
+	if (r->qp_type == IBEMU_QPT_XRC_RECV)
+		return 0;
+	return r->qp_type == IBEMU_QPT_XRC_SEND || r->srq ? 1 : 2;
 }
 
 static const struct ibemu_sess_cost srq_cost = {
@@ -395,29 +405,61 @@ err:
 
 static void qp_free(struct ibemu_sess_verbs *v, struct vqp *q)
 {
-	const struct ibemu_sess_cost cost = qp_cost(!q->srq);
+	const struct ibemu_sess_cost cost = qp_cost(!!q->sq.hdr + !!q->rq.hdr);
 
 	ibemu__vs_unhold(v, &cost);
+	ibemu__vs_xrcd_use(v, q->xrcd, -1);
 	ibemu_tp_qp_destroy(v->hca->tp, q->qpn);
 	ibemu__vs_ring_unmap(&q->sq);
 	ibemu__vs_ring_unmap(&q->rq);
 	free(q);
 }
 
+/*
+ * Whether QP request 'r' names only objects of stream 'v' and rings as
+ * large as it claims. An XRC send QP has no receive side; an XRC receive
+ * QP has nothing but the domain open its 'pd' names (verbs_proto.h); the
+ * transport checks the rest of each type's rules.
+ */
+static int qp_req_ok(struct ibemu_sess_verbs *v,
+		     const struct ibemu_verbs_qp_req *r, int nfds)
+{
+	if (nfds != (int)qp_rings(r))
+		return 0;
+	switch (r->qp_type) {
+	case IBEMU_QPT_XRC_RECV:
+		return ibemu__vs_xrcd_find(v, r->pd) && !r->send_cq &&
+		       !r->recv_cq && !r->srq && !r->max_send_wr &&
+		       !r->max_recv_wr && !r->sq_entries && !r->rq_entries;
+	case IBEMU_QPT_XRC_SEND:
+		return pd_owned(v, r->pd) &&
+		       ibemu__vs_cq_find(v, r->send_cq, NULL) && !r->recv_cq &&
+		       !r->srq && !r->max_recv_wr && !r->rq_entries &&
+		       r->sq_entries >= r->max_send_wr;
+	case IBEMU_QPT_RC:
+	case IBEMU_QPT_UC:
+	case IBEMU_QPT_UD:
+		break;
+	default:
+		return 0;
+	}
+	return pd_owned(v, r->pd) && ibemu__vs_cq_find(v, r->send_cq, NULL) &&
+	       ibemu__vs_cq_find(v, r->recv_cq, NULL) &&
+	       (!r->srq || ibemu__vs_srq_find(v, r->srq, NULL)) &&
+	       r->sq_entries >= r->max_send_wr &&
+	       (r->srq || r->rq_entries >= r->max_recv_wr);
+}
+
 static int do_qp_create(struct ibemu_sess_verbs *v,
 			struct ibemu_verbs_qp_req *r, int *fds, int nfds)
 {
-	const struct ibemu_sess_cost cost = qp_cost(!r->srq);
+	const struct ibemu_sess_cost cost = qp_cost(qp_rings(r));
 	struct ibemu_tp_qp_init init;
+	unsigned rings = qp_rings(r);
 	struct vqp *q;
 	int ret;
 
-	if (nfds != 1 + !r->srq || !pd_owned(v, r->pd) ||
-	    !ibemu__vs_cq_find(v, r->send_cq, NULL) ||
-	    !ibemu__vs_cq_find(v, r->recv_cq, NULL) ||
-	    (r->srq && !ibemu__vs_srq_find(v, r->srq, NULL)) ||
-	    r->sq_entries < r->max_send_wr ||
-	    (!r->srq && r->rq_entries < r->max_recv_wr)) {
+	if (!qp_req_ok(v, r, nfds)) {
 		close_fds(fds, nfds);
 		return -EINVAL;
 	}
@@ -429,10 +471,11 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 		return ret;
 	}
 	q->srq = r->srq;
-	ret = ibemu__vs_ring_map(&q->sq, fds[0], r->sq_entries,
-				 sizeof(struct ibemu_verbs_swqe),
-				 2 * IBEMU_VERBS_MAX_QP_WR);
-	if (!r->srq) {
+	ret = rings ? ibemu__vs_ring_map(&q->sq, fds[0], r->sq_entries,
+					 sizeof(struct ibemu_verbs_swqe),
+					 2 * IBEMU_VERBS_MAX_QP_WR)
+		    : 0;
+	if (rings == 2) {
 		int ret2 = ibemu__vs_ring_map(&q->rq, fds[1], r->rq_entries,
 					      sizeof(struct ibemu_verbs_rwqe),
 					      2 * IBEMU_VERBS_MAX_QP_WR);
@@ -445,6 +488,11 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 	init.qp_type = (uint8_t)r->qp_type;
 	init.sq_sig_all = !!r->sq_sig_all;
 	init.pd = r->pd;
+	if (r->qp_type == IBEMU_QPT_XRC_RECV) {
+		init.pd = 0;
+		init.xrcd = ibemu__vs_xrcd_find(v, r->pd)->xrcd;
+		q->xrcd = r->pd;
+	}
 	init.send_cq = r->send_cq;
 	init.recv_cq = r->recv_cq;
 	init.srq = r->srq;
@@ -459,6 +507,7 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 	ret = ibemu_tp_qp_create(v->hca->tp, &init, &q->qpn);
 	if (ret)
 		goto err;
+	ibemu__vs_xrcd_use(v, q->xrcd, 1);
 	ret = ptr_add((void ***)&v->qps, &v->nqps, &v->qps_cap, q);
 	if (ret) {
 		qp_free(v, q);
@@ -532,6 +581,7 @@ static void attr_to(struct ibemu_verbs_qp_attr *r,
 static void srq_release(struct ibemu_sess_verbs *v, struct vsrq *q)
 {
 	ibemu__vs_unhold(v, &srq_cost);
+	ibemu__vs_xrcd_use(v, q->xrcd, -1);
 	ibemu__vs_ring_unmap(&q->ring);
 	free(q);
 }
@@ -542,9 +592,16 @@ static void srq_free(struct ibemu_sess_verbs *v, struct vsrq *q)
 	srq_release(v, q);
 }
 
+/*
+ * SRQ_CREATE, and XSRQ_CREATE when 'x' is not NULL: an XRC SRQ in the
+ * domain of open x->xrcd, completing on CQ x->cq of the same stream.
+ */
 static int do_srq_create(struct ibemu_sess_verbs *v,
-			 struct ibemu_verbs_srq_req *r, int *fds, int nfds)
+			 struct ibemu_verbs_srq_req *r,
+			 const struct ibemu_verbs_xsrq_req *x, int *fds,
+			 int nfds)
 {
+	const struct vxrcd *vx = x ? ibemu__vs_xrcd_find(v, x->xrcd) : NULL;
 	struct ibemu_tp_srq_attr a = {
 		.max_wr = r->max_wr,
 		.max_sge = r->max_sge,
@@ -553,7 +610,8 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 	struct vsrq *q;
 	int ret;
 
-	if (nfds != 1 || !pd_owned(v, r->pd) || r->entries < r->max_wr) {
+	if (nfds != 1 || !pd_owned(v, r->pd) || r->entries < r->max_wr ||
+	    (x && (!vx || !ibemu__vs_cq_find(v, x->cq, NULL)))) {
 		close_fds(fds, nfds);
 		return -EINVAL;
 	}
@@ -571,9 +629,15 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 	if (ret)
 		goto err;
 	q->max_wr = r->max_wr;
-	ret = ibemu_tp_srq_create(v->hca->tp, r->pd, &a, &q->id);
+	ret = vx ? ibemu_tp_xrc_srq_create(v->hca->tp, r->pd, vx->xrcd, x->cq,
+					   &a, q, &q->id)
+		 : ibemu_tp_srq_create(v->hca->tp, r->pd, &a, &q->id);
 	if (ret)
 		goto err_unmap;
+	if (vx) {
+		q->xrcd = x->xrcd;
+		ibemu__vs_xrcd_use(v, q->xrcd, 1);
+	}
 	ret = ptr_add((void ***)&v->srqs, &v->nsrqs, &v->srqs_cap, q);
 	if (ret) {
 		srq_free(v, q);
@@ -621,6 +685,9 @@ union verbs_payload {
 	struct ibemu_verbs_qp_req qp;
 	struct ibemu_verbs_qp_attr qa;
 	struct ibemu_verbs_srq_req srq;
+	struct ibemu_verbs_xrcd_req xrcd;
+	struct ibemu_verbs_xsrq_req xsrq;
+	struct ibemu_verbs_qp_open qpo;
 };
 
 static int pd_alloc(struct ibemu_sess_verbs *v, union verbs_payload *u,
@@ -712,6 +779,8 @@ static int qp_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
 static void qp_rings_reset(struct vqp *q)
 {
 	q->error = 0;
+	if (!q->sq.hdr)
+		return; /* an XRC receive QP has none */
 	q->sq.idx = __atomic_load_n(&q->sq.hdr->prod, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&q->sq.hdr->cons, q->sq.idx, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->sq.hdr->error, 0, __ATOMIC_RELEASE);
@@ -779,7 +848,7 @@ static int qp_destroy(struct ibemu_sess_verbs *v, union verbs_payload *u,
 static int srq_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
 		      int *fds, int nfds)
 {
-	return do_srq_create(v, &u->srq, fds, nfds);
+	return do_srq_create(v, &u->srq, NULL, fds, nfds);
 }
 
 static int srq_modify(struct ibemu_sess_verbs *v, union verbs_payload *u,
@@ -829,6 +898,63 @@ static int srq_destroy(struct ibemu_sess_verbs *v, union verbs_payload *u,
 	return ret;
 }
 
+/* --- XRC (IBA Annex A14; domains in sess_verbs_xrc.c) --- */
+
+static int xrcd_open(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		     int *fds, int nfds)
+{
+	return ibemu__vs_xrcd_open(v, &u->xrcd, fds, nfds);
+}
+
+static int xrcd_close(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		      int *fds, int nfds)
+{
+	(void)fds;
+	(void)nfds;
+	return ibemu__vs_xrcd_close(v, u->obj.id);
+}
+
+static int xsrq_create(struct ibemu_sess_verbs *v, union verbs_payload *u,
+		       int *fds, int nfds)
+{
+	return do_srq_create(v, &u->xsrq.srq, &u->xsrq, fds, nfds);
+}
+
+/* ibv_open_qp(): a handle, without rings, on an XRC receive QP of a
+ * domain the stream opened (made by any process on the HCA). */
+static int qp_open(struct ibemu_sess_verbs *v, union verbs_payload *u, int *fds,
+		   int nfds)
+{
+	const struct ibemu_sess_cost cost = qp_cost(0);
+	const struct vxrcd *vx = ibemu__vs_xrcd_find(v, u->qpo.xrcd);
+	struct vqp *q;
+	int ret;
+
+	(void)fds;
+	(void)nfds;
+	if (!vx || u->qpo.qp_type != IBEMU_QPT_XRC_RECV)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	ret = q ? ibemu__vs_hold(v, &cost, "a queue pair") : -ENOMEM;
+	if (ret) {
+		free(q);
+		return ret;
+	}
+	ret = ibemu_tp_xrc_qp_open(v->hca->tp, u->qpo.qpn, vx->xrcd);
+	if (ret) {
+		free(q);
+		ibemu__vs_unhold(v, &cost);
+		return ret;
+	}
+	q->qpn = u->qpo.qpn;
+	q->xrcd = u->qpo.xrcd;
+	ibemu__vs_xrcd_use(v, q->xrcd, 1);
+	ret = ptr_add((void ***)&v->qps, &v->nqps, &v->qps_cap, q);
+	if (ret)
+		qp_free(v, q);
+	return ret;
+}
+
 /*
  * The calls of a verbs stream: the payload each takes (and its reply
  * carries back), whether it may carry fds (the creates and MR_REG), and
@@ -859,6 +985,10 @@ static const struct verbs_call verbs_calls[IBEMU_SESS_NTYPES] = {
 	CALL(SRQ_MODIFY, ibemu_verbs_obj, 0, srq_modify),
 	CALL(SRQ_QUERY, ibemu_verbs_srq_req, 0, srq_query),
 	CALL(SRQ_DESTROY, ibemu_verbs_obj, 0, srq_destroy),
+	CALL(XRCD_OPEN, ibemu_verbs_xrcd_req, 1, xrcd_open),
+	CALL(XRCD_CLOSE, ibemu_verbs_obj, 0, xrcd_close),
+	CALL(XSRQ_CREATE, ibemu_verbs_xsrq_req, 1, xsrq_create),
+	CALL(QP_OPEN, ibemu_verbs_qp_open, 0, qp_open),
 };
 
 void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,
@@ -902,6 +1032,7 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		srq_free(v, v->srqs[--v->nsrqs]);
 	while (v->ncqs)
 		cq_free(v, v->cqs[--v->ncqs]);
+	ibemu__vs_xrcd_close_all(v);
 	for (i = 0; i < v->nmrs; i++) {
 		ibemu_tp_mr_dereg(tp, v->mrs[i].lkey);
 		ibemu__vs_mr_drop(v, v->mrs[i].handle);

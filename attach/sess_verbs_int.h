@@ -47,6 +47,10 @@ struct vcq {
 struct vqp {
 	uint32_t qpn;
 	uint32_t srq; /* 0: own receive queue */
+	/* An XRC receive QP: the handle of the domain open it counts on
+	 * (it has no rings); 0 for every other QP. An XRC send QP has its
+	 * send queue only (rq unmapped). */
+	uint32_t xrcd;
 	uint32_t max_send_wr, max_recv_wr;
 	int error;
 	struct vring sq, rq;
@@ -54,9 +58,19 @@ struct vqp {
 
 struct vsrq {
 	uint32_t id;
+	uint32_t xrcd; /* an XRC SRQ: its domain open's handle; else 0 */
 	uint32_t max_wr;
 	int error;
 	struct vring ring;
+};
+
+/* An XRC domain the stream opened (sess_verbs_xrc.c): 'handle' names
+ * this open, 'xrcd' the domain in the transport; 'objs' counts the XRC
+ * SRQs and receive QPs made or opened through it. */
+struct vxrcd {
+	uint32_t handle;
+	uint32_t xrcd;
+	uint32_t objs;
 };
 
 /* A region of a stream: its key in the transport, its handle in
@@ -85,6 +99,8 @@ struct ibemu_sess_verbs {
 	uint32_t nqps, qps_cap;
 	struct vsrq **srqs;
 	uint32_t nsrqs, srqs_cap;
+	struct vxrcd *xrcds;
+	uint32_t nxrcds, xrcds_cap, xrcd_next;
 	struct ibemu_log_limit garbage_log;
 	struct ibemu_sess_proc *proc; /* its process's share (sess_limits) */
 	struct ibemu_sess_cost held;  /* what this context holds of it */
@@ -114,6 +130,18 @@ struct vqp *ibemu__vs_qp_find(struct ibemu_sess_verbs *v, uint32_t qpn,
 			      int *at);
 struct vsrq *ibemu__vs_srq_find(struct ibemu_sess_verbs *v, uint32_t id,
 				int *at);
+
+/* sess_verbs_xrc.c: XRC domains */
+/* XRCD_OPEN, with the file's fd (closed here) when r->has_fd. */
+int ibemu__vs_xrcd_open(struct ibemu_sess_verbs *v,
+			struct ibemu_verbs_xrcd_req *r, int *fds, int nfds);
+/* XRCD_CLOSE: -EBUSY while an XRC SRQ or QP made through it lives. */
+int ibemu__vs_xrcd_close(struct ibemu_sess_verbs *v, uint32_t handle);
+struct vxrcd *ibemu__vs_xrcd_find(struct ibemu_sess_verbs *v, uint32_t handle);
+/* One object more (+1) or less (-1) made through open 'handle'. */
+void ibemu__vs_xrcd_use(struct ibemu_sess_verbs *v, uint32_t handle, int d);
+/* The stream closes: its opens go (after its objects). */
+void ibemu__vs_xrcd_close_all(struct ibemu_sess_verbs *v);
 
 /* sess_verbs_ring.c: rings, errors, draining */
 int ibemu__vs_ring_map(struct vring *r, int fd, uint32_t n, uint32_t esz,

@@ -122,7 +122,8 @@ static void qp_fail(struct ibemu_sess_verbs *v, struct vqp *q, const char *why)
 	if (q->error)
 		return;
 	q->error = 1;
-	__atomic_store_n(&q->sq.hdr->error, 1, __ATOMIC_RELEASE);
+	if (q->sq.hdr)
+		__atomic_store_n(&q->sq.hdr->error, 1, __ATOMIC_RELEASE);
 	if (q->rq.hdr)
 		__atomic_store_n(&q->rq.hdr->error, 1, __ATOMIC_RELEASE);
 	garbage(v, "QP", q->qpn, why);
@@ -201,7 +202,7 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q, uint32_t *budget)
 	int64_t n;
 	int ret, did = 0;
 
-	if (q->error)
+	if (q->error || !q->sq.hdr)
 		return 0;
 	n = ring_avail(&q->sq);
 	if (n < 0) {
@@ -224,6 +225,7 @@ static int sq_drain(struct ibemu_sess_verbs *v, struct vqp *q, uint32_t *budget)
 		wr.opcode = (uint8_t)w.opcode;
 		wr.send_flags = w.send_flags;
 		wr.imm_data = w.imm_data;
+		wr.xrc_srqn = w.remote_qpn; /* XRC send QPs (verbs_proto.h) */
 		if (w.send_flags & IBEMU_SEND_INLINE) {
 			if (w.inline_len > IBEMU_VERBS_MAX_INLINE) {
 				qp_fail(v, q, "inline data longer than 256");
@@ -347,7 +349,7 @@ static int verbs_drain(struct ibemu_sess_verbs *v, uint32_t *budget)
 	for (i = 0; i < v->nqps && *budget; i++) {
 		struct vqp *q = v->qps[i];
 
-		if (!q->srq && !q->error) {
+		if (q->rq.hdr && !q->error) {
 			ret = rq_drain(v, &q->rq, q->qpn, 0, budget);
 			if (ret == -ENOMEM)
 				refused(v, q, ret, "recv", q->max_recv_wr);
@@ -370,9 +372,10 @@ void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
 {
 	struct vsrq *s;
 
-	__atomic_store_n(&q->sq.hdr->cons, q->sq.idx - e->sq_queued,
-			 __ATOMIC_RELEASE);
-	if (!q->srq)
+	if (q->sq.hdr)
+		__atomic_store_n(&q->sq.hdr->cons, q->sq.idx - e->sq_queued,
+				 __ATOMIC_RELEASE);
+	if (q->rq.hdr)
 		__atomic_store_n(&q->rq.hdr->cons, q->rq.idx - e->rq_queued,
 				 __ATOMIC_RELEASE);
 	else if ((s = ibemu__vs_srq_find(v, q->srq, NULL)))
@@ -390,8 +393,8 @@ int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v)
 
 		if (q->error)
 			continue;
-		if (ring_avail(&q->sq) != 0 ||
-		    (!q->srq && ring_avail(&q->rq) != 0))
+		if ((q->sq.hdr && ring_avail(&q->sq) != 0) ||
+		    (q->rq.hdr && ring_avail(&q->rq) != 0))
 			return 1;
 	}
 	for (i = 0; i < v->nsrqs; i++)

@@ -120,6 +120,13 @@ static void tp_cqe_cb(void *ctx, uint32_t cq, const struct ibemu_tp_cqe *e)
 	q->ring.idx++;
 	if (e->qp_uctx)
 		ibemu__vs_retire(v, e->qp_uctx, e);
+	if (e->srq_uctx) {
+		/* An XRC SRQ: its CQ is of its own stream (XSRQ_CREATE). */
+		struct vsrq *s = e->srq_uctx;
+
+		__atomic_store_n(&s->ring.hdr->cons, s->ring.idx - e->rq_queued,
+				 __ATOMIC_RELEASE);
+	}
 	if (!ibemu__vs_rule_on(d)) {
 		cq_publish(v, q);
 		return;

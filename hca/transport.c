@@ -235,7 +235,7 @@ static int is_response(uint8_t opcode)
 {
 	uint8_t op = opcode & 0x1f;
 
-	return (opcode & 0xe0) == OP_RC && op >= OP_READ_RESP_FIRST &&
+	return tp_opcode_rc(opcode) && op >= OP_READ_RESP_FIRST &&
 	       op <= OP_ATOMIC_ACK;
 }
 
@@ -456,8 +456,12 @@ void ibemu_tp_destroy(struct ibemu_tp *tp)
 		if (m->tp == tp)
 			m->tp = NULL;
 	for (i = 0; i < tp->qps.n; i++)
-		if (tp->qps.v[i])
+		if (tp->qps.v[i]) {
+			struct tp_qp *qp = tp->qps.v[i];
+
+			qp->opens = 1; /* every handle goes with it */
 			ibemu_tp_qp_destroy(tp, i);
+		}
 	for (i = 0; i < tp->srqs.n; i++)
 		if (tp->srqs.v[i]) {
 			struct tp_srq *s = tp->srqs.v[i];
@@ -470,6 +474,7 @@ void ibemu_tp_destroy(struct ibemu_tp *tp)
 	table_fini(&tp->mrs);
 	table_fini(&tp->cqs);
 	table_fini(&tp->pds);
+	ibemu__tp_xrcd_fini(tp);
 	free(tp);
 }
 
@@ -489,7 +494,10 @@ void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,
 	const struct tp_qp *qp = ibemu__tp_qp(tp, c->qp_num);
 	struct ibemu_tp_cqe out = *c;
 
-	if (qp) {
+	if (qp && qp->type == IBEMU_QPT_XRC_RECV) {
+		out.srq_uctx = qp->srq ? qp->srq->uctx : NULL;
+		out.rq_queued = qp->srq ? qp->srq->rq.n : 0;
+	} else if (qp) {
 		out.qp_uctx = qp->uctx;
 		out.sq_queued = qp->sq_n;
 		out.rq_queued = qp->srq ? qp->srq->rq.n : qp->rq.n;
@@ -722,6 +730,8 @@ int ibemu_tp_srq_destroy(struct ibemu_tp *tp, uint32_t srq)
 		return -EINVAL;
 	if (s->users)
 		return -EBUSY;
+	if (s->xrcd)
+		ibemu__tp_xrc_srq_gone(tp, s);
 	while ((w = s->rq.head)) {
 		s->rq.head = w->next;
 		free(w);

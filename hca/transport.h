@@ -123,7 +123,19 @@ enum ibemu_qp_type {
 	IBEMU_QPT_RC = 2,
 	IBEMU_QPT_UC = 3,
 	IBEMU_QPT_UD = 4,
+	/* XRC (IBA Annex A14): the send side, and the receive side that
+	 * lives in an XRC domain and delivers into its XRC SRQs. */
+	IBEMU_QPT_XRC_SEND = 9,
+	IBEMU_QPT_XRC_RECV = 10,
 };
+
+/* Whether QPs of 'type' are reliable connected: RC and both XRC sides
+ * follow IBA ch. 9's RC rules (PSNs, ACKs, retries). */
+static inline int ibemu_tp_type_rc(unsigned type)
+{
+	return type == IBEMU_QPT_RC || type == IBEMU_QPT_XRC_SEND ||
+	       type == IBEMU_QPT_XRC_RECV;
+}
 
 /* enum ibv_qp_attr_mask. */
 enum ibemu_qp_attr_mask {
@@ -204,7 +216,8 @@ struct ibemu_tp_qp_init {
 	uint32_t pd;
 	uint32_t send_cq;
 	uint32_t recv_cq;
-	uint32_t srq; /* 0: none */
+	uint32_t srq;  /* 0: none */
+	uint32_t xrcd; /* IBEMU_QPT_XRC_RECV: its XRC domain (no PD, CQs) */
 	uint32_t max_send_wr;
 	uint32_t max_recv_wr;
 	uint32_t max_send_sge;
@@ -238,6 +251,7 @@ struct ibemu_tp_send_wr {
 	const void *inline_data;
 	uint32_t inline_len;
 	uint32_t imm_data; /* host order, as the receiver's CQE gives it */
+	uint32_t xrc_srqn; /* IBEMU_QPT_XRC_SEND: XRCETH, the target SRQ */
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -288,6 +302,10 @@ struct ibemu_tp_cqe {
 	 */
 	void *qp_uctx;
 	uint32_t sq_queued, rq_queued;
+	/* A receive of an XRC SRQ: that SRQ's 'uctx' (its rq_queued are
+	 * then the SRQ's, and qp_uctx is NULL: the XRC receive QP has no
+	 * queue of its own). */
+	void *srq_uctx;
 };
 
 /*
@@ -389,6 +407,35 @@ int ibemu_tp_srq_query(struct ibemu_tp *tp, uint32_t srq,
 int ibemu_tp_srq_destroy(struct ibemu_tp *tp, uint32_t srq);
 int ibemu_tp_srq_post_recv(struct ibemu_tp *tp, uint32_t srq,
 			   const struct ibemu_tp_recv_wr *wr);
+
+/*
+ * XRC domains (IBA Annex A14; transport_xrc.c). A domain is named by
+ * 'key' (the upper layer's: a file's device and inode, as the kernel
+ * shares a domain among the processes that open one file); key {0, 0}
+ * opens a new domain no one else can open. Opening an existing domain
+ * with 'excl' is -EINVAL; a missing one without 'create' is -EAGAIN (the
+ * kernel's answers). Each open is closed once; a close that would free a
+ * domain still holding XRC SRQs or XRC receive QPs is -EBUSY.
+ */
+int ibemu_tp_xrcd_open(struct ibemu_tp *tp, uint64_t key_dev, uint64_t key_ino,
+		       int create, int excl, uint32_t *xrcd);
+int ibemu_tp_xrcd_close(struct ibemu_tp *tp, uint32_t xrcd);
+/*
+ * An XRC SRQ in domain 'xrcd' whose receives complete on CQ 'cq'; its id
+ * is its SRQ number (what XRCETH names). 'uctx' comes back in its CQEs
+ * (srq_uctx). It is destroyed with ibemu_tp_srq_destroy().
+ */
+int ibemu_tp_xrc_srq_create(struct ibemu_tp *tp, uint32_t pd, uint32_t xrcd,
+			    uint32_t cq, const struct ibemu_tp_srq_attr *attr,
+			    void *uctx, uint32_t *srq);
+/* The XRC domain of SRQ 'srq' (0: a basic SRQ); -EINVAL if none. */
+int ibemu_tp_srq_xrcd(struct ibemu_tp *tp, uint32_t srq, uint32_t *xrcd);
+/*
+ * ibv_open_qp(): one more handle on XRC receive QP 'qpn' of domain
+ * 'xrcd' (-EINVAL if it is not one). ibemu_tp_qp_destroy() on such a QP
+ * drops a handle; the last one destroys it.
+ */
+int ibemu_tp_xrc_qp_open(struct ibemu_tp *tp, uint32_t qpn, uint32_t xrcd);
 
 /*
  * Queue pairs. create sets *qpn (from 2: QP0 and QP1 are the ports' MAD

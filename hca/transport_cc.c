@@ -41,7 +41,7 @@ static int is_data(const struct ibemu_pkt *pkt)
 {
 	if (pkt->opcode == IBEMU_OPCODE_CNP)
 		return 0;
-	return (pkt->opcode & 0xe0) != OP_RC || (pkt->opcode & 0x1f) != OP_ACK;
+	return !tp_opcode_rc(pkt->opcode) || (pkt->opcode & 0x1f) != OP_ACK;
 }
 
 /* Whether 'pkt' is an RC response (READ data, ACK, atomic result). */
@@ -49,7 +49,7 @@ static int is_response(const struct ibemu_pkt *pkt)
 {
 	uint8_t op = pkt->opcode & 0x1f;
 
-	return (pkt->opcode & 0xe0) == OP_RC && op >= OP_READ_RESP_FIRST &&
+	return tp_opcode_rc(pkt->opcode) && op >= OP_READ_RESP_FIRST &&
 	       op <= OP_ATOMIC_ACK;
 }
 
@@ -111,6 +111,8 @@ static void fecn(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	switch (qp->type) {
 	case IBEMU_QPT_RC:
+	case IBEMU_QPT_XRC_SEND:
+	case IBEMU_QPT_XRC_RECV:
 		if (!is_response(pkt)) {
 			/* The responder's next ACK or response carries
 			 * the BECN, coalesced as the ACKs are. */
@@ -140,11 +142,12 @@ static void fecn(struct ibemu_tp *tp, struct tp_qp *qp,
 static void becn(struct ibemu_tp *tp, struct tp_qp *qp,
 		 const struct ibemu_pkt *pkt, uint32_t remote_qpn)
 {
-	/* A10.4.3.5: the service type as the CongestionLog records it. */
+	/* A10.4.3.5: the service type as the CongestionLog records it
+	 * (2 bits, no code for XRC: its connections log as RC). */
 	static const uint8_t service[] = {
-		[IBEMU_QPT_RC] = 0,
-		[IBEMU_QPT_UC] = 1,
-		[IBEMU_QPT_UD] = 3,
+		[IBEMU_QPT_RC] = 0,	  [IBEMU_QPT_UC] = 1,
+		[IBEMU_QPT_UD] = 3,	  [IBEMU_QPT_XRC_SEND] = 0,
+		[IBEMU_QPT_XRC_RECV] = 0,
 	};
 	struct ibemu_cc_event ev = {
 		.local_qp = qp->qpn,

@@ -11,9 +11,12 @@
 #include "transport.h"
 
 /* IBA 9.2 Table 33: BTH OpCode, the transport in the top 3 bits. */
-#define OP_RC 0x00
-#define OP_UC 0x20
-#define OP_UD 0x60
+#define OP_RC  0x00
+#define OP_UC  0x20
+#define OP_UD  0x60
+#define OP_XRC 0xa0 /* IBA Annex A14: the XRC opcodes */
+/* XRCETH (A14.4.1): the XRC SRQ number, in every XRC request. */
+#define XRCETH_BYTES 4
 enum tp_opcode {
 	OP_SEND_FIRST = 0x00,
 	OP_SEND_MIDDLE = 0x01,
@@ -104,6 +107,7 @@ struct tp_msg {
 	uint64_t orig; /* atomic: the value the responder found */
 	struct ibemu_tp_ah ah;
 	uint32_t remote_qpn, qkey, src_qpn;
+	uint32_t xrc_srqn;	      /* XRC: the XRCETH it carries */
 	struct ibemu_tp_mem read_src; /* READ: set by the responder */
 	uint8_t *inline_buf;
 	uint32_t nsge;
@@ -144,6 +148,15 @@ struct tp_srq {
 	uint32_t id, pd, users;
 	uint32_t limit;
 	struct tp_rq rq;
+	uint32_t xrcd, cq; /* an XRC SRQ's domain and CQ; 0: a basic SRQ */
+	void *uctx;	   /* XRC: given back in its CQEs */
+};
+
+/* An XRC domain (transport_xrc.c). */
+struct tp_xrcd {
+	uint64_t key_dev, key_ino; /* {0, 0}: anonymous */
+	uint32_t opens;		   /* opens not closed */
+	uint32_t users;		   /* XRC SRQs and receive QPs in it */
 };
 
 /* A response the responder owes: an ACK or NAK, READ data, or an
@@ -182,7 +195,11 @@ struct tp_qp {
 	uint8_t sq_sig_all;
 	uint8_t sqd_notify, sq_drained_sent;
 	uint32_t pd, scq, rcq;
+	/* Its SRQ; an XRC receive QP's is the one the request under way
+	 * names (XRCETH), found in its domain 'xrcd'. */
 	struct tp_srq *srq;
+	uint32_t xrcd;
+	uint32_t opens; /* XRC receive QP: handles on it (ibv_open_qp) */
 	uint32_t max_send_wr, max_send_sge, max_inline;
 	void *uctx; /* the layer above's (ibemu_tp_qp_init) */
 	struct ibemu_tp_qp_attr attr;
@@ -246,7 +263,7 @@ struct ibemu_tp {
 	uint32_t first_port; /* global index of port 1 */
 	struct ibemu_tp_ops ops;
 	void *ctx;
-	struct tp_table pds, mrs, cqs, srqs, qps;
+	struct tp_table pds, mrs, cqs, srqs, qps, xrcds;
 	uint32_t rr[8]; /* round robin position per port (by number) */
 	/* The pending TIMER_CC of each port (by number); UINT64_MAX: none. */
 	uint64_t cc_at[8];
@@ -338,6 +355,39 @@ struct ibemu_pkt *ibemu__tp_cnp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 				     const uint16_t *credits, int *blocked);
 /* Forgets what 'qp' owes as a destination (reset, error). */
 void ibemu__tp_cc_reset(struct tp_qp *qp);
+
+/* transport_xrc.c */
+/* BTH OpCode's transport bits for the packets of 'qp' (IBA 9.2). */
+static inline uint8_t tp_prefix(const struct tp_qp *qp)
+{
+	switch (qp->type) {
+	case IBEMU_QPT_RC:
+		return OP_RC;
+	case IBEMU_QPT_UC:
+		return OP_UC;
+	case IBEMU_QPT_UD:
+		return OP_UD;
+	default:
+		return OP_XRC;
+	}
+}
+
+/* Whether BTH OpCode 'opcode' is of a reliable connected transport. */
+static inline int tp_opcode_rc(uint8_t opcode)
+{
+	return (opcode & 0xe0) == OP_RC || (opcode & 0xe0) == OP_XRC;
+}
+
+/*
+ * XRC receive QP 'qp' takes a request naming XRC SRQ 'srqn' (A14.4.1):
+ * the SRQ becomes the QP's for it (its receives, its PD for every key
+ * check). 0, or -EINVAL if the SRQ does not exist or is not in the QP's
+ * domain.
+ */
+int ibemu__tp_xrc_target(struct ibemu_tp *tp, struct tp_qp *qp, uint32_t srqn);
+/* XRC SRQ 's' goes: the receive QPs that delivered into it forget it. */
+void ibemu__tp_xrc_srq_gone(struct ibemu_tp *tp, const struct tp_srq *s);
+void ibemu__tp_xrcd_fini(struct ibemu_tp *tp);
 
 /* Wire sizes: LRH + BTH + 'ext' extended headers + payload (packet.h). */
 static inline unsigned tp_hdr(unsigned ext)

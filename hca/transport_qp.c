@@ -236,11 +236,26 @@ static const struct qp_trans qp_table[7][7] = {
 		},
 };
 
+/*
+ * The attributes an XRC side never takes, in any transition: the table
+ * is RC's without them (ib_modify_qp_is_ok()). The send side has no
+ * responder (MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER); the receive side sends
+ * no requests (RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC).
+ */
+static uint32_t xrc_never(unsigned type)
+{
+	if (type == IBEMU_QPT_XRC_SEND)
+		return M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
+	if (type == IBEMU_QPT_XRC_RECV)
+		return M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC);
+	return 0;
+}
+
 /* Whether 'mask' takes a QP of 'type' from 'cur' to 'next'. */
 static int modify_ok(unsigned cur, unsigned next, unsigned type, uint32_t mask)
 {
 	const struct qp_trans *t;
-	unsigned ti = type - IBEMU_QPT_RC;
+	unsigned ti = ibemu_tp_type_rc(type) ? T_RC : type - IBEMU_QPT_RC;
 	uint32_t req, opt;
 
 	if (cur > IBEMU_QPS_ERR || next > IBEMU_QPS_ERR)
@@ -253,10 +268,10 @@ static int modify_ok(unsigned cur, unsigned next, unsigned type, uint32_t mask)
 	if (!t->valid)
 		return 0;
 	/* SQE exists only for the unreliable types (IBA 10.3.1). */
-	if (cur == IBEMU_QPS_SQE && type == IBEMU_QPT_RC)
+	if (cur == IBEMU_QPS_SQE && ibemu_tp_type_rc(type))
 		return 0;
-	req = t->req[ti];
-	opt = t->opt[ti];
+	req = t->req[ti] & ~xrc_never(type);
+	opt = t->opt[ti] & ~xrc_never(type);
 	if ((mask & req) != req)
 		return 0;
 	return !(mask & ~(req | opt | M(STATE)));
@@ -316,7 +331,12 @@ void ibemu__tp_recv_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	out.wr_id = w->wr_id;
 	out.qp_num = qp->qpn;
-	ibemu__tp_cqe(tp, qp->rcq, &out);
+	/* An XRC receive completes on its SRQ's CQ (A14.4.2); an SRQ
+	 * destroyed meanwhile took its CQ with it. */
+	if (qp->type != IBEMU_QPT_XRC_RECV)
+		ibemu__tp_cqe(tp, qp->rcq, &out);
+	else if (qp->srq)
+		ibemu__tp_cqe(tp, qp->srq->cq, &out);
 	free(w);
 }
 
@@ -391,7 +411,7 @@ void ibemu__tp_qp_error(struct ibemu_tp *tp, struct tp_qp *qp, int event)
 		tp->ops.async(tp->ctx, (enum ibemu_event_type)event, qp->qpn);
 	/* IBA 11.6.3.1: a QP on an SRQ that enters Error has taken its
 	 * last WQE from the SRQ. */
-	if (qp->srq && was != IBEMU_QPS_ERR)
+	if (qp->srq && qp->type != IBEMU_QPT_XRC_RECV && was != IBEMU_QPS_ERR)
 		tp->ops.async(tp->ctx, IBEMU_EVENT_QP_LAST_WQE_REACHED,
 			      qp->qpn);
 }
@@ -426,27 +446,73 @@ static void qp_reset(struct ibemu_tp *tp, struct tp_qp *qp)
 
 /* Creation and destruction. */
 
+/*
+ * What each type needs: a PD and both CQs (RC, UC, UD); a PD and a send
+ * CQ (XRC send: no receive queue); an XRC domain and nothing else (XRC
+ * receive: the SRQs it delivers into have their PD and CQ).
+ */
+static int qp_init_ok(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init)
+{
+	int pd = ibemu__tp_table_get(&tp->pds, init->pd) != NULL;
+	int scq = ibemu__tp_table_get(&tp->cqs, init->send_cq) != NULL;
+	int rcq = ibemu__tp_table_get(&tp->cqs, init->recv_cq) != NULL;
+	int xrcd = ibemu__tp_table_get(&tp->xrcds, init->xrcd) != NULL;
+
+	switch (init->qp_type) {
+	case IBEMU_QPT_RC:
+	case IBEMU_QPT_UC:
+	case IBEMU_QPT_UD:
+		return pd && scq && rcq && !init->xrcd;
+	case IBEMU_QPT_XRC_SEND:
+		return pd && scq && !init->recv_cq && !init->srq &&
+		       !init->xrcd && !init->max_recv_wr;
+	case IBEMU_QPT_XRC_RECV:
+		return xrcd && !init->pd && !init->send_cq && !init->recv_cq &&
+		       !init->srq && !init->max_send_wr && !init->max_recv_wr;
+	}
+	return 0;
+}
+
+/* The users a QP counts on its PD, CQs, SRQ or domain: +1 or -1. */
+static void qp_use(struct ibemu_tp *tp, const struct tp_qp *qp, int d)
+{
+	struct tp_pd *pd = ibemu__tp_table_get(&tp->pds, qp->pd);
+	struct tp_cq *scq = ibemu__tp_table_get(&tp->cqs, qp->scq);
+	struct tp_cq *rcq = ibemu__tp_table_get(&tp->cqs, qp->rcq);
+	struct tp_xrcd *x = ibemu__tp_table_get(&tp->xrcds, qp->xrcd);
+
+	if (qp->type == IBEMU_QPT_XRC_RECV) {
+		if (x)
+			x->users += (uint32_t)d;
+		return; /* its PD is its SRQ's of the moment */
+	}
+	if (pd)
+		pd->users += (uint32_t)d;
+	if (scq)
+		scq->users += (uint32_t)d;
+	if (rcq)
+		rcq->users += (uint32_t)d;
+	if (qp->srq)
+		qp->srq->users += (uint32_t)d;
+}
+
 int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,
 		       uint32_t *qpn)
 {
-	struct tp_pd *pd = ibemu__tp_table_get(&tp->pds, init->pd);
-	struct tp_cq *scq = ibemu__tp_table_get(&tp->cqs, init->send_cq);
-	struct tp_cq *rcq = ibemu__tp_table_get(&tp->cqs, init->recv_cq);
 	struct tp_srq *srq = NULL;
 	struct tp_qp *qp;
 	int ret;
 
 	if (init->srq) {
 		srq = ibemu__tp_table_get(&tp->srqs, init->srq);
-		if (!srq)
+		/* An XRC SRQ takes requests of XRC QPs only. */
+		if (!srq || srq->xrcd)
 			return -EINVAL;
 	}
 	/* A QP starts on port 1: none while a traffic study has it. */
 	if (!ibemu__tp_port_free(tp, tp->first_port))
 		return -EBUSY;
-	if (!pd || !scq || !rcq || init->qp_type < IBEMU_QPT_RC ||
-	    init->qp_type > IBEMU_QPT_UD ||
-	    init->max_send_wr > IBEMU_TP_MAX_WR ||
+	if (!qp_init_ok(tp, init) || init->max_send_wr > IBEMU_TP_MAX_WR ||
 	    init->max_recv_wr > IBEMU_TP_MAX_WR ||
 	    init->max_send_sge > IBEMU_TP_MAX_SGE ||
 	    init->max_recv_sge > IBEMU_TP_MAX_SGE ||
@@ -470,6 +536,8 @@ int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
 	qp->srq = srq;
+	qp->xrcd = init->xrcd;
+	qp->opens = 1;
 	qp->max_send_wr = init->max_send_wr;
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_inline = init->max_inline_data;
@@ -481,35 +549,24 @@ int ibemu_tp_qp_create(struct ibemu_tp *tp, const struct ibemu_tp_qp_init *init,
 	qp->timer_at = UINT64_MAX;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = 5;
-	pd->users++;
-	scq->users++;
-	rcq->users++;
-	if (srq)
-		srq->users++;
+	qp_use(tp, qp, 1);
 	return 0;
 }
 
 int ibemu_tp_qp_destroy(struct ibemu_tp *tp, uint32_t qpn)
 {
 	struct tp_qp *qp = ibemu__tp_qp(tp, qpn);
-	struct tp_pd *pd;
-	struct tp_cq *cq;
 
 	if (!qp)
 		return -EINVAL;
+	qp_use(tp, qp, -1);
+	/* An XRC receive QP lives while a handle on it does. */
+	if (qp->opens > 1) {
+		qp->opens--;
+		return 0;
+	}
 	qp_reset(tp, qp);
 	free(qp->replay);
-	pd = ibemu__tp_table_get(&tp->pds, qp->pd);
-	if (pd)
-		pd->users--;
-	cq = ibemu__tp_table_get(&tp->cqs, qp->scq);
-	if (cq)
-		cq->users--;
-	cq = ibemu__tp_table_get(&tp->cqs, qp->rcq);
-	if (cq)
-		cq->users--;
-	if (qp->srq)
-		qp->srq->users--;
 	ibemu__tp_table_del(&tp->qps, qpn);
 	free(qp);
 	return 0;
@@ -674,6 +731,8 @@ int ibemu_tp_qp_query(struct ibemu_tp *tp, uint32_t qpn,
 
 static int wr_allowed(unsigned type, unsigned opcode)
 {
+	if (type == IBEMU_QPT_XRC_RECV)
+		return 0; /* no send queue */
 	switch (opcode) {
 	case IBEMU_WR_SEND:
 	case IBEMU_WR_SEND_WITH_IMM:
@@ -684,7 +743,7 @@ static int wr_allowed(unsigned type, unsigned opcode)
 	case IBEMU_WR_RDMA_READ:
 	case IBEMU_WR_ATOMIC_CMP_AND_SWP:
 	case IBEMU_WR_ATOMIC_FETCH_AND_ADD:
-		return type == IBEMU_QPT_RC;
+		return type == IBEMU_QPT_RC || type == IBEMU_QPT_XRC_SEND;
 	}
 	return 0;
 }
@@ -751,6 +810,7 @@ int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
 		m->status = IBEMU_WC_LOC_LEN_ERR;
 	m->imm = wr->imm_data;
 	m->src_qpn = qp->qpn;
+	m->xrc_srqn = wr->xrc_srqn & PSN_MASK;
 	switch (wr->opcode) {
 	case IBEMU_WR_ATOMIC_CMP_AND_SWP:
 	case IBEMU_WR_ATOMIC_FETCH_AND_ADD:
@@ -864,7 +924,8 @@ int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
 {
 	struct tp_qp *qp = ibemu__tp_qp(tp, qpn);
 
-	if (!qp || qp->srq || qp->state == IBEMU_QPS_RESET)
+	if (!qp || qp->srq || qp->state == IBEMU_QPS_RESET ||
+	    qp->type == IBEMU_QPT_XRC_SEND || qp->type == IBEMU_QPT_XRC_RECV)
 		return -EINVAL;
 	return post_rq(tp, qp, &qp->rq, wr, recv_ready(tp, at));
 }

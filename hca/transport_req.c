@@ -78,9 +78,7 @@ static void describe(const struct tp_qp *qp, const struct tp_msg *m,
 		     struct pkt_desc *d)
 {
 	unsigned mtu = mtu_of(qp), k = m->sent, ext = 0;
-	uint8_t op, prefix = qp->type == IBEMU_QPT_RC	? OP_RC
-			     : qp->type == IBEMU_QPT_UC ? OP_UC
-							: OP_UD;
+	uint8_t op, prefix = tp_prefix(qp);
 	int imm = m->opcode == IBEMU_WR_SEND_WITH_IMM ||
 		  m->opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM;
 
@@ -121,6 +119,9 @@ static void describe(const struct tp_qp *qp, const struct tp_msg *m,
 		ext = IBEMU_ATOMICETH_BYTES;
 		break;
 	}
+	/* A14.4.1: every XRC request names its SRQ. */
+	if (qp->type == IBEMU_QPT_XRC_SEND)
+		ext += XRCETH_BYTES;
 	d->opcode = prefix | op;
 	d->hdr = (uint16_t)tp_hdr(ext);
 }
@@ -160,7 +161,7 @@ static int start_check(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 static void local_error(struct ibemu_tp *tp, struct tp_qp *qp, int status)
 {
 	ibemu__tp_send_complete(tp, qp, qp->sq_head, status);
-	if (qp->type == IBEMU_QPT_RC) {
+	if (ibemu_tp_type_rc(qp->type)) {
 		ibemu__tp_qp_error(tp, qp, IBEMU_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -311,7 +312,7 @@ static void build(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m,
 		   m->opcode == IBEMU_WR_RDMA_WRITE_WITH_IMM);
 	/* IBA 9.7.4.1.5: AckReq on the last packet of every request; the
 	 * responder coalesces (transport_resp.c). */
-	pkt->ack_req = d->last && qp->type == IBEMU_QPT_RC;
+	pkt->ack_req = d->last && ibemu_tp_type_rc(qp->type);
 	pkt->cookie = (uint64_t)(uintptr_t)m;
 }
 
@@ -363,7 +364,7 @@ static void sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 		m->sent++;
 	if (m->sent >= m->npsn) {
 		qp->cur = m->next;
-		if (qp->type != IBEMU_QPT_RC) {
+		if (!ibemu_tp_type_rc(qp->type)) {
 			status = take_payload(tp, m);
 			if (status) {
 				/* Nothing lands: the responder drops it. */
@@ -374,7 +375,7 @@ static void sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_msg *m)
 			ibemu__tp_send_complete(tp, qp, m, IBEMU_WC_SUCCESS);
 		}
 	}
-	if (qp->type == IBEMU_QPT_RC && qp->rto_at == UINT64_MAX)
+	if (ibemu_tp_type_rc(qp->type) && qp->rto_at == UINT64_MAX)
 		arm_rto(tp, qp);
 }
 
@@ -552,7 +553,7 @@ static enum comp_step check_psn(const struct tp_qp *qp,
 	const struct tp_msg *head = qp->sq_head;
 	uint32_t psn = in->pkt->psn;
 
-	if (qp->type != IBEMU_QPT_RC ||
+	if (!ibemu_tp_type_rc(qp->type) ||
 	    (qp->state != IBEMU_QPS_RTS && qp->state != IBEMU_QPS_SQD))
 		return COMP_DONE;
 	if (!head || !head->started || psn_diff(psn, head->first_psn) < -1 ||

@@ -171,7 +171,7 @@ static void resp_build(struct ibemu_tp *tp, struct tp_qp *qp,
 	pkt->t_created = ibemu_engine_now(tp->e);
 	pkt->dlid = qp->attr.ah_attr.dlid;
 	pkt->sl = qp->attr.ah_attr.sl;
-	pkt->opcode = OP_RC | opcode;
+	pkt->opcode = tp_prefix(qp) | opcode;
 	pkt->psn = PSN_ADD(r->psn, r->sent);
 	pkt->dqpn = qp->attr.dest_qp_num;
 	pkt->pkey = ibemu__tp_pkey(tp, qp);
@@ -541,7 +541,8 @@ static enum resp_step check_psn(struct tp_qp *qp, const struct rc_req *in)
 
 /* IBA 9.7.5 (and 9.9.3.1, class C): a message's packets come first,
  * middle..., last, of one kind; a new message only after the last. */
-static enum resp_step check_opcode_sequence(const struct tp_qp *qp,
+static enum resp_step check_opcode_sequence(struct ibemu_tp *tp,
+					    struct tp_qp *qp,
 					    const struct rc_req *in)
 {
 	if (in->f & (OPF_RD_ATOMIC | OPF_FIRST)) {
@@ -550,6 +551,12 @@ static enum resp_step check_opcode_sequence(const struct tp_qp *qp,
 	} else if (!qp->in_msg || (in->f & OPF_SEND) != is_send(qp->in_op)) {
 		return RESP_NAK_INVALID_REQUEST;
 	}
+	/* XRC (A14.4.1): the SRQ its XRCETH names must be one of the
+	 * receive QP's domain; it takes the request (and its PD checks
+	 * the keys). One that is not is an Invalid Request. */
+	if (qp->type == IBEMU_QPT_XRC_RECV &&
+	    ibemu__tp_xrc_target(tp, qp, in->m->xrc_srqn))
+		return RESP_NAK_INVALID_REQUEST;
 	return RESP_CHECK_RKEY;
 }
 
@@ -885,7 +892,7 @@ static enum resp_step resp_run(struct ibemu_tp *tp, struct tp_qp *qp,
 	case RESP_CHECK_PSN:
 		return check_psn(qp, in);
 	case RESP_CHECK_OPCODE_SEQUENCE:
-		return check_opcode_sequence(qp, in);
+		return check_opcode_sequence(tp, qp, in);
 	case RESP_CHECK_RKEY:
 		return check_rkey(tp, qp, in);
 	case RESP_CHECK_RESOURCES:
@@ -1040,9 +1047,7 @@ void ibemu__tp_resp_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 			 struct ibemu_pkt *pkt)
 {
 	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
-	uint8_t prefix = qp->type == IBEMU_QPT_RC   ? OP_RC
-			 : qp->type == IBEMU_QPT_UC ? OP_UC
-						    : OP_UD;
+	uint8_t prefix = tp_prefix(qp);
 
 	/* Only a QP ready to receive takes requests of its own type. */
 	if (!m || (pkt->opcode & 0xe0) != prefix ||
@@ -1051,6 +1056,7 @@ void ibemu__tp_resp_recv(struct ibemu_tp *tp, struct tp_qp *qp,
 		return;
 	switch (qp->type) {
 	case IBEMU_QPT_RC:
+	case IBEMU_QPT_XRC_RECV:
 		rc_recv(tp, qp, pkt, m);
 		break;
 	case IBEMU_QPT_UC:

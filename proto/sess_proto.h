@@ -81,6 +81,11 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_KICK = 24, /* c->d, empty, no reply: rings have work */
 	IBEMU_SESS_WAIT = 25,	    /* stream c->d: ibemu_sess_wait */
 	IBEMU_SESS_TICK = 26,	    /* stream d->c: ibemu_sess_tick */
+	/* XRC (verbs_proto.h; 32..36 are XRC's). */
+	IBEMU_SESS_VERBS_XRCD_OPEN = 32,   /* ibemu_verbs_xrcd_req + 0-1 fd */
+	IBEMU_SESS_VERBS_XRCD_CLOSE = 33,  /* ibemu_verbs_obj */
+	IBEMU_SESS_VERBS_XSRQ_CREATE = 34, /* ibemu_verbs_xsrq_req + 1 fd */
+	IBEMU_SESS_VERBS_QP_OPEN = 35,	   /* ibemu_verbs_qp_open */
 	IBEMU_SESS_NTYPES
 };
 

@@ -21,12 +21,13 @@
 #include "sess_proto.h"
 
 /* Objects of one process (one ibv_context). */
-#define IBEMU_VERBS_MAX_QP  4096u
-#define IBEMU_VERBS_MAX_CQ  4096u
-#define IBEMU_VERBS_MAX_SRQ 1024u
-#define IBEMU_VERBS_MAX_PD  4096u
-#define IBEMU_VERBS_MAX_MR  65536u
-#define IBEMU_VERBS_MAX_AH  65536u
+#define IBEMU_VERBS_MAX_QP   4096u
+#define IBEMU_VERBS_MAX_CQ   4096u
+#define IBEMU_VERBS_MAX_SRQ  1024u
+#define IBEMU_VERBS_MAX_PD   4096u
+#define IBEMU_VERBS_MAX_MR   65536u
+#define IBEMU_VERBS_MAX_AH   65536u
+#define IBEMU_VERBS_MAX_XRCD 1024u /* XRC domain opens */
 /*
  * The limits above hold for a process over all its contexts (the daemon
  * enforces them, attach/sess_limits.c), with these that ibv_device_attr
@@ -151,7 +152,8 @@ struct ibemu_verbs_swqe {
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
-	/* UD: the address handle's vector and the destination. */
+	/* UD: the address handle's vector and the destination. XRC send
+	 * QPs: remote_qpn is the XRC SRQ number the request names. */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
 	uint16_t dlid;
@@ -336,6 +338,9 @@ _Static_assert(sizeof(struct ibemu_verbs_cq_req) == 16, "cq is 16 bytes");
 /*
  * QP_CREATE, with the SQ ring's memfd, then the RQ's unless 'srq'. The
  * ring sizes are powers of two at least max_send_wr and max_recv_wr.
+ * IBV_QPT_XRC_SEND: the SQ's memfd only, no recv_cq, srq nor receive
+ * sizes. IBV_QPT_XRC_RECV: no memfd, 'pd' is the XRC domain's handle
+ * (XRCD_OPEN), and every other field is 0.
  */
 struct ibemu_verbs_qp_req {
 	uint32_t qp_type; /* enum ibv_qp_type */
@@ -395,5 +400,41 @@ struct ibemu_verbs_srq_req {
 	uint32_t id;	  /* reply */
 };
 _Static_assert(sizeof(struct ibemu_verbs_srq_req) == 24, "srq is 24 bytes");
+
+/*
+ * XRCD_OPEN (ibv_open_xrcd): with the file's descriptor when 'has_fd' (a
+ * domain is shared by the contexts of one HCA that open the same file,
+ * as the kernel shares it by inode), without one for a domain of its
+ * own. 'oflags': O_CREAT and O_EXCL. 'handle' (reply) names this open
+ * (XRCD_CLOSE, XSRQ_CREATE, QP_CREATE of IBV_QPT_XRC_RECV, QP_OPEN);
+ * 'xrcd' (reply) is the domain's number on the HCA, the same for every
+ * open of one file.
+ */
+struct ibemu_verbs_xrcd_req {
+	uint32_t oflags;
+	uint32_t has_fd;
+	uint32_t handle; /* reply */
+	uint32_t xrcd;	 /* reply */
+};
+_Static_assert(sizeof(struct ibemu_verbs_xrcd_req) == 16, "xrcd is 16 bytes");
+
+/* XSRQ_CREATE (ibv_create_srq_ex, IBV_SRQT_XRC), with the ring's memfd:
+ * the reply's 'id' is also its SRQ number (ibv_get_srq_num). */
+struct ibemu_verbs_xsrq_req {
+	struct ibemu_verbs_srq_req srq;
+	uint32_t xrcd; /* the handle of an open */
+	uint32_t cq;
+};
+_Static_assert(sizeof(struct ibemu_verbs_xsrq_req) == 32, "xsrq is 32 bytes");
+
+/* QP_OPEN (ibv_open_qp): a handle on XRC receive QP 'qpn' of the domain
+ * open 'xrcd' names. */
+struct ibemu_verbs_qp_open {
+	uint32_t qpn;
+	uint32_t xrcd;
+	uint32_t qp_type; /* IBV_QPT_XRC_RECV: the only one */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_verbs_qp_open) == 16, "qp open is 16 bytes");
 
 #endif

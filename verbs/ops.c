@@ -243,34 +243,6 @@ static void abi_placeholder(void)
 {
 }
 
-static struct ibv_qp *open_qp(struct ibv_context *context,
-			      struct ibv_qp_open_attr *attr)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
-}
-
-static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
-{
-	return EOPNOTSUPP;
-}
-
-static struct ibv_srq *create_srq_ex(struct ibv_context *context,
-				     struct ibv_srq_init_attr_ex *attr)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
-}
-
-static struct ibv_xrcd *open_xrcd(struct ibv_context *context,
-				  struct ibv_xrcd_init_attr *attr)
-{
-	return ibemu__verbs_null(EOPNOTSUPP);
-}
-
-static int close_xrcd(struct ibv_xrcd *xrcd)
-{
-	return EOPNOTSUPP;
-}
-
 void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx)
 {
 	struct verbs_context *v = &ctx->vctx;
@@ -308,10 +280,10 @@ void ibemu__verbs_ops_init(struct ibemu_verbs_context *ctx)
 	v->ABI_placeholder2 = abi_placeholder;
 	v->ibv_create_flow = create_flow;
 	v->ABI_placeholder1 = abi_placeholder;
-	v->open_qp = open_qp;
+	v->open_qp = ibemu__verbs_open_qp;
 	v->create_qp_ex = ibemu__verbs_create_qp_ex;
-	v->get_srq_num = get_srq_num;
-	v->create_srq_ex = create_srq_ex;
-	v->open_xrcd = open_xrcd;
-	v->close_xrcd = close_xrcd;
+	v->get_srq_num = ibemu__verbs_get_srq_num;
+	v->create_srq_ex = ibemu__verbs_create_srq_ex;
+	v->open_xrcd = ibemu__verbs_open_xrcd;
+	v->close_xrcd = ibemu__verbs_close_xrcd;
 }

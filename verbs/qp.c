@@ -39,13 +39,23 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 	struct ibemu_verbs_qp_req r;
 	struct ibemu_verbs_qp *qp;
 	int fds[2] = {-1, -1}, ret;
+	/* An XRC send QP has no receive side: its receive CQ, SRQ and
+	 * receive capabilities are ignored, as the kernel ignores them. */
+	int xrc = attr->qp_type == IBV_QPT_XRC_SEND;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD)
+	if (xrc) {
+		attr->recv_cq = NULL;
+		attr->srq = NULL;
+		attr->cap.max_recv_wr = attr->cap.max_recv_sge = 0;
+	} else if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		return ibemu__verbs_null(EINVAL); /* needs its domain: _ex */
+	} else if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+		   attr->qp_type != IBV_QPT_UD) {
 		return ibemu__verbs_null(EOPNOTSUPP);
-	if (!attr->send_cq || !attr->recv_cq ||
+	}
+	if (!attr->send_cq || (!xrc && !attr->recv_cq) ||
 	    attr->send_cq->context != context ||
-	    attr->recv_cq->context != context ||
+	    (!xrc && attr->recv_cq->context != context) ||
 	    (attr->srq && attr->srq->context != context) ||
 	    !qp_caps_ok(&attr->cap, !!attr->srq))
 		return ibemu__verbs_null(EINVAL);
@@ -57,7 +67,7 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 	r.sq_sig_all = !!attr->sq_sig_all;
 	r.pd = pd->handle;
 	r.send_cq = attr->send_cq->handle;
-	r.recv_cq = attr->recv_cq->handle;
+	r.recv_cq = xrc ? 0 : attr->recv_cq->handle;
 	r.srq = attr->srq ? attr->srq->handle : 0;
 	r.max_send_wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
 	r.max_recv_wr = attr->srq ? 0 : attr->cap.max_recv_wr;
@@ -73,7 +83,7 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 		ret = -fds[0];
 		goto err_free;
 	}
-	if (!attr->srq) {
+	if (!attr->srq && !xrc) {
 		r.rq_entries =
 			ibemu__verbs_pow2(r.max_recv_wr ? r.max_recv_wr : 1);
 		fds[1] = ibemu__verbs_ring_create(
@@ -84,7 +94,7 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 		}
 	}
 	ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_QP_CREATE, &r, sizeof(r),
-				fds, attr->srq ? 1 : 2);
+				fds, attr->srq || xrc ? 1 : 2);
 	if (ret)
 		goto err_rq;
 	close(fds[0]);
@@ -260,7 +270,7 @@ int ibemu__ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
 
 		qp->state = attr->qp_state;
-		if (attr->qp_state == IBV_QPS_RESET) {
+		if (attr->qp_state == IBV_QPS_RESET && q->sq.hdr) {
 			/* The daemon emptied the queues. */
 			q->sq.idx = q->sq.hdr->prod;
 			if (q->rq.hdr)
@@ -291,7 +301,10 @@ int ibemu__ibv_destroy_qp(struct ibv_qp *qp)
 		}
 	}
 	pthread_mutex_unlock(&qp->context->mutex);
-	ibemu__verbs_pd_use(qp->pd, -1);
+	if (qp->pd) /* an XRC receive QP has none */
+		ibemu__verbs_pd_use(qp->pd, -1);
+	if (q->xrcd)
+		ibemu__verbs_xrcd_use(q->xrcd, -1);
 	ibemu__verbs_ring_destroy(&q->sq);
 	ibemu__verbs_ring_destroy(&q->rq);
 	pthread_mutex_destroy(&q->sq_lock);
@@ -340,7 +353,8 @@ int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (q->qp.qp_type != IBV_QPT_RC)
+		if (q->qp.qp_type != IBV_QPT_RC &&
+		    q->qp.qp_type != IBV_QPT_XRC_SEND)
 			return EINVAL;
 		break;
 	default:
@@ -399,6 +413,9 @@ int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	/* XRC (A14.4.1): every request names the SRQ that takes it. */
+	if (q->qp.qp_type == IBV_QPT_XRC_SEND)
+		w->remote_qpn = wr->qp_type.xrc.remote_srqn;
 	return 0;
 }
 
@@ -438,9 +455,10 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EIO;
 	}
-	/* IBA 10.8.2: sends are posted to a QP in RTS or later. */
+	/* IBA 10.8.2: sends are posted to a QP in RTS or later; an XRC
+	 * receive QP has no send queue. */
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
-	    qp->state == IBV_QPS_RTR) {
+	    qp->state == IBV_QPS_RTR || !q->sq.hdr) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -513,7 +531,7 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EIO;
 	}
-	if (qp->srq || qp->state == IBV_QPS_RESET) {
+	if (qp->srq || !q->rq.hdr || qp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -571,9 +589,17 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_create_srq, ibv_create_srq, "IBVERBS_1.1");
 struct ibv_srq *ibemu__ibv_create_srq(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr)
 {
+	return ibemu__verbs_srq_create(pd, attr, NULL, NULL);
+}
+
+struct ibv_srq *ibemu__verbs_srq_create(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *attr,
+					struct ibemu_verbs_xrcd *xrcd,
+					struct ibv_cq *cq)
+{
 	struct ibv_context *context = pd->context;
 	struct ibemu_verbs_context *ctx = ctx_of(context);
-	struct ibemu_verbs_srq_req r;
+	struct ibemu_verbs_xsrq_req r;
 	struct ibemu_verbs_srq *s;
 	int fd, ret;
 
@@ -585,34 +611,45 @@ struct ibv_srq *ibemu__ibv_create_srq(struct ibv_pd *pd,
 	if (!s)
 		return ibemu__verbs_null(ENOMEM);
 	memset(&r, 0, sizeof(r));
-	r.pd = pd->handle;
-	r.max_wr = attr->attr.max_wr;
-	r.max_sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
-	r.srq_limit = attr->attr.srq_limit;
-	r.entries = ibemu__verbs_pow2(r.max_wr);
-	fd = ibemu__verbs_ring_create(&s->ring, r.entries,
+	r.srq.pd = pd->handle;
+	r.srq.max_wr = attr->attr.max_wr;
+	r.srq.max_sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
+	r.srq.srq_limit = attr->attr.srq_limit;
+	r.srq.entries = ibemu__verbs_pow2(r.srq.max_wr);
+	fd = ibemu__verbs_ring_create(&s->ring, r.srq.entries,
 				      sizeof(struct ibemu_verbs_rwqe));
 	if (fd < 0) {
 		free(s);
 		return ibemu__verbs_null(-fd);
 	}
-	ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_SRQ_CREATE, &r, sizeof(r),
-				&fd, 1);
+	if (xrcd) {
+		r.xrcd = xrcd->handle;
+		r.cq = cq->handle;
+		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_XSRQ_CREATE, &r,
+					sizeof(r), &fd, 1);
+	} else {
+		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_SRQ_CREATE,
+					&r.srq, sizeof(r.srq), &fd, 1);
+	}
 	close(fd);
 	if (ret) {
 		ibemu__verbs_ring_destroy(&s->ring);
 		free(s);
 		return ibemu__verbs_null(ret);
 	}
-	s->max_wr = r.max_wr;
-	s->max_sge = r.max_sge;
-	s->ring.cap = r.max_wr;
-	attr->attr.max_wr = r.max_wr;
-	attr->attr.max_sge = r.max_sge;
+	s->max_wr = r.srq.max_wr;
+	s->max_sge = r.srq.max_sge;
+	s->ring.cap = r.srq.max_wr;
+	attr->attr.max_wr = r.srq.max_wr;
+	attr->attr.max_sge = r.srq.max_sge;
 	s->srq.context = context;
 	s->srq.srq_context = attr->srq_context;
 	s->srq.pd = pd;
-	s->srq.handle = r.id;
+	s->srq.handle = r.srq.id;
+	s->xrcd = xrcd;
+	s->cq = cq;
+	if (xrcd)
+		ibemu__verbs_xrcd_use(xrcd, 1);
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
 	pthread_mutex_init(&s->lock, NULL);
@@ -685,6 +722,8 @@ int ibemu__ibv_destroy_srq(struct ibv_srq *srq)
 	}
 	pthread_mutex_unlock(&srq->context->mutex);
 	ibemu__verbs_pd_use(srq->pd, -1);
+	if (s->xrcd)
+		ibemu__verbs_xrcd_use(s->xrcd, -1);
 	ibemu__verbs_ring_destroy(&s->ring);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&srq->cond);

@@ -153,6 +153,15 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	b->wr.wr.ud.remote_qkey = remote_qkey;
 }
 
+/* XRC send QPs: the SRQ the request under construction names. */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct ibemu_verbs_wr_build *b = current(qpx);
+
+	if (b)
+		b->wr.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 			    const struct ibv_sge *sg_list)
 {
@@ -277,6 +286,7 @@ static void set_builders(struct ibv_qp_ex *qpx)
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
@@ -285,14 +295,14 @@ static void set_builders(struct ibv_qp_ex *qpx)
 
 /*
  * The create_qp_ex op (ibv_create_qp_ex() calls ibv_create_qp() itself
- * when only a PD is given). XRC, RSS and TSO QPs and creation flags are
- * EOPNOTSUPP, as are builders ibemu lacks (memory windows, invalidation,
- * TSO, atomic write).
+ * when only a PD is given). An XRC receive QP takes its domain instead
+ * (xrc.c). RSS and TSO QPs and creation flags are EOPNOTSUPP, as are
+ * builders ibemu lacks (memory windows, invalidation, TSO, atomic write).
  */
 struct ibv_qp *ibemu__verbs_create_qp_ex(struct ibv_context *context,
 					 struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			       IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -311,6 +321,8 @@ struct ibv_qp *ibemu__verbs_create_qp_ex(struct ibv_context *context,
 
 	if (attr->comp_mask & ~known)
 		return ibemu__verbs_null(EOPNOTSUPP);
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return ibemu__verbs_xrc_recv_qp_create(context, attr);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context)
 		return ibemu__verbs_null(EINVAL);

@@ -17,12 +17,12 @@
 
 /* What the emulated HCA can do, in ibv_device_attr's flags: counters of
  * P_Key and Q_Key violations (PMA), events, RNR NAKs, the system image
- * GUID. Listed here, where the device is described; the transport makes
- * them true. */
+ * GUID, XRC (verbs/xrc.c). Listed here, where the device is described;
+ * the transport makes them true. */
 #define DEVICE_CAP_FLAGS                                            \
 	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |      \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID | \
-	 IBV_DEVICE_RC_RNR_NAK_GEN)
+	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC)
 
 void ibemu__verbs_device_attr(struct ibemu_verbs_context *ctx,
 			      struct ibv_device_attr *a)

@@ -128,6 +128,7 @@ struct ibemu_verbs_qp {
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
 	struct ibemu_verbs_wr_build *build; /* with send ops only */
+	struct ibemu_verbs_xrcd *xrcd;	    /* an XRC receive QP's */
 };
 
 struct ibemu_verbs_srq {
@@ -136,6 +137,16 @@ struct ibemu_verbs_srq {
 	pthread_mutex_t lock;
 	struct ibemu_verbs_ring ring;
 	uint32_t max_wr, max_sge;
+	/* An XRC SRQ (xrc.c): its domain, CQ and number; else NULL. */
+	struct ibemu_verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+};
+
+/* An open XRC domain (xrc.c): 'handle' names the open on the stream. */
+struct ibemu_verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t handle;
+	unsigned users; /* XRC SRQs and QPs made or opened through it */
 };
 
 struct ibemu_verbs_pd {
@@ -303,6 +314,26 @@ void *ibemu__verbs_ring_slot(const struct ibemu_verbs_ring *r);
 /* Fills send WQE 'w' from 'wr'; 0 or the errno a provider gives. */
 int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 			   const struct ibv_send_wr *wr);
+/* qp.c: an SRQ as ibv_create_srq() makes it, in XRC domain 'xrcd'
+ * with CQ 'cq' if 'xrcd' is not NULL; NULL with errno set. */
+struct ibv_srq *ibemu__verbs_srq_create(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *attr,
+					struct ibemu_verbs_xrcd *xrcd,
+					struct ibv_cq *cq);
+/* xrc.c: XRC domains, SRQs and receive QPs (the ops of ops.c). */
+struct ibv_qp *
+ibemu__verbs_xrc_recv_qp_create(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *attr);
+struct ibv_xrcd *ibemu__verbs_open_xrcd(struct ibv_context *context,
+					struct ibv_xrcd_init_attr *attr);
+int ibemu__verbs_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_srq *ibemu__verbs_create_srq_ex(struct ibv_context *context,
+					   struct ibv_srq_init_attr_ex *attr);
+int ibemu__verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+struct ibv_qp *ibemu__verbs_open_qp(struct ibv_context *context,
+				    struct ibv_qp_open_attr *attr);
+/* Whether XRC SRQ or QP 'obj' of domain 'x' is made (+1) or goes (-1). */
+void ibemu__verbs_xrcd_use(struct ibemu_verbs_xrcd *x, int d);
 /* qp_ex.c: the create_qp_ex op */
 struct ibv_qp *ibemu__verbs_create_qp_ex(struct ibv_context *context,
 					 struct ibv_qp_init_attr_ex *attr);
