@@ -95,6 +95,7 @@ static int gone_call(uint16_t type)
 	case IBEMU_SESS_VERBS_CQ_DESTROY:
 	case IBEMU_SESS_VERBS_QP_DESTROY:
 	case IBEMU_SESS_VERBS_SRQ_DESTROY:
+	case IBEMU_SESS_VERBS_XRCD_CLOSE:
 		return 0;
 	default:
 		return EIO;
@@ -123,6 +124,13 @@ static void charge_call(struct ibemu_verbs_context *ctx, uint16_t type)
 		{IBEMU_SESS_VERBS_SRQ_MODIFY, IBEMU_VCOST_SRQ_MODIFY},
 		{IBEMU_SESS_VERBS_SRQ_QUERY, IBEMU_VCOST_SRQ_QUERY},
 		{IBEMU_SESS_VERBS_SRQ_DESTROY, IBEMU_VCOST_SRQ_DESTROY},
+		/* XRC: an XRC domain is allocated and freed by firmware as a
+		 * PD is, an XRC SRQ made as an SRQ; opening a QP looks it up
+		 * as a query does. */
+		{IBEMU_SESS_VERBS_XRCD_OPEN, IBEMU_VCOST_PD_ALLOC},
+		{IBEMU_SESS_VERBS_XRCD_CLOSE, IBEMU_VCOST_PD_FREE},
+		{IBEMU_SESS_VERBS_XSRQ_CREATE, IBEMU_VCOST_SRQ_CREATE},
+		{IBEMU_SESS_VERBS_QP_OPEN, IBEMU_VCOST_QP_QUERY},
 	};
 	size_t i;
 

@@ -40,6 +40,8 @@ SAME(IBEMU_QPS_ERR, IBV_QPS_ERR);
 SAME(IBEMU_QPS_SQE, IBV_QPS_SQE);
 SAME(IBEMU_QPT_UD, IBV_QPT_UD);
 SAME(IBEMU_QPT_RC, IBV_QPT_RC);
+SAME(IBEMU_QPT_XRC_SEND, IBV_QPT_XRC_SEND);
+SAME(IBEMU_QPT_XRC_RECV, IBV_QPT_XRC_RECV);
 SAME(IBEMU_QP_DEST_QPN, IBV_QP_DEST_QPN);
 SAME(IBEMU_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC);
 SAME(IBEMU_QP_MIN_RNR_TIMER, IBV_QP_MIN_RNR_TIMER);
@@ -1475,6 +1477,167 @@ static void test_srq(void)
 	fx_down(&f);
 }
 
+/*
+ * Takes XRC QP 'qpn' of 'h' to RTS towards 'dqpn' at 'dlid' with the
+ * masks of its side (ib_modify_qp_is_ok()): the send side takes no
+ * responder attributes, the receive side no requester ones.
+ */
+static void xrc_connect(struct host *h, uint32_t qpn, int recv, uint16_t dlid,
+			uint32_t dqpn)
+{
+	const uint32_t rd =
+		IBEMU_QP_MAX_DEST_RD_ATOMIC | IBEMU_QP_MIN_RNR_TIMER;
+	const uint32_t rq = IBEMU_QP_RETRY_CNT | IBEMU_QP_RNR_RETRY |
+			    IBEMU_QP_MAX_QP_RD_ATOMIC;
+	uint32_t mask = IBEMU_QP_STATE | IBEMU_QP_AV | IBEMU_QP_PATH_MTU |
+			IBEMU_QP_DEST_QPN | IBEMU_QP_RQ_PSN;
+	struct ibemu_tp_qp_attr at = {.qp_state = IBEMU_QPS_INIT,
+				      .port_num = 1,
+				      .qp_access_flags = 0xe};
+
+	T_EQ_INT(ibemu_tp_qp_modify(h->tp, qpn, &at,
+				    IBEMU_QP_STATE | IBEMU_QP_PKEY_INDEX |
+					    IBEMU_QP_PORT |
+					    IBEMU_QP_ACCESS_FLAGS),
+		 0);
+	at = (struct ibemu_tp_qp_attr){
+		.qp_state = IBEMU_QPS_RTR,
+		.path_mtu = 5,
+		.dest_qp_num = dqpn,
+		.rq_psn = 9,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = 1,
+		.ah_attr = {.dlid = dlid, .port_num = 1}};
+	/* The other side's attributes are refused. */
+	T_EQ_INT(ibemu_tp_qp_modify(h->tp, qpn, &at, mask | (recv ? 0 : rd)),
+		 -EINVAL);
+	T_EQ_INT(ibemu_tp_qp_modify(h->tp, qpn, &at, mask | (recv ? rd : 0)),
+		 0);
+	at = (struct ibemu_tp_qp_attr){.qp_state = IBEMU_QPS_RTS,
+				       .timeout = 14,
+				       .retry_cnt = 7,
+				       .rnr_retry = 7,
+				       .sq_psn = 9,
+				       .max_rd_atomic = 4};
+	mask = IBEMU_QP_STATE | IBEMU_QP_TIMEOUT | IBEMU_QP_SQ_PSN;
+	T_EQ_INT(ibemu_tp_qp_modify(h->tp, qpn, &at, mask | rq),
+		 (recv ? -EINVAL : 0));
+	if (recv)
+		T_EQ_INT(ibemu_tp_qp_modify(h->tp, qpn, &at, mask), 0);
+}
+
+/* Posts an XRC SEND of 8 bytes naming SRQ 'srqn'. */
+static void xrc_send(struct host *a, uint32_t qpn, uint64_t id, uint32_t srqn)
+{
+	struct ibemu_tp_sge s = {(uintptr_t)a->buf, 8, a->key};
+	struct ibemu_tp_send_wr wr = {.wr_id = id,
+				      .opcode = IBEMU_WR_SEND,
+				      .send_flags = IBEMU_SEND_SIGNALED,
+				      .sg_list = &s,
+				      .num_sge = 1,
+				      .xrc_srqn = srqn};
+
+	T_EQ_INT(ibemu_tp_post_send(a->tp, qpn, &wr), 0);
+}
+
+/*
+ * XRC (IBA Annex A14): domains by key, an XRC SRQ whose CQ gets the
+ * receive of the receive QP a request reached, XRCETH's 4 bytes on the
+ * wire (not in the ACK), and an SRQ number the domain lacks: NAK Invalid
+ * Request, the receive QP to Error.
+ */
+static void test_xrc(void)
+{
+	struct ibemu_tp_srq_attr sa = {8, 1, 0};
+	struct ibemu_tp_qp_init in = {0};
+	struct ibemu_tp_qp_attr q;
+	uint32_t x, x2, x3, cq2, srq, ini, tgt;
+	struct ibemu_tp_sge s;
+	struct ibemu_tp_recv_wr wr;
+	struct host *a, *b;
+	uint64_t data;
+	struct fx f;
+
+	fx_up(&f);
+	a = &f.h[0];
+	b = &f.h[1];
+	/* Domains: one per key, shared by every open of it. */
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 5, 6, 0, 0, &x), -EAGAIN);
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 5, 6, 1, 1, &x), 0);
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 5, 6, 1, 1, &x2), -EINVAL);
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 5, 6, 0, 0, &x2), 0);
+	T_EQ_INT(x2, x);
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 0, 0, 0, 0, &x3), 0);
+	T_TRUE(x3 != x);
+	T_EQ_INT(ibemu_tp_cq_create(b->tp, &cq2), 0);
+	T_EQ_INT(ibemu_tp_xrc_srq_create(b->tp, b->pd, x, cq2, &sa, NULL, &srq),
+		 0);
+	in = (struct ibemu_tp_qp_init){.qp_type = IBEMU_QPT_XRC_RECV,
+				       .xrcd = x};
+	T_EQ_INT(ibemu_tp_qp_create(b->tp, &in, &tgt), 0);
+	/* A receive QP has no PD, CQs nor queues; a send QP no receive
+	 * side; a basic QP cannot take an XRC SRQ. */
+	in.pd = b->pd;
+	T_EQ_INT(ibemu_tp_qp_create(b->tp, &in, &ini), -EINVAL);
+	in = (struct ibemu_tp_qp_init){.qp_type = IBEMU_QPT_XRC_SEND,
+				       .pd = a->pd,
+				       .send_cq = a->cq,
+				       .recv_cq = a->cq,
+				       .max_send_wr = 16,
+				       .max_send_sge = 1};
+	T_EQ_INT(ibemu_tp_qp_create(a->tp, &in, &ini), -EINVAL);
+	in.recv_cq = 0;
+	T_EQ_INT(ibemu_tp_qp_create(a->tp, &in, &ini), 0);
+	in = (struct ibemu_tp_qp_init){.qp_type = IBEMU_QPT_RC,
+				       .pd = b->pd,
+				       .send_cq = b->cq,
+				       .recv_cq = b->cq,
+				       .srq = srq};
+	T_EQ_INT(ibemu_tp_qp_create(b->tp, &in, &x3), -EINVAL);
+	xrc_connect(a, ini, 0, b->lid, tgt);
+	xrc_connect(b, tgt, 1, a->lid, ini);
+	/* Only the domain's last open frees it, and not while used. */
+	T_EQ_INT(ibemu_tp_xrcd_close(b->tp, x), 0);
+	T_EQ_INT(ibemu_tp_xrcd_close(b->tp, x), -EBUSY);
+	s = (struct ibemu_tp_sge){(uintptr_t)b->buf + 64, 64, b->key};
+	wr = (struct ibemu_tp_recv_wr){42, &s, 1};
+	T_EQ_INT(ibemu_tp_srq_post_recv(b->tp, srq, &wr), 0);
+	fill(a, 0, 8, 3);
+	xrc_send(a, ini, 7, srq);
+	run(&f);
+	T_EQ_INT(b->ncqe, 1);
+	T_EQ_U64(b->cqe[0].wr_id, 42);
+	T_EQ_INT(b->cqe[0].status, IBEMU_WC_SUCCESS);
+	T_EQ_INT(b->cqe[0].qp_num, tgt);
+	T_EQ_INT(b->cqe[0].src_qp, ini);
+	T_EQ_INT(b->cqe[0].byte_len, 8);
+	T_TRUE(!memcmp(b->buf + 64, a->buf, 8));
+	T_EQ_INT(a->ncqe, 1);
+	T_EQ_INT(a->cqe[0].status, IBEMU_WC_SUCCESS);
+	/* SEND_ONLY with XRCETH: 34 + 4 bytes, header 24; the ACK has none
+	 * (30 bytes, header 24). */
+	data = IBEMU_TP_DOORBELL_PS + path_ps(1, 24, 38);
+	T_EQ_U64(b->cqe_t[0], data);
+	T_EQ_U64(a->cqe_t[0], data + path_ps(1, 24, 30));
+	/* An SRQ number the domain does not have. */
+	xrc_send(a, ini, 8, srq + 1);
+	run(&f);
+	T_EQ_INT(a->ncqe, 2);
+	T_EQ_INT(a->cqe[1].status, IBEMU_WC_REM_INV_REQ_ERR);
+	T_EQ_INT(ibemu_tp_qp_query(b->tp, tgt, &q), 0);
+	T_EQ_INT(q.qp_state, IBEMU_QPS_ERR);
+	T_EQ_INT(b->ncqe, 1);
+	/* Teardown: the domain goes with its last user. */
+	T_EQ_INT(ibemu_tp_cq_destroy(b->tp, cq2), -EBUSY);
+	T_EQ_INT(ibemu_tp_qp_destroy(b->tp, tgt), 0);
+	T_EQ_INT(ibemu_tp_xrcd_close(b->tp, x), -EBUSY);
+	T_EQ_INT(ibemu_tp_srq_destroy(b->tp, srq), 0);
+	T_EQ_INT(ibemu_tp_cq_destroy(b->tp, cq2), 0);
+	T_EQ_INT(ibemu_tp_xrcd_close(b->tp, x), 0);
+	T_EQ_INT(ibemu_tp_xrcd_open(b->tp, 5, 6, 0, 0, &x), -EAGAIN);
+	fx_down(&f);
+}
+
 /* Inline data, several SGEs and an unsignaled WR. */
 static void test_inline_sgl(void)
 {
@@ -1668,6 +1831,7 @@ void ibemu_test_register_hca_transport(void)
 		{"uc_reuse_at_completion", test_uc_reuse_at_completion},
 		{"large_write", test_large_write},
 		{"srq", test_srq},
+		{"xrc", test_xrc},
 		{"inline_sgl", test_inline_sgl},
 		{"dereg_read", test_dereg_read},
 		{"dereg_write", test_dereg_write},
