@@ -9,15 +9,18 @@ naming an SRQ that does not exist or is of another domain (NAK Invalid
 Request a round trip later, IBV_WC_REM_INV_REQ_ERR), ibv_close_xrcd with
 objects alive (EBUSY); two processes of one host sharing a domain by its
 file (ibv_open_qp, a message through one process's QPs into the other's
-SRQ), and a host that does not share it."""
+SRQ), and a host that does not share it. Last, the XRC calls spoken raw:
+every handle, type and count a client gives the daemon is checked."""
 
 import os
 import re
+import struct
 import subprocess
 import tempfile
 
 from harness import IBEMU, IbemuTestCase, main, tool_env, topology
 from programs import PingpongRunner, free_port, listening
+from sessproto import ERROR, RawVerbs
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "verbs-xrc")
@@ -173,6 +176,113 @@ class XrcTest(PingpongRunner, IbemuTestCase):
                     p.communicate()
         self.client("xrcshare", "hca05", "other", path)
         self.down("xrcshare")
+
+
+# Session message types (proto/sess_proto.h).
+PD_ALLOC, CQ_CREATE, QP_CREATE, QP_DESTROY = 10, 14, 16, 19
+XRCD_OPEN, XRCD_CLOSE, XSRQ_CREATE, QP_OPEN = 32, 33, 34, 35
+EINVAL, EBUSY = -22, -16
+
+
+class XrcRawTest(RawVerbs, IbemuTestCase):
+    def ok(self, s, type_, payload, fds=()):
+        t, st, body = self.call(s, type_, payload, fds)
+        for fd in fds:
+            os.close(fd)
+        self.assertEqual((t, st), (type_, 0), body)
+        return body
+
+    def refused(self, s, type_, payload, fds=(), errno=EINVAL):
+        t, st, _ = self.call(s, type_, payload, fds)
+        for fd in fds:
+            os.close(fd)
+        self.assertEqual((t, st), (ERROR, errno), (type_, payload))
+
+    def objects(self, s):
+        """A PD and a CQ of stream 's'."""
+        pd = struct.unpack("=II", self.ok(s, PD_ALLOC, bytes(8)))[0]
+        fd, _ = self.ring(256, 64)
+        cq = struct.unpack("=4I", self.ok(s, CQ_CREATE,
+                                          struct.pack("=4I", 256, 0, 0, 0),
+                                          [fd]))[2]
+        return pd, cq
+
+    def xsrq(self, pd, xrcd, cq, entries=4, max_wr=4):
+        fd, _ = self.ring(entries, 504)
+        return struct.pack("=8I", pd, max_wr, 1, 0, entries, 0, xrcd,
+                           cq), [fd]
+
+    def test_checked(self):
+        self.up(FAT, "xrcraw")
+        a, _, _ = self.verbs_open("xrcraw", "hca06")
+        b, _, _ = self.verbs_open("xrcraw", "hca06")
+        pd_a, cq_a = self.objects(a)
+        pd_b, cq_b = self.objects(b)
+        # XRCD_OPEN: an fd announced and none sent, one sent unannounced,
+        # flags other than O_CREAT and O_EXCL.
+        self.refused(a, XRCD_OPEN, struct.pack("=4I", 0x40, 1, 0, 0))
+        fd = os.open(self.rundir, os.O_RDONLY)
+        self.refused(a, XRCD_OPEN, struct.pack("=4I", 0x40, 0, 0, 0), [fd])
+        self.refused(a, XRCD_OPEN, struct.pack("=4I", 0x41, 0, 0, 0))
+        # Two streams opening one file share its domain (the same
+        # number), each by a handle of its own; 'a' has a domain of its
+        # own first, so its handle on the file's is one 'b' lacks.
+        anon = struct.unpack("=4I", self.ok(
+            a, XRCD_OPEN, struct.pack("=4I", 0, 0, 0, 0)))[2]
+        fd = os.open(self.rundir, os.O_RDONLY)
+        ha, xa = struct.unpack("=4I", self.ok(
+            a, XRCD_OPEN, struct.pack("=4I", 0x40, 1, 0, 0), [fd]))[2:]
+        fd = os.open(self.rundir, os.O_RDONLY)
+        hb, xb = struct.unpack("=4I", self.ok(
+            b, XRCD_OPEN, struct.pack("=4I", 0, 1, 0, 0), [fd]))[2:]
+        self.assertEqual(xa, xb)
+        self.assertNotEqual(ha, hb)
+        # XSRQ_CREATE: a handle, PD or CQ of no object of the stream, a
+        # ring smaller than max_wr.
+        for args in ((pd_a, ha + 100, cq_a), (pd_a, ha, cq_b),
+                     (pd_b, ha, cq_a), (pd_a, 0, cq_a)):
+            self.refused(a, XSRQ_CREATE, *self.xsrq(*args))
+        self.refused(a, XSRQ_CREATE, *self.xsrq(pd_a, ha, cq_a, 2, 4))
+        body = self.ok(a, XSRQ_CREATE, *self.xsrq(pd_a, ha, cq_a))
+        srq = struct.unpack("=8I", body)[5]
+        # QP_CREATE of an XRC receive QP: its 'pd' is a domain handle of
+        # the stream; no CQ, SRQ, queue sizes nor ring.
+        def recv_qp(pd, *rest, fds=()):
+            return struct.pack("=14I", 10, 0, pd, *rest), list(fds)
+        self.refused(a, QP_CREATE, *recv_qp(ha + 5, *[0] * 11))
+        self.refused(a, QP_CREATE, *recv_qp(ha, cq_a, *[0] * 10))
+        self.refused(a, QP_CREATE, *recv_qp(ha, 0, 0, srq, *[0] * 8))
+        self.refused(a, QP_CREATE, *recv_qp(ha, 0, 0, 0, 4, *[0] * 7))
+        fd, _ = self.ring(4, 560)
+        self.refused(a, QP_CREATE, *recv_qp(ha, *[0] * 11, fds=[fd]))
+        tgt = struct.unpack("=14I", self.ok(
+            a, QP_CREATE, *recv_qp(ha, *[0] * 11)))[13]
+        # An XRC send QP has no receive side; unknown types are refused.
+        for type_, rcq in ((9, cq_a), (11, cq_a), (1, cq_a)):
+            fd, _ = self.ring(4, 560)
+            self.refused(a, QP_CREATE, struct.pack(
+                "=14I", type_, 0, pd_a, cq_a, rcq, 0, 4, 0, 1, 0, 0, 4, 0,
+                0), [fd])
+        # QP_OPEN: only an XRC receive QP of the domain the handle opens.
+        self.refused(b, QP_OPEN, struct.pack("=4I", tgt, ha, 10, 0))
+        self.refused(a, QP_OPEN, struct.pack("=4I", tgt, anon, 10, 0))
+        self.refused(b, QP_OPEN, struct.pack("=4I", tgt, hb, 2, 0))
+        self.refused(b, QP_OPEN, struct.pack("=4I", tgt + 50, hb, 10, 0))
+        self.ok(b, QP_OPEN, struct.pack("=4I", tgt, hb, 10, 0))
+        # XRCD_CLOSE: another stream's handle, and one with objects.
+        self.refused(b, XRCD_CLOSE, struct.pack("=II", ha, 0))
+        self.refused(a, XRCD_CLOSE, struct.pack("=II", ha, 0),
+                     errno=EBUSY)
+        self.refused(b, XRCD_CLOSE, struct.pack("=II", hb, 0),
+                     errno=EBUSY)
+        # The maker's handle on the QP goes; the opener's keeps it.
+        self.ok(a, QP_DESTROY, struct.pack("=II", tgt, 0))
+        self.ok(b, QP_DESTROY, struct.pack("=II", tgt, 0))
+        self.ok(b, XRCD_CLOSE, struct.pack("=II", hb, 0))
+        # Closing the stream takes the SRQ and the domain with it.
+        a.close()
+        b.close()
+        self.down("xrcraw")
 
 
 if __name__ == "__main__":
