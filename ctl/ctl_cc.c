@@ -201,6 +201,10 @@ static const char *qp_type_name(unsigned type)
 		return "RC";
 	case IBEMU_QPT_UC:
 		return "UC";
+	case IBEMU_QPT_XRC_SEND:
+		return "XRC_SEND";
+	case IBEMU_QPT_XRC_RECV:
+		return "XRC_RECV";
 	default:
 		return "UD";
 	}
