@@ -15,7 +15,7 @@
 #define OP_UC  0x20
 #define OP_UD  0x60
 #define OP_XRC 0xa0 /* IBA Annex A14: the XRC opcodes */
-/* XRCETH (A14.4.1): the XRC SRQ number, in every XRC request. */
+/* XRCETH (IBA Annex A14): the XRC SRQ number, in every XRC request. */
 #define XRCETH_BYTES 4
 enum tp_opcode {
 	OP_SEND_FIRST = 0x00,
@@ -379,7 +379,7 @@ static inline int tp_opcode_rc(uint8_t opcode)
 }
 
 /*
- * XRC receive QP 'qp' takes a request naming XRC SRQ 'srqn' (A14.4.1):
+ * XRC receive QP 'qp' takes a request naming XRC SRQ 'srqn' (Annex A14):
  * the SRQ becomes the QP's for it (its receives, its PD for every key
  * check). 0, or -EINVAL if the SRQ does not exist or is not in the QP's
  * domain.

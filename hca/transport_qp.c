@@ -331,7 +331,7 @@ void ibemu__tp_recv_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 
 	out.wr_id = w->wr_id;
 	out.qp_num = qp->qpn;
-	/* An XRC receive completes on its SRQ's CQ (A14.4.2); an SRQ
+	/* An XRC receive completes on its SRQ's CQ (Annex A14); an SRQ
 	 * destroyed meanwhile took its CQ with it. */
 	if (qp->type != IBEMU_QPT_XRC_RECV)
 		ibemu__tp_cqe(tp, qp->rcq, &out);

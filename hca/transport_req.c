@@ -119,7 +119,7 @@ static void describe(const struct tp_qp *qp, const struct tp_msg *m,
 		ext = IBEMU_ATOMICETH_BYTES;
 		break;
 	}
-	/* A14.4.1: every XRC request names its SRQ. */
+	/* Annex A14: every XRC request names its SRQ. */
 	if (qp->type == IBEMU_QPT_XRC_SEND)
 		ext += XRCETH_BYTES;
 	d->opcode = prefix | op;

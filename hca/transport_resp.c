@@ -551,7 +551,7 @@ static enum resp_step check_opcode_sequence(struct ibemu_tp *tp,
 	} else if (!qp->in_msg || (in->f & OPF_SEND) != is_send(qp->in_op)) {
 		return RESP_NAK_INVALID_REQUEST;
 	}
-	/* XRC (A14.4.1): the SRQ its XRCETH names must be one of the
+	/* XRC (Annex A14): the SRQ its XRCETH names must be one of the
 	 * receive QP's domain; it takes the request (and its PD checks
 	 * the keys). One that is not is an Invalid Request. */
 	if (qp->type == IBEMU_QPT_XRC_RECV &&

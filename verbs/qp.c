@@ -413,7 +413,7 @@ int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	/* XRC (A14.4.1): every request names the SRQ that takes it. */
+	/* XRC (IBA Annex A14): every request names the SRQ that takes it. */
 	if (q->qp.qp_type == IBV_QPT_XRC_SEND)
 		w->remote_qpn = wr->qp_type.xrc.remote_srqn;
 	return 0;
