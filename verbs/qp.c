@@ -303,8 +303,6 @@ int ibemu__ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_unlock(&qp->context->mutex);
 	if (qp->pd) /* an XRC receive QP has none */
 		ibemu__verbs_pd_use(qp->pd, -1);
-	if (q->xrcd)
-		ibemu__verbs_xrcd_use(q->xrcd, -1);
 	ibemu__verbs_ring_destroy(&q->sq);
 	ibemu__verbs_ring_destroy(&q->rq);
 	pthread_mutex_destroy(&q->sq_lock);
@@ -648,8 +646,6 @@ struct ibv_srq *ibemu__verbs_srq_create(struct ibv_pd *pd,
 	s->srq.handle = r.srq.id;
 	s->xrcd = xrcd;
 	s->cq = cq;
-	if (xrcd)
-		ibemu__verbs_xrcd_use(xrcd, 1);
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
 	pthread_mutex_init(&s->lock, NULL);
@@ -722,8 +718,6 @@ int ibemu__ibv_destroy_srq(struct ibv_srq *srq)
 	}
 	pthread_mutex_unlock(&srq->context->mutex);
 	ibemu__verbs_pd_use(srq->pd, -1);
-	if (s->xrcd)
-		ibemu__verbs_xrcd_use(s->xrcd, -1);
 	ibemu__verbs_ring_destroy(&s->ring);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&srq->cond);

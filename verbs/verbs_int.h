@@ -142,11 +142,11 @@ struct ibemu_verbs_srq {
 	struct ibv_cq *cq;
 };
 
-/* An open XRC domain (xrc.c): 'handle' names the open on the stream. */
+/* An open XRC domain (xrc.c): 'handle' names the open on the stream;
+ * the daemon counts what was made through it (EBUSY at close). */
 struct ibemu_verbs_xrcd {
 	struct ibv_xrcd xrcd;
 	uint32_t handle;
-	unsigned users; /* XRC SRQs and QPs made or opened through it */
 };
 
 struct ibemu_verbs_pd {
@@ -332,8 +332,6 @@ struct ibv_srq *ibemu__verbs_create_srq_ex(struct ibv_context *context,
 int ibemu__verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 struct ibv_qp *ibemu__verbs_open_qp(struct ibv_context *context,
 				    struct ibv_qp_open_attr *attr);
-/* Whether XRC SRQ or QP 'obj' of domain 'x' is made (+1) or goes (-1). */
-void ibemu__verbs_xrcd_use(struct ibemu_verbs_xrcd *x, int d);
 /* qp_ex.c: the create_qp_ex op */
 struct ibv_qp *ibemu__verbs_create_qp_ex(struct ibv_context *context,
 					 struct ibv_qp_init_attr_ex *attr);

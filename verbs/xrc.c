@@ -18,13 +18,6 @@
 
 #include "verbs_int.h"
 
-void ibemu__verbs_xrcd_use(struct ibemu_verbs_xrcd *x, int d)
-{
-	pthread_mutex_lock(&x->xrcd.context->mutex);
-	x->users += (unsigned)d;
-	pthread_mutex_unlock(&x->xrcd.context->mutex);
-}
-
 struct ibv_xrcd *ibemu__verbs_open_xrcd(struct ibv_context *context,
 					struct ibv_xrcd_init_attr *attr)
 {
@@ -137,7 +130,6 @@ static struct ibv_qp *recv_qp_add(struct ibv_context *context,
 	q->next = ctx->qps;
 	ctx->qps = q;
 	pthread_mutex_unlock(&context->mutex);
-	ibemu__verbs_xrcd_use(x, 1);
 	return &q->qp;
 }
 
