@@ -47,6 +47,9 @@ struct ibemu_run_job {
 	int prefix;		      /* "[rank] " before each line */
 	int wall_clock;		      /* leave the ranks' clocks on wall time */
 	uint64_t vstart;	      /* the fabric's virtual time at launch */
+	/* Filled by the supervisor: the latest final clock a rank's
+	 * libibverbs reported at its exit (IBEMU_RUN_CLOCK_FD), or 0. */
+	uint64_t vend;
 };
 
 /* Adds NAME=value ('value' formatted, copied) to the environment of rank

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "run.h"
+#include "sess_proto.h"
 
 /* A partial line longer than this goes out without waiting for its end. */
 #define LINE_MAX_BYTES (1u << 20)
@@ -35,6 +36,8 @@ struct out_pipe {
 };
 
 static int sig_pipe[2] = {-1, -1};
+/* The ranks' final clocks come in on this pipe (verbs/clock.c). */
+static int clock_pipe[2] = {-1, -1};
 
 static void sig_cb(int sig)
 {
@@ -174,20 +177,47 @@ static void pipe_read(struct out_pipe *o, int prefix)
 	emit_lines(o, prefix, 0);
 }
 
+static int signals_catch(int on)
+{
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on ? sig_cb : SIG_DFL;
+	sa.sa_flags = on ? SA_RESTART | SA_NOCLDSTOP : 0;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	signal(SIGPIPE, on ? SIG_IGN : SIG_DFL);
+	return 0;
+}
+
 /* The child: becomes rank 'r'. Never returns. */
 static void rank_child(const struct ibemu_run_job *job,
 		       const struct ibemu_run_rank *r, int out, int err)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	sigset_t none;
 	unsigned i;
 	int ret;
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	/* Signals were blocked across the fork: a SIGTERM for the child must
+	 * not reach the parent's handler (and its pipe) in the child. */
+	signals_catch(0);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
+	close(clock_pipe[0]);
+	if (clock_pipe[1] >= 0) {
+		char fd[16];
+
+		fcntl(clock_pipe[1], F_SETFD, 0); /* the program keeps it */
+		snprintf(fd, sizeof(fd), "%d", clock_pipe[1]);
+		setenv(IBEMU_SESS_ENV_CLOCK_FD, fd, 1);
+	}
 	/* The ranks are not in the terminal's foreground group: a read of
 	 * it would stop them. Their input is empty. */
 	if (null >= 0)
@@ -211,6 +241,7 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 		      struct out_pipe *o)
 {
 	int out[2], err[2];
+	sigset_t all, old;
 	pid_t pid;
 
 	if (pipe2(out, O_CLOEXEC))
@@ -221,9 +252,12 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 		return -errno;
 	}
 	fflush(NULL);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = fork();
 	if (pid == 0)
 		rank_child(job, r, out[1], err[1]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(out[1]);
 	close(err[1]);
 	if (pid < 0) {
@@ -397,20 +431,24 @@ static void supervise_step(struct supervisor *sv)
 	free(which);
 }
 
-static int signals_catch(int on)
+/* The latest clock the ranks reported; 0 if none did. */
+static uint64_t clocks_read(void)
 {
-	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa;
-	size_t i;
+	char buf[4096], *p, *end;
+	uint64_t latest = 0, v;
+	ssize_t n;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on ? sig_cb : SIG_DFL;
-	sa.sa_flags = on ? SA_RESTART | SA_NOCLDSTOP : 0;
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL))
-			return -errno;
-	signal(SIGPIPE, on ? SIG_IGN : SIG_DFL);
-	return 0;
+	while ((n = read(clock_pipe[0], buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		for (p = buf; *p; p = end) {
+			v = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+			if (v > latest)
+				latest = v;
+		}
+	}
+	return latest;
 }
 
 /* The run's status: a signal that ended it, else the worst rank's own. */
@@ -446,6 +484,8 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 		return ibemu_cli_fail(1, "out of memory");
 	for (i = 0; i < 2 * job->n; i++)
 		sv.pipes[i].fd = -1;
+	if (pipe2(clock_pipe, O_CLOEXEC | O_NONBLOCK))
+		clock_pipe[0] = clock_pipe[1] = -1;
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) || signals_catch(1)) {
 		free(sv.pipes);
 		return ibemu_cli_fail(1, "run: %s", strerror(errno));
@@ -464,6 +504,9 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 		if (sv.ending)
 			break;
 	}
+	if (clock_pipe[1] >= 0)
+		close(clock_pipe[1]);
+	clock_pipe[1] = -1;
 	while (sv.alive)
 		supervise_step(&sv);
 	/* Every rank is gone: what they wrote is in the pipes (a child of
@@ -480,5 +523,10 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
+	if (clock_pipe[0] >= 0) {
+		job->vend = clocks_read();
+		close(clock_pipe[0]);
+		clock_pipe[0] = -1;
+	}
 	return ret ? 1 : run_status(&sv);
 }
