@@ -10,11 +10,13 @@
  * so two runs on fresh fabrics can be compared byte for byte.
  *
  *   run-probe [--exit-rank R --exit-code C] [--segv-rank R] [--sleep-rank R]
- *             [--no-verbs]
+ *             [--no-verbs] [--pingpong N]
  *
  * The options make one rank fail on purpose after the fence (exit with
  * C, a SIGSEGV, or sleep for ever), for the crash tests. --no-verbs only
- * exchanges and syncs (no HCA opened). Exit status 0, or the checks that
+ * exchanges and syncs (no HCA opened). --pingpong N: after the ring,
+ * ranks 0 and 1 make N round trips while the others wait in the last
+ * barrier (which must let the fabric run). Exit status 0, or the checks that
  * failed.
  */
 #include <inttypes.h>
@@ -139,6 +141,47 @@ static void ring_pass(struct ring *r, int rank, int size)
 	printf("got '%.64s' at %" PRIu64 " ps\n", r->buf + MSG_LEN, now());
 }
 
+/*
+ * Ranks 0 and 1 exchange 'n' round trips of one SEND each way over the
+ * QP between them (rank 0's to its right, rank 1's from its left), while
+ * the others wait in the barrier after it: the fabric must run on.
+ */
+static void pingpong(struct ring *r, int rank, int n)
+{
+	struct ibv_qp *qp = rank == 0 ? r->to_right : r->from_left;
+	struct ibv_sge rs = {.addr = (uintptr_t)r->buf + MSG_LEN,
+			     .length = MSG_LEN,
+			     .lkey = r->mr->lkey};
+	struct ibv_sge ss = {.addr = (uintptr_t)r->buf,
+			     .length = MSG_LEN,
+			     .lkey = r->mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = 2, .sg_list = &rs, .num_sge = 1},
+			   *bad_r;
+	struct ibv_send_wr sw = {.wr_id = 1,
+				 .sg_list = &ss,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad_s;
+	struct ibv_wc wc;
+	int i, k;
+
+	if (rank > 1)
+		return;
+	for (i = 0; i < n; i++) {
+		CHECK_RET(ibv_post_recv(qp, &rw, &bad_r), 0);
+		if (rank == 0)
+			CHECK_RET(ibv_post_send(qp, &sw, &bad_s), 0);
+		else
+			CHECK_RET(ring_wait(r, &wc), IBV_WC_SUCCESS);
+		if (rank == 1)
+			CHECK_RET(ibv_post_send(qp, &sw, &bad_s), 0);
+		for (k = rank == 0 ? 0 : 1; k < 2; k++)
+			CHECK_RET(ring_wait(r, &wc), IBV_WC_SUCCESS);
+	}
+	printf("pingpong of %d done at %" PRIu64 " ps\n", n, now());
+}
+
 static int opt_int(int argc, char **argv, const char *name)
 {
 	int i;
@@ -242,6 +285,8 @@ int main(int argc, char **argv)
 				     IBV_MTU_1024, 1),
 			  0);
 		ring_pass(&r, rank, size);
+		if (opt_int(argc, argv, "--pingpong") > 0 && size > 1)
+			pingpong(&r, rank, opt_int(argc, argv, "--pingpong"));
 	}
 	CHECK_RET(ibemu_barrier(), 0);
 	printf("barrier done at %" PRIu64 " ps\n", now());
