@@ -57,6 +57,12 @@ static const struct ibemu_opt run_opts[] = {
 	 .type = IBEMU_OPT_FLAG,
 	 .help = "leave the ranks' own clocks on wall time (as 'exec "
 		 "--wall-clock')"},
+	{.name = "report",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "FILE",
+	 .help = "write what the run cost as JSON: per rank the virtual time "
+		 "spent waiting, in declared compute and in calls; per link "
+		 "the bytes each way during the run (PMA PortXmitData)"},
 };
 
 const struct ibemu_opt_cmd ibemu_cli_run_opts = {
@@ -67,7 +73,14 @@ const struct ibemu_opt_cmd ibemu_cli_run_opts = {
 	.stop_at_arg = 1,
 };
 
-enum { OPT_RANKS, OPT_HOSTS, OPT_MAP, OPT_NO_PREFIX, OPT_WALL_CLOCK };
+enum {
+	OPT_RANKS,
+	OPT_HOSTS,
+	OPT_MAP,
+	OPT_NO_PREFIX,
+	OPT_WALL_CLOCK,
+	OPT_REPORT
+};
 
 /* Copies the string value of "key": "..." in 'line' into 'out'. */
 static int json_str(const char *line, const char *key, char *out, size_t len)
@@ -112,6 +125,17 @@ static int ctl_json(const char *fabric, const char *cmd, char **text)
 		return 1;
 	}
 	return 0;
+}
+
+/* The number after "key": in 'line'; 0 if none. */
+static uint64_t json_uint(const char *line, const char *key)
+{
+	char pat[40];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(line, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
 static struct run_hca *hca_find(struct run_hca *h, int n, const char *name)
@@ -333,9 +357,196 @@ static void short_options(int argc, char **argv)
 	}
 }
 
+/* PortXmitData of one port. */
+struct port_words {
+	char key[80]; /* NODE:PORT */
+	uint64_t words;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct port_words *)a)->key,
+		      ((const struct port_words *)b)->key);
+}
+
+/* PortXmitData of every port ('counters --json'), sorted by NODE:PORT. */
+static int xmit_words(const char *fabric, struct port_words **out, size_t *n)
+{
+	char *text = NULL, *line, *save, node[64];
+	struct port_words *w = NULL, *x;
+	size_t k = 0, cap = 0;
+	int ret = ctl_json(fabric, "counters", &text);
+
+	if (ret)
+		return ret;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "\"xmit_data\": ") ||
+		    json_str(line, "node", node, sizeof(node)))
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 256;
+			x = realloc(w, cap * sizeof(*w));
+			if (!x) {
+				free(w);
+				free(text);
+				return ibemu_cli_fail(1, "out of memory");
+			}
+			w = x;
+		}
+		snprintf(w[k].key, sizeof(w[k].key), "%s:%llu", node,
+			 (unsigned long long)json_uint(line, "port"));
+		w[k++].words = json_uint(line, "xmit_data");
+	}
+	free(text);
+	if (w)
+		qsort(w, k, sizeof(*w), by_key);
+	*out = w;
+	*n = k;
+	return 0;
+}
+
+/* What the report needs from before the run. */
+struct report_base {
+	struct port_words *words;
+	size_t nwords;
+	char *links; /* 'links --json' */
+};
+
+static void report_base_free(struct report_base *b)
+{
+	free(b->words);
+	free(b->links);
+}
+
+static int report_base_take(const char *fabric, struct report_base *b)
+{
+	int ret = xmit_words(fabric, &b->words, &b->nwords);
+
+	if (!ret)
+		ret = ctl_json(fabric, "links", &b->links);
+	return ret;
+}
+
+static uint64_t words_of(const struct port_words *w, size_t n, const char *key)
+{
+	struct port_words k, *f;
+
+	snprintf(k.key, sizeof(k.key), "%s", key);
+	f = w ? bsearch(&k, w, n, sizeof(*w), by_key) : NULL;
+	return f ? f->words : 0;
+}
+
+/* Bytes NODE:PORT 'key' sent during the run (PortXmitData counts 4-byte
+ * words; a counter that went back was reset meanwhile: 0). */
+static uint64_t sent_bytes(const struct report_base *b,
+			   const struct port_words *after, size_t nafter,
+			   const char *key)
+{
+	uint64_t w0 = words_of(b->words, b->nwords, key);
+	uint64_t w1 = words_of(after, nafter, key);
+
+	return w1 > w0 ? (w1 - w0) * 4 : 0;
+}
+
+static void report_ranks(FILE *f, const struct ibemu_run_job *job,
+			 uint64_t vend)
+{
+	int i;
+
+	fprintf(f, "  \"ranks\": [\n");
+	for (i = 0; i < job->n; i++) {
+		const struct ibemu_run_rank *r = &job->ranks[i];
+		uint64_t end = r->reported ? r->end_ps : vend;
+		uint64_t total = end > job->vstart ? end - job->vstart : 0;
+		uint64_t known = r->waited_ps + r->compute_ps;
+
+		fprintf(f,
+			"    {\"rank\": %d, \"host\": \"%s\", \"reported\": "
+			"%s, \"end_ps\": %llu, \"total_ps\": %llu, "
+			"\"waiting_ps\": %llu, \"compute_ps\": %llu, "
+			"\"other_ps\": %llu}%s\n",
+			r->rank, r->host, r->reported ? "true" : "false",
+			(unsigned long long)end, (unsigned long long)total,
+			(unsigned long long)r->waited_ps,
+			(unsigned long long)r->compute_ps,
+			(unsigned long long)(total > known ? total - known : 0),
+			i + 1 < job->n ? "," : "");
+	}
+	fprintf(f, "  ],\n");
+}
+
+static void report_links(FILE *f, const struct report_base *b,
+			 const struct port_words *after, size_t nafter)
+{
+	char *links = strdup(b->links ? b->links : ""), *line, *save;
+	char an[64], bn[64], ak[80], bk[80];
+	int first = 1;
+
+	fprintf(f, "  \"links\": [");
+	for (line = links ? strtok_r(links, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		uint64_t ap = json_uint(line, "a_port"), bp;
+
+		if (json_str(line, "a_node", an, sizeof(an)) ||
+		    json_str(line, "b_node", bn, sizeof(bn)))
+			continue;
+		bp = json_uint(line, "b_port");
+		snprintf(ak, sizeof(ak), "%s:%llu", an, (unsigned long long)ap);
+		snprintf(bk, sizeof(bk), "%s:%llu", bn, (unsigned long long)bp);
+		fprintf(f,
+			"%s\n    {\"a\": \"%s:%llu\", \"b\": \"%s:%llu\", "
+			"\"bytes_a_to_b\": %llu, \"bytes_b_to_a\": %llu}",
+			first ? "" : ",", an, (unsigned long long)ap, bn,
+			(unsigned long long)bp,
+			(unsigned long long)sent_bytes(b, after, nafter, ak),
+			(unsigned long long)sent_bytes(b, after, nafter, bk));
+		first = 0;
+	}
+	fprintf(f, "\n  ]\n");
+	free(links);
+}
+
+/* Writes the report of the run to 'path'; 0 or the exit status. */
+static int report_write(const char *path, const struct ibemu_run_job *job,
+			const struct report_base *b, uint64_t vend, int status)
+{
+	struct port_words *after = NULL;
+	size_t nafter = 0;
+	FILE *f;
+	int ret = xmit_words(job->fabric, &after, &nafter);
+
+	if (ret)
+		return ret;
+	f = fopen(path, "w");
+	if (!f) {
+		free(after);
+		return ibemu_cli_fail(1, "run: --report %s: %s", path,
+				      strerror(errno));
+	}
+	fprintf(f,
+		"{\"fabric\": \"%s\", \"size\": %d, \"status\": %d, "
+		"\"start_ps\": %llu, \"end_ps\": %llu, "
+		"\"virtual_time_ps\": %llu,\n",
+		job->fabric, job->n, status, (unsigned long long)job->vstart,
+		(unsigned long long)vend,
+		(unsigned long long)(vend > job->vstart ? vend - job->vstart
+							: 0));
+	report_ranks(f, job, vend);
+	report_links(f, b, after, nafter);
+	fprintf(f, "}\n");
+	free(after);
+	if (fclose(f))
+		return ibemu_cli_fail(1, "run: --report %s: %s", path,
+				      strerror(errno));
+	return 0;
+}
+
 static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 {
 	struct ibemu_run_job job = {.fabric = fabric};
+	const char *report = v[OPT_REPORT].given ? v[OPT_REPORT].s : NULL;
+	struct report_base base = {0};
 	struct run_hca *h = NULL;
 	int nh, ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
 	uint64_t vend;
@@ -365,6 +576,10 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 		ret = ibemu_cli_fail(1, "out of memory");
 		goto out;
 	}
+	if (report && report_base_take(fabric, &base)) {
+		ret = 1;
+		goto out;
+	}
 	job.vstart = ibemu_cli_virtual_now(fabric);
 	ret = ibemu__run_supervise(&job);
 	/* The ranks' own clocks, which may be past the fabric's last event
@@ -377,7 +592,13 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 			n, n == 1 ? "" : "s", fabric,
 			(double)(vend - job.vstart) / 1e6,
 			(double)job.vstart / 1e6, (double)vend / 1e6);
+	if (report) {
+		int r = report_write(report, &job, &base, vend, ret);
+
+		ret = ret ? ret : r;
+	}
 out:
+	report_base_free(&base);
 	job_free(&job);
 	free(h);
 	return ret;

@@ -37,6 +37,10 @@ struct ibemu_run_rank {
 	int status;	 /* as waitpid() gives it */
 	int exited;	 /* waited for */
 	int ended_by_us; /* ended by the supervisor's signal */
+	/* What its libibverbs said at exit (the latest of its processes'):
+	 * its final clock, the time it waited, the compute it declared. */
+	int reported;
+	uint64_t end_ps, waited_ps, compute_ps;
 };
 
 struct ibemu_run_job {

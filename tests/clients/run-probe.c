@@ -10,13 +10,14 @@
  * so two runs on fresh fabrics can be compared byte for byte.
  *
  *   run-probe [--exit-rank R --exit-code C] [--segv-rank R] [--sleep-rank R]
- *             [--no-verbs] [--pingpong N]
+ *             [--no-verbs] [--pingpong N] [--compute-us US]
  *
  * The options make one rank fail on purpose after the fence (exit with
  * C, a SIGSEGV, or sleep for ever), for the crash tests. --no-verbs only
  * exchanges and syncs (no HCA opened). --pingpong N: after the ring,
  * ranks 0 and 1 make N round trips while the others wait in the last
- * barrier (which must let the fabric run). Exit status 0, or the checks that
+ * barrier (which must let the fabric run). --compute-us US: each rank
+ * declares US microseconds of computation after the fence. Exit status 0, or the checks that
  * failed.
  */
 #include <inttypes.h>
@@ -270,6 +271,9 @@ int main(int argc, char **argv)
 	      errno);
 	CHECK_RET(ibemu_kv_fence(), 0);
 	printf("fence done at %" PRIu64 " ps\n", now());
+	if (opt_int(argc, argv, "--compute-us") > 0 && ibemu_compute_ps)
+		ibemu_compute_ps((uint64_t)opt_int(argc, argv, "--compute-us") *
+				 1000000);
 	fail_on_purpose(argc, argv, rank);
 	for (i = 0; i < size; i++) {
 		n = ibemu_kv_get(i, "addr", &a, sizeof(a));

@@ -15,6 +15,7 @@ RC QPs and meets the others at a barrier, printing its clock at each step.
 - the job stream refuses bad ranks, sizes, keys and lengths with errnos
   and stays up."""
 
+import json
 import os
 import re
 import signal
@@ -202,6 +203,61 @@ class RunTest(IbemuTestCase, SessionClient):
         self.assertIn("ibemu: run: Interrupt; ending the ranks", err)
         self.assert_nothing_held("rfail")
         self.down("rfail")
+
+    def test_report(self):
+        """--report: per rank the virtual time waiting, in declared
+        compute and the rest, adding up to the run's; per link the bytes
+        each way, from the PMA counters before and after."""
+        self.up(FT36, "rrep")
+        path = os.path.join(self.rundir, "report.json")
+        p = self.run_cmd("rrep", "-n", "4", "--report", path, "--", PROBE,
+                         "--pingpong", "10", "--compute-us", "5")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(path) as f:
+            rep = json.load(f)
+        os.unlink(path)
+        self.assertEqual((rep["fabric"], rep["size"], rep["status"]),
+                         ("rrep", 4, 0))
+        self.assertEqual(rep["virtual_time_ps"],
+                         rep["end_ps"] - rep["start_ps"])
+        us = float(re.search(r", ([0-9.]+) us of virtual time",
+                             p.stderr)[1])
+        self.assertAlmostEqual(rep["virtual_time_ps"] / 1e6, us, places=3)
+        hosts = []
+        for r, x in enumerate(rep["ranks"]):
+            self.assertEqual((x["rank"], x["reported"]), (r, True))
+            self.assertEqual(x["total_ps"], x["end_ps"] - rep["start_ps"])
+            self.assertEqual(x["waiting_ps"] + x["compute_ps"]
+                             + x["other_ps"], x["total_ps"])
+            self.assertEqual(x["compute_ps"], 5_000_000)
+            self.assertGreater(x["waiting_ps"], 0)
+            hosts.append(x["host"])
+        # The last barrier ends every rank at the same time; ranks 2 and
+        # 3 waited in it while 0 and 1 ping-ponged.
+        self.assertEqual(len({x["end_ps"] for x in rep["ranks"]}), 1)
+        self.assertEqual(max(x["end_ps"] for x in rep["ranks"]),
+                         rep["end_ps"])
+        self.assertGreater(rep["ranks"][2]["waiting_ps"],
+                           rep["ranks"][0]["waiting_ps"])
+        links = {(l["a"], l["b"]): (l["bytes_a_to_b"], l["bytes_b_to_a"])
+                 for l in rep["links"]}
+        self.assertEqual(len(links), len(self.json_of(
+            "--fabric", "rrep", "links")["links"]))
+        leaf = self.leaves("rrep")
+        for h in leaf:
+            ab = next(v for k, v in links.items() if k[1] == f"{h}:1")
+            if h in hosts:
+                self.assertTrue(ab[0] > 0 and ab[1] > 0, (h, ab))
+            else:
+                self.assertEqual(ab, (0, 0), h)
+        # Ranks 0 and 1 sent 10 more round trips than 2 and 3.
+        sent = {h: next(v for k, v in links.items() if k[1] == f"{h}:1")[1]
+                for h in hosts}
+        self.assertGreater(sent[hosts[0]], sent[hosts[2]])
+        # Bytes crossed spines (ranks on different leaves).
+        self.assertTrue(any(sum(v) for k, v in links.items()
+                            if "spine" in k[1]))
+        self.down("rrep")
 
     def test_outside_run(self):
         """ibemu_init outside 'ibemu run': ENOENT, as the header says."""
