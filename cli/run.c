@@ -337,6 +337,17 @@ static int job_build(struct ibemu_run_job *job, const struct run_hca *h,
 	return 0;
 }
 
+/* Whether 'arg' is one of our options that takes the next word. */
+static int takes_value(const char *arg)
+{
+	int o;
+
+	if (strncmp(arg, "--", 2) || strchr(arg, '='))
+		return 0;
+	o = ibemu_opt_find(&ibemu_cli_run_opts, arg + 2, strlen(arg + 2));
+	return o >= 0 && run_opts[o].type != IBEMU_OPT_FLAG;
+}
+
 /* '-n N' and '-nN' are '--ranks N'. */
 static void short_options(int argc, char **argv)
 {
@@ -354,6 +365,8 @@ static void short_options(int argc, char **argv)
 		}
 		if (argv[i][0] != '-')
 			break; /* the program: its options are its own */
+		if (takes_value(argv[i]))
+			i++; /* its value, which may be anything */
 	}
 }
 

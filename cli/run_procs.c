@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,7 +196,8 @@ static int signals_catch(int on)
 
 /* The child: becomes rank 'r'. Never returns. */
 static void rank_child(const struct ibemu_run_job *job,
-		       const struct ibemu_run_rank *r, int out, int err)
+		       const struct ibemu_run_rank *r, int out, int err,
+		       pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sigset_t none;
@@ -210,6 +212,10 @@ static void rank_child(const struct ibemu_run_job *job,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
+	/* 'ibemu run' killed outright (SIGKILL) takes its ranks with it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1);
 	close(clock_pipe[0]);
 	if (clock_pipe[1] >= 0) {
 		char fd[16];
@@ -242,7 +248,7 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 {
 	int out[2], err[2];
 	sigset_t all, old;
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe2(out, O_CLOEXEC))
 		return -errno;
@@ -254,9 +260,10 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 	fflush(NULL);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0)
-		rank_child(job, r, out[1], err[1]);
+		rank_child(job, r, out[1], err[1], parent);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(out[1]);
 	close(err[1]);

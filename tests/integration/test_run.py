@@ -150,6 +150,13 @@ class RunTest(IbemuTestCase, SessionClient):
                          [f"hca{i:02d}" for i in range(1, 9)])
         self.assertEqual(self.hosts_of("rmap", "--hosts", "hca30,hca02",
                                        n=2), ["hca30", "hca02"])
+        # -n after an option's value, and -nN.
+        p = self.run_cmd("rmap", "--map", "cyclic", "-n", "2", "--", "sh",
+                         "-c", "echo $IBEMU_HOST")
+        self.assertEqual(sorted(p.stdout.split()),
+                         ["[0]", "[1]", "hca01", "hca02"], p.stderr)
+        p = self.run_cmd("rmap", "-n3", "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
         p = self.run_cmd("rmap", "-n", "37", "--", "true")
         self.assertEqual(p.returncode, 1)
         self.assertIn("37 ranks asked, but fabric rmap has 36 HCAs",
