@@ -19,14 +19,8 @@
 #include "run.h"
 #include "runtime.h"
 
-/* An HCA of the fabric and the switch its first cabled port reaches. */
-struct run_hca {
-	char name[64];
-	char leaf[64];
-};
-
+/* In the order of enum ibemu_run_map. */
 static const char *const map_names[] = {"spread", "block", "cyclic", NULL};
-enum { MAP_SPREAD, MAP_BLOCK, MAP_CYCLIC };
 
 static const struct ibemu_opt run_opts[] = {
 	{.name = "ranks",
@@ -138,7 +132,8 @@ static uint64_t json_uint(const char *line, const char *key)
 	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
 }
 
-static struct run_hca *hca_find(struct run_hca *h, int n, const char *name)
+static struct ibemu_run_hca *hca_find(struct ibemu_run_hca *h, int n,
+				      const char *name)
 {
 	int i;
 
@@ -149,10 +144,11 @@ static struct run_hca *hca_find(struct run_hca *h, int n, const char *name)
 }
 
 /* The fabric's HCAs and their leaves, in the daemon's node order. */
-static int fabric_hcas(const char *fabric, struct run_hca **out, int *nout)
+static int fabric_hcas(const char *fabric, struct ibemu_run_hca **out,
+		       int *nout)
 {
 	char *nodes = NULL, *ports = NULL, *line, *save, name[64], v[64];
-	struct run_hca *h = NULL, *x;
+	struct ibemu_run_hca *h = NULL, *x;
 	int n = 0, cap = 0, ret;
 
 	ret = ctl_json(fabric, "nodes", &nodes);
@@ -201,13 +197,13 @@ out:
 
 static int by_name(const void *a, const void *b)
 {
-	return strverscmp(((const struct run_hca *)a)->name,
-			  ((const struct run_hca *)b)->name);
+	return strverscmp(((const struct ibemu_run_hca *)a)->name,
+			  ((const struct ibemu_run_hca *)b)->name);
 }
 
 static int by_leaf(const void *a, const void *b)
 {
-	const struct run_hca *x = a, *y = b;
+	const struct ibemu_run_hca *x = a, *y = b;
 	int c = strverscmp(x->leaf, y->leaf);
 
 	return c ? c : strverscmp(x->name, y->name);
@@ -219,17 +215,17 @@ static int by_leaf(const void *a, const void *b)
  * whose HCAs are all taken), so neighbouring ranks sit on different
  * leaves and their traffic crosses the fabric.
  */
-static int place(struct run_hca *h, int nh, int map)
+static int place(struct ibemu_run_hca *h, int nh, int map)
 {
-	struct run_hca *sorted;
+	struct ibemu_run_hca *sorted;
 	int *next, nleaves = 0, i, j, k = 0;
 
-	if (map == MAP_CYCLIC) {
+	if (map == IBEMU_RUN_MAP_CYCLIC) {
 		qsort(h, (size_t)nh, sizeof(*h), by_name);
 		return 0;
 	}
 	qsort(h, (size_t)nh, sizeof(*h), by_leaf);
-	if (map == MAP_BLOCK)
+	if (map == IBEMU_RUN_MAP_BLOCK)
 		return 0;
 	sorted = malloc((size_t)nh * sizeof(*h));
 	next = calloc((size_t)nh + 1, sizeof(*next));
@@ -260,11 +256,11 @@ static int place(struct run_hca *h, int nh, int map)
 }
 
 /* --hosts: each an HCA of the fabric, once; put first, in order. */
-static int hosts_pick(struct run_hca *h, int nh, const char *list, int *n,
+static int hosts_pick(struct ibemu_run_hca *h, int nh, const char *list, int *n,
 		      const char *fabric)
 {
 	char *copy = strdup(list), *tok, *save;
-	struct run_hca tmp, *x;
+	struct ibemu_run_hca tmp, *x;
 	int k = 0, ret = 0;
 
 	if (!copy)
@@ -303,7 +299,7 @@ out:
 	return ret;
 }
 
-static void job_free(struct ibemu_run_job *job)
+void ibemu__run_job_fini(struct ibemu_run_job *job)
 {
 	unsigned k;
 	int i;
@@ -314,13 +310,13 @@ static void job_free(struct ibemu_run_job *job)
 	free(job->ranks);
 }
 
-/* Each rank's HCA, argv and environment. */
-static int job_build(struct ibemu_run_job *job, const struct run_hca *h,
-		     char **argv)
+int ibemu__run_job_init(struct ibemu_run_job *job,
+			const struct ibemu_run_hca *h, char **argv)
 {
 	struct ibemu_run_rank *r;
 	int i;
 
+	snprintf(job->id, sizeof(job->id), "run.%ld", (long)getpid());
 	job->ranks = calloc((size_t)job->n, sizeof(*job->ranks));
 	if (!job->ranks)
 		return -ENOMEM;
@@ -555,14 +551,11 @@ static int report_write(const char *path, const struct ibemu_run_job *job,
 	return 0;
 }
 
-static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
+int ibemu__run_place(const char *fabric, const char *hosts, int map, int *n,
+		     struct ibemu_run_hca **out)
 {
-	struct ibemu_run_job job = {.fabric = fabric};
-	const char *report = v[OPT_REPORT].given ? v[OPT_REPORT].s : NULL;
-	struct report_base base = {0};
-	struct run_hca *h = NULL;
-	int nh, ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
-	uint64_t vend;
+	struct ibemu_run_hca *h = NULL;
+	int nh, ret;
 
 	if (!ibemu_runtime_running(fabric))
 		return ibemu_cli_fail(1, "run: fabric '%s' is not running",
@@ -570,22 +563,41 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 	ret = fabric_hcas(fabric, &h, &nh);
 	if (ret)
 		return ret;
-	if (v[OPT_HOSTS].given)
-		ret = hosts_pick(h, nh, v[OPT_HOSTS].s, &n, fabric);
-	else if (n > nh)
+	if (hosts)
+		ret = hosts_pick(h, nh, hosts, n, fabric);
+	else if (*n > nh)
 		ret = ibemu_cli_fail(1,
 				     "run: %d ranks asked, but fabric %s has "
 				     "%d HCA%s (one rank per HCA)",
-				     n, fabric, nh, nh == 1 ? "" : "s");
+				     *n, fabric, nh, nh == 1 ? "" : "s");
 	else
-		ret = place(h, nh, (int)v[OPT_MAP].u);
+		ret = place(h, nh, map);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
+{
+	struct ibemu_run_job job = {.fabric = fabric};
+	const char *report = v[OPT_REPORT].given ? v[OPT_REPORT].s : NULL;
+	struct report_base base = {0};
+	struct ibemu_run_hca *h = NULL;
+	int ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
+	uint64_t vend;
+
+	ret = ibemu__run_place(fabric,
+			       v[OPT_HOSTS].given ? v[OPT_HOSTS].s : NULL,
+			       (int)v[OPT_MAP].u, &n, &h);
 	if (ret)
-		goto out;
+		return ret;
 	job.n = n;
 	job.prefix = !v[OPT_NO_PREFIX].given;
 	job.wall_clock = v[OPT_WALL_CLOCK].given;
-	snprintf(job.id, sizeof(job.id), "run.%ld", (long)getpid());
-	if (job_build(&job, h, args)) {
+	if (ibemu__run_job_init(&job, h, args)) {
 		ret = ibemu_cli_fail(1, "out of memory");
 		goto out;
 	}
@@ -612,7 +624,7 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 	}
 out:
 	report_base_free(&base);
-	job_free(&job);
+	ibemu__run_job_fini(&job);
 	free(h);
 	return ret;
 }
