@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +201,7 @@ static void rank_child(const struct ibemu_run_job *job,
 		       pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	sigset_t none;
 	unsigned i;
 	int ret;
@@ -217,12 +219,13 @@ static void rank_child(const struct ibemu_run_job *job,
 	if (getppid() != parent)
 		_exit(1);
 	close(clock_pipe[0]);
-	if (clock_pipe[1] >= 0) {
-		char fd[16];
+	if (clock_pipe[1] >= 0 && !fstat(clock_pipe[1], &st)) {
+		char var[48];
 
 		fcntl(clock_pipe[1], F_SETFD, 0); /* the program keeps it */
-		snprintf(fd, sizeof(fd), "%d", clock_pipe[1]);
-		setenv(IBEMU_SESS_ENV_CLOCK_FD, fd, 1);
+		snprintf(var, sizeof(var), "%d:%llu", clock_pipe[1],
+			 (unsigned long long)st.st_ino);
+		setenv(IBEMU_SESS_ENV_CLOCK_FD, var, 1);
 	}
 	/* The ranks are not in the terminal's foreground group: a read of
 	 * it would stop them. Their input is empty. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cost.h"
@@ -47,14 +48,19 @@ __attribute__((constructor)) static void clock_start(void)
 /*
  * Under 'ibemu run' the process's final clock goes to the run's pipe: one
  * write of less than PIPE_BUF bytes, whole whatever the other ranks do.
+ * The variable names the pipe by fd and inode: a process that closed the
+ * fd and opened something else under its number is not written to.
  */
 __attribute__((destructor)) static void clock_report(void)
 {
-	const char *fd = getenv(IBEMU_SESS_ENV_CLOCK_FD);
+	const char *var = getenv(IBEMU_SESS_ENV_CLOCK_FD);
+	unsigned long long ino;
 	char line[96];
-	int n, saved = errno;
+	int n, fd, saved = errno;
+	struct stat st;
 
-	if (!fd || !*fd)
+	if (!var || sscanf(var, "%d:%llu", &fd, &ino) != 2 || fstat(fd, &st) ||
+	    !S_ISFIFO(st.st_mode) || st.st_ino != ino)
 		return;
 	n = snprintf(line, sizeof(line), "%s %llu %llu %llu\n",
 		     getenv(IBEMU_SESS_ENV_RANK) ? getenv(IBEMU_SESS_ENV_RANK)
@@ -65,7 +71,7 @@ __attribute__((destructor)) static void clock_report(void)
 							 __ATOMIC_ACQUIRE),
 		     (unsigned long long)__atomic_load_n(&computed_ps,
 							 __ATOMIC_ACQUIRE));
-	if (write(atoi(fd), line, (size_t)n) < 0) {
+	if (write(fd, line, (size_t)n) < 0) {
 		/* The run is gone: nobody to tell. */
 	}
 	errno = saved;
