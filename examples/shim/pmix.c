@@ -5,8 +5,9 @@
  * real cluster: linked into a program, its definitions take the place of
  * the weak references ibemu.h declares, and srun --mpi=pmix or Open MPI's
  * mpirun (both PMIx servers) start the ranks. ibemu_now_ps stays
- * undefined, so the examples time with CLOCK_MONOTONIC. Never link it
- * into a program run under ibemu: it would hide ibemu's own bootstrap.
+ * undefined, so the examples time with CLOCK_MONOTONIC (under 'ibemu
+ * exec' it is ibemu's, and the ranks come from the PMIx server, not from
+ * 'ibemu run').
  */
 #include <errno.h>
 #include <pmix.h>

@@ -316,6 +316,20 @@ class MpiBenchmarkTest(IbemuTestCase):
         self.assert_table(out, "# Size      Bandwidth (MB/s)", 1,
                           [1 << i for i in range(10, 17)])
 
+    @unittest.skipUnless(os.path.exists(example("pingpong-pmix")),
+                         "PMIx is not installed, so the shim was not built")
+    def test_pmix_shim(self):
+        """examples/shim: pingpong-pmix takes its rank, size and peers'
+        QPs from Open MPI's PMIx server (mpirun), its verbs from ibemu:
+        the same figures as under 'ibemu run' (ranks on different
+        leaves)."""
+        out = self.mpi_launch("exmpi", [example("pingpong-pmix"), "-t",
+                                        "send", "-s", "8:64", "-n", "5",
+                                        "-x", "1"])
+        rows = sections(out)["SEND latency, ranks 0 and 1, one way (half "
+                             "a round trip)"]
+        self.assertEqual(rows[8], (0.92, 0.97, 0.97, 0.07), out)
+
     def test_collectives(self):
         """mpi-allreduce and mpi-alltoall: every size printed with its
         iterations; min <= avg <= max."""
