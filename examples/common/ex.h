@@ -98,7 +98,8 @@ void ex_barrier(struct ex *e);
  */
 uint64_t ex_now_ps(void);
 
-/* Prints "PROG: rank R: ..." to stderr and exits 1. */
+/* Prints "PROG: rank R: ..." (before ibemu_init: "PROG: ...") to stderr
+ * and exits 1. */
 void ex_fail(const struct ex *e, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 

@@ -113,10 +113,16 @@ void osu_header(int rank, const char *name, const char *columns)
 
 void osu_fail(const char *bench, size_t size, int rank, int from, size_t offset)
 {
-	fprintf(stderr,
-		"%s: rank %d: wrong data from rank %d in a %zu-byte "
-		"message at offset %zu\n",
-		bench, rank, from, size, offset);
+	if (from < 0)
+		fprintf(stderr,
+			"%s: rank %d: wrong result of %zu bytes at offset "
+			"%zu\n",
+			bench, rank, size, offset);
+	else
+		fprintf(stderr,
+			"%s: rank %d: wrong data from rank %d in a %zu-byte "
+			"message at offset %zu\n",
+			bench, rank, from, size, offset);
 	fflush(stderr);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 	exit(1);

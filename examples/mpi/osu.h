@@ -48,8 +48,9 @@ size_t osu_check(const unsigned char *buf, size_t len, int from, int to,
 void osu_header(int rank, const char *name, const char *columns);
 
 /*
- * Reports a data error and aborts the job: a transport that delivers
- * wrong bytes must fail loudly.
+ * Reports a data error (from rank 'from', or a wrong result if 'from' is
+ * negative) and aborts the job: a transport that delivers wrong bytes
+ * must fail loudly.
  */
 void osu_fail(const char *bench, size_t size, int rank, int from, size_t offset)
 	__attribute__((noreturn));

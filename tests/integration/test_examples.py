@@ -204,14 +204,28 @@ class ExamplesTest(IbemuTestCase):
         for gbps in rows.values():
             self.assertTrue(0.8 * total / 7 < gbps < 1.2 * total / 7, out)
 
+    def test_wrong_data_fails(self):
+        """A rank whose data is not what its peer expects (rank 1 fills
+        and checks another pattern): the receiver names the sender and
+        the first wrong byte, and the run fails."""
+        p = self.ibemu("--fabric", self.FABRIC, "run", "-n", "2", "--",
+                       "sh", "-c", '[ "$IBEMU_RANK" = 1 ] && '
+                       "export EX_PATTERN_SEED=1; exec \"$0\" \"$@\"",
+                       example("pingpong"), "-t", "send", "-s", "64:64",
+                       "-n", "2", env=tool_env(self.env), timeout=120)
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout + p.stderr, r"pingpong: rank [01]: SEND: "
+                         r"wrong data from rank [01] \(64 bytes, round 64\):"
+                         r" byte 0 is 0x[0-9a-f]{2}, not 0x[0-9a-f]{2}")
+
     def test_outside_run(self):
         """Under 'ibemu exec' alone there is no job: the example says so
         and exits 1."""
         p = self.ibemu("--fabric", self.FABRIC, "exec", "--host", "hca01",
                        "--", example("pingpong"), env=tool_env(self.env))
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertIn("pingpong: rank -1: ibemu_init: No such file or "
-                      "directory (not under 'ibemu run')", p.stderr)
+        self.assertIn("pingpong: ibemu_init: No such file or directory "
+                      "(not under 'ibemu run')", p.stderr)
 
 
 @unittest.skipUnless(MPIRUN and os.path.exists(example("mpi-latency")),
