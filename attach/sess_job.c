@@ -23,7 +23,7 @@
  * streams are sockets a process must hold, but one process may hold many.
  */
 #define JOBS_MAX_RANKS (4ull * IBEMU_SESS_JOB_MAX_SIZE)
-#define JOBS_MAX_BYTES (256ull << 20)
+#define JOBS_MAX_BYTES (64ull << 20)
 
 /* A value put by a rank: visible to GETs once a fence committed it. */
 struct job_kv {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,7 +196,8 @@ static int signals_catch(int on)
 
 /* The child: becomes rank 'r'. Never returns. */
 static void rank_child(const struct ibemu_run_job *job,
-		       const struct ibemu_run_rank *r, int out, int err)
+		       const struct ibemu_run_rank *r, int out, int err,
+		       pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sigset_t none;
@@ -210,6 +212,10 @@ static void rank_child(const struct ibemu_run_job *job,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
+	/* 'ibemu run' killed outright (SIGKILL) takes its ranks with it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1);
 	close(clock_pipe[0]);
 	if (clock_pipe[1] >= 0) {
 		char fd[16];
@@ -242,7 +248,7 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 {
 	int out[2], err[2];
 	sigset_t all, old;
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe2(out, O_CLOEXEC))
 		return -errno;
@@ -254,9 +260,10 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 	fflush(NULL);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0)
-		rank_child(job, r, out[1], err[1]);
+		rank_child(job, r, out[1], err[1], parent);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(out[1]);
 	close(err[1]);
@@ -382,12 +389,66 @@ static void take_signals(struct supervisor *sv)
 	reap(sv);
 }
 
+/* Takes one line "RANK CLOCK WAITED COMPUTE" (verbs/clock.c). */
+static void clock_line(struct ibemu_run_job *job, const char *line)
+{
+	unsigned long long end, waited, compute;
+	struct ibemu_run_rank *r;
+	int rank;
+
+	if (sscanf(line, "%d %llu %llu %llu", &rank, &end, &waited, &compute) !=
+	    4)
+		return;
+	if (end > job->vend)
+		job->vend = end;
+	if (rank < 0 || rank >= job->n)
+		return;
+	r = &job->ranks[rank];
+	/* A rank's children report too: its own clock is the latest. */
+	if (r->reported && r->end_ps >= end)
+		return;
+	r->reported = 1;
+	r->end_ps = end;
+	r->waited_ps = waited;
+	r->compute_ps = compute;
+}
+
+/*
+ * Reads what the ranks reported into 'job' (lines may come in pieces);
+ * closes the pipe once every process that held it is gone.
+ */
+static void clocks_read(struct ibemu_run_job *job)
+{
+	static char buf[4096];
+	static size_t len;
+	char *nl, *p;
+	ssize_t n;
+
+	while ((n = read(clock_pipe[0], buf + len, sizeof(buf) - 1 - len)) >
+	       0) {
+		len += (size_t)n;
+		buf[len] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			clock_line(job, p);
+		}
+		len -= (size_t)(p - buf);
+		memmove(buf, p, len);
+		if (len == sizeof(buf) - 1)
+			len = 0; /* not a line of ours */
+	}
+	if (!n) {
+		close(clock_pipe[0]);
+		clock_pipe[0] = -1;
+	}
+}
+
 /* Polls the pipes and the signals once. */
 static void supervise_step(struct supervisor *sv)
 {
 	int n = sv->job->n, i, k = 0, timeout = -1;
-	struct pollfd *pf = calloc((size_t)(2 * n + 1), sizeof(*pf));
-	int *which = calloc((size_t)(2 * n + 1), sizeof(*which));
+	struct pollfd *pf = calloc((size_t)(2 * n + 2), sizeof(*pf));
+	int *which = calloc((size_t)(2 * n + 2), sizeof(*which));
 	uint64_t t;
 
 	if (!pf || !which) {
@@ -398,6 +459,8 @@ static void supervise_step(struct supervisor *sv)
 		return;
 	}
 	pf[k].fd = sig_pipe[0];
+	pf[k++].events = POLLIN;
+	pf[k].fd = clock_pipe[0];
 	pf[k++].events = POLLIN;
 	for (i = 0; i < 2 * n; i++) {
 		if (sv->pipes[i].fd < 0)
@@ -413,7 +476,9 @@ static void supervise_step(struct supervisor *sv)
 	if (poll(pf, (nfds_t)k, timeout) > 0) {
 		if (pf[0].revents)
 			take_signals(sv);
-		for (i = 1; i < k; i++)
+		if (pf[1].revents)
+			clocks_read(sv->job);
+		for (i = 2; i < k; i++)
 			if (pf[i].revents)
 				pipe_read(&sv->pipes[which[i]],
 					  sv->job->prefix);
@@ -429,26 +494,6 @@ static void supervise_step(struct supervisor *sv)
 	}
 	free(pf);
 	free(which);
-}
-
-/* The latest clock the ranks reported; 0 if none did. */
-static uint64_t clocks_read(void)
-{
-	char buf[4096], *p, *end;
-	uint64_t latest = 0, v;
-	ssize_t n;
-
-	while ((n = read(clock_pipe[0], buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		for (p = buf; *p; p = end) {
-			v = strtoull(p, &end, 10);
-			if (end == p)
-				break;
-			if (v > latest)
-				latest = v;
-		}
-	}
-	return latest;
 }
 
 /* The run's status: a signal that ended it, else the worst rank's own. */
@@ -524,7 +569,7 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
 	if (clock_pipe[0] >= 0) {
-		job->vend = clocks_read();
+		clocks_read(job);
 		close(clock_pipe[0]);
 		clock_pipe[0] = -1;
 	}

@@ -56,8 +56,10 @@
 #define IBEMU_SESS_ENV_SIZE "IBEMU_SIZE"
 #define IBEMU_SESS_ENV_JOB  "IBEMU_JOB"
 /* A pipe `ibemu run` reads: at exit, libibverbs writes the process's
- * final virtual clock there, "CLOCK_PS\n" (verbs/clock.c), so that the
- * run says how long it took in virtual time. */
+ * rank and final virtual clock there, with the time its clock leapt
+ * forward while it waited and the compute time it declared, one line
+ * "RANK CLOCK_PS WAITED_PS COMPUTE_PS\n" (verbs/clock.c), so that the run
+ * says how long it took in virtual time and what each rank did of it. */
 #define IBEMU_SESS_ENV_CLOCK_FD "IBEMU_RUN_CLOCK_FD"
 
 enum ibemu_sess_type {

@@ -59,6 +59,19 @@ static int fail(int e)
 	return -1;
 }
 
+/*
+ * The calling thread runs (it is in a call), on each context: a request
+ * of the bootstrap counts as a call there, so a rank busy with puts and
+ * gets is not taken for one that went silent (the grace period), and its
+ * clock, moved by their costs, is published.
+ */
+static void mark_running(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	ibemu__verbs_calling(ctx);
+	ibemu__verbs_clock_publish(ctx);
+}
+
 /* One request and its reply on the job stream (boot_lock held). */
 static int exchange(uint16_t type, const void *req, size_t len, void *reply,
 		    size_t cap, size_t *got)
@@ -69,6 +82,7 @@ static int exchange(uint16_t type, const void *req, size_t len, void *reply,
 
 	if (boot_fd < 0)
 		return -EINVAL;
+	ibemu__verbs_each_context(mark_running, NULL);
 	ret = ibemu_sessc_exchange(boot_fd, type, req, len, NULL, 0, reply, cap,
 				   got ? got : &n, &r);
 	/* A daemon gone: the stream is of no use from here on. */
@@ -193,21 +207,12 @@ VERBS_EXPORT ssize_t ibemu_kv_get(int rank, const char *key, void *val,
 	return (ssize_t)reply->len;
 }
 
-/* The calling thread runs (it is in a call), on each context. */
-static void mark_running(struct ibemu_verbs_context *ctx, void *arg)
-{
-	(void)arg;
-	ibemu__verbs_calling(ctx);
-	ibemu__verbs_clock_publish(ctx);
-}
-
 static int sync_job(uint32_t kind)
 {
 	struct ibemu_sess_job_sync m = {.kind = kind}, reply;
 	int ret;
 
 	pthread_mutex_lock(&boot_lock);
-	ibemu__verbs_each_context(mark_running, NULL);
 	m.clock_ps = ibemu__verbs_clock();
 	ret = exchange(IBEMU_SESS_JOB_SYNC, &m, sizeof(m), &reply,
 		       sizeof(reply), NULL);

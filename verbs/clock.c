@@ -21,6 +21,13 @@
 #include "verbs_int.h"
 
 static uint64_t proc_clock;
+/*
+ * What the clock's moves were, for 'ibemu run --report': the leaps to a
+ * completion, an event or the end of a collective later than the clock
+ * (time spent waiting), and the compute time declared. The rest of its
+ * advance is the calls' costs.
+ */
+static uint64_t waited_ps, computed_ps;
 
 /*
  * The clock starts at the fabric's time when `ibemu exec` ran the program
@@ -44,13 +51,19 @@ __attribute__((constructor)) static void clock_start(void)
 __attribute__((destructor)) static void clock_report(void)
 {
 	const char *fd = getenv(IBEMU_SESS_ENV_CLOCK_FD);
-	char line[32];
+	char line[96];
 	int n, saved = errno;
 
 	if (!fd || !*fd)
 		return;
-	n = snprintf(line, sizeof(line), "%llu\n",
+	n = snprintf(line, sizeof(line), "%s %llu %llu %llu\n",
+		     getenv(IBEMU_SESS_ENV_RANK) ? getenv(IBEMU_SESS_ENV_RANK)
+						 : "-1",
 		     (unsigned long long)__atomic_load_n(&proc_clock,
+							 __ATOMIC_ACQUIRE),
+		     (unsigned long long)__atomic_load_n(&waited_ps,
+							 __ATOMIC_ACQUIRE),
+		     (unsigned long long)__atomic_load_n(&computed_ps,
 							 __ATOMIC_ACQUIRE));
 	if (write(atoi(fd), line, (size_t)n) < 0) {
 		/* The run is gone: nobody to tell. */
@@ -77,6 +90,8 @@ void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
 	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+	if (cur < t)
+		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
 	clock_publish(ctx, cur < t ? t : cur);
 }
 
@@ -121,6 +136,8 @@ void ibemu__verbs_clock_raise(uint64_t t)
 	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+	if (cur < t)
+		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
 	ibemu__verbs_each_context(publish_cb, NULL);
 }
 
@@ -139,5 +156,6 @@ VERBS_EXPORT uint64_t ibemu_now_ps(void)
 
 VERBS_EXPORT void ibemu_compute_ps(uint64_t ps)
 {
+	__atomic_fetch_add(&computed_ps, ps, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&proc_clock, ps, __ATOMIC_ACQ_REL);
 }

@@ -10,11 +10,14 @@
  * so two runs on fresh fabrics can be compared byte for byte.
  *
  *   run-probe [--exit-rank R --exit-code C] [--segv-rank R] [--sleep-rank R]
- *             [--no-verbs]
+ *             [--no-verbs] [--pingpong N] [--compute-us US]
  *
  * The options make one rank fail on purpose after the fence (exit with
  * C, a SIGSEGV, or sleep for ever), for the crash tests. --no-verbs only
- * exchanges and syncs (no HCA opened). Exit status 0, or the checks that
+ * exchanges and syncs (no HCA opened). --pingpong N: after the ring,
+ * ranks 0 and 1 make N round trips while the others wait in the last
+ * barrier (which must let the fabric run). --compute-us US: each rank
+ * declares US microseconds of computation after the fence. Exit status 0, or the checks that
  * failed.
  */
 #include <inttypes.h>
@@ -48,7 +51,10 @@ struct ring {
 	struct ibv_cq *cq;
 	struct ibv_qp *to_right, *from_left;
 	struct ibv_mr *mr;
-	char buf[2 * MSG_LEN];
+	/* Page-aligned: a registration costs per page (verbs/cost.h), and a
+	 * buffer on the stack spans one or two as the environment's size
+	 * moves it. */
+	char *buf;
 };
 
 static int ring_open(struct ring *r)
@@ -75,8 +81,9 @@ static int ring_open(struct ring *r)
 	qa.send_cq = qa.recv_cq = r->cq;
 	r->to_right = ibv_create_qp(r->pd, &qa);
 	r->from_left = ibv_create_qp(r->pd, &qa);
-	r->mr = ibv_reg_mr(r->pd, r->buf, sizeof(r->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
+	if (posix_memalign((void **)&r->buf, 4096, 2 * MSG_LEN))
+		return -1;
+	r->mr = ibv_reg_mr(r->pd, r->buf, 2 * MSG_LEN, IBV_ACCESS_LOCAL_WRITE);
 	return r->to_right && r->from_left && r->mr ? 0 : -1;
 }
 
@@ -88,6 +95,7 @@ static void ring_close(struct ring *r)
 	ibv_destroy_cq(r->cq);
 	ibv_dealloc_pd(r->pd);
 	ibv_close_device(r->ctx);
+	free(r->buf);
 }
 
 /* Waits for one completion; returns its status, or -1. */
@@ -139,6 +147,47 @@ static void ring_pass(struct ring *r, int rank, int size)
 	printf("got '%.64s' at %" PRIu64 " ps\n", r->buf + MSG_LEN, now());
 }
 
+/*
+ * Ranks 0 and 1 exchange 'n' round trips of one SEND each way over the
+ * QP between them (rank 0's to its right, rank 1's from its left), while
+ * the others wait in the barrier after it: the fabric must run on.
+ */
+static void pingpong(struct ring *r, int rank, int n)
+{
+	struct ibv_qp *qp = rank == 0 ? r->to_right : r->from_left;
+	struct ibv_sge rs = {.addr = (uintptr_t)r->buf + MSG_LEN,
+			     .length = MSG_LEN,
+			     .lkey = r->mr->lkey};
+	struct ibv_sge ss = {.addr = (uintptr_t)r->buf,
+			     .length = MSG_LEN,
+			     .lkey = r->mr->lkey};
+	struct ibv_recv_wr rw = {.wr_id = 2, .sg_list = &rs, .num_sge = 1},
+			   *bad_r;
+	struct ibv_send_wr sw = {.wr_id = 1,
+				 .sg_list = &ss,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad_s;
+	struct ibv_wc wc;
+	int i, k;
+
+	if (rank > 1)
+		return;
+	for (i = 0; i < n; i++) {
+		CHECK_RET(ibv_post_recv(qp, &rw, &bad_r), 0);
+		if (rank == 0)
+			CHECK_RET(ibv_post_send(qp, &sw, &bad_s), 0);
+		else
+			CHECK_RET(ring_wait(r, &wc), IBV_WC_SUCCESS);
+		if (rank == 1)
+			CHECK_RET(ibv_post_send(qp, &sw, &bad_s), 0);
+		for (k = rank == 0 ? 0 : 1; k < 2; k++)
+			CHECK_RET(ring_wait(r, &wc), IBV_WC_SUCCESS);
+	}
+	printf("pingpong of %d done at %" PRIu64 " ps\n", n, now());
+}
+
 static int opt_int(int argc, char **argv, const char *name)
 {
 	int i;
@@ -170,6 +219,8 @@ static void fail_on_purpose(int argc, char **argv, int rank)
 	}
 	if (opt_int(argc, argv, "--segv-rank") == rank) {
 		fflush(stdout);
+		/* Killed by it, even under a sanitizer that catches it. */
+		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
 	}
 	if (opt_int(argc, argv, "--sleep-rank") == rank) {
@@ -220,6 +271,9 @@ int main(int argc, char **argv)
 	      errno);
 	CHECK_RET(ibemu_kv_fence(), 0);
 	printf("fence done at %" PRIu64 " ps\n", now());
+	if (opt_int(argc, argv, "--compute-us") > 0 && ibemu_compute_ps)
+		ibemu_compute_ps((uint64_t)opt_int(argc, argv, "--compute-us") *
+				 1000000);
 	fail_on_purpose(argc, argv, rank);
 	for (i = 0; i < size; i++) {
 		n = ibemu_kv_get(i, "addr", &a, sizeof(a));
@@ -242,6 +296,8 @@ int main(int argc, char **argv)
 				     IBV_MTU_1024, 1),
 			  0);
 		ring_pass(&r, rank, size);
+		if (opt_int(argc, argv, "--pingpong") > 0 && size > 1)
+			pingpong(&r, rank, opt_int(argc, argv, "--pingpong"));
 	}
 	CHECK_RET(ibemu_barrier(), 0);
 	printf("barrier done at %" PRIu64 " ps\n", now());
