@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Set-up and checks for ibemu on Debian 12:
 #   ./ibemu.sh demo   install what is missing, build, start the default fabric,
-#                     bring it up with OpenSM, run a verbs job on it, show it,
+#                     bring it up with ibemu-sm, run verbs jobs on it (Debian's
+#                     ibv_rc_pingpong, examples/ under 'ibemu run'), show it,
 #                     stop it
 #   ./ibemu.sh test   install what is missing, build, run the whole test suite
 #                     (plain build, then ASan+UBSan build, the threaded tests
@@ -103,6 +104,18 @@ demo() {
 		-p 18515 -n 200 localhost
 	wait $server
 	say "ibemu counters --top 5 (the pingpong's packets on its route)"
+	$ibemu --fabric $fabric counters --top 5
+	say "ibemu run -n 2 -- examples/pingpong -t write (examples/: plain" \
+		"verbs and the bootstrap of ibemu.h; two ranks on two leaves," \
+		"one-way latency in virtual time)"
+	$ibemu --fabric $fabric counters --reset >/dev/null
+	$ibemu --fabric $fabric run -n 2 -- build/examples/pingpong -t write \
+		-s 8:1048576 -n 100
+	say "ibemu run -n 8 -- examples/allreduce (a ring of 8 ranks, one per" \
+		"HCA spread over the leaves; every sum checked)"
+	$ibemu --fabric $fabric run -n 8 -- build/examples/allreduce -a ring \
+		-s 1024:1048576 -n 10
+	say "ibemu counters --top 5 (what the two runs left in the PMA counters)"
 	$ibemu --fabric $fabric counters --top 5
 	say "ibemu links (first 8)"
 	$ibemu --fabric $fabric links | head -n 9
