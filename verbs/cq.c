@@ -449,10 +449,13 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		ibemu__verbs_took(ctx);
 		ibemu__verbs_clock_at_least(ctx, t0);
 		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
-	} else if (rule)
+	} else if (rule) {
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
-	if (!n)
+	}
+	if (!n) {
 		ibemu__verbs_empty_poll(ctx);
+		ibemu__verbs_poll_idle(ctx);
+	}
 	/* A CQ the daemon put into error (overrun) fails, as a provider's
 	 * poll on a CQ in error does. */
 	if (!n && __atomic_load_n(&r->hdr->error, __ATOMIC_ACQUIRE))

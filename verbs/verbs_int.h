@@ -415,6 +415,13 @@ uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
  */
 int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 			 enum ibemu_verbs_wait kind, void *on);
+/*
+ * After an empty poll: under the time rule the CPU is given away. Waiting
+ * costs nothing in virtual time, and nothing arrives until the daemon
+ * runs, which may share this CPU with the process (and with other ranks
+ * that poll); a busy poll would keep it off the CPU for whole time slices.
+ */
+void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx);
 /* CQ or channel 'on' is being destroyed: no thread waits on it any more. */
 void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on);
 /* The context closes: its threads' records are let go. */

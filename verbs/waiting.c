@@ -392,6 +392,12 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 	return ret;
 }
 
+void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx)
+{
+	if (ctx->page->rule)
+		sched_yield();
+}
+
 void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on)
 {
 	struct ibemu_verbs_user *u;

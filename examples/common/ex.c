@@ -9,7 +9,6 @@
 #include "ex.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,18 +281,6 @@ void ex_post(struct ex *e, int peer, enum ibv_wr_opcode opcode, size_t off,
 		ex_fail(e, "ibv_post_send to rank %d failed", peer);
 }
 
-/*
- * An empty poll. Under ibemu, where the ranks of a job and the daemon
- * share a few CPUs and the time a rank waits costs nothing in virtual
- * time, the CPU is given away; on a real cluster the poll spins, as
- * perftest's do.
- */
-static void idle(void)
-{
-	if (ibemu_now_ps)
-		sched_yield();
-}
-
 void ex_wait(struct ex *e, int n, struct ibv_wc *wc)
 {
 	struct ibv_wc one;
@@ -303,10 +290,8 @@ void ex_wait(struct ex *e, int n, struct ibv_wc *wc)
 		k = ibv_poll_cq(e->cq, 1, wc ? &wc[got] : &one);
 		if (k < 0)
 			ex_fail(e, "ibv_poll_cq failed");
-		if (!k) {
-			idle();
+		if (!k)
 			continue;
-		}
 		if ((wc ? wc[got] : one).status != IBV_WC_SUCCESS)
 			ex_fail(e, "completion in error: %s (wr_id %llu)",
 				ibv_wc_status_str((wc ? wc[got] : one).status),
