@@ -35,9 +35,10 @@
 
 struct host {
 	struct ibemu_tp *tp;
-	uint32_t node, pd, cq, key, qpn;
+	uint32_t node, pd, cq, key, qpn, udqpn;
 	uint16_t lid;
 	uint8_t *buf;
+	int ud; /* SENDs go on the UD QP (ud_lat) */
 	uint64_t landed, sends, recvs, reads, errors;
 	uint64_t t_landed, t_send, t_recv, t_read; /* of the last one */
 };
@@ -150,6 +151,8 @@ static int qp_connect(struct host *a, const struct host *b)
 					  IBEMU_QP_MAX_QP_RD_ATOMIC);
 }
 
+/* Receives on the RC QP, or on the UD QP while 'ud' is set (room for the
+ * 40-byte GRH space and an MTU). */
 static int post_recvs(struct host *h, unsigned n)
 {
 	struct ibemu_tp_sge s = {(uintptr_t)h->buf, BUF_BYTES / 2, h->key};
@@ -157,7 +160,34 @@ static int post_recvs(struct host *h, unsigned n)
 	int ret = 0;
 
 	while (n-- && !ret)
-		ret = ibemu_tp_post_recv(h->tp, h->qpn, &wr);
+		ret = ibemu_tp_post_recv(h->tp, h->ud ? h->udqpn : h->qpn, &wr);
+	return ret;
+}
+
+#define QKEY 0x11111111u
+
+static int ud_up(struct host *h)
+{
+	struct ibemu_tp_qp_attr at = {0};
+	int ret;
+
+	at.qp_state = IBEMU_QPS_INIT;
+	at.port_num = 1;
+	at.qkey = QKEY;
+	ret = ibemu_tp_qp_modify(h->tp, h->udqpn, &at,
+				 IBEMU_QP_STATE | IBEMU_QP_PKEY_INDEX |
+					 IBEMU_QP_PORT | IBEMU_QP_QKEY);
+	at.qp_state = IBEMU_QPS_RTR;
+	if (!ret)
+		ret = ibemu_tp_qp_modify(h->tp, h->udqpn, &at, IBEMU_QP_STATE);
+	at.qp_state = IBEMU_QPS_RTS;
+	if (!ret)
+		ret = ibemu_tp_qp_modify(h->tp, h->udqpn, &at,
+					 IBEMU_QP_STATE | IBEMU_QP_SQ_PSN);
+	h->ud = 1;
+	if (!ret)
+		ret = post_recvs(h, RECVS);
+	h->ud = 0;
 	return ret;
 }
 
@@ -194,6 +224,11 @@ static int host_up(struct bench *b, struct host *h, const char *name)
 	in.send_cq = in.recv_cq = h->cq;
 	if (!ret)
 		ret = ibemu_tp_qp_create(h->tp, &in, &h->qpn);
+	in.qp_type = IBEMU_QPT_UD;
+	if (!ret)
+		ret = ibemu_tp_qp_create(h->tp, &in, &h->udqpn);
+	if (!ret)
+		ret = ud_up(h);
 	return ret;
 }
 
@@ -281,6 +316,13 @@ static int post(struct host *a, const struct host *b, uint8_t op, uint32_t len,
 	} else {
 		wr.sg_list = &s;
 		wr.num_sge = 1;
+	}
+	if (a->ud) {
+		wr.wr.ud.ah.dlid = b->lid;
+		wr.wr.ud.ah.port_num = 1;
+		wr.wr.ud.remote_qpn = b->udqpn;
+		wr.wr.ud.remote_qkey = QKEY;
+		return ibemu_tp_post_send_at(a->tp, a->udqpn, &wr, at);
 	}
 	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + BUF_BYTES / 2;
 	wr.wr.rdma.rkey = b->key;
@@ -431,15 +473,16 @@ static double msg_rate(struct bench *b, unsigned n)
 struct published {
 	uint32_t bytes;
 	double send_lat_us;
+	double ud_send_lat_us; /* 0: none */
 };
 
 /* Potter, RWTH Aachen master's thesis (2018), ib_send_lat RC, ConnectX-4
  * EDR back to back (0.5 m copper), MTU 4096, inline below 188 bytes. */
 static const struct published cx4_send_lat[] = {
-	{32, 0.83},
-	{1024, 1.61},
-	{4096, 2.28},
-	{32768, 4.57},
+	{32, 0.83, 0.86},
+	{1024, 1.61, 1.45},
+	{4096, 2.28, 2.22},
+	{32768, 4.57, 0},
 };
 
 struct preset_run {
@@ -507,21 +550,31 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 	printf("\n== hca_model: %s, 4x %s back to back, 0.5 m, MTU 4096, "
 	       "inline up to %u B\n",
 	       pr->preset, pr->speed, MAX_INLINE);
-	printf("%9s %10s %10s %10s %10s %10s %10s %10s\n", "BYTES", "SEND_LAT",
-	       "WRITE_LAT", "READ_LAT", "WRITE_BW", "READ_BW", "SEND_BW",
-	       "LINK_BW");
-	printf("%9s %10s %10s %10s %10s %10s %10s %10s\n", "", "us", "us", "us",
-	       "Gb/s", "Gb/s", "Gb/s", "Gb/s");
+	printf("%9s %10s %10s %10s %10s %10s %10s %10s %10s\n", "BYTES",
+	       "SEND_LAT", "UD_LAT", "WRITE_LAT", "READ_LAT", "WRITE_BW",
+	       "READ_BW", "SEND_BW", "LINK_BW");
+	printf("%9s %10s %10s %10s %10s %10s %10s %10s %10s\n", "", "us", "us",
+	       "us", "us", "Gb/s", "Gb/s", "Gb/s", "Gb/s");
 	for (len = 2; len <= max_len; len *= 2) {
 		unsigned n = (unsigned)((64ull << 20) / len);
-		uint64_t sl, wl, rl;
+		uint64_t sl, ul = 0, wl, rl;
 		double wb, rb, sb;
+		char uds[16] = "-";
 
 		if (n > 2000)
 			n = 2000;
 		if (n < 2 * WINDOW)
 			n = 2 * WINDOW;
 		sl = pingpong_lat(&b, IBEMU_WR_SEND, len, iters);
+		/* UD: one packet, at most an MTU. */
+		if (len <= IBEMU_MTU_BYTES(MTU_ENUM)) {
+			b.h[0].ud = b.h[1].ud = 1;
+			ul = pingpong_lat(&b, IBEMU_WR_SEND, len, iters);
+			b.h[0].ud = b.h[1].ud = 0;
+			if (!ul)
+				sl = 0;
+			snprintf(uds, sizeof(uds), "%.3f", ul / 1e6);
+		}
 		wl = pingpong_lat(&b, IBEMU_WR_RDMA_WRITE, len, iters);
 		rl = read_lat(&b, len, iters);
 		wb = bw(&b, IBEMU_WR_RDMA_WRITE, len, n);
@@ -533,8 +586,9 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 			bench_down(&b);
 			return 1;
 		}
-		printf("%9u %10.3f %10.3f %10.3f %10.2f %10.2f %10.2f %10.2f\n",
-		       len, sl / 1e6, wl / 1e6, rl / 1e6, wb, rb, sb,
+		printf("%9u %10.3f %10s %10.3f %10.3f %10.2f %10.2f %10.2f "
+		       "%10.2f\n",
+		       len, sl / 1e6, uds, wl / 1e6, rl / 1e6, wb, rb, sb,
 		       link_limit_gbps(&b, len));
 		for (i = 0; i < pr->nlat; i++)
 			if (pr->lat[i].bytes == len)
@@ -544,6 +598,17 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 				       sl / 1e6 / pr->lat[i].send_lat_us,
 				       verdict(sl / 1e6 /
 						       pr->lat[i].send_lat_us,
+					       0.10));
+		for (i = 0; i < pr->nlat; i++)
+			if (pr->lat[i].bytes == len &&
+			    pr->lat[i].ud_send_lat_us)
+				printf("%9s published ib_send_lat UD %.2f us: "
+				       "ratio %.3f, target within 10%%: %s\n",
+				       "", pr->lat[i].ud_send_lat_us,
+				       ul / 1e6 / pr->lat[i].ud_send_lat_us,
+				       verdict(ul / 1e6 /
+						       pr->lat[i]
+							       .ud_send_lat_us,
 					       0.10));
 		if (len == (1u << 20) || len == max_len) {
 			double lim = link_limit_gbps(&b, len);
