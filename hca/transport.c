@@ -239,9 +239,9 @@ static int is_response(uint8_t opcode)
 	       op <= OP_ATOMIC_ACK;
 }
 
-static void tp_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
+static void deliver_now(struct ibemu_tp *tp, uint32_t port,
+			struct ibemu_pkt *pkt)
 {
-	struct ibemu_tp *tp = ctx;
 	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
 	struct tp_qp *qp = ibemu__tp_qp(tp, pkt->dqpn);
 
@@ -277,6 +277,106 @@ static void tp_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
 	ibemu_engine_pkt_free(tp->e, pkt);
 }
 
+/* Whether an arrival ends with a CQE written: the last packet of a SEND
+ * or of a WRITE with immediate, a READ's last response, an atomic's
+ * answer, an ACK (the requester's completion). */
+static int ends_with_cqe(const struct ibemu_pkt *pkt)
+{
+	switch (pkt->opcode & 0x1f) {
+	case OP_SEND_LAST:
+	case OP_SEND_LAST_IMM:
+	case OP_SEND_ONLY:
+	case OP_SEND_ONLY_IMM:
+	case OP_WRITE_LAST_IMM:
+	case OP_WRITE_ONLY_IMM:
+	case OP_READ_RESP_LAST:
+	case OP_READ_RESP_ONLY:
+	case OP_ATOMIC_ACK:
+	case OP_ACK:
+		return pkt->opcode != IBEMU_OPCODE_CNP;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t pkt_payload(const struct ibemu_pkt *pkt)
+{
+	uint32_t around = pkt->hdr_bytes + IBEMU_ICRC_BYTES + IBEMU_VCRC_BYTES;
+
+	return pkt->wire_bytes > around ? pkt->wire_bytes - around : 0;
+}
+
+/*
+ * Under a host model an arrival acts once its payload and CQE are in
+ * host memory (ibemu_host_recv()): held until then, in arrival order,
+ * one engine timer for the head of the line.
+ */
+static void rx_hold(struct ibemu_tp *tp, uint32_t port, struct ibemu_pkt *pkt)
+{
+	uint64_t t = ibemu_host_recv(tp->hm, &tp->hs, ibemu_engine_now(tp->e),
+				     pkt_payload(pkt), ends_with_cqe(pkt));
+
+	if (t < tp->rx_last)
+		t = tp->rx_last;
+	tp->rx_last = t;
+	pkt->t_tail = t;
+	pkt->out_port = (uint8_t)(port - tp->first_port + 1);
+	pkt->next = NULL;
+	if (tp->rx_tail) {
+		tp->rx_tail->next = pkt;
+	} else {
+		tp->rx_head = pkt;
+		ibemu_engine_timer(tp->e, tp->first_port, t,
+				   (uint64_t)TIMER_RX << 56);
+	}
+	tp->rx_tail = pkt;
+}
+
+static void rx_release(struct ibemu_tp *tp)
+{
+	uint64_t now = ibemu_engine_now(tp->e);
+	struct ibemu_pkt *pkt;
+
+	while ((pkt = tp->rx_head) && pkt->t_tail <= now) {
+		tp->rx_head = pkt->next;
+		if (!tp->rx_head)
+			tp->rx_tail = NULL;
+		pkt->next = NULL;
+		deliver_now(tp, tp->first_port + pkt->out_port - 1, pkt);
+	}
+	if (tp->rx_head)
+		ibemu_engine_timer(tp->e, tp->first_port, tp->rx_head->t_tail,
+				   (uint64_t)TIMER_RX << 56);
+}
+
+/* Held arrivals of a transport going away: as if they never came. */
+static void rx_drop(struct ibemu_tp *tp)
+{
+	struct ibemu_pkt *pkt;
+	struct tp_msg *m;
+
+	while ((pkt = tp->rx_head)) {
+		tp->rx_head = pkt->next;
+		m = (struct tp_msg *)(uintptr_t)pkt->cookie;
+		if (m) {
+			m->inflight--;
+			ibemu__tp_msg_put(tp->d, m);
+		}
+		ibemu_engine_pkt_free(tp->e, pkt);
+	}
+	tp->rx_tail = NULL;
+}
+
+static void tp_deliver(void *ctx, uint32_t port, struct ibemu_pkt *pkt)
+{
+	struct ibemu_tp *tp = ctx;
+
+	if (tp->hm)
+		rx_hold(tp, port, pkt);
+	else
+		deliver_now(tp, port, pkt);
+}
+
 static void tp_mad_recv(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
 {
 	struct ibemu_tp *tp = ctx;
@@ -310,6 +410,9 @@ static void tp_timer(void *ctx, uint32_t port, uint64_t cookie)
 		if (tp->cc_at[num] == ibemu_engine_now(tp->e))
 			tp->cc_at[num] = UINT64_MAX;
 		ibemu_engine_kick(tp->e, port);
+		break;
+	case TIMER_RX:
+		rx_release(tp);
 		break;
 	case TIMER_RTO:
 		qp = ibemu__tp_qp(tp, (uint32_t)(cookie & PSN_MASK));
@@ -405,6 +508,7 @@ int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
 	tp->node = node;
 	tp->nports = t->nodes[node].nports;
 	tp->first_port = ibemu_engine_port_index(d->e, node, 1);
+	tp->hm = ibemu_host_model_get(ibemu_topo_hca_kind(t, node));
 	tp->ops = *ops;
 	tp->ctx = ctx;
 	if (!tp->ops.cqe)
@@ -451,6 +555,7 @@ void ibemu_tp_destroy(struct ibemu_tp *tp)
 		return;
 	for (p = 1; p <= tp->nports; p++)
 		ibemu_engine_port_detach(tp->e, tp->first_port + p - 1);
+	rx_drop(tp);
 	/* Completed sends whose packets are still on the wire. */
 	for (m = tp->d->msgs; m; m = m->dom_next)
 		if (m->tp == tp)

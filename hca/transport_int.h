@@ -8,6 +8,7 @@
 #define IBEMU_TRANSPORT_INT_H
 
 #include "hca.h"
+#include "host_model.h"
 #include "transport.h"
 
 /* IBA 9.2 Table 33: BTH OpCode, the transport in the top 3 bits. */
@@ -65,6 +66,7 @@ enum tp_timer {
 	TIMER_KICK = 1, /* a doorbell's delay has passed */
 	TIMER_RTO = 2,	/* the QP's retransmission or RNR timer */
 	TIMER_CC = 3,	/* a throttled QP of the port may send again */
+	TIMER_RX = 4,	/* held arrivals are in host memory (host_model.h) */
 };
 
 struct tp_seg {
@@ -111,8 +113,9 @@ struct tp_msg {
 	struct ibemu_tp_mem read_src; /* READ: set by the responder */
 	uint8_t *inline_buf;
 	uint32_t nsge;
-	struct ibemu_tp_sge *sge; /* as posted */
-	struct tp_seg *seg;	  /* resolved when it starts */
+	struct ibemu_tp_sge *sge;     /* as posted */
+	struct tp_seg *seg;	      /* resolved when it starts */
+	struct ibemu_host_send hsend; /* its host side, planned at its post */
 };
 
 struct tp_rwqe {
@@ -166,11 +169,12 @@ struct tp_resp {
 	struct tp_msg *msg; /* the request (a reference), NULL for ACKs */
 	uint32_t psn;	    /* first PSN */
 	uint32_t npkts, sent;
-	uint32_t len;  /* READ: bytes */
-	uint32_t aeth; /* Syndrome << 24 | MSN */
-	uint8_t kind;  /* enum resp_kind (transport_resp.c) */
-	uint8_t dup;   /* answers a duplicate request */
-	uint64_t orig; /* atomic: the value found */
+	uint32_t len;	  /* READ: bytes */
+	uint32_t aeth;	  /* Syndrome << 24 | MSN */
+	uint8_t kind;	  /* enum resp_kind (transport_resp.c) */
+	uint8_t dup;	  /* answers a duplicate request */
+	uint64_t orig;	  /* atomic: the value found */
+	uint64_t data_at; /* READ, atomic: its host data come in (0: now) */
 };
 
 /* A Congestion Notification Packet the QP owes a source (A10.3.3). */
@@ -217,6 +221,7 @@ struct tp_qp {
 	uint64_t rto_at;   /* retransmit deadline; UINT64_MAX: none */
 	uint64_t rnr_at;   /* RNR wait ends; 0: not waiting */
 	uint64_t timer_at; /* the pending engine timer; UINT64_MAX: none */
+	uint64_t msg_free; /* its next message may start (host_model.h) */
 
 	/* Responder. */
 	struct tp_rq rq;
@@ -273,6 +278,18 @@ struct ibemu_tp {
 	/* Ports lent to a traffic study (bit per port number): no QP may
 	 * use them until they come back (tp_lend). */
 	uint8_t lent;
+	/*
+	 * The host interface (host_model.h); NULL for 'wire', where work
+	 * leaves IBEMU_TP_DOORBELL_PS after its post and arrivals act at
+	 * their tail. Otherwise arrivals wait, in order, until their data
+	 * and CQE are in host memory: held in a list through pkt->next,
+	 * with that time in pkt->t_tail and their port number in
+	 * pkt->out_port (both unused once a packet has arrived).
+	 */
+	const struct ibemu_host_model *hm;
+	struct ibemu_host_state hs;
+	struct ibemu_pkt *rx_head, *rx_tail;
+	uint64_t rx_last; /* release time of the last held arrival */
 };
 
 /* transport.c */
@@ -308,6 +325,10 @@ void ibemu__tp_recv_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 			     struct tp_rwqe *w, const struct ibemu_tp_cqe *c);
 
 /* transport_req.c */
+/* When the next packet of send WQE 'm' may leave: its doorbell delay, or
+ * under a host model its WQE and the bytes of that packet in the HCA. */
+uint64_t ibemu__tp_tx_ready(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			    const struct tp_msg *m);
 struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 				     const uint16_t *credits, int *blocked);
 void ibemu__tp_req_recv(struct ibemu_tp *tp, struct tp_qp *qp,

@@ -858,8 +858,18 @@ int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
 		flush_send(tp, qp);
 		return 0;
 	}
+	/* The host interface: doorbell, WQE and payload fetch, planned
+	 * now, in post order, so the times depend on nothing else. */
+	if (tp->hm)
+		ibemu_host_send_plan(
+			tp->hm, &tp->hs, &qp->msg_free, m->posted, m->len,
+			m->is_inline,
+			m->opcode != IBEMU_WR_RDMA_READ &&
+				m->opcode != IBEMU_WR_ATOMIC_CMP_AND_SWP &&
+				m->opcode != IBEMU_WR_ATOMIC_FETCH_AND_ADD,
+			&m->hsend);
 	/* The doorbell: the HCA sees the work after its delay. */
-	qp->ready_at = m->posted + IBEMU_TP_DOORBELL_PS;
+	qp->ready_at = ibemu__tp_tx_ready(tp, qp, m);
 	ibemu_engine_timer(tp->e, qp->port, qp->ready_at,
 			   (uint64_t)TIMER_KICK << 56 | qp->qpn);
 	return 0;

@@ -203,6 +203,24 @@ void ibemu__tp_req_mr_gone(struct ibemu_tp *tp, struct tp_qp *qp,
 		fatal(tp, qp, m->status);
 }
 
+uint64_t ibemu__tp_tx_ready(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			    const struct tp_msg *m)
+{
+	uint64_t floor = m->posted + IBEMU_TP_DOORBELL_PS, upto = 0, t;
+
+	if (!tp->hm)
+		return floor;
+	if (!is_rd_atomic(m)) {
+		upto = (uint64_t)(m->sent + 1) * mtu_of(qp);
+		if (upto > m->len)
+			upto = m->len;
+	}
+	t = ibemu_host_send_ready(tp->hm, &m->hsend, upto);
+	/* Never before the doorbell delay: it is the lookahead of the time
+	 * rule (docs/design.md section 3), which the presets respect. */
+	return t > floor ? t : floor;
+}
+
 int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp)
 {
 	const struct tp_msg *m = qp->cur;
@@ -210,7 +228,7 @@ int ibemu__tp_req_ready(const struct ibemu_tp *tp, const struct tp_qp *qp)
 
 	if (!m || (qp->state != IBEMU_QPS_RTS && qp->state != IBEMU_QPS_SQD))
 		return 0;
-	if (qp->rnr_at > now || m->posted + IBEMU_TP_DOORBELL_PS > now)
+	if (qp->rnr_at > now || ibemu__tp_tx_ready(tp, qp, m) > now)
 		return 0;
 	if (m->started)
 		return 1;
@@ -403,6 +421,16 @@ struct ibemu_pkt *ibemu__tp_req_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		return NULL;
 	build(tp, qp, m, &d, pkt);
 	sent(tp, qp, m);
+	/* Its next packet's bytes may still be on their way from host
+	 * memory: pull again when they are in. */
+	if (tp->hm && qp->cur == m && m->sent < m->npsn) {
+		uint64_t t = ibemu__tp_tx_ready(tp, qp, m);
+
+		if (t > ibemu_engine_now(tp->e))
+			ibemu_engine_timer(tp->e, qp->port, t,
+					   (uint64_t)TIMER_KICK << 56 |
+						   qp->qpn);
+	}
 	return pkt;
 }
 

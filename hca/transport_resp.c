@@ -206,6 +206,38 @@ static void resp_sent(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_resp *r)
 	resp_free(tp, r);
 }
 
+/* Under a host model, when response 'r''s next packet has its bytes from
+ * host memory (READ data, an atomic's operand); 0 when it needs none. */
+static uint64_t resp_ready_at(const struct ibemu_tp *tp, const struct tp_qp *qp,
+			      const struct tp_resp *r)
+{
+	uint64_t upto = 8;
+
+	if (!tp->hm || !r->data_at)
+		return 0;
+	if (r->kind == RESP_READ) {
+		upto = (uint64_t)(r->sent + 1) * mtu_of(qp);
+		if (upto > r->len)
+			upto = r->len;
+	}
+	return ibemu_host_read_ready(tp->hm, r->data_at, upto);
+}
+
+/* Reads response 'r''s bytes from host memory (a host model's DMA read,
+ * from now) and pulls again when its first packet may leave. */
+static void resp_fetch(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_resp *r)
+{
+	uint64_t t;
+
+	if (!tp->hm)
+		return;
+	r->data_at = ibemu_host_read(tp->hm, &tp->hs, ibemu_engine_now(tp->e),
+				     r->kind == RESP_READ ? r->len : 8);
+	t = resp_ready_at(tp, qp, r);
+	ibemu_engine_timer(tp->e, qp->port, t,
+			   (uint64_t)TIMER_KICK << 56 | qp->qpn);
+}
+
 /* The responder's next packet, in PSN order: the response at the head of
  * the queue, its next packet described, credited, built, sent. */
 struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
@@ -222,6 +254,8 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		read_abort(tp, qp, PSN_ADD(r->psn, r->sent));
 		r = qp->resp_head;
 	}
+	if (resp_ready_at(tp, qp, r) > ibemu_engine_now(tp->e))
+		return NULL; /* resp_fetch() or the last packet pulls again */
 	resp_describe(qp, r, &d);
 	pkt = ibemu_engine_pkt_alloc(tp->e);
 	if (!pkt)
@@ -233,6 +267,17 @@ struct ibemu_pkt *ibemu__tp_resp_pull(struct ibemu_tp *tp, struct tp_qp *qp,
 		return NULL;
 	}
 	resp_build(tp, qp, r, d.opcode, pkt);
+	if (tp->hm && r->data_at && r->sent + 1 < r->npkts) {
+		uint64_t t;
+
+		r->sent++;
+		t = resp_ready_at(tp, qp, r);
+		r->sent--;
+		if (t > ibemu_engine_now(tp->e))
+			ibemu_engine_timer(tp->e, qp->port, t,
+					   (uint64_t)TIMER_KICK << 56 |
+						   qp->qpn);
+	}
 	resp_sent(tp, qp, r);
 	return pkt;
 }
@@ -676,6 +721,7 @@ static enum resp_step execute_read(struct ibemu_tp *tp, struct tp_qp *qp,
 	r->npkts = m->npsn;
 	m->read_src =
 		(struct ibemu_tp_mem){tp->ctx, in->mr->handle, m->remote_addr};
+	resp_fetch(tp, qp, r);
 	return respond(tp, qp, r, m->npsn);
 }
 
@@ -694,6 +740,7 @@ static enum resp_step execute_atomic(struct ibemu_tp *tp, struct tp_qp *qp,
 		return RESP_NAK_REMOTE_OPERATIONAL;
 	r = resp_new(m, RESP_ATOMIC, in->pkt->psn);
 	r->orig = orig;
+	resp_fetch(tp, qp, r);
 	if (qp->replay_n) {
 		struct tp_replay *c = &qp->replay[qp->replay_next];
 
@@ -799,6 +846,7 @@ static void duplicate_read(struct ibemu_tp *tp, struct tp_qp *qp,
 	r->aeth = (uint32_t)AETH_ACK << 24 | (qp->msn & PSN_MASK);
 	r->dup = 1;
 	qp->dup_n++;
+	resp_fetch(tp, qp, r);
 	resp_push(qp, r);
 	ibemu_engine_kick(tp->e, qp->port);
 }

@@ -109,6 +109,7 @@ int ibemu_topo_add_node(struct ibemu_topo *t, enum ibemu_node_type type,
 	n->vls = t->defaults.vls;
 	n->buffer_per_vl = t->defaults.buffer_per_vl;
 	n->routing_latency_ps = t->defaults.routing_latency_ps;
+	n->hca_model = t->defaults.hca_model;
 	/* Node pointers move when the array grows; the map keys move too. */
 	if (ibemu_strmap_insert(&t->by_name, n->name, t->nnodes))
 		goto err_free;
@@ -405,6 +406,38 @@ static int check_lids(const struct ibemu_topo *t, struct ibemu_diag *d)
 		t->nodes[first].name);
 }
 
+enum ibemu_hca_kind ibemu_topo_hca_kind(const struct ibemu_topo *t,
+					uint32_t node)
+{
+	const struct ibemu_topo_node *n = &t->nodes[node];
+	enum ibemu_speed speed = t->defaults.speed;
+
+	if (n->hca_model != IBEMU_HCA_AUTO)
+		return n->hca_model;
+	if (n->nports && n->ports[1].link != IBEMU_NONE)
+		speed = t->links[n->ports[1].link].speed;
+	return ibemu_hca_kind_for_speed(speed);
+}
+
+/* An HCA of a ConnectX preset that was given no DeviceID reports its
+ * adapter's, as the hardware would. */
+static void preset_device_ids(struct ibemu_topo *t)
+{
+	uint32_t i;
+	unsigned id;
+
+	for (i = 0; i < t->nnodes; i++) {
+		struct ibemu_topo_node *n = &t->nodes[i];
+
+		if (n->type != IBEMU_NODE_HCA ||
+		    n->device_id != IBEMU_DEVICE_HCA)
+			continue;
+		id = ibemu_hca_kind_device_id(ibemu_topo_hca_kind(t, i));
+		if (id)
+			n->device_id = (uint16_t)id;
+	}
+}
+
 int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
 {
 	size_t nguids = 0;
@@ -415,6 +448,7 @@ int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
 	ret = check_lids(t, d);
 	if (ret)
 		return ret;
+	preset_device_ids(t);
 
 	/* Each node claims its GUID and, on an HCA, one per port. */
 	for (i = 0; i < t->nnodes; i++)

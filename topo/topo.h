@@ -12,6 +12,7 @@
 
 #include "cc_policy.h"
 #include "diag.h"
+#include "hca_kind.h"
 #include "rate.h"
 #include "strmap.h"
 
@@ -42,8 +43,9 @@ struct ibemu_topo_defaults {
 	uint8_t width; /* lanes */
 	enum ibemu_speed speed;
 	uint32_t cable_length_mm;
-	uint32_t buffer_per_vl;	     /* bytes, multiple of 64 (one credit) */
-	uint64_t routing_latency_ps; /* 0: the default for 'speed' */
+	uint32_t buffer_per_vl;	       /* bytes, multiple of 64 (one credit) */
+	uint64_t routing_latency_ps;   /* 0: the default for 'speed' */
+	enum ibemu_hca_kind hca_model; /* the HCAs' host interface */
 };
 
 struct ibemu_topo_port {
@@ -64,7 +66,8 @@ struct ibemu_topo_node {
 	uint8_t nports;
 	uint8_t vls;
 	uint32_t buffer_per_vl;
-	uint64_t routing_latency_ps; /* switches only */
+	uint64_t routing_latency_ps;   /* switches only */
+	enum ibemu_hca_kind hca_model; /* HCAs only */
 	/* ports[0] is a switch's management port 0; unused on an HCA. */
 	struct ibemu_topo_port *ports;
 	struct ibemu_loc loc;	   /* where it was declared */
@@ -96,6 +99,11 @@ struct ibemu_topo {
 
 /* Propagation in cables: about 5 ns per metre (light at ~0.67c). */
 #define IBEMU_CABLE_PS_PER_M 5000u
+
+/* The host interface HCA 'node' has: its hca_model, 'auto' resolved by
+ * the speed of its port 1's link (the default speed if uncabled). */
+enum ibemu_hca_kind ibemu_topo_hca_kind(const struct ibemu_topo *t,
+					uint32_t node);
 
 /* Creates an empty topology with the documented defaults. */
 int ibemu_topo_create(struct ibemu_topo **out);

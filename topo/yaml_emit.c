@@ -207,7 +207,9 @@ static void put_node(struct ibemu_buf *b, const struct ibemu_topo *t,
 		put_guid(b, "system_image_guid", n->sysimage_guid);
 	if (n->vendor_id != IBEMU_OUI)
 		ibemu_buf_printf(b, ", vendor_id: 0x%06" PRIx32, n->vendor_id);
-	if (n->device_id != (sw ? IBEMU_DEVICE_SWITCH : IBEMU_DEVICE_HCA))
+	if (n->device_id != (sw ? IBEMU_DEVICE_SWITCH : IBEMU_DEVICE_HCA) &&
+	    (sw || n->device_id != ibemu_hca_kind_device_id(ibemu_topo_hca_kind(
+					   t, (uint32_t)(n - t->nodes)))))
 		ibemu_buf_printf(b, ", device_id: 0x%04x", n->device_id);
 	if (n->vls != def->vls)
 		ibemu_buf_printf(b, ", vls: %u", n->vls);
@@ -220,6 +222,9 @@ static void put_node(struct ibemu_buf *b, const struct ibemu_topo *t,
 		ibemu_buf_puts(b, ", routing_latency: ");
 		ibemu__yaml_format_duration(b, n->routing_latency_ps);
 	}
+	if (!sw && n->hca_model != def->hca_model)
+		ibemu_buf_printf(b, ", hca_model: %s",
+				 ibemu_hca_kind_name(n->hca_model));
 	ibemu_buf_puts(b, "}\n");
 }
 
@@ -314,6 +319,10 @@ void ibemu_yaml_emit(const struct ibemu_topo *t, struct ibemu_buf *out)
 		ibemu_buf_printf(out, " for %s\n",
 				 ibemu_speed_name(def->speed));
 	}
+	/* Written only when not the default, so older files read the same. */
+	if (def->hca_model != IBEMU_HCA_WIRE)
+		ibemu_buf_printf(out, "  hca_model: %s\n",
+				 ibemu_hca_kind_name(def->hca_model));
 	ibemu__yaml_cc_emit(t, out);
 	put_nodes(out, t, IBEMU_NODE_SWITCH);
 	put_nodes(out, t, IBEMU_NODE_HCA);

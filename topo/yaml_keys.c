@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hca_kind.h"
 #include "rate.h"
 #include "yaml_keys.h"
 
@@ -114,6 +115,12 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 			"90ns EDR, 130ns HDR and later",
 		 .help = "switch delay from a packet's header arriving to it "
 			 "leaving"},
+	[IBEMU__K_DEF_HCA_MODEL] =
+		{.name = "hca_model",
+		 .type = IBEMU__YT_HCA_MODEL,
+		 .def = "wire",
+		 .help = "the HCAs' host interface (docs/hca-model.md): wire, "
+			 "auto (by link speed) or a ConnectX preset"},
 };
 
 /* Keys that switches and HCAs share, declared once for both tables. */
@@ -216,6 +223,11 @@ static const struct ibemu__yaml_key hca_keys[] = {
 	[IBEMU__K_NODE_DEVICE_ID] = KEY_NODE_DEVICE_ID("0xeb01"),
 	[IBEMU__K_NODE_VLS] = KEY_NODE_VLS,
 	[IBEMU__K_NODE_BUFFER_PER_VL] = KEY_NODE_BUFFER_PER_VL,
+	[IBEMU__K_NODE_HCA_MODEL] =
+		{.name = "hca_model",
+		 .type = IBEMU__YT_HCA_MODEL,
+		 .def = "defaults: hca_model",
+		 .help = "this HCA's host interface (docs/hca-model.md)"},
 };
 
 static const struct ibemu__yaml_key link_keys[] = {
@@ -685,6 +697,9 @@ static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
 	case IBEMU__YT_SPEED:
 		ibemu_buf_puts(b, ibemu_speed_names());
 		break;
+	case IBEMU__YT_HCA_MODEL:
+		ibemu_buf_puts(b, ibemu_hca_kind_names());
+		break;
 	case IBEMU__YT_ENDPOINT:
 		ibemu_buf_puts(b, "node:port (such as sw1:3)");
 		break;
@@ -1012,6 +1027,7 @@ int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
 			    struct ibemu__yaml_val *v, struct ibemu_diag *d)
 {
 	enum ibemu_speed speed;
+	enum ibemu_hca_kind kind;
 	uint8_t lanes;
 	int ret;
 
@@ -1084,6 +1100,12 @@ int ibemu__yaml_value_parse(const struct ibemu__yaml_key *k,
 			return bad_value(d, n, k, "bad %s '%s'", k->name,
 					 n->str);
 		v->u = (uint64_t)speed;
+		return 0;
+	case IBEMU__YT_HCA_MODEL:
+		if (ibemu_hca_kind_parse(n->str, &kind))
+			return bad_value(d, n, k, "bad %s '%s'", k->name,
+					 n->str);
+		v->u = (uint64_t)kind;
 		return 0;
 	case IBEMU__YT_ENDPOINT:
 		return parse_endpoint(k, n, v, d);

@@ -39,23 +39,24 @@ int ibemu__ynode_is_null(const struct ibemu__ynode *n);
 const char *ibemu__ynode_what(const struct ibemu__ynode *n);
 
 enum ibemu__yaml_type {
-	IBEMU__YT_INT,	    /* decimal or 0x hex; 'choices' may restrict it */
-	IBEMU__YT_GUID,	    /* 0x hex, non-zero, up to 64 bits */
-	IBEMU__YT_GUIDS,    /* sequence of GUIDs */
-	IBEMU__YT_STR,	    /* any scalar; 'max' bounds its bytes */
-	IBEMU__YT_NAME,	    /* a node or fabric name */
-	IBEMU__YT_DURATION, /* to picoseconds */
-	IBEMU__YT_LENGTH,   /* to millimetres */
-	IBEMU__YT_SIZE,	    /* to bytes */
-	IBEMU__YT_WIDTH,    /* to lanes */
-	IBEMU__YT_SPEED,    /* to enum ibemu_speed */
-	IBEMU__YT_ENDPOINT, /* NODE:PORT, checked against the model later */
-	IBEMU__YT_BOOL,	    /* true or false */
-	IBEMU__YT_PORTS,    /* "all", or a sequence of port numbers 0..255 */
-	IBEMU__YT_CC_ENTRY, /* "shift:multiplier", to its 16-bit wire form */
-	IBEMU__YT_CCT,	    /* CC_ENTRYs in a sequence, or a mapping */
-	IBEMU__YT_SEQ,	    /* a section: sequence, null for empty */
-	IBEMU__YT_MAP,	    /* a section: mapping, null for empty */
+	IBEMU__YT_INT,	     /* decimal or 0x hex; 'choices' may restrict it */
+	IBEMU__YT_GUID,	     /* 0x hex, non-zero, up to 64 bits */
+	IBEMU__YT_GUIDS,     /* sequence of GUIDs */
+	IBEMU__YT_STR,	     /* any scalar; 'max' bounds its bytes */
+	IBEMU__YT_NAME,	     /* a node or fabric name */
+	IBEMU__YT_DURATION,  /* to picoseconds */
+	IBEMU__YT_LENGTH,    /* to millimetres */
+	IBEMU__YT_SIZE,	     /* to bytes */
+	IBEMU__YT_WIDTH,     /* to lanes */
+	IBEMU__YT_SPEED,     /* to enum ibemu_speed */
+	IBEMU__YT_HCA_MODEL, /* to enum ibemu_hca_kind */
+	IBEMU__YT_ENDPOINT,  /* NODE:PORT, checked against the model later */
+	IBEMU__YT_BOOL,	     /* true or false */
+	IBEMU__YT_PORTS,     /* "all", or a sequence of port numbers 0..255 */
+	IBEMU__YT_CC_ENTRY,  /* "shift:multiplier", to its 16-bit wire form */
+	IBEMU__YT_CCT,	     /* CC_ENTRYs in a sequence, or a mapping */
+	IBEMU__YT_SEQ,	     /* a section: sequence, null for empty */
+	IBEMU__YT_MAP,	     /* a section: mapping, null for empty */
 };
 
 #define IBEMU__YAML_REQUIRED 0x1u /* must be given */
@@ -119,6 +120,7 @@ enum {
 	IBEMU__K_DEF_CABLE_LENGTH,
 	IBEMU__K_DEF_BUFFER_PER_VL,
 	IBEMU__K_DEF_ROUTING_LATENCY,
+	IBEMU__K_DEF_HCA_MODEL,
 	IBEMU__K_DEF_COUNT
 };
 /* Switches and HCAs share one index space; each leaves some keys out. */
@@ -134,6 +136,7 @@ enum {
 	IBEMU__K_NODE_VLS,
 	IBEMU__K_NODE_BUFFER_PER_VL,
 	IBEMU__K_NODE_ROUTING_LATENCY,
+	IBEMU__K_NODE_HCA_MODEL,
 	IBEMU__K_NODE_COUNT
 };
 enum {
@@ -180,7 +183,7 @@ enum {
 };
 enum { IBEMU__K_CCT_ENTRIES, IBEMU__K_CCT_STEP, IBEMU__K_CCT_COUNT };
 
-#define IBEMU__YAML_MAX_KEYS 11 /* the largest table */
+#define IBEMU__YAML_MAX_KEYS 12 /* the largest table */
 
 /* One parsed value; 'node' is NULL when the key was not given. */
 struct ibemu__yaml_val {

@@ -350,6 +350,9 @@ static void defaults_set(struct ibemu_topo_defaults *def,
 		def->buffer_per_vl = (uint32_t)v[IBEMU__K_DEF_BUFFER_PER_VL].u;
 	if (v[IBEMU__K_DEF_ROUTING_LATENCY].node)
 		def->routing_latency_ps = v[IBEMU__K_DEF_ROUTING_LATENCY].u;
+	if (v[IBEMU__K_DEF_HCA_MODEL].node)
+		def->hca_model =
+			(enum ibemu_hca_kind)v[IBEMU__K_DEF_HCA_MODEL].u;
 }
 
 int ibemu__yaml_defaults_init(struct ibemu_topo_defaults *def)
@@ -487,6 +490,9 @@ static int set_node_keys(struct loader *L, uint32_t idx,
 	}
 	if (v[IBEMU__K_NODE_ROUTING_LATENCY].node)
 		n->routing_latency_ps = v[IBEMU__K_NODE_ROUTING_LATENCY].u;
+	if (v[IBEMU__K_NODE_HCA_MODEL].node)
+		n->hca_model =
+			(enum ibemu_hca_kind)v[IBEMU__K_NODE_HCA_MODEL].u;
 	return 0;
 }
 

@@ -422,7 +422,59 @@ static void test_routing_latency(void)
 	T_ERROR("hcas: [{name: h, routing_latency: 60ns}]\n",
 		"1:18: error: unknown key 'routing_latency' in an HCA, "
 		"expected one of name, ports, description, guid, port_guids, "
-		"system_image_guid, vendor_id, device_id, vls, buffer_per_vl");
+		"system_image_guid, vendor_id, device_id, vls, buffer_per_vl, "
+		"hca_model");
+}
+
+/* hca_model: wire by default, a preset or auto in defaults: or per HCA,
+ * a bad name an error at its line and column; written back when set. */
+static void test_hca_model(void)
+{
+	struct ibemu_topo *t;
+	char *y;
+
+	t = load_ok("switches: [{name: s, ports: 4}]\nhcas: [{name: h}]\n"
+		    "links: [[s:1, h:1]]\n");
+	if (t)
+		T_EQ_INT(t->nodes[1].hca_model, IBEMU_HCA_WIRE);
+	ibemu_topo_destroy(t);
+	t = load_ok(
+		"defaults: {hca_model: connectx-6}\n"
+		"switches: [{name: s, ports: 4}]\n"
+		"hcas: [{name: h}, {name: g, hca_model: ConnectX-4},"
+		" {name: a, hca_model: auto}, {name: w, hca_model: wire}]\n"
+		"links: [[s:1, h:1], [s:2, g:1], [s:3, a:1], [s:4, w:1]]\n");
+	if (t) {
+		T_EQ_INT(t->defaults.hca_model, IBEMU_HCA_CX6);
+		T_EQ_INT(t->nodes[1].hca_model, IBEMU_HCA_CX6);
+		T_EQ_INT(t->nodes[2].hca_model, IBEMU_HCA_CX4);
+		T_EQ_INT(t->nodes[3].hca_model, IBEMU_HCA_AUTO);
+		T_EQ_INT(t->nodes[4].hca_model, IBEMU_HCA_WIRE);
+		/* A preset's HCA reports its adapter's PCI device ID (auto:
+		 * the default speed's, EDR, connectx-5), wire ibemu's. */
+		T_EQ_INT(t->nodes[1].device_id, 0x101b);
+		T_EQ_INT(t->nodes[2].device_id, 0x1013);
+		T_EQ_INT(t->nodes[3].device_id, 0x1017);
+		T_EQ_INT(t->nodes[4].device_id, IBEMU_DEVICE_HCA);
+		y = emit(t);
+		T_TRUE(y && strstr(y, "  hca_model: connectx-6\n"));
+		T_TRUE(y && strstr(y, "hca_model: connectx-4}"));
+		T_TRUE(y && strstr(y, "hca_model: wire}"));
+		T_TRUE(y && !strstr(y, "device_id"));
+		free(y);
+	}
+	ibemu_topo_destroy(t);
+	T_EQ_INT(ibemu_hca_kind_for_speed(IBEMU_SPEED_EDR), IBEMU_HCA_CX5);
+	T_EQ_INT(ibemu_hca_kind_for_speed(IBEMU_SPEED_HDR), IBEMU_HCA_CX6);
+	T_EQ_INT(ibemu_hca_kind_for_speed(IBEMU_SPEED_NDR), IBEMU_HCA_CX7);
+	T_EQ_INT(ibemu_hca_kind_for_speed(IBEMU_SPEED_FDR), IBEMU_HCA_CX4);
+	T_ERROR("hcas: [{name: h, hca_model: connectx-9}]\n",
+		"1:29: error: bad hca_model 'connectx-9', expected wire, auto, "
+		"connectx-4, connectx-5, connectx-6 or connectx-7");
+	T_ERROR("switches: [{name: s, ports: 2, hca_model: wire}]\n",
+		"1:32: error: unknown key 'hca_model' in a switch, expected "
+		"one of name, ports, description, guid, system_image_guid, "
+		"vendor_id, device_id, vls, buffer_per_vl, routing_latency");
 }
 
 static void test_guids(void)
@@ -953,6 +1005,7 @@ void ibemu_test_register_topo_yaml(void)
 		{"units_in_model", test_units_in_model},
 		{"defaults_inheritance", test_defaults_inheritance},
 		{"routing_latency", test_routing_latency},
+		{"hca_model", test_hca_model},
 		{"guids", test_guids},
 		{"link_errors", test_link_errors},
 		{"fabric_name", test_fabric_name},

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The HCA's host interface (hca/host_model.h, docs/hca-model.md): each
+ * component of a message's latency pinned in picoseconds for each preset
+ * (doorbell, WQE fetch, payload DMA read, DMA write, CQE write, message
+ * rate), the PCIe arithmetic by generation, pipelining and the sharing of
+ * the link; and, through the QP transport, a WRITE from one HCA to another
+ * through one switch whose landing lies exactly those components after
+ * the same WRITE on 'wire' (whose wire and switch time it shares).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "engine.h"
+#include "host_model.h"
+#include "model.h"
+#include "routing.h"
+#include "topo.h"
+#include "transport.h"
+#include "unit.h"
+#include "yaml.h"
+
+static const enum ibemu_hca_kind kinds[4] = {IBEMU_HCA_CX4, IBEMU_HCA_CX5,
+					     IBEMU_HCA_CX6, IBEMU_HCA_CX7};
+
+/* Per preset, in the order of 'kinds'. */
+struct pinned {
+	uint64_t doorbell, wqe_fetch, read_4k, write_4k, cqe, msg;
+};
+
+/*
+ * Gen3 x16 moves a byte in 1040/16384 ns (8 GT/s, 128b/130b); Gen4 in
+ * half that, Gen5 in a quarter. A 64-byte WQE comes back in one 86-byte
+ * completion (22 bytes of TLP); 4 KiB read in 16 completions of 256 bytes
+ * (4448 bytes), written in 16 MWr TLPs (26 bytes each: 4512 bytes); a
+ * CQE is one 90-byte MWr. The DMA read round trip is 250 ns.
+ */
+static const struct pinned pins[4] = {
+	{150000, 250000 + 5459, 282344, 286407, 5713, 4651},
+	{150000, 250000 + 5459, 282344, 286407, 5713, 4651},
+	{150000, 250000 + 2730, 141172, 143204, 2857, 4651},
+	{150000, 250000 + 1365, 70586, 71602, 1429, 4651},
+};
+
+static void test_presets(void)
+{
+	static const unsigned gens[4] = {3, 3, 4, 5};
+	unsigned i;
+
+	T_TRUE(ibemu_host_model_get(IBEMU_HCA_WIRE) == NULL);
+	for (i = 0; i < 4; i++) {
+		const struct ibemu_host_model *m =
+			ibemu_host_model_get(kinds[i]);
+
+		T_TRUE(m != NULL);
+		if (!m)
+			continue;
+		T_EQ_STR(m->name, ibemu_hca_kind_name(kinds[i]));
+		T_EQ_INT(m->pcie_width, 16);
+		T_EQ_INT(m->pcie_gen, gens[i]);
+		T_EQ_U64(ibemu_pcie_read_bytes(m, 64), 86);
+		T_EQ_U64(ibemu_pcie_read_bytes(m, 4096), 4448);
+		T_EQ_U64(ibemu_pcie_write_bytes(m, 4096), 4512);
+		T_EQ_U64(ibemu_pcie_write_bytes(m, 64), 90);
+		T_EQ_U64(ibemu_pcie_req_bytes(m, 4096), 8 * 26);
+		/* The time rule's lookahead (docs/design.md 3): a post never
+		 * reaches the wire sooner than wire's doorbell would. */
+		T_TRUE(m->mmio_ps + m->tx_proc_ps >= IBEMU_TP_DOORBELL_PS);
+	}
+}
+
+/* Each component of a message's latency, per preset, in picoseconds. */
+static void test_components(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		const struct ibemu_host_model *m =
+			ibemu_host_model_get(kinds[i]);
+		const struct pinned *p = &pins[i];
+		struct ibemu_host_state hs = {0};
+		struct ibemu_host_send s;
+		uint64_t qp_free = 0, t0 = 1000000;
+
+		/* Inline: the doorbell carries the WQE (BlueFlame). */
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 32, 1, 1, &s);
+		T_EQ_U64(s.doorbell - t0, p->doorbell);
+		T_EQ_U64(s.wqe, s.doorbell);
+		T_EQ_U64(s.data, 0);
+		T_EQ_U64(ibemu_host_send_ready(m, &s, 32) - t0,
+			 p->doorbell + 150000);
+
+		/* Not inline, 4 KiB: WQE fetch, then the payload's read,
+		 * whose last completion is in when the packet may leave. */
+		memset(&hs, 0, sizeof(hs));
+		qp_free = 0;
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 4096, 0, 1, &s);
+		T_EQ_U64(s.wqe - s.doorbell, p->wqe_fetch);
+		T_EQ_U64(s.data - s.wqe, 250000);
+		T_EQ_U64(ibemu_host_send_ready(m, &s, 4096) - s.data,
+			 p->read_4k + 150000);
+		T_EQ_U64(hs.h2d_free, s.data + p->read_4k);
+
+		/* The responder: its pipeline, the data written, the CQE
+		 * after them, each seen 100 ns after it leaves the HCA. */
+		memset(&hs, 0, sizeof(hs));
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 4096, 0) - t0,
+			 100000 + p->write_4k + 100000);
+		memset(&hs, 0, sizeof(hs));
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 4096, 1) - t0,
+			 100000 + p->write_4k + p->cqe + 100000);
+		memset(&hs, 0, sizeof(hs));
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 0, 1) - t0,
+			 100000 + p->cqe + 100000);
+
+		/* Message rate: the next message's turn. */
+		memset(&hs, 0, sizeof(hs));
+		qp_free = 0;
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 8, 1, 1, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 8, 1, 1, &s);
+		T_EQ_U64(s.start - s.doorbell, p->msg);
+	}
+}
+
+/* A 64 KiB message's packets leave as their bytes come in, one 4 KiB
+ * packet's completions apart; a second message's payload streams behind
+ * the first's, its WQE fetched meanwhile. */
+static void test_pipelining(void)
+{
+	const struct ibemu_host_model *m = ibemu_host_model_get(IBEMU_HCA_CX5);
+	struct ibemu_host_state hs = {0};
+	struct ibemu_host_send a, b;
+	uint64_t qp_free = 0, k;
+
+	ibemu_host_send_plan(m, &hs, &qp_free, 0, 65536, 0, 1, &a);
+	for (k = 1; k <= 16; k++)
+		T_EQ_U64(ibemu_host_send_ready(m, &a, k * 4096),
+			 a.data + ibemu_pcie_ps(m, k * 4448) + 150000);
+	T_EQ_U64(hs.h2d_free, a.data + ibemu_pcie_ps(m, 16 * 4448));
+	ibemu_host_send_plan(m, &hs, &qp_free, 200000, 4096, 0, 1, &b);
+	T_EQ_U64(b.wqe, 200000 + 150000 + 250000 + 5459);
+	T_EQ_U64(b.data, a.data + ibemu_pcie_ps(m, 16 * 4448) + 5459);
+}
+
+/* A responder's READ data: read from when it is asked. */
+static void test_read(void)
+{
+	const struct ibemu_host_model *m = ibemu_host_model_get(IBEMU_HCA_CX6);
+	struct ibemu_host_state hs = {0};
+	uint64_t data = ibemu_host_read(m, &hs, 1000, 4096);
+
+	T_EQ_U64(data, 1000 + 250000);
+	T_EQ_U64(ibemu_host_read_ready(m, data, 4096), data + 141172 + 150000);
+}
+
+/* Two HCAs on one 4x EDR switch, 'model' on both. */
+static const char fabric_fmt[] =
+	"defaults: {width: 4x, speed: EDR, cable_length: 2m, hca_model: %s}\n"
+	"switches: [{name: sw, ports: 4}]\n"
+	"hcas: [{name: h1}, {name: h2}]\n"
+	"links: [[sw:1, h1:1], [sw:2, h2:1]]\n";
+
+static uint64_t landed_at;
+
+static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
+		   const struct ibemu_tp_mem *src, uint64_t len)
+{
+	(void)dst;
+	(void)src;
+	(void)len;
+	landed_at = ibemu_engine_now(ctx);
+	return 0;
+}
+
+/* When a 4 KiB WRITE (not inline) posted at time 0 on 'model' lands. */
+static uint64_t write_lands(const char *model)
+{
+	struct ibemu_tp_ops ops = {.copy = on_copy};
+	struct ibemu_tp_qp_init in = {
+		.qp_type = IBEMU_QPT_RC,
+		.max_send_wr = 4,
+		.max_recv_wr = 4,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+	struct ibemu_tp_qp_attr at = {0};
+	struct ibemu_tp *tp[2];
+	uint32_t pd[2], cq[2], key[2], rkey, qpn[2], node[2];
+	struct ibemu_tp_domain *d = NULL;
+	struct ibemu_routes *r = NULL;
+	struct ibemu_engine *e = NULL;
+	struct ibemu_topo *t = NULL;
+	struct ibemu_tp_sge sge;
+	struct ibemu_tp_send_wr wr = {0};
+	struct ibemu_diag diag;
+	static uint8_t buf[2][8192];
+	char yaml[512];
+	unsigned i;
+	int n;
+
+	n = snprintf(yaml, sizeof(yaml), fabric_fmt, model);
+	ibemu_diag_init(&diag);
+	T_EQ_INT(ibemu_yaml_load("hm.yaml", yaml, (size_t)n, &t, &diag), 0);
+	ibemu_diag_fini(&diag);
+	T_EQ_INT(ibemu_model_create(t, &e), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+		 0);
+	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	ibemu_routes_destroy(r);
+	T_EQ_INT(ibemu_tp_domain_create(e, &d), 0);
+	for (i = 0; i < 2; i++) {
+		node[i] = ibemu_topo_find(t, i ? "h2" : "h1");
+		T_EQ_INT(ibemu_tp_create(d, node[i], &ops, e, &tp[i]), 0);
+		T_EQ_INT(ibemu_tp_pd_alloc(tp[i], &pd[i]), 0);
+		T_EQ_INT(ibemu_tp_cq_create(tp[i], &cq[i]), 0);
+		T_EQ_INT(ibemu_tp_mr_reg(tp[i], pd[i], (uintptr_t)buf[i],
+					 sizeof(buf[i]),
+					 IBEMU_ACCESS_LOCAL_WRITE |
+						 IBEMU_ACCESS_REMOTE_WRITE,
+					 i, &key[i], &rkey),
+			 0);
+		in.pd = pd[i];
+		in.send_cq = in.recv_cq = cq[i];
+		T_EQ_INT(ibemu_tp_qp_create(tp[i], &in, &qpn[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		memset(&at, 0, sizeof(at));
+		at.qp_state = IBEMU_QPS_INIT;
+		at.port_num = 1;
+		at.qp_access_flags = IBEMU_ACCESS_REMOTE_WRITE;
+		T_EQ_INT(ibemu_tp_qp_modify(
+				 tp[i], qpn[i], &at,
+				 IBEMU_QP_STATE | IBEMU_QP_PKEY_INDEX |
+					 IBEMU_QP_PORT | IBEMU_QP_ACCESS_FLAGS),
+			 0);
+		at.qp_state = IBEMU_QPS_RTR;
+		at.path_mtu = 5;
+		at.dest_qp_num = qpn[!i];
+		at.ah_attr.dlid = ibemu_engine_get_lid(e, node[!i], 1);
+		at.ah_attr.port_num = 1;
+		T_EQ_INT(ibemu_tp_qp_modify(
+				 tp[i], qpn[i], &at,
+				 IBEMU_QP_STATE | IBEMU_QP_AV |
+					 IBEMU_QP_PATH_MTU | IBEMU_QP_DEST_QPN |
+					 IBEMU_QP_RQ_PSN |
+					 IBEMU_QP_MAX_DEST_RD_ATOMIC |
+					 IBEMU_QP_MIN_RNR_TIMER),
+			 0);
+		at.qp_state = IBEMU_QPS_RTS;
+		at.timeout = 14;
+		at.retry_cnt = 7;
+		T_EQ_INT(ibemu_tp_qp_modify(tp[i], qpn[i], &at,
+					    IBEMU_QP_STATE | IBEMU_QP_TIMEOUT |
+						    IBEMU_QP_RETRY_CNT |
+						    IBEMU_QP_RNR_RETRY |
+						    IBEMU_QP_SQ_PSN |
+						    IBEMU_QP_MAX_QP_RD_ATOMIC),
+			 0);
+	}
+	sge = (struct ibemu_tp_sge){(uintptr_t)buf[0], 4096, key[0]};
+	wr.opcode = IBEMU_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf[1];
+	wr.wr.rdma.rkey = key[1];
+	landed_at = 0;
+	T_EQ_INT(ibemu_tp_post_send_at(tp[0], qpn[0], &wr, ibemu_engine_now(e)),
+		 0);
+	T_EQ_U64(ibemu_engine_now(e), 0);
+	ibemu_engine_run(e, UINT64_MAX, SIZE_MAX);
+	for (i = 0; i < 2; i++)
+		ibemu_tp_destroy(tp[i]);
+	ibemu_tp_domain_destroy(d);
+	ibemu_engine_destroy(e);
+	ibemu_topo_destroy(t);
+	return landed_at;
+}
+
+/*
+ * Through the transport: the same WRITE lands on connectx-5 exactly the
+ * host interface's components later than on wire (which has only its
+ * 300 ns doorbell): doorbell 150 ns, WQE fetch, payload read (a round
+ * trip and 4 KiB of completions), send pipeline 150 ns; at the responder
+ * its pipeline 100 ns, 4 KiB written, 100 ns to memory. The wire and
+ * switch time in between is the same.
+ */
+static void test_through_transport(void)
+{
+	uint64_t wire = write_lands("wire"), cx5 = write_lands("connectx-5");
+	uint64_t tx = 150000 + (250000 + 5459) + 250000 + 282344 + 150000;
+	uint64_t rx = 100000 + 286407 + 100000;
+
+	T_TRUE(wire > IBEMU_TP_DOORBELL_PS);
+	T_EQ_U64(cx5 - wire, tx + rx - IBEMU_TP_DOORBELL_PS);
+}
+
+void ibemu_test_register_hca_host_model(void)
+{
+	static const struct ibemu_test tests[] = {
+		{"presets", test_presets},
+		{"components", test_components},
+		{"pipelining", test_pipelining},
+		{"read", test_read},
+		{"through_transport", test_through_transport},
+		{NULL, NULL},
+	};
+
+	ibemu_test_add_suite("hca.host_model", tests);
+}
