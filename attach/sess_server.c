@@ -438,6 +438,7 @@ static void handle_ca_query(struct ibemu_sess_conn *c,
 
 	if (bind_request(c, h, payload, &b, &node))
 		return;
+	ibemu__sess_sysfs_update(c->s, node, 0);
 	len = ibemu__sess_ca_fill(c->s, node, &reply, sizeof(reply));
 	call_reply(c, IBEMU_SESS_CA_QUERY, &reply, len);
 }

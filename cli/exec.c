@@ -5,7 +5,8 @@
  * with the program, whose environment names the fabric's session socket
  * (and the HCA) and puts ibemu's libibumad.so.3 first in the library path,
  * so that unmodified tools (ibstat, OpenSM) run on the emulated fabric.
- * It also preloads libibemu-vtime.so, which makes the program's own
+ * It also preloads libibemu-devnode.so (the HCA's /dev/infiniband node, for
+ * UCX) and libibemu-vtime.so, which makes the program's own
  * clocks virtual (vtime/README.md), unless --wall-clock, and says where
  * virtual time stands, where the program's clocks start.
  */
@@ -163,9 +164,11 @@ static int asan_allow_preload(void)
 	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
 }
 
-/* Appends the program-clock library to LD_PRELOAD, after what is there
- * (a sanitizer's runtime must stay first). */
-static int preload_vtime(void)
+/*
+ * Appends lib/'name' to LD_PRELOAD, after what is there (a sanitizer's
+ * runtime must stay first); 'why' says what needs it, for the error.
+ */
+static int preload(const char *name, const char *why)
 {
 	char dir[PATH_MAX], lib[PATH_MAX + 32];
 	const char *old = getenv("LD_PRELOAD");
@@ -173,22 +176,36 @@ static int preload_vtime(void)
 	int ret;
 
 	if (lib_dir(dir, sizeof(dir)) ||
-	    (snprintf(lib, sizeof(lib), "%s/libibemu-vtime.so", dir),
-	     access(lib, R_OK)))
+	    (snprintf(lib, sizeof(lib), "%s/%s", dir, name), access(lib, R_OK)))
 		return ibemu_cli_fail(1,
-				      "exec: libibemu-vtime.so is not in the "
-				      "lib directory next to this ibemu's bin; "
-				      "build the project first, or run with "
-				      "--wall-clock");
+				      "exec: %s is not in the lib directory "
+				      "next to this ibemu's bin; build the "
+				      "project first%s",
+				      name, why);
 	ret = asprintf(&value, "%s%s%s", old && *old ? old : "",
 		       old && *old ? ":" : "", lib);
 	if (ret < 0)
 		return ibemu_cli_fail(1, "out of memory");
 	ret = setenv("LD_PRELOAD", value, 1);
 	free(value);
-	if (ret)
-		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
-	return asan_allow_preload();
+	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
+}
+
+/*
+ * The program-clock library (vtime/), unless 'wall_clock', and the
+ * device-node library (devnode/: UCX uses only the HCAs whose
+ * /dev/infiniband node exists).
+ */
+static int preload_libs(int wall_clock)
+{
+	int ret = 0;
+
+	if (!wall_clock)
+		ret = preload("libibemu-vtime.so",
+			      ", or run with --wall-clock");
+	if (!ret)
+		ret = preload("libibemu-devnode.so", "");
+	return ret ? ret : asan_allow_preload();
 }
 
 /* Where the program's virtual clocks start: the fabric's time now. */
@@ -201,6 +218,20 @@ static int set_vtime_start(const char *fabric)
 	if (setenv(IBEMU_SESS_ENV_VTIME_START, ps, 1))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	return 0;
+}
+
+/*
+ * SYSFS_PATH: the HCA's sysfs tree the daemon wrote when check_host() bound
+ * to it (attach/sess_sysfs.c), unless the user names another.
+ */
+static int set_sysfs_path(const char *dir, const char *host)
+{
+	char path[IBEMU_PATH_MAX + 128];
+
+	if (snprintf(path, sizeof(path), "%s/sysfs/%s", dir, host) >=
+	    (int)sizeof(path))
+		return -1;
+	return setenv("SYSFS_PATH", path, 0);
 }
 
 /*
@@ -246,12 +277,13 @@ static int run(const char *fabric, const char *host, int wall_clock,
 	ret = set_library_path();
 	if (!ret)
 		ret = set_vtime_start(fabric);
-	if (!ret && !wall_clock)
-		ret = preload_vtime();
+	if (!ret)
+		ret = preload_libs(wall_clock);
 	if (ret)
 		return ret;
 	if (setenv(IBEMU_SESS_ENV_SOCKET, sess, 1) ||
-	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)))
+	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)) ||
+	    (host && *host && set_sysfs_path(p.dir, host)))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	fflush(NULL);
 	execvp(args[0], args);

@@ -97,6 +97,7 @@ ibemu_layer(sessc proto)
 ibemu_layer(umad TARGET ibumad proto mad sessc)
 ibemu_layer(verbs TARGET ibverbs proto sessc)
 ibemu_layer(vtime proto)
+ibemu_layer(devnode proto)
 
 ibemu_layer_top(tests bench)
 
