@@ -291,6 +291,56 @@ static int run(const char *fabric, const char *host, int wall_clock,
 			      strerror(errno));
 }
 
+/* The rank an MPI launcher gave this process, or -1. */
+static long launcher_rank(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+					    "PMI_RANK"};
+	const char *v;
+	char *end;
+	long r;
+	size_t i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(names); i++) {
+		v = getenv(names[i]);
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		if (!*end && r >= 0)
+			return r;
+	}
+	return -1;
+}
+
+/* The entry of 'list' ("H0,H1,...") at the launcher's rank, into 'out'
+ * (IBEMU_SESS_HOST_LEN bytes). 0, or the exit status with why. */
+static int rank_host(const char *list, char (*out)[IBEMU_SESS_HOST_LEN])
+{
+	long rank = launcher_rank(), i;
+	const char *p = list, *comma;
+	size_t len;
+
+	if (rank < 0)
+		return ibemu_cli_fail(2, "exec: --rank-hosts: no rank in the "
+					 "environment (OMPI_COMM_WORLD_RANK, "
+					 "PMIX_RANK, PMI_RANK)");
+	for (i = 0; i < rank && p; i++) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	comma = p ? strchr(p, ',') : NULL;
+	len = p ? (comma ? (size_t)(comma - p) : strlen(p)) : 0;
+	if (!len || len >= sizeof(*out))
+		return ibemu_cli_fail(2,
+				      "exec: --rank-hosts names no HCA for "
+				      "rank %ld",
+				      rank);
+	memcpy(*out, p, len);
+	(*out)[len] = '\0';
+	return 0;
+}
+
 static const struct ibemu_opt exec_opts[] = {
 	{.name = "host",
 	 .type = IBEMU_OPT_STRING,
@@ -302,6 +352,12 @@ static const struct ibemu_opt exec_opts[] = {
 	 .help = "leave the program's own clocks (clock_gettime, "
 		 "gettimeofday, time, rdtsc) on wall time; they are "
 		 "virtual by default"},
+	{.name = "rank-hosts",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "H0,H1,...",
+	 .help = "the HCA of each rank of an MPI launch: the program runs on "
+		 "the one at its rank ($OMPI_COMM_WORLD_RANK, else "
+		 "$PMIX_RANK or $PMI_RANK); what 'run --mpi' gives mpirun"},
 };
 
 const struct ibemu_opt_cmd ibemu_cli_exec_opts = {
@@ -316,7 +372,7 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 {
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(exec_opts)];
 	const char *host = NULL;
-	char fabric[64], **args;
+	char fabric[64], rank[IBEMU_SESS_HOST_LEN], **args;
 	int nargs, ret, wall_clock;
 
 	/* Room for the program's argv and its terminating NULL. */
@@ -334,6 +390,14 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 	if (v[0].given)
 		host = v[0].s;
 	wall_clock = v[1].given;
+	if (v[2].given) {
+		ret = v[0].given ? ibemu_cli_fail(2, "exec: --host or "
+						     "--rank-hosts, not both")
+				 : rank_host(v[2].s, &rank);
+		if (ret)
+			goto out;
+		host = rank;
+	}
 	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
 	if (ret)
 		goto out;
