@@ -60,6 +60,7 @@ extern const struct ibemu_opt_cmd ibemu_cli_up_opts;
 extern const struct ibemu_opt_cmd ibemu_cli_down_opts;
 extern const struct ibemu_opt_cmd ibemu_cli_status_opts;
 extern const struct ibemu_opt_cmd ibemu_cli_exec_opts;
+extern const struct ibemu_opt_cmd ibemu_cli_run_opts;
 
 /*
  * Picks the fabric a command is for: --fabric, $IBEMU_FABRIC, or the only
@@ -108,6 +109,21 @@ int ibemu_cli_down(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_status(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_topo(struct ibemu_cli *cli, int argc, char **argv);
 int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv);
+int ibemu_cli_run(struct ibemu_cli *cli, int argc, char **argv);
+
+/*
+ * What 'ibemu exec' does before it becomes the program, in the calling
+ * process (exec.c): checks that fabric 'fabric' runs, binds this process
+ * (by pid, which the program exec'd next keeps) to HCA 'host' (NULL:
+ * $IBEMU_HOST, else the daemon's choice), and sets the environment: the
+ * session socket, the host, ibemu's lib directory first in
+ * LD_LIBRARY_PATH, libibemu-vtime.so preloaded unless 'wall_clock', and
+ * the clocks' start, 'vstart' ps (0: the fabric's time now). Returns 0, or
+ * prints why and returns the exit status. 'ibemu run' calls it in each
+ * rank's child.
+ */
+int ibemu_cli_exec_prepare(const char *fabric, const char *host, int wall_clock,
+			   uint64_t vstart);
 int ibemu_cli_sm(struct ibemu_cli *cli, int argc, char **argv);
 
 #endif

@@ -208,13 +208,15 @@ static int preload_libs(int wall_clock)
 	return ret ? ret : asan_allow_preload();
 }
 
-/* Where the program's virtual clocks start: the fabric's time now. */
-static int set_vtime_start(const char *fabric)
+/* Where the program's virtual clocks start: 'vstart', or the fabric's
+ * time now when 0. */
+static int set_vtime_start(const char *fabric, uint64_t vstart)
 {
 	char ps[32];
 
-	snprintf(ps, sizeof(ps), "%llu",
-		 (unsigned long long)ibemu_cli_virtual_now(fabric));
+	if (!vstart)
+		vstart = ibemu_cli_virtual_now(fabric);
+	snprintf(ps, sizeof(ps), "%llu", (unsigned long long)vstart);
 	if (setenv(IBEMU_SESS_ENV_VTIME_START, ps, 1))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	return 0;
@@ -234,12 +236,8 @@ static int set_sysfs_path(const char *dir, const char *host)
 	return setenv("SYSFS_PATH", path, 0);
 }
 
-/*
- * Checks the fabric (and the HCA), then becomes the program 'args', its
- * clocks virtual unless 'wall_clock'.
- */
-static int run(const char *fabric, const char *host, int wall_clock,
-	       char **args)
+int ibemu_cli_exec_prepare(const char *fabric, const char *host, int wall_clock,
+			   uint64_t vstart)
 {
 	struct ibemu_runtime_paths p;
 	char sess[IBEMU_PATH_MAX];
@@ -276,7 +274,7 @@ static int run(const char *fabric, const char *host, int wall_clock,
 	}
 	ret = set_library_path();
 	if (!ret)
-		ret = set_vtime_start(fabric);
+		ret = set_vtime_start(fabric, vstart);
 	if (!ret)
 		ret = preload_libs(wall_clock);
 	if (ret)
@@ -285,6 +283,20 @@ static int run(const char *fabric, const char *host, int wall_clock,
 	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)) ||
 	    (host && *host && set_sysfs_path(p.dir, host)))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
+	return 0;
+}
+
+/*
+ * Checks the fabric (and the HCA), then becomes the program 'args', its
+ * clocks virtual unless 'wall_clock'.
+ */
+static int run(const char *fabric, const char *host, int wall_clock,
+	       char **args)
+{
+	int ret = ibemu_cli_exec_prepare(fabric, host, wall_clock, 0);
+
+	if (ret)
+		return ret;
 	fflush(NULL);
 	execvp(args[0], args);
 	return ibemu_cli_fail(127, "exec: cannot run '%s': %s", args[0],

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * 'ibemu run' inside (cli/run*.c): a job is N ranks, each a program with
+ * its argv, an HCA and its own environment; run.c places the ranks on
+ * HCAs, builds each rank's argv and environment, then launches and
+ * supervises them (run_procs.c): output prefixed line by line, every rank
+ * ended when one fails or on a signal, the worst status returned. A mode
+ * that launches otherwise (--mpi) builds its own job and hands it to the
+ * same supervisor.
+ */
+#ifndef IBEMU_CLI_RUN_H
+#define IBEMU_CLI_RUN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Wall-clock milliseconds between SIGTERM and SIGKILL to the ranks. */
+#define IBEMU_RUN_GRACE_MS 3000u
+
+/* An environment variable a rank gets, besides what 'exec' sets. */
+struct ibemu_run_env {
+	const char *name;
+	char *value; /* owned */
+};
+
+#define IBEMU_RUN_MAX_ENV 8
+
+/* One rank: where it runs, what, and with what. */
+struct ibemu_run_rank {
+	int rank;
+	const char *host; /* HCA name (borrowed from the job's list) */
+	char **argv;	  /* NULL-terminated, borrowed */
+	struct ibemu_run_env env[IBEMU_RUN_MAX_ENV];
+	unsigned nenv;
+	/* Filled by the supervisor. */
+	pid_t pid;
+	int status;	 /* as waitpid() gives it */
+	int exited;	 /* waited for */
+	int ended_by_us; /* ended by the supervisor's signal */
+};
+
+struct ibemu_run_job {
+	const char *fabric;
+	char id[64]; /* IBEMU_JOB: unique in the fabric */
+	int n;
+	struct ibemu_run_rank *ranks; /* n of them, owned */
+	int prefix;		      /* "[rank] " before each line */
+	int wall_clock;		      /* leave the ranks' clocks on wall time */
+	uint64_t vstart;	      /* the fabric's virtual time at launch */
+};
+
+/* Adds NAME=value ('value' formatted, copied) to the environment of rank
+ * 'r'; 0 or -ENOMEM/-E2BIG. */
+int ibemu__run_rank_setenv(struct ibemu_run_rank *r, const char *name,
+			   const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Launches every rank of 'job' (each child binds to its HCA as 'ibemu
+ * exec' does, sets its environment and becomes its program) and
+ * supervises them until all are gone. Returns the exit status of the run:
+ * the worst of the ranks' (128+signal for a rank killed by one), or 128 +
+ * the signal that ended the run; messages name the rank, host and status.
+ */
+int ibemu__run_supervise(struct ibemu_run_job *job);
+
+#endif
