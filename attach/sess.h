@@ -331,6 +331,8 @@ unsigned ibemu__sess_ca_best_port(struct ibemu_sess_server *s, uint32_t node);
 /* sess_sysfs.c: the bound HCA's sysfs tree under the runtime directory. */
 void ibemu__sess_sysfs_update(struct ibemu_sess_server *s, uint32_t node,
 			      int full);
+/* Removes every HCA's tree (the server stops). */
+void ibemu__sess_sysfs_remove(struct ibemu_sess_server *s);
 /* P_Key at 'index' of global port 'port'; 0 when the index is unused. */
 uint16_t ibemu__sess_pkey(struct ibemu_sess_server *s, uint32_t port,
 			  uint16_t index);

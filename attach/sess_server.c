@@ -1082,6 +1082,7 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
+	ibemu__sess_sysfs_remove(s);
 	ibemu__sess_bind_fini(s);
 	ibemu__sess_verbs_mrs_free(s);
 	free(s->copy_buf);

@@ -11,10 +11,11 @@
  * logical state changes (the transport's PORT_ACTIVE and PORT_ERR), and
  * on each bind, so that they say what Get(PortInfo) says now. Each file
  * is written aside and renamed into place: a reader never sees one half
- * written.
+ * written. The server removes the whole tree when it stops.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -279,4 +280,23 @@ void ibemu__sess_sysfs_update(struct ibemu_sess_server *s, uint32_t node,
 				 "under %s",
 				 n->name, root);
 	}
+}
+
+static int remove_cb(const char *path, const struct stat *st, int type,
+		     struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void ibemu__sess_sysfs_remove(struct ibemu_sess_server *s)
+{
+	char root[IBEMU_PATH_MAX + 16];
+
+	if (snprintf(root, sizeof(root), "%s/%s", s->d->paths.dir, SYSFS_DIR) <
+	    (int)sizeof(root))
+		nftw(root, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
