@@ -111,7 +111,10 @@ enum ibemu_sess_kind {
 	IBEMU_SESS_CONN_CALL,	/* answered; closes */
 	IBEMU_SESS_CONN_STREAM, /* a port stream (OPEN) */
 	IBEMU_SESS_CONN_VERBS,	/* a verbs stream (VERBS_OPEN) */
+	IBEMU_SESS_CONN_JOB,	/* a job stream (JOB_JOIN, sess_job.c) */
 };
+
+struct ibemu_sess_job;
 
 struct ibemu_sess_verbs;
 
@@ -139,6 +142,13 @@ struct ibemu_sess_conn {
 	int events; /* UV_READABLE, plus UV_WRITABLE while out_head */
 	/* Verbs streams only (sess_verbs.c), owned. */
 	struct ibemu_sess_verbs *verbs;
+	/* Job streams only (sess_job.c): the job (shared by its ranks'
+	 * streams, freed with the last) and this stream's rank. */
+	struct ibemu_sess_job *job;
+	uint32_t rank;
+	/* Its process waits in a job collective: the time rule counts it
+	 * as waiting, whatever its streams say (any kind of stream). */
+	int job_held;
 	/* Port streams only. */
 	uint64_t session;
 	uint32_t node;	     /* HCA, topology index */
@@ -227,6 +237,9 @@ struct ibemu_sess_server {
 	/* What attached processes hold (sess_limits.c). */
 	struct ibemu_sess_proc *procs;
 	struct ibemu_sess_cost held_all, limits_all;
+	/* The jobs of 'ibemu run' whose ranks are attached (sess_job.c). */
+	struct ibemu_sess_job *jobs;
+	uint64_t job_ranks, job_bytes; /* their ranks, their values' bytes */
 };
 
 /* Bytes a copy between two processes moves per step (sess_verbs_mem.c). */
@@ -364,6 +377,13 @@ int ibemu__su_words(const struct ibemu_sess_conn *c,
 		    struct ibemu_rule_words *w);
 /* Sends the RECVs and TICKs queued on every stream (the end of a run). */
 void ibemu__sess_streams_flush(struct ibemu_sess_server *s);
+
+/* sess_job.c: job streams, the bootstrap of 'ibemu run'. */
+/* A message on new or job connection 'c' (JOB_JOIN starts one). */
+void ibemu__sess_job_msg(struct ibemu_sess_conn *c,
+			 const struct ibemu_sess_hdr *h, const void *payload);
+/* Job stream 'c' closes: it leaves its job (freed with its last rank). */
+void ibemu__sess_job_leave(struct ibemu_sess_conn *c);
 
 /* sess_agent.c */
 /* REGISTER and UNREGISTER on stream 'c'; 0 or -errno, 'why' filled. */

@@ -116,6 +116,8 @@ void ibemu__sess_conn_close(struct ibemu_sess_conn *c, const char *why)
 			(long)c->pid, s->d->topo->nodes[c->node].name, c->port,
 			why ? ": " : "", why ? why : "", tail);
 	}
+	if (c->kind == IBEMU_SESS_CONN_JOB)
+		ibemu__sess_job_leave(c);
 	if (c->kind == IBEMU_SESS_CONN_VERBS) {
 		ibemu__sess_verbs_close(c);
 		ibemu__sess_bind_streams(s, c->pid, -1);
@@ -732,6 +734,11 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 		return;
 	}
 	close_fds(fds, nfds);
+	if (c->kind == IBEMU_SESS_CONN_JOB ||
+	    (c->kind == IBEMU_SESS_CONN_NEW && h.type == IBEMU_SESS_JOB_JOIN)) {
+		ibemu__sess_job_msg(c, &h, payload);
+		return;
+	}
 	if (c->kind == IBEMU_SESS_CONN_STREAM) {
 		if (h.type == IBEMU_SESS_SEND)
 			handle_send(c, &h, payload);
@@ -766,8 +773,8 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	default:
 		proto_error(c, -EPROTO,
 			    "unexpected message type %u: a connection starts "
-			    "with CA_QUERY, PORT_QUERY, OPEN, REGISTER or "
-			    "UNREGISTER",
+			    "with CA_QUERY, PORT_QUERY, OPEN, REGISTER, "
+			    "UNREGISTER, VERBS_OPEN or JOB_JOIN",
 			    h.type);
 	}
 }

@@ -273,7 +273,8 @@ static int mem_waits(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 static struct ibemu_rule_proc *rule_of(struct ibemu_sess_conn *c,
 				       struct ibemu_rule_words *w)
 {
-	if (c->closing)
+	/* A process held in a job collective waits, whatever it said last. */
+	if (c->closing || c->job_held)
 		return NULL;
 	if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs) {
 		*w = words(c->verbs);

@@ -20,14 +20,8 @@
 #include "run_mpi.h"
 #include "runtime.h"
 
-/* An HCA of the fabric and the switch its first cabled port reaches. */
-struct run_hca {
-	char name[64];
-	char leaf[64];
-};
-
+/* In the order of enum ibemu_run_map. */
 static const char *const map_names[] = {"spread", "block", "cyclic", NULL};
-enum { MAP_SPREAD, MAP_BLOCK, MAP_CYCLIC };
 
 static const struct ibemu_opt run_opts[] = {
 	{.name = "ranks",
@@ -58,6 +52,12 @@ static const struct ibemu_opt run_opts[] = {
 	 .type = IBEMU_OPT_FLAG,
 	 .help = "leave the ranks' own clocks on wall time (as 'exec "
 		 "--wall-clock')"},
+	{.name = "report",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "FILE",
+	 .help = "write what the run cost as JSON: per rank the virtual time "
+		 "spent waiting, in declared compute and in calls; per link "
+		 "the bytes each way during the run (PMA PortXmitData)"},
 	{.name = "mpi",
 	 .type = IBEMU_OPT_FLAG,
 	 .help = "an Open MPI program: Debian's mpirun launches the ranks, "
@@ -74,7 +74,15 @@ const struct ibemu_opt_cmd ibemu_cli_run_opts = {
 	.stop_at_arg = 1,
 };
 
-enum { OPT_RANKS, OPT_HOSTS, OPT_MAP, OPT_NO_PREFIX, OPT_WALL_CLOCK, OPT_MPI };
+enum {
+	OPT_RANKS,
+	OPT_HOSTS,
+	OPT_MAP,
+	OPT_NO_PREFIX,
+	OPT_WALL_CLOCK,
+	OPT_REPORT,
+	OPT_MPI
+};
 
 /* Copies the string value of "key": "..." in 'line' into 'out'. */
 static int json_str(const char *line, const char *key, char *out, size_t len)
@@ -121,7 +129,19 @@ static int ctl_json(const char *fabric, const char *cmd, char **text)
 	return 0;
 }
 
-static struct run_hca *hca_find(struct run_hca *h, int n, const char *name)
+/* The number after "key": in 'line'; 0 if none. */
+static uint64_t json_uint(const char *line, const char *key)
+{
+	char pat[40];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(line, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+}
+
+static struct ibemu_run_hca *hca_find(struct ibemu_run_hca *h, int n,
+				      const char *name)
 {
 	int i;
 
@@ -132,10 +152,11 @@ static struct run_hca *hca_find(struct run_hca *h, int n, const char *name)
 }
 
 /* The fabric's HCAs and their leaves, in the daemon's node order. */
-static int fabric_hcas(const char *fabric, struct run_hca **out, int *nout)
+static int fabric_hcas(const char *fabric, struct ibemu_run_hca **out,
+		       int *nout)
 {
 	char *nodes = NULL, *ports = NULL, *line, *save, name[64], v[64];
-	struct run_hca *h = NULL, *x;
+	struct ibemu_run_hca *h = NULL, *x;
 	int n = 0, cap = 0, ret;
 
 	ret = ctl_json(fabric, "nodes", &nodes);
@@ -184,13 +205,13 @@ out:
 
 static int by_name(const void *a, const void *b)
 {
-	return strverscmp(((const struct run_hca *)a)->name,
-			  ((const struct run_hca *)b)->name);
+	return strverscmp(((const struct ibemu_run_hca *)a)->name,
+			  ((const struct ibemu_run_hca *)b)->name);
 }
 
 static int by_leaf(const void *a, const void *b)
 {
-	const struct run_hca *x = a, *y = b;
+	const struct ibemu_run_hca *x = a, *y = b;
 	int c = strverscmp(x->leaf, y->leaf);
 
 	return c ? c : strverscmp(x->name, y->name);
@@ -202,17 +223,17 @@ static int by_leaf(const void *a, const void *b)
  * whose HCAs are all taken), so neighbouring ranks sit on different
  * leaves and their traffic crosses the fabric.
  */
-static int place(struct run_hca *h, int nh, int map)
+static int place(struct ibemu_run_hca *h, int nh, int map)
 {
-	struct run_hca *sorted;
+	struct ibemu_run_hca *sorted;
 	int *next, nleaves = 0, i, j, k = 0;
 
-	if (map == MAP_CYCLIC) {
+	if (map == IBEMU_RUN_MAP_CYCLIC) {
 		qsort(h, (size_t)nh, sizeof(*h), by_name);
 		return 0;
 	}
 	qsort(h, (size_t)nh, sizeof(*h), by_leaf);
-	if (map == MAP_BLOCK)
+	if (map == IBEMU_RUN_MAP_BLOCK)
 		return 0;
 	sorted = malloc((size_t)nh * sizeof(*h));
 	next = calloc((size_t)nh + 1, sizeof(*next));
@@ -243,11 +264,11 @@ static int place(struct run_hca *h, int nh, int map)
 }
 
 /* --hosts: each an HCA of the fabric, once; put first, in order. */
-static int hosts_pick(struct run_hca *h, int nh, const char *list, int *n,
+static int hosts_pick(struct ibemu_run_hca *h, int nh, const char *list, int *n,
 		      const char *fabric)
 {
 	char *copy = strdup(list), *tok, *save;
-	struct run_hca tmp, *x;
+	struct ibemu_run_hca tmp, *x;
 	int k = 0, ret = 0;
 
 	if (!copy)
@@ -286,7 +307,7 @@ out:
 	return ret;
 }
 
-static void job_free(struct ibemu_run_job *job)
+void ibemu__run_job_fini(struct ibemu_run_job *job)
 {
 	unsigned k;
 	int i;
@@ -297,13 +318,13 @@ static void job_free(struct ibemu_run_job *job)
 	free(job->ranks);
 }
 
-/* Each rank's HCA, argv and environment. */
-static int job_build(struct ibemu_run_job *job, const struct run_hca *h,
-		     char **argv)
+int ibemu__run_job_init(struct ibemu_run_job *job,
+			const struct ibemu_run_hca *h, char **argv)
 {
 	struct ibemu_run_rank *r;
 	int i;
 
+	snprintf(job->id, sizeof(job->id), "run.%ld", (long)getpid());
 	job->ranks = calloc((size_t)job->n, sizeof(*job->ranks));
 	if (!job->ranks)
 		return -ENOMEM;
@@ -318,6 +339,17 @@ static int job_build(struct ibemu_run_job *job, const struct run_hca *h,
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Whether 'arg' is one of our options that takes the next word. */
+static int takes_value(const char *arg)
+{
+	int o;
+
+	if (strncmp(arg, "--", 2) || strchr(arg, '='))
+		return 0;
+	o = ibemu_opt_find(&ibemu_cli_run_opts, arg + 2, strlen(arg + 2));
+	return o >= 0 && run_opts[o].type != IBEMU_OPT_FLAG;
 }
 
 /* '-n N' and '-nN' are '--ranks N'. */
@@ -337,12 +369,228 @@ static void short_options(int argc, char **argv)
 		}
 		if (argv[i][0] != '-')
 			break; /* the program: its options are its own */
+		if (takes_value(argv[i]))
+			i++; /* its value, which may be anything */
 	}
 }
 
+/* PortXmitData of one port. */
+struct port_words {
+	char key[80]; /* NODE:PORT */
+	uint64_t words;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct port_words *)a)->key,
+		      ((const struct port_words *)b)->key);
+}
+
+/* PortXmitData of every port ('counters --json'), sorted by NODE:PORT. */
+static int xmit_words(const char *fabric, struct port_words **out, size_t *n)
+{
+	char *text = NULL, *line, *save, node[64];
+	struct port_words *w = NULL, *x;
+	size_t k = 0, cap = 0;
+	int ret = ctl_json(fabric, "counters", &text);
+
+	if (ret)
+		return ret;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "\"xmit_data\": ") ||
+		    json_str(line, "node", node, sizeof(node)))
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 256;
+			x = realloc(w, cap * sizeof(*w));
+			if (!x) {
+				free(w);
+				free(text);
+				return ibemu_cli_fail(1, "out of memory");
+			}
+			w = x;
+		}
+		snprintf(w[k].key, sizeof(w[k].key), "%s:%llu", node,
+			 (unsigned long long)json_uint(line, "port"));
+		w[k++].words = json_uint(line, "xmit_data");
+	}
+	free(text);
+	if (w)
+		qsort(w, k, sizeof(*w), by_key);
+	*out = w;
+	*n = k;
+	return 0;
+}
+
+/* What the report needs from before the run. */
+struct report_base {
+	struct port_words *words;
+	size_t nwords;
+	char *links; /* 'links --json' */
+};
+
+static void report_base_free(struct report_base *b)
+{
+	free(b->words);
+	free(b->links);
+}
+
+static int report_base_take(const char *fabric, struct report_base *b)
+{
+	int ret = xmit_words(fabric, &b->words, &b->nwords);
+
+	if (!ret)
+		ret = ctl_json(fabric, "links", &b->links);
+	return ret;
+}
+
+static uint64_t words_of(const struct port_words *w, size_t n, const char *key)
+{
+	struct port_words k, *f;
+
+	snprintf(k.key, sizeof(k.key), "%s", key);
+	f = w ? bsearch(&k, w, n, sizeof(*w), by_key) : NULL;
+	return f ? f->words : 0;
+}
+
+/* Bytes NODE:PORT 'key' sent during the run (PortXmitData counts 4-byte
+ * words; a counter that went back was reset meanwhile: 0). */
+static uint64_t sent_bytes(const struct report_base *b,
+			   const struct port_words *after, size_t nafter,
+			   const char *key)
+{
+	uint64_t w0 = words_of(b->words, b->nwords, key);
+	uint64_t w1 = words_of(after, nafter, key);
+
+	return w1 > w0 ? (w1 - w0) * 4 : 0;
+}
+
+static void report_ranks(FILE *f, const struct ibemu_run_job *job,
+			 uint64_t vend)
+{
+	int i;
+
+	fprintf(f, "  \"ranks\": [\n");
+	for (i = 0; i < job->n; i++) {
+		const struct ibemu_run_rank *r = &job->ranks[i];
+		uint64_t end = r->reported ? r->end_ps : vend;
+		uint64_t total = end > job->vstart ? end - job->vstart : 0;
+		uint64_t known = r->waited_ps + r->compute_ps;
+
+		fprintf(f,
+			"    {\"rank\": %d, \"host\": \"%s\", \"reported\": "
+			"%s, \"end_ps\": %llu, \"total_ps\": %llu, "
+			"\"waiting_ps\": %llu, \"compute_ps\": %llu, "
+			"\"other_ps\": %llu}%s\n",
+			r->rank, r->host, r->reported ? "true" : "false",
+			(unsigned long long)end, (unsigned long long)total,
+			(unsigned long long)r->waited_ps,
+			(unsigned long long)r->compute_ps,
+			(unsigned long long)(total > known ? total - known : 0),
+			i + 1 < job->n ? "," : "");
+	}
+	fprintf(f, "  ],\n");
+}
+
+static void report_links(FILE *f, const struct report_base *b,
+			 const struct port_words *after, size_t nafter)
+{
+	char *links = strdup(b->links ? b->links : ""), *line, *save;
+	char an[64], bn[64], ak[80], bk[80];
+	int first = 1;
+
+	fprintf(f, "  \"links\": [");
+	for (line = links ? strtok_r(links, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		uint64_t ap = json_uint(line, "a_port"), bp;
+
+		if (json_str(line, "a_node", an, sizeof(an)) ||
+		    json_str(line, "b_node", bn, sizeof(bn)))
+			continue;
+		bp = json_uint(line, "b_port");
+		snprintf(ak, sizeof(ak), "%s:%llu", an, (unsigned long long)ap);
+		snprintf(bk, sizeof(bk), "%s:%llu", bn, (unsigned long long)bp);
+		fprintf(f,
+			"%s\n    {\"a\": \"%s:%llu\", \"b\": \"%s:%llu\", "
+			"\"bytes_a_to_b\": %llu, \"bytes_b_to_a\": %llu}",
+			first ? "" : ",", an, (unsigned long long)ap, bn,
+			(unsigned long long)bp,
+			(unsigned long long)sent_bytes(b, after, nafter, ak),
+			(unsigned long long)sent_bytes(b, after, nafter, bk));
+		first = 0;
+	}
+	fprintf(f, "\n  ]\n");
+	free(links);
+}
+
+/* Writes the report of the run to 'path'; 0 or the exit status. */
+static int report_write(const char *path, const struct ibemu_run_job *job,
+			const struct report_base *b, uint64_t vend, int status)
+{
+	struct port_words *after = NULL;
+	size_t nafter = 0;
+	FILE *f;
+	int ret = xmit_words(job->fabric, &after, &nafter);
+
+	if (ret)
+		return ret;
+	f = fopen(path, "w");
+	if (!f) {
+		free(after);
+		return ibemu_cli_fail(1, "run: --report %s: %s", path,
+				      strerror(errno));
+	}
+	fprintf(f,
+		"{\"fabric\": \"%s\", \"size\": %d, \"status\": %d, "
+		"\"start_ps\": %llu, \"end_ps\": %llu, "
+		"\"virtual_time_ps\": %llu,\n",
+		job->fabric, job->n, status, (unsigned long long)job->vstart,
+		(unsigned long long)vend,
+		(unsigned long long)(vend > job->vstart ? vend - job->vstart
+							: 0));
+	report_ranks(f, job, vend);
+	report_links(f, b, after, nafter);
+	fprintf(f, "}\n");
+	free(after);
+	if (fclose(f))
+		return ibemu_cli_fail(1, "run: --report %s: %s", path,
+				      strerror(errno));
+	return 0;
+}
+
+int ibemu__run_place(const char *fabric, const char *hosts, int map, int *n,
+		     struct ibemu_run_hca **out)
+{
+	struct ibemu_run_hca *h = NULL;
+	int nh, ret;
+
+	if (!ibemu_runtime_running(fabric))
+		return ibemu_cli_fail(1, "run: fabric '%s' is not running",
+				      fabric);
+	ret = fabric_hcas(fabric, &h, &nh);
+	if (ret)
+		return ret;
+	if (hosts)
+		ret = hosts_pick(h, nh, hosts, n, fabric);
+	else if (*n > nh)
+		ret = ibemu_cli_fail(1,
+				     "run: %d ranks asked, but fabric %s has "
+				     "%d HCA%s (one rank per HCA)",
+				     *n, fabric, nh, nh == 1 ? "" : "s");
+	else
+		ret = place(h, nh, map);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
 /* --mpi: the same HCAs, in rank order, through mpirun (run_mpi.c). */
-static int run_mpi(const struct ibemu_run_job *job, const struct run_hca *h,
-		   char **args)
+static int run_mpi(const struct ibemu_run_job *job,
+		   const struct ibemu_run_hca *h, char **args)
 {
 	struct ibemu_run_mpi m = {.fabric = job->fabric,
 				  .n = job->n,
@@ -364,33 +612,26 @@ static int run_mpi(const struct ibemu_run_job *job, const struct run_hca *h,
 static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 {
 	struct ibemu_run_job job = {.fabric = fabric};
-	struct run_hca *h = NULL;
-	int nh, ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
+	const char *report = v[OPT_REPORT].given ? v[OPT_REPORT].s : NULL;
+	struct report_base base = {0};
+	struct ibemu_run_hca *h = NULL;
+	int ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
 	uint64_t vend;
 
-	if (!ibemu_runtime_running(fabric))
-		return ibemu_cli_fail(1, "run: fabric '%s' is not running",
-				      fabric);
-	ret = fabric_hcas(fabric, &h, &nh);
+	ret = ibemu__run_place(fabric,
+			       v[OPT_HOSTS].given ? v[OPT_HOSTS].s : NULL,
+			       (int)v[OPT_MAP].u, &n, &h);
 	if (ret)
 		return ret;
-	if (v[OPT_HOSTS].given)
-		ret = hosts_pick(h, nh, v[OPT_HOSTS].s, &n, fabric);
-	else if (n > nh)
-		ret = ibemu_cli_fail(1,
-				     "run: %d ranks asked, but fabric %s has "
-				     "%d HCA%s (one rank per HCA)",
-				     n, fabric, nh, nh == 1 ? "" : "s");
-	else
-		ret = place(h, nh, (int)v[OPT_MAP].u);
-	if (ret)
-		goto out;
 	job.n = n;
 	job.prefix = !v[OPT_NO_PREFIX].given;
 	job.wall_clock = v[OPT_WALL_CLOCK].given;
-	snprintf(job.id, sizeof(job.id), "run.%ld", (long)getpid());
-	if (job_build(&job, h, args)) {
+	if (ibemu__run_job_init(&job, h, args)) {
 		ret = ibemu_cli_fail(1, "out of memory");
+		goto out;
+	}
+	if (report && report_base_take(fabric, &base)) {
+		ret = 1;
 		goto out;
 	}
 	job.vstart = ibemu_cli_virtual_now(fabric);
@@ -398,7 +639,9 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 		ret = run_mpi(&job, h, args);
 	else
 		ret = ibemu__run_supervise(&job);
-	vend = ibemu_cli_virtual_now(fabric);
+	/* The ranks' own clocks, which may be past the fabric's last event
+	 * (a barrier's cost); the fabric's time if no rank said. */
+	vend = job.vend ? job.vend : ibemu_cli_virtual_now(fabric);
 	if (vend >= job.vstart && job.vstart)
 		fprintf(stderr,
 			"ibemu run: %d rank%s on fabric %s, %.3f us of "
@@ -406,8 +649,14 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 			n, n == 1 ? "" : "s", fabric,
 			(double)(vend - job.vstart) / 1e6,
 			(double)job.vstart / 1e6, (double)vend / 1e6);
+	if (report) {
+		int r = report_write(report, &job, &base, vend, ret);
+
+		ret = ret ? ret : r;
+	}
 out:
-	job_free(&job);
+	report_base_free(&base);
+	ibemu__run_job_fini(&job);
 	free(h);
 	return ret;
 }
@@ -431,6 +680,10 @@ int ibemu_cli_run(struct ibemu_cli *cli, int argc, char **argv)
 	else if (!ret && !v[OPT_RANKS].given && !v[OPT_HOSTS].given)
 		ret = ibemu_cli_fail(2, "run: how many ranks? give -n N (or "
 					"--hosts LIST)");
+	else if (!ret && v[OPT_MPI].given && v[OPT_REPORT].given)
+		ret = ibemu_cli_fail(2, "run: --report is not for --mpi yet "
+					"(mpirun's ranks do not report their "
+					"clocks)");
 	else if (!ret && v[OPT_HOSTS].given && v[OPT_MAP].given)
 		ret = ibemu_cli_fail(2, "run: --hosts and --map both place "
 					"the ranks: give one");

@@ -37,6 +37,10 @@ struct ibemu_run_rank {
 	int status;	 /* as waitpid() gives it */
 	int exited;	 /* waited for */
 	int ended_by_us; /* ended by the supervisor's signal */
+	/* What its libibverbs said at exit (the latest of its processes'):
+	 * its final clock, the time it waited, the compute it declared. */
+	int reported;
+	uint64_t end_ps, waited_ps, compute_ps;
 };
 
 struct ibemu_run_job {
@@ -47,6 +51,9 @@ struct ibemu_run_job {
 	int prefix;		      /* "[rank] " before each line */
 	int wall_clock;		      /* leave the ranks' clocks on wall time */
 	uint64_t vstart;	      /* the fabric's virtual time at launch */
+	/* Filled by the supervisor: the latest final clock a rank's
+	 * libibverbs reported at its exit (IBEMU_RUN_CLOCK_FD), or 0. */
+	uint64_t vend;
 };
 
 /* Adds NAME=value ('value' formatted, copied) to the environment of rank
@@ -54,6 +61,40 @@ struct ibemu_run_job {
 int ibemu__run_rank_setenv(struct ibemu_run_rank *r, const char *name,
 			   const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* An HCA of the fabric and the switch its first cabled port reaches. */
+struct ibemu_run_hca {
+	char name[64];
+	char leaf[64];
+};
+
+/* How ranks are placed without --hosts (run.c's --map says it in full). */
+enum ibemu_run_map {
+	IBEMU_RUN_MAP_SPREAD, /* round robin over the leaves */
+	IBEMU_RUN_MAP_BLOCK,  /* a leaf's HCAs before the next leaf's */
+	IBEMU_RUN_MAP_CYCLIC, /* the HCAs in name order */
+};
+
+/*
+ * The HCAs of ranks 0..*n-1 on fabric 'fabric', from the daemon: as
+ * 'hosts' (a --hosts LIST; then *n, if 0, becomes its length) names them,
+ * else as 'map' places them. Returns 0 and the fabric's HCAs in *out
+ * (malloc'd, the first *n in rank order), or prints why and returns the
+ * exit status (more ranks than HCAs, an unknown or repeated host).
+ */
+int ibemu__run_place(const char *fabric, const char *hosts, int map, int *n,
+		     struct ibemu_run_hca **out);
+
+/*
+ * Fills job->ranks for job->n ranks on HCAs 'h' (borrowed until the job
+ * ends), each running 'argv' (borrowed) with IBEMU_RANK, IBEMU_SIZE and
+ * IBEMU_JOB (job->id, made here) set; 0 or -ENOMEM. A mode may then add
+ * environment (ibemu__run_rank_setenv) or change a rank's argv.
+ * ibemu__run_job_fini() frees what it made.
+ */
+int ibemu__run_job_init(struct ibemu_run_job *job,
+			const struct ibemu_run_hca *h, char **argv);
+void ibemu__run_job_fini(struct ibemu_run_job *job);
 
 /*
  * Launches every rank of 'job' (each child binds to its HCA as 'ibemu

@@ -15,12 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "run.h"
+#include "sess_proto.h"
 
 /* A partial line longer than this goes out without waiting for its end. */
 #define LINE_MAX_BYTES (1u << 20)
@@ -35,6 +38,8 @@ struct out_pipe {
 };
 
 static int sig_pipe[2] = {-1, -1};
+/* The ranks' final clocks come in on this pipe (verbs/clock.c). */
+static int clock_pipe[2] = {-1, -1};
 
 static void sig_cb(int sig)
 {
@@ -174,20 +179,54 @@ static void pipe_read(struct out_pipe *o, int prefix)
 	emit_lines(o, prefix, 0);
 }
 
+static int signals_catch(int on)
+{
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on ? sig_cb : SIG_DFL;
+	sa.sa_flags = on ? SA_RESTART | SA_NOCLDSTOP : 0;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	signal(SIGPIPE, on ? SIG_IGN : SIG_DFL);
+	return 0;
+}
+
 /* The child: becomes rank 'r'. Never returns. */
 static void rank_child(const struct ibemu_run_job *job,
-		       const struct ibemu_run_rank *r, int out, int err)
+		       const struct ibemu_run_rank *r, int out, int err,
+		       pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	sigset_t none;
 	unsigned i;
 	int ret;
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	/* Signals were blocked across the fork: a SIGTERM for the child must
+	 * not reach the parent's handler (and its pipe) in the child. */
+	signals_catch(0);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
+	/* 'ibemu run' killed outright (SIGKILL) takes its ranks with it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1);
+	close(clock_pipe[0]);
+	if (clock_pipe[1] >= 0 && !fstat(clock_pipe[1], &st)) {
+		char var[48];
+
+		fcntl(clock_pipe[1], F_SETFD, 0); /* the program keeps it */
+		snprintf(var, sizeof(var), "%d:%llu", clock_pipe[1],
+			 (unsigned long long)st.st_ino);
+		setenv(IBEMU_SESS_ENV_CLOCK_FD, var, 1);
+	}
 	/* The ranks are not in the terminal's foreground group: a read of
 	 * it would stop them. Their input is empty. */
 	if (null >= 0)
@@ -211,7 +250,8 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 		      struct out_pipe *o)
 {
 	int out[2], err[2];
-	pid_t pid;
+	sigset_t all, old;
+	pid_t pid, parent;
 
 	if (pipe2(out, O_CLOEXEC))
 		return -errno;
@@ -221,9 +261,13 @@ static int rank_start(const struct ibemu_run_job *job, struct ibemu_run_rank *r,
 		return -errno;
 	}
 	fflush(NULL);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0)
-		rank_child(job, r, out[1], err[1]);
+		rank_child(job, r, out[1], err[1], parent);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(out[1]);
 	close(err[1]);
 	if (pid < 0) {
@@ -348,12 +392,66 @@ static void take_signals(struct supervisor *sv)
 	reap(sv);
 }
 
+/* Takes one line "RANK CLOCK WAITED COMPUTE" (verbs/clock.c). */
+static void clock_line(struct ibemu_run_job *job, const char *line)
+{
+	unsigned long long end, waited, compute;
+	struct ibemu_run_rank *r;
+	int rank;
+
+	if (sscanf(line, "%d %llu %llu %llu", &rank, &end, &waited, &compute) !=
+	    4)
+		return;
+	if (end > job->vend)
+		job->vend = end;
+	if (rank < 0 || rank >= job->n)
+		return;
+	r = &job->ranks[rank];
+	/* A rank's children report too: its own clock is the latest. */
+	if (r->reported && r->end_ps >= end)
+		return;
+	r->reported = 1;
+	r->end_ps = end;
+	r->waited_ps = waited;
+	r->compute_ps = compute;
+}
+
+/*
+ * Reads what the ranks reported into 'job' (lines may come in pieces);
+ * closes the pipe once every process that held it is gone.
+ */
+static void clocks_read(struct ibemu_run_job *job)
+{
+	static char buf[4096];
+	static size_t len;
+	char *nl, *p;
+	ssize_t n;
+
+	while ((n = read(clock_pipe[0], buf + len, sizeof(buf) - 1 - len)) >
+	       0) {
+		len += (size_t)n;
+		buf[len] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			clock_line(job, p);
+		}
+		len -= (size_t)(p - buf);
+		memmove(buf, p, len);
+		if (len == sizeof(buf) - 1)
+			len = 0; /* not a line of ours */
+	}
+	if (!n) {
+		close(clock_pipe[0]);
+		clock_pipe[0] = -1;
+	}
+}
+
 /* Polls the pipes and the signals once. */
 static void supervise_step(struct supervisor *sv)
 {
 	int n = sv->job->n, i, k = 0, timeout = -1;
-	struct pollfd *pf = calloc((size_t)(2 * n + 1), sizeof(*pf));
-	int *which = calloc((size_t)(2 * n + 1), sizeof(*which));
+	struct pollfd *pf = calloc((size_t)(2 * n + 2), sizeof(*pf));
+	int *which = calloc((size_t)(2 * n + 2), sizeof(*which));
 	uint64_t t;
 
 	if (!pf || !which) {
@@ -364,6 +462,8 @@ static void supervise_step(struct supervisor *sv)
 		return;
 	}
 	pf[k].fd = sig_pipe[0];
+	pf[k++].events = POLLIN;
+	pf[k].fd = clock_pipe[0];
 	pf[k++].events = POLLIN;
 	for (i = 0; i < 2 * n; i++) {
 		if (sv->pipes[i].fd < 0)
@@ -379,7 +479,9 @@ static void supervise_step(struct supervisor *sv)
 	if (poll(pf, (nfds_t)k, timeout) > 0) {
 		if (pf[0].revents)
 			take_signals(sv);
-		for (i = 1; i < k; i++)
+		if (pf[1].revents)
+			clocks_read(sv->job);
+		for (i = 2; i < k; i++)
 			if (pf[i].revents)
 				pipe_read(&sv->pipes[which[i]],
 					  sv->job->prefix);
@@ -395,22 +497,6 @@ static void supervise_step(struct supervisor *sv)
 	}
 	free(pf);
 	free(which);
-}
-
-static int signals_catch(int on)
-{
-	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on ? sig_cb : SIG_DFL;
-	sa.sa_flags = on ? SA_RESTART | SA_NOCLDSTOP : 0;
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, NULL))
-			return -errno;
-	signal(SIGPIPE, on ? SIG_IGN : SIG_DFL);
-	return 0;
 }
 
 /* The run's status: a signal that ended it, else the worst rank's own. */
@@ -446,6 +532,8 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 		return ibemu_cli_fail(1, "out of memory");
 	for (i = 0; i < 2 * job->n; i++)
 		sv.pipes[i].fd = -1;
+	if (pipe2(clock_pipe, O_CLOEXEC | O_NONBLOCK))
+		clock_pipe[0] = clock_pipe[1] = -1;
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) || signals_catch(1)) {
 		free(sv.pipes);
 		return ibemu_cli_fail(1, "run: %s", strerror(errno));
@@ -464,6 +552,9 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 		if (sv.ending)
 			break;
 	}
+	if (clock_pipe[1] >= 0)
+		close(clock_pipe[1]);
+	clock_pipe[1] = -1;
 	while (sv.alive)
 		supervise_step(&sv);
 	/* Every rank is gone: what they wrote is in the pipes (a child of
@@ -480,5 +571,10 @@ int ibemu__run_supervise(struct ibemu_run_job *job)
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;
+	if (clock_pipe[0] >= 0) {
+		clocks_read(job);
+		close(clock_pipe[0]);
+		clock_pipe[0] = -1;
+	}
 	return ret ? 1 : run_status(&sv);
 }

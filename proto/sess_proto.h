@@ -50,6 +50,18 @@
 /* The fabric's virtual time (ps, decimal) when `ibemu exec` ran the
  * program: where its clocks start (verbs/clock.c, vtime/). */
 #define IBEMU_SESS_ENV_VTIME_START "IBEMU_VTIME_START_PS"
+/* Set by `ibemu run` for each rank: its rank, the job's size, and the
+ * job's id, unique in the fabric (what a job stream joins). */
+#define IBEMU_SESS_ENV_RANK "IBEMU_RANK"
+#define IBEMU_SESS_ENV_SIZE "IBEMU_SIZE"
+#define IBEMU_SESS_ENV_JOB  "IBEMU_JOB"
+/* A pipe `ibemu run` reads, named "FD:INODE": at exit, libibverbs writes
+ * there the process's rank and final virtual clock, with the time its
+ * clock leapt forward while it waited and the compute time it declared,
+ * one line "RANK CLOCK_PS WAITED_PS COMPUTE_PS\n" (verbs/clock.c), so
+ * that the run says how long it took in virtual time and what each rank
+ * did of it. */
+#define IBEMU_SESS_ENV_CLOCK_FD "IBEMU_RUN_CLOCK_FD"
 
 enum ibemu_sess_type {
 	IBEMU_SESS_ERROR = 1,	   /* d->c: status -errno, payload: text */
@@ -81,6 +93,13 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_KICK = 24, /* c->d, empty, no reply: rings have work */
 	IBEMU_SESS_WAIT = 25,	    /* stream c->d: ibemu_sess_wait */
 	IBEMU_SESS_TICK = 26,	    /* stream d->c: ibemu_sess_tick */
+	/* A job stream (the bootstrap of 'ibemu run', verbs/bootstrap.c):
+	 * JOB_JOIN starts it, the rest are request/reply on it. */
+	IBEMU_SESS_JOB_JOIN = 27, /* ibemu_sess_job_join -> same */
+	IBEMU_SESS_JOB_PUT = 28,  /* ibemu_sess_job_kv + value -> empty */
+	IBEMU_SESS_JOB_GET = 29,  /* ibemu_sess_job_kv -> same + value */
+	IBEMU_SESS_JOB_SYNC = 30, /* ibemu_sess_job_sync -> same */
+	/* 31 is kept for the job's owner ('ibemu run' itself). */
 	IBEMU_SESS_NTYPES
 };
 
@@ -331,6 +350,84 @@ struct ibemu_sess_tick {
 	uint64_t vt_ps;
 };
 _Static_assert(sizeof(struct ibemu_sess_tick) == 16, "tick is 16 bytes");
+/*
+ * Job streams: the bootstrap of the ranks of 'ibemu run' (verbs/ibemu.h:
+ * ibemu_init, the key-value store, fence and barrier), one connection per
+ * rank, answered by attach/sess_job.c. JOB_JOIN names the job, this
+ * rank and the job's size (a job is made by its first rank's JOIN and
+ * freed when its last rank's stream closes); a rank joined twice, a rank
+ * not below the size, or a size other than the job's gets ERROR
+ * (-EEXIST, -EINVAL) and the stream closes.
+ */
+#define IBEMU_SESS_JOB_ID_LEN	64 /* with its NUL */
+#define IBEMU_SESS_JOB_MAX_SIZE 65536u
+#define IBEMU_SESS_KV_KEY_MAX	64   /* a key with its NUL */
+#define IBEMU_SESS_KV_VAL_MAX	1024 /* bytes of a value */
+/* Keys one rank may hold (the pending and the visible ones). */
+#define IBEMU_SESS_KV_MAX_KEYS 4096u
+
+struct ibemu_sess_job_join {
+	char job[IBEMU_SESS_JOB_ID_LEN];
+	uint32_t rank;
+	uint32_t size;
+	uint64_t clock_ps; /* the rank's clock */
+};
+_Static_assert(sizeof(struct ibemu_sess_job_join) == 80, "join is 80 bytes");
+
+/*
+ * PUT: 'len' bytes of value follow, under (this rank, 'key'); visible to
+ * GETs after the next fence. GET: rank 'rank''s value for 'key' as the
+ * last fence left it, back with its 'len' bytes, or ERROR -ENOENT. 'key'
+ * is NUL-terminated within IBEMU_SESS_KV_KEY_MAX and not empty; a value
+ * is at most IBEMU_SESS_KV_VAL_MAX bytes (else ERROR -EINVAL; too many
+ * keys: -ENOSPC). The stream stays open after such an ERROR.
+ */
+struct ibemu_sess_job_kv {
+	uint32_t rank; /* GET: whose value */
+	uint32_t len;  /* bytes of value following */
+	char key[IBEMU_SESS_KV_KEY_MAX];
+	uint64_t clock_ps;
+	uint8_t val[];
+};
+_Static_assert(sizeof(struct ibemu_sess_job_kv) == 80, "kv is 80 bytes");
+
+enum ibemu_sess_sync_kind {
+	IBEMU_SESS_SYNC_FENCE = 1, /* also makes every PUT before it visible */
+	IBEMU_SESS_SYNC_BARRIER = 2,
+};
+
+/*
+ * SYNC: a collective over the job. The rank waits (under the time rule
+ * its process counts as waiting) until every rank of the job has sent its
+ * SYNC of the same kind; then each gets the reply with 'clock_ps' the
+ * virtual time it resumes at: the latest arrival clock plus the modelled
+ * cost below. ERROR -EPIPE if a rank of the job has left (its stream
+ * closed), -EINVAL for a kind other than the others'.
+ */
+struct ibemu_sess_job_sync {
+	uint32_t kind;
+	uint32_t reserved;
+	uint64_t clock_ps; /* request: the rank's clock; reply: release */
+	uint64_t epoch;	   /* reply: collectives completed before it */
+};
+_Static_assert(sizeof(struct ibemu_sess_job_sync) == 24, "sync is 24 bytes");
+
+/*
+ * What a collective costs in virtual time (docs/design.md §3, "Job
+ * collectives"): a dissemination barrier, ceil(log2 N) rounds of one
+ * small message each (an 8-byte SEND one way on an EDR fabric, about a
+ * microsecond, plus the bootstrap's software on both ends), and for a
+ * fence the exchange of the values put since the last one: every rank
+ * receives all of them, at a 100 Gb/s link's 80 ps a byte.
+ */
+#define IBEMU_SESS_SYNC_ROUND_PS 2000000ull /* 2 us */
+#define IBEMU_SESS_SYNC_BYTE_PS	 80ull
+
+_Static_assert(sizeof(struct ibemu_sess_hdr) +
+			       sizeof(struct ibemu_sess_job_kv) +
+			       IBEMU_SESS_KV_VAL_MAX <=
+		       IBEMU_SESS_MAX_MSG,
+	       "a PUT or GET fits a call's message");
 _Static_assert(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) +
 			       IBEMU_SESS_MAD_MAX ==
 		       IBEMU_SESS_STREAM_MAX_MSG,

@@ -9,8 +9,12 @@
  * ahead of the clock (a stale one only makes the daemon wait longer).
  * Whether the process waits is waiting.c's.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "ibemu.h"
@@ -18,6 +22,13 @@
 #include "verbs_int.h"
 
 static uint64_t proc_clock;
+/*
+ * What the clock's moves were, for 'ibemu run --report': the leaps to a
+ * completion, an event or the end of a collective later than the clock
+ * (time spent waiting), and the compute time declared. The rest of its
+ * advance is the calls' costs.
+ */
+static uint64_t waited_ps, computed_ps;
 
 /*
  * The clock starts at the fabric's time when `ibemu exec` ran the program
@@ -32,6 +43,38 @@ __attribute__((constructor)) static void clock_start(void)
 	if (start)
 		__atomic_fetch_add(&proc_clock, strtoull(start, NULL, 10),
 				   __ATOMIC_ACQ_REL);
+}
+
+/*
+ * Under 'ibemu run' the process's final clock goes to the run's pipe: one
+ * write of less than PIPE_BUF bytes, whole whatever the other ranks do.
+ * The variable names the pipe by fd and inode: a process that closed the
+ * fd and opened something else under its number is not written to.
+ */
+__attribute__((destructor)) static void clock_report(void)
+{
+	const char *var = getenv(IBEMU_SESS_ENV_CLOCK_FD);
+	unsigned long long ino;
+	char line[96];
+	int n, fd, saved = errno;
+	struct stat st;
+
+	if (!var || sscanf(var, "%d:%llu", &fd, &ino) != 2 || fstat(fd, &st) ||
+	    !S_ISFIFO(st.st_mode) || st.st_ino != ino)
+		return;
+	n = snprintf(line, sizeof(line), "%s %llu %llu %llu\n",
+		     getenv(IBEMU_SESS_ENV_RANK) ? getenv(IBEMU_SESS_ENV_RANK)
+						 : "-1",
+		     (unsigned long long)__atomic_load_n(&proc_clock,
+							 __ATOMIC_ACQUIRE),
+		     (unsigned long long)__atomic_load_n(&waited_ps,
+							 __ATOMIC_ACQUIRE),
+		     (unsigned long long)__atomic_load_n(&computed_ps,
+							 __ATOMIC_ACQUIRE));
+	if (write(fd, line, (size_t)n) < 0) {
+		/* The run is gone: nobody to tell. */
+	}
+	errno = saved;
 }
 
 uint64_t ibemu__verbs_clock(void)
@@ -53,6 +96,8 @@ void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
 	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+	if (cur < t)
+		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
 	clock_publish(ctx, cur < t ? t : cur);
 }
 
@@ -83,6 +128,25 @@ void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
 		ibemu__verbs_kick(ctx);
 }
 
+static void publish_cb(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	clock_publish(ctx, ibemu__verbs_clock());
+}
+
+void ibemu__verbs_clock_raise(uint64_t t)
+{
+	uint64_t cur = __atomic_load_n(&proc_clock, __ATOMIC_ACQUIRE);
+
+	while (cur < t &&
+	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	if (cur < t)
+		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
+	ibemu__verbs_each_context(publish_cb, NULL);
+}
+
 void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx)
 {
 	uint64_t t = __atomic_load_n(&ctx->page->land_ps, __ATOMIC_ACQUIRE);
@@ -98,5 +162,6 @@ VERBS_EXPORT uint64_t ibemu_now_ps(void)
 
 VERBS_EXPORT void ibemu_compute_ps(uint64_t ps)
 {
+	__atomic_fetch_add(&computed_ps, ps, __ATOMIC_ACQ_REL);
 	__atomic_fetch_add(&proc_clock, ps, __ATOMIC_ACQ_REL);
 }

@@ -57,6 +57,8 @@ enum ibemu_verbs_cost {
 	IBEMU_VCOST_SRQ_QUERY,
 	IBEMU_VCOST_AH_CREATE,
 	IBEMU_VCOST_AH_DESTROY,
+	IBEMU_VCOST_KV_PUT,
+	IBEMU_VCOST_KV_GET,
 	IBEMU_VCOST_COUNT,
 };
 
@@ -145,6 +147,13 @@ static const struct ibemu_verbs_cost_row ibemu_verbs_costs[] = {
 	/* Estimate: mlx5 builds an IB address vector in user space. */
 	[IBEMU_VCOST_AH_CREATE] = {"ibv_create_ah", 1 * IBEMU_US, 0},
 	[IBEMU_VCOST_AH_DESTROY] = {"ibv_destroy_ah", 1 * IBEMU_US, 0},
+	/* The bootstrap of 'ibemu run' (ibemu.h). Estimate: a put or a get
+	 * is a request to the local PMI server (PMIx_Put, PMIx_Get of a
+	 * value already fetched) over a Unix socket, a round trip of a few
+	 * microseconds; the fence and the barrier are collectives, costed
+	 * by the daemon (proto/sess_proto.h, IBEMU_SESS_SYNC_*). */
+	[IBEMU_VCOST_KV_PUT] = {"ibemu_kv_put", 2 * IBEMU_US, 0},
+	[IBEMU_VCOST_KV_GET] = {"ibemu_kv_get", 2 * IBEMU_US, 0},
 };
 _Static_assert(sizeof(ibemu_verbs_costs) / sizeof(ibemu_verbs_costs[0]) ==
 		       IBEMU_VCOST_COUNT,

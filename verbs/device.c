@@ -182,6 +182,40 @@ static int async_watch_stream(struct ibemu_verbs_context *ctx)
 			 ctx->sess_fd, &ev);
 }
 
+/* The open contexts, for the bootstrap (ibemu__verbs_each_context). */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibemu_verbs_context *open_list;
+
+static void open_link(struct ibemu_verbs_context *ctx, int on)
+{
+	struct ibemu_verbs_context **pp;
+
+	pthread_mutex_lock(&open_lock);
+	if (on) {
+		ctx->next_open = open_list;
+		open_list = ctx;
+	}
+	for (pp = &open_list; !on && *pp; pp = &(*pp)->next_open)
+		if (*pp == ctx) {
+			*pp = ctx->next_open;
+			break;
+		}
+	pthread_mutex_unlock(&open_lock);
+}
+
+void ibemu__verbs_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
+					  void *arg),
+			       void *arg)
+{
+	struct ibemu_verbs_context *ctx;
+
+	pthread_mutex_lock(&open_lock);
+	for (ctx = open_list; ctx; ctx = ctx->next_open)
+		if (!ctx->gone)
+			fn(ctx, arg);
+	pthread_mutex_unlock(&open_lock);
+}
+
 VERBS_EXPORT struct ibv_context *
 ibemu__ibv_open_device(struct ibv_device *device);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_open_device, ibv_open_device, "IBVERBS_1.1");
@@ -228,6 +262,7 @@ struct ibv_context *ibemu__ibv_open_device(struct ibv_device *device)
 		free(ctx);
 		return ibemu__verbs_null(ret);
 	}
+	open_link(ctx, 1);
 	return c;
 }
 
@@ -267,6 +302,7 @@ int ibemu__ibv_close_device(struct ibv_context *context)
 {
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 
+	open_link(ctx, 0);
 	ibemu__verbs_charge(ctx, IBEMU_VCOST_CLOSE_DEVICE, 0);
 	ibemu__verbs_users_detach(ctx);
 	stream_end(ctx->sess_fd);

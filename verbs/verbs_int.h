@@ -86,6 +86,8 @@ struct ibemu_verbs_context {
 	 * lock, and counts any thread may read. */
 	struct ibemu_verbs_user *users;
 	uint32_t nusers, nrunning;
+	/* On the list of open contexts (device.c, under its lock). */
+	struct ibemu_verbs_context *next_open;
 };
 
 /* A ring shared with the daemon (proto/verbs_proto.h). */
@@ -215,6 +217,14 @@ int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
 /* device.c */
 /* Drops a reference to 'dev', freeing it with the last one. */
 void ibemu__verbs_device_put(struct ibemu_verbs_device *dev);
+/*
+ * Calls 'fn' on every open context of the process, under the lock of the
+ * list (a context cannot close meanwhile; 'fn' must not open or close
+ * one). The bootstrap (bootstrap.c) tells them all when it waits.
+ */
+void ibemu__verbs_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
+					  void *arg),
+			       void *arg);
 
 /* query.c */
 /* Fills 'attr' from what the device list said of the HCA. */
@@ -317,6 +327,8 @@ uint64_t ibemu__verbs_clock(void);
 void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t);
 /* Publishes the clock in 'ctx''s page (if it changed). */
 void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx);
+/* Moves the clock to at least 't' and publishes it on every context. */
+void ibemu__verbs_clock_raise(uint64_t t);
 /*
  * Moves the clock forward by what call 'c' costs with 'units' WQEs or
  * pages (cost.h), and publishes it in 'ctx' (NULL: a call without a

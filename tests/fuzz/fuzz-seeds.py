@@ -12,6 +12,7 @@ MAGIC, VERSION = 0x49425353, 7
 (CA_QUERY, OPEN, SEND, PORT_QUERY, VERBS_OPEN, PD_ALLOC, MR_REG, CQ_CREATE,
  QP_CREATE, QP_MODIFY, SRQ_CREATE, KICK, QP_DESTROY, WAIT) = (
     2, 5, 6, 8, 9, 10, 12, 14, 16, 17, 20, 24, 19, 25)
+JOB_JOIN, JOB_PUT, JOB_GET, JOB_SYNC = 27, 28, 29, 30
 
 
 def msg(mtype, payload=b""):
@@ -45,7 +46,17 @@ def sess_seeds():
                      bytes([1, 0, 0, 0, 0, 1]) + bytes(10))) +
              rec(msg(KICK)) +
              rec(msg(QP_DESTROY, struct.pack("<II", 1, 0))))
+    # A job of one rank (attach/sess_job.c): join, put, fence, get.
+    key = b"addr".ljust(64, b"\0")
+    job = (rec(msg(JOB_JOIN, b"job".ljust(64, b"\0") +
+                   struct.pack("<IIQ", 0, 1, 0))) +
+           rec(msg(JOB_PUT, struct.pack("<II", 0, 4) + key +
+                   struct.pack("<Q", 0) + b"lid1")) +
+           rec(msg(JOB_SYNC, struct.pack("<IIQQ", 1, 0, 1000000, 0))) +
+           rec(msg(JOB_GET, struct.pack("<II", 0, 0) + key +
+                   struct.pack("<Q", 0))))
     return {
+        "job": job,
         "ca-query": rec(msg(CA_QUERY, bind("h1"))),
         "port-query": rec(msg(PORT_QUERY, bind("h3", 2))),
         "open-send": rec(msg(OPEN, bind("h2", 1))) + rec(msg(SEND, send)),

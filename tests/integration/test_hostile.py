@@ -178,6 +178,26 @@ class HostileTest(IbemuTestCase):
         self.assert_answers("hrot")
         self.down("hrot")
 
+    def test_job_flood(self):
+        """Jobs of 'ibemu run' (attach/sess_job.c): 4 x 65,536 ranks at
+        most, 4,096 keys a rank, 64 MiB of values in all; the daemon
+        answers meanwhile and frees everything when the streams close."""
+        pid = self.start("hjob")
+        base = rss(pid)
+        flood = subprocess.Popen(
+            hostile("job_flood.py", self.sock("hjob", "sess.sock")),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = flood.stdout.readline()
+        self.assertEqual(line.split(), [
+            "joins=4", "refused=-28", "streams=67", "puts=65536",
+            "key_limit=16", "byte_limit=51"], line)
+        self.assertLess(rss(pid) - base, 128 * MiB)
+        self.assert_answers("hjob")
+        flood.communicate(timeout=30)
+        self.assertEqual(flood.returncode, 0)
+        self.assert_answers("hjob")
+        self.down("hjob")
+
     def test_tiny_message_studies(self):
         pid = self.start("htiny")
         for size in ("0", "3GiB"):
