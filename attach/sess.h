@@ -208,6 +208,7 @@ struct ibemu_sess_server {
 	uint32_t nbinds, binds_cap;
 	uint32_t next_hi_tid;
 	uint64_t unclaimed; /* MADs for this fabric's ports nobody took */
+	int sysfs_failed;   /* a sysfs tree could not be written (logged) */
 	uint64_t unclaimed_logged_ms;
 	uint64_t rmpp_dropped; /* RMPP segments and transfers dropped */
 	uint64_t rmpp_dropped_logged_ms;
@@ -339,6 +340,12 @@ int ibemu__sess_port_attr_fill(struct ibemu_sess_server *s, uint32_t node,
 			       unsigned port, struct ibemu_sess_port_attr *out);
 /* The port OPEN port 0 stands for, as libibumad picks one; 0 if none. */
 unsigned ibemu__sess_ca_best_port(struct ibemu_sess_server *s, uint32_t node);
+
+/* sess_sysfs.c: the bound HCA's sysfs tree under the runtime directory. */
+void ibemu__sess_sysfs_update(struct ibemu_sess_server *s, uint32_t node,
+			      int full);
+/* Removes every HCA's tree (the server stops). */
+void ibemu__sess_sysfs_remove(struct ibemu_sess_server *s);
 /* P_Key at 'index' of global port 'port'; 0 when the index is unused. */
 uint16_t ibemu__sess_pkey(struct ibemu_sess_server *s, uint32_t port,
 			  uint16_t index);

@@ -440,6 +440,7 @@ static void handle_ca_query(struct ibemu_sess_conn *c,
 
 	if (bind_request(c, h, payload, &b, &node))
 		return;
+	ibemu__sess_sysfs_update(c->s, node, 0);
 	len = ibemu__sess_ca_fill(c->s, node, &reply, sizeof(reply));
 	call_reply(c, IBEMU_SESS_CA_QUERY, &reply, len);
 }
@@ -1088,6 +1089,7 @@ int ibemu__sess_attached(const struct ibemu_daemon *d)
 
 void ibemu__sess_server_free(struct ibemu_sess_server *s)
 {
+	ibemu__sess_sysfs_remove(s);
 	ibemu__sess_bind_fini(s);
 	ibemu__sess_verbs_mrs_free(s);
 	free(s->copy_buf);

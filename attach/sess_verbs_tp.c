@@ -159,6 +159,8 @@ static void tp_async_cb(void *ctx, enum ibemu_event_type event, uint32_t id)
 	struct ibemu_sess_hca *h = ctx;
 	struct ibemu_sess_verbs *v;
 
+	if (event == IBEMU_EVENT_PORT_ACTIVE || event == IBEMU_EVENT_PORT_ERR)
+		ibemu__sess_sysfs_update(h->s, h->node, 1);
 	for (v = h->verbs; v; v = v->next) {
 		switch (event) {
 		case IBEMU_EVENT_PORT_ACTIVE:

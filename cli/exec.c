@@ -5,7 +5,8 @@
  * with the program, whose environment names the fabric's session socket
  * (and the HCA) and puts ibemu's libibumad.so.3 first in the library path,
  * so that unmodified tools (ibstat, OpenSM) run on the emulated fabric.
- * It also preloads libibemu-vtime.so, which makes the program's own
+ * It also preloads libibemu-devnode.so (the HCA's /dev/infiniband node, for
+ * UCX) and libibemu-vtime.so, which makes the program's own
  * clocks virtual (vtime/README.md), unless --wall-clock, and says where
  * virtual time stands, where the program's clocks start.
  */
@@ -163,9 +164,11 @@ static int asan_allow_preload(void)
 	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
 }
 
-/* Appends the program-clock library to LD_PRELOAD, after what is there
- * (a sanitizer's runtime must stay first). */
-static int preload_vtime(void)
+/*
+ * Appends lib/'name' to LD_PRELOAD, after what is there (a sanitizer's
+ * runtime must stay first); 'why' says what needs it, for the error.
+ */
+static int preload(const char *name, const char *why)
 {
 	char dir[PATH_MAX], lib[PATH_MAX + 32];
 	const char *old = getenv("LD_PRELOAD");
@@ -173,22 +176,36 @@ static int preload_vtime(void)
 	int ret;
 
 	if (lib_dir(dir, sizeof(dir)) ||
-	    (snprintf(lib, sizeof(lib), "%s/libibemu-vtime.so", dir),
-	     access(lib, R_OK)))
+	    (snprintf(lib, sizeof(lib), "%s/%s", dir, name), access(lib, R_OK)))
 		return ibemu_cli_fail(1,
-				      "exec: libibemu-vtime.so is not in the "
-				      "lib directory next to this ibemu's bin; "
-				      "build the project first, or run with "
-				      "--wall-clock");
+				      "exec: %s is not in the lib directory "
+				      "next to this ibemu's bin; build the "
+				      "project first%s",
+				      name, why);
 	ret = asprintf(&value, "%s%s%s", old && *old ? old : "",
 		       old && *old ? ":" : "", lib);
 	if (ret < 0)
 		return ibemu_cli_fail(1, "out of memory");
 	ret = setenv("LD_PRELOAD", value, 1);
 	free(value);
-	if (ret)
-		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
-	return asan_allow_preload();
+	return ret ? ibemu_cli_fail(1, "exec: %s", strerror(errno)) : 0;
+}
+
+/*
+ * The program-clock library (vtime/), unless 'wall_clock', and the
+ * device-node library (devnode/: UCX uses only the HCAs whose
+ * /dev/infiniband node exists).
+ */
+static int preload_libs(int wall_clock)
+{
+	int ret = 0;
+
+	if (!wall_clock)
+		ret = preload("libibemu-vtime.so",
+			      ", or run with --wall-clock");
+	if (!ret)
+		ret = preload("libibemu-devnode.so", "");
+	return ret ? ret : asan_allow_preload();
 }
 
 /* Where the program's virtual clocks start: 'vstart', or the fabric's
@@ -203,6 +220,20 @@ static int set_vtime_start(const char *fabric, uint64_t vstart)
 	if (setenv(IBEMU_SESS_ENV_VTIME_START, ps, 1))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	return 0;
+}
+
+/*
+ * SYSFS_PATH: the HCA's sysfs tree the daemon wrote when check_host() bound
+ * to it (attach/sess_sysfs.c), unless the user names another.
+ */
+static int set_sysfs_path(const char *dir, const char *host)
+{
+	char path[IBEMU_PATH_MAX + 128];
+
+	if (snprintf(path, sizeof(path), "%s/sysfs/%s", dir, host) >=
+	    (int)sizeof(path))
+		return -1;
+	return setenv("SYSFS_PATH", path, 0);
 }
 
 int ibemu_cli_exec_prepare(const char *fabric, const char *host, int wall_clock,
@@ -244,12 +275,13 @@ int ibemu_cli_exec_prepare(const char *fabric, const char *host, int wall_clock,
 	ret = set_library_path();
 	if (!ret)
 		ret = set_vtime_start(fabric, vstart);
-	if (!ret && !wall_clock)
-		ret = preload_vtime();
+	if (!ret)
+		ret = preload_libs(wall_clock);
 	if (ret)
 		return ret;
 	if (setenv(IBEMU_SESS_ENV_SOCKET, sess, 1) ||
-	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)))
+	    (host && *host && setenv(IBEMU_SESS_ENV_HOST, host, 1)) ||
+	    (host && *host && set_sysfs_path(p.dir, host)))
 		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
 	return 0;
 }
@@ -271,6 +303,56 @@ static int run(const char *fabric, const char *host, int wall_clock,
 			      strerror(errno));
 }
 
+/* The rank an MPI launcher gave this process, or -1. */
+static long launcher_rank(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+					    "PMI_RANK"};
+	const char *v;
+	char *end;
+	long r;
+	size_t i;
+
+	for (i = 0; i < IBEMU_ARRAY_SIZE(names); i++) {
+		v = getenv(names[i]);
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		if (!*end && r >= 0)
+			return r;
+	}
+	return -1;
+}
+
+/* The entry of 'list' ("H0,H1,...") at the launcher's rank, into 'out'
+ * (IBEMU_SESS_HOST_LEN bytes). 0, or the exit status with why. */
+static int rank_host(const char *list, char (*out)[IBEMU_SESS_HOST_LEN])
+{
+	long rank = launcher_rank(), i;
+	const char *p = list, *comma;
+	size_t len;
+
+	if (rank < 0)
+		return ibemu_cli_fail(2, "exec: --rank-hosts: no rank in the "
+					 "environment (OMPI_COMM_WORLD_RANK, "
+					 "PMIX_RANK, PMI_RANK)");
+	for (i = 0; i < rank && p; i++) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	comma = p ? strchr(p, ',') : NULL;
+	len = p ? (comma ? (size_t)(comma - p) : strlen(p)) : 0;
+	if (!len || len >= sizeof(*out))
+		return ibemu_cli_fail(2,
+				      "exec: --rank-hosts names no HCA for "
+				      "rank %ld",
+				      rank);
+	memcpy(*out, p, len);
+	(*out)[len] = '\0';
+	return 0;
+}
+
 static const struct ibemu_opt exec_opts[] = {
 	{.name = "host",
 	 .type = IBEMU_OPT_STRING,
@@ -282,6 +364,12 @@ static const struct ibemu_opt exec_opts[] = {
 	 .help = "leave the program's own clocks (clock_gettime, "
 		 "gettimeofday, time, rdtsc) on wall time; they are "
 		 "virtual by default"},
+	{.name = "rank-hosts",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "H0,H1,...",
+	 .help = "the HCA of each rank of an MPI launch: the program runs on "
+		 "the one at its rank ($OMPI_COMM_WORLD_RANK, else "
+		 "$PMIX_RANK or $PMI_RANK); what 'run --mpi' gives mpirun"},
 };
 
 const struct ibemu_opt_cmd ibemu_cli_exec_opts = {
@@ -296,7 +384,7 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 {
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(exec_opts)];
 	const char *host = NULL;
-	char fabric[64], **args;
+	char fabric[64], rank[IBEMU_SESS_HOST_LEN], **args;
 	int nargs, ret, wall_clock;
 
 	/* Room for the program's argv and its terminating NULL. */
@@ -314,6 +402,14 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 	if (v[0].given)
 		host = v[0].s;
 	wall_clock = v[1].given;
+	if (v[2].given) {
+		ret = v[0].given ? ibemu_cli_fail(2, "exec: --host or "
+						     "--rank-hosts, not both")
+				 : rank_host(v[2].s, &rank);
+		if (ret)
+			goto out;
+		host = rank;
+	}
 	ret = ibemu_cli_select(cli, fabric, sizeof(fabric));
 	if (ret)
 		goto out;

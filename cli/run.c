@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "ctl_client.h"
 #include "run.h"
+#include "run_mpi.h"
 #include "runtime.h"
 
 /* In the order of enum ibemu_run_map. */
@@ -57,6 +58,12 @@ static const struct ibemu_opt run_opts[] = {
 	 .help = "write what the run cost as JSON: per rank the virtual time "
 		 "spent waiting, in declared compute and in calls; per link "
 		 "the bytes each way during the run (PMA PortXmitData)"},
+	{.name = "mpi",
+	 .type = IBEMU_OPT_FLAG,
+	 .help = "an Open MPI program: Debian's mpirun launches the ranks, "
+		 "each on its HCA, over UCX ($OMPI_MCA_pml, default ucx) or "
+		 "the openib BTL (OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,openib); "
+		 "output as mpirun gives it (docs/mpi.md)"},
 };
 
 const struct ibemu_opt_cmd ibemu_cli_run_opts = {
@@ -73,7 +80,8 @@ enum {
 	OPT_MAP,
 	OPT_NO_PREFIX,
 	OPT_WALL_CLOCK,
-	OPT_REPORT
+	OPT_REPORT,
+	OPT_MPI
 };
 
 /* Copies the string value of "key": "..." in 'line' into 'out'. */
@@ -580,6 +588,27 @@ int ibemu__run_place(const char *fabric, const char *hosts, int map, int *n,
 	return 0;
 }
 
+/* --mpi: the same HCAs, in rank order, through mpirun (run_mpi.c). */
+static int run_mpi(const struct ibemu_run_job *job,
+		   const struct ibemu_run_hca *h, char **args)
+{
+	struct ibemu_run_mpi m = {.fabric = job->fabric,
+				  .n = job->n,
+				  .wall_clock = job->wall_clock,
+				  .args = args};
+	const char **hosts = calloc((size_t)job->n, sizeof(*hosts));
+	int i, ret;
+
+	if (!hosts)
+		return ibemu_cli_fail(1, "out of memory");
+	for (i = 0; i < job->n; i++)
+		hosts[i] = h[i].name;
+	m.hosts = hosts;
+	ret = ibemu__run_mpi(&m);
+	free(hosts);
+	return ret;
+}
+
 static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 {
 	struct ibemu_run_job job = {.fabric = fabric};
@@ -606,7 +635,10 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 		goto out;
 	}
 	job.vstart = ibemu_cli_virtual_now(fabric);
-	ret = ibemu__run_supervise(&job);
+	if (v[OPT_MPI].given)
+		ret = run_mpi(&job, h, args);
+	else
+		ret = ibemu__run_supervise(&job);
 	/* The ranks' own clocks, which may be past the fabric's last event
 	 * (a barrier's cost); the fabric's time if no rank said. */
 	vend = job.vend ? job.vend : ibemu_cli_virtual_now(fabric);
@@ -648,6 +680,10 @@ int ibemu_cli_run(struct ibemu_cli *cli, int argc, char **argv)
 	else if (!ret && !v[OPT_RANKS].given && !v[OPT_HOSTS].given)
 		ret = ibemu_cli_fail(2, "run: how many ranks? give -n N (or "
 					"--hosts LIST)");
+	else if (!ret && v[OPT_MPI].given && v[OPT_REPORT].given)
+		ret = ibemu_cli_fail(2, "run: --report is not for --mpi yet "
+					"(mpirun's ranks do not report their "
+					"clocks)");
 	else if (!ret && v[OPT_HOSTS].given && v[OPT_MAP].given)
 		ret = ibemu_cli_fail(2, "run: --hosts and --map both place "
 					"the ranks: give one");

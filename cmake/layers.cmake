@@ -97,6 +97,7 @@ ibemu_layer(sessc proto)
 ibemu_layer(umad TARGET ibumad proto mad sessc)
 ibemu_layer(verbs TARGET ibverbs proto sessc)
 ibemu_layer(vtime proto)
+ibemu_layer(devnode proto)
 # The shipped examples: programs of users; they include ibemu.h as users
 # do, by its name on their include path.
 ibemu_layer(examples)

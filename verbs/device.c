@@ -32,14 +32,17 @@ static struct ibemu_verbs_device *device_new(const struct ibemu_sess_ca *ca)
 	d->dev.node_type = IBV_NODE_CA;
 	d->dev.transport_type = IBV_TRANSPORT_IB;
 	snprintf(d->dev.name, sizeof(d->dev.name), "%s", ca->host);
-	/* No sysfs stands behind an emulated HCA: the paths name where it
-	 * would be, and reading them fails as for a file that is absent. */
+	/* Under SYSFS_PATH, as rdma-core names them: 'ibemu exec --host'
+	 * points it at the HCA's tree the daemon keeps (attach/sess_sysfs.c);
+	 * elsewhere reading them fails as for a file that is absent. */
 	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs-%.50s",
 		 ca->host);
 	snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
-		 "/sys/class/infiniband_verbs/%s", d->dev.dev_name);
+		 "%.100s/class/infiniband_verbs/%s", ibv_get_sysfs_path(),
+		 d->dev.dev_name);
 	snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
-		 "/sys/class/infiniband/%s", d->dev.name);
+		 "%.100s/class/infiniband/%s", ibv_get_sysfs_path(),
+		 d->dev.name);
 	d->node_guid = ca->node_guid;
 	d->sys_guid = ca->system_guid;
 	d->vendor_id = ca->vendor_id;

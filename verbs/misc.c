@@ -23,7 +23,6 @@
  */
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
-const char *ibv_get_sysfs_path(void);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
 			size_t size);
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size, void *sysfs_dev,

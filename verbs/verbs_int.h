@@ -431,4 +431,8 @@ void ibemu__verbs_users_detach(struct ibemu_verbs_context *ctx);
 /* A user of 'pd' more (+1) or less (-1): MRs, AHs, QPs keep it alive. */
 void ibemu__verbs_pd_use(struct ibv_pd *pd, int delta);
 
+/* misc.c: $SYSFS_PATH, else /sys (exported, as rdma-core's driver.h has
+ * it). */
+const char *ibv_get_sysfs_path(void);
+
 #endif

@@ -1,20 +1,20 @@
 # SPDX-License-Identifier: MIT
-"""Debian's Open MPI runs on attached HCAs under the default clock (the
-quiescence rule): tests/clients/mpi-ring.c, built here with the system's
-mpicc, passes checked 64 KiB messages round a ring of 4 ranks and makes an
-MPI_Allreduce, over the openib BTL (its UD connection manager, then RC)
-and over UCX (pml ucx, UD and RC verbs transports). Each rank is an
-'ibemu exec' process on its own HCA: mpirun starts a wrapper that execs
-'ibemu exec --host hcaN'.
+"""Debian's Open MPI, unmodified and as installed, runs on emulated hosts
+through 'ibemu run --mpi' with nothing made by the test and no root:
+tests/clients/mpi-ring.c, built here with the system's mpicc, passes
+checked 64 KiB messages round a ring, then makes an MPI_Allreduce and an
+MPI_Alltoall of checked values, over UCX (pml ucx: UD and RC verbs, the
+default) and over the openib BTL (OMPI_MCA_pml=ob1
+OMPI_MCA_btl=self,openib from the environment), on 2 and 4 ranks spread
+over the leaves of a fat tree (16 with IBEMU_TEST_MPI16=1: not reliable
+yet). The switches' PMA counters show the
+ring's bytes crossed the spines: no shared memory, no TCP.
 
-What the test builds for itself, until ibemu has it (issue 21): the openib
-BTL looks for <sysfs>/class/infiniband, so SYSFS_PATH (which ibemu's
-libibverbs honours) names an empty tree made here; UCX opens only devices
-whose /dev/infiniband/uverbs-NAME is a character device, so its run goes
-in a mount namespace (root only) where /dev is an overlay holding such
-nodes (those of /dev/null: nothing opens them). Debian's
-openmpi-mca-params.conf excludes both transports; the environment brings
-them back."""
+What Open MPI needs of the host, ibemu gives (docs/mpi.md): UCX's
+/dev/infiniband/uverbs-HCA (libibemu-devnode.so), the sysfs tree openib
+and UCX read (SYSFS_PATH, the daemon's tree of the bound HCA, checked here
+against the fabric and a link taken down), and the MCA settings Debian's
+openmpi-mca-params.conf excludes."""
 
 import os
 import shutil
@@ -27,28 +27,16 @@ from harness import IBEMU, SRC, IbemuTestCase, main, tool_env, topology
 MPICC = shutil.which("mpicc")
 MPIRUN = shutil.which("mpirun")
 RING_SRC = os.path.join(SRC, "tests", "clients", "mpi-ring.c")
-EIGHT = topology("single-switch-8.yaml")
-NP = 4
+FAT_TREE = topology("fat-tree-2l-36.yaml")  # 6 leaves of 6 HCAs, 3 spines
+# mpi-ring.c: ROUNDS messages of LEN bytes from each rank to the next.
+ROUNDS, LEN = 4, 64 * 1024
 
-OPENIB = {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,openib",
-          "OMPI_MCA_btl_openib_allow_ib": "1",
-          "OMPI_MCA_btl_openib_warn_no_device_params_found": "0",
-          "OMPI_MCA_osc": "^ucx"}
-UCX = {"OMPI_MCA_pml": "ucx", "OMPI_MCA_btl": "^openib,uct",
-       "UCX_TLS": "self,ud_v,rc_v", "UCX_WARN_UNUSED_ENV_VARS": "n"}
-
-# Runs its arguments with /dev overlaid by one where /dev/infiniband
-# holds the uverbs nodes UCX looks for ($1: a scratch directory).
-IN_DEV_OVERLAY = """\
-d=$1; shift
-mkdir -p $d/up $d/work
-mount -t overlay overlay -o lowerdir=/dev,upperdir=$d/up,workdir=$d/work /dev
-mount --bind /proc/1/root/dev/shm /dev/shm
-mount --bind /proc/1/root/dev/pts /dev/pts
-mkdir -p /dev/infiniband
-for i in $(seq 1 8); do mknod -m 666 /dev/infiniband/uverbs-hca$i c 1 3; done
-exec "$@"
-"""
+OPENIB = {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,openib"}
+# 16 ranks on a machine of 2 cores do not pass reliably yet (docs/mpi.md,
+# "Known failures"): UCX's UD endpoints assert on a PSN in some runs, and
+# openib past 4 ranks leaves one rank holding virtual time in a send for
+# minutes. Run them with IBEMU_TEST_MPI16=1.
+BIG = os.environ.get("IBEMU_TEST_MPI16") == "1"
 
 
 @unittest.skipUnless(MPICC and MPIRUN,
@@ -60,74 +48,126 @@ class MpiTest(IbemuTestCase):
         cls.tmp = tempfile.mkdtemp(prefix="ibemu-mpi-")
         cls.ring = os.path.join(cls.tmp, "mpi-ring")
         subprocess.run([MPICC, "-O2", "-o", cls.ring, RING_SRC], check=True)
-        os.makedirs(os.path.join(cls.tmp, "sys", "class", "infiniband"))
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def rank_script(self, fabric, env):
-        """A wrapper mpirun starts for each rank: rank N runs on hcaN+1
-        with 'env' (the sanitizer's runtime, if any, comes with it)."""
-        path = os.path.join(self.tmp, f"rank-{fabric}.sh")
-        lines = ["#!/bin/sh"]
-        for k, v in sorted(tool_env(env).items()):
-            if k.startswith(("OMPI_MCA_", "UCX_", "IBEMU_")) or k in (
-                    "SYSFS_PATH", "LD_PRELOAD", "ASAN_OPTIONS",
-                    "TSAN_OPTIONS"):
-                lines.append(f"export {k}='{v}'")
-        lines.append(f"exec {IBEMU} exec --fabric {fabric} "
-                     "--host hca$((OMPI_COMM_WORLD_RANK + 1)) -- \"$@\"")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        os.chmod(path, 0o755)
-        return path
+    def spine_words(self, fabric):
+        """The data the spines sent (PMA PortXmitData: 4-byte words)."""
+        rows = self.json_of("counters", "--fabric", fabric)["counters"]
+        return sum(r["xmit_data"] for r in rows
+                   if r["node"].startswith("spine"))
 
-    def run_ring(self, fabric, mca, prefix=()):
-        env = dict(self.env, **mca)
-        cmd = [*prefix, MPIRUN, "--allow-run-as-root", "--oversubscribe",
-               "-np", str(NP), self.rank_script(fabric, env), self.ring]
+    def run_ring(self, fabric, n, mca):
+        env = tool_env(dict(self.env, **mca))
+        if mca is OPENIB and env.get("LD_PRELOAD"):
+            # With a sanitizer's runtime preloaded (its malloc in place of
+            # the one Open MPI hooks), MPI_Finalize empties Open MPI's
+            # registration cache (leave_pinned) through the openib BTL it
+            # has unloaded already, and crashes: no cache then.
+            env["OMPI_MCA_mpi_leave_pinned"] = "0"
+        before = self.spine_words(fabric)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True,
-                               errors="replace", env=env, timeout=300)
+            p = subprocess.run(
+                [IBEMU, "run", "--fabric", fabric, "--mpi", "-n", str(n),
+                 "--", self.ring], capture_output=True, text=True,
+                errors="replace", env=env, timeout=240)
             out, rc = p.stdout + p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
             out, rc = f"timed out: {e.stdout}{e.stderr}", "timeout"
-        lines = sorted(line for line in out.splitlines()
-                       if line.startswith("rank="))
-        want = [f"rank={r} bad=0 sum={NP * (NP + 1) // 2}"
-                for r in range(NP)]
+        lines = sorted((line for line in out.splitlines()
+                        if line.startswith("rank=")),
+                       key=lambda s: int(s.split()[0][5:]))
+        want = [f"rank={r} bad=0 sum={n * (n + 1) // 2}" for r in range(n)]
         with open(self.paths(fabric)["log"]) as f:
             log = f.read()[-3000:]
         self.assertEqual((rc, lines), (0, want),
                          f"{out[-6000:]}\ndaemon log:\n{log}")
+        self.assertIn(f"ibemu run: {n} ranks on fabric {fabric}", out)
+        # Spread over the leaves, each rank's neighbour in the ring is on
+        # another leaf: every ring message crossed a spine.
+        crossed = (self.spine_words(fabric) - before) * 4
+        self.assertGreaterEqual(crossed, n * ROUNDS * LEN)
 
-    def test_openib(self):
+    def ring_case(self, n, mca):
+        name = f"mp{n}{'ib' if mca else 'ucx'}"
+        self.up(FAT_TREE, name)
+        self.run_ring(name, n, mca)
+        self.down(name)
+
+    def test_ucx_2(self):
+        """pml ucx (the default) over UD (wireup) and RC verbs, 2 ranks
+        on two leaves."""
+        self.ring_case(2, {})
+
+    def test_ucx_4(self):
+        """The quick case: 4 ranks on four leaves, pml ucx."""
+        self.ring_case(4, {})
+
+    @unittest.skipUnless(BIG, "16 ranks: IBEMU_TEST_MPI16=1 (not reliable "
+                         "yet, docs/mpi.md)")
+    def test_ucx_16(self):
+        """16 ranks on all six leaves, pml ucx."""
+        self.ring_case(16, {})
+
+    def test_openib_2(self):
         """The openib BTL: connections over its UD connection manager,
-        which sends every message from one buffer, reused as each send
-        completes; then eager RDMA and RC sends."""
-        mca = dict(OPENIB, SYSFS_PATH=os.path.join(self.tmp, "sys"))
-        if tool_env({}).get("LD_PRELOAD"):
-            # With a sanitizer's runtime preloaded (its malloc in place of
-            # the one Open MPI hooks), ibemu's library instrumented or
-            # not, MPI_Finalize empties Open MPI's registration cache
-            # (leave_pinned) through the openib BTL it has unloaded
-            # already, and crashes: no cache then.
-            mca["OMPI_MCA_mpi_leave_pinned"] = "0"
-        self.up(EIGHT, "mpib")
-        self.run_ring("mpib", mca)
-        self.down("mpib")
+        then eager RDMA and RC sends; 2 ranks."""
+        self.ring_case(2, OPENIB)
 
-    @unittest.skipUnless(os.geteuid() == 0, "UCX needs /dev/infiniband "
-                         "nodes, made in a mount namespace: root only")
-    def test_ucx(self):
-        """pml ucx over UD (wireup) and RC verbs, memory registered by
-        UCX, whose hooks catch mremap."""
-        self.up(EIGHT, "mpucx")
-        self.run_ring("mpucx", UCX, prefix=(
-            "unshare", "-m", "sh", "-c", IN_DEV_OVERLAY, "sh",
-            os.path.join(self.tmp, "dev")))
-        self.down("mpucx")
+    def test_openib_4(self):
+        self.ring_case(4, OPENIB)
+
+    @unittest.skipUnless(BIG, "16 ranks: IBEMU_TEST_MPI16=1 (not reliable "
+                         "yet, docs/mpi.md)")
+    def test_openib_16(self):
+        self.ring_case(16, OPENIB)
+
+    def exec_out(self, fabric, host, script, check=0):
+        return self.ibemu("exec", "--fabric", fabric, "--host", host, "--",
+                          "sh", "-c", script, check=check)
+
+    def test_host_view(self):
+        """What a rank sees of its host: the sysfs tree of its HCA (what
+        the daemon says of it; a link taken down reads DOWN), and the
+        /dev/infiniband node UCX wants, without root; UCX lists the HCA."""
+        self.up(FAT_TREE, "mpview")
+        port = [p for p in self.json_of("ports", "hca07", "--fabric",
+                                        "mpview")["ports"]
+                if p["port"] == 1][0]
+        files = ("node_type", "node_guid", "ports/1/state",
+                 "ports/1/phys_state", "ports/1/lid", "ports/1/rate",
+                 "ports/1/link_layer", "ports/1/pkeys/0")
+        script = ("cd $SYSFS_PATH/class/infiniband/hca07 && "
+                  f"for f in {' '.join(files)}; do cat $f; done; "
+                  "cat ../../infiniband_verbs/uverbs-hca07/ibdev; "
+                  "stat -c %F /dev/infiniband/uverbs-hca07; "
+                  "test -r /dev/infiniband/uverbs-hca07 -a "
+                  "-w /dev/infiniband/uverbs-hca07 && echo rw")
+        got = self.exec_out("mpview", "hca07", script).stdout.splitlines()
+        self.assertEqual(got[0], "1: CA")
+        self.assertEqual(got[2:], [
+            "4: ACTIVE", "5: LinkUp", hex(port["lid"]),
+            "100 Gb/sec (4X EDR)", "InfiniBand", "0xffff", "hca07",
+            "character special file", "rw"])
+        # The node is the process's HCA's only; outside, nothing changes.
+        self.exec_out("mpview", "hca07", "stat /dev/infiniband/uverbs-hca08",
+                      check=1)
+        self.assertFalse(os.path.exists("/dev/infiniband/uverbs-hca07"))
+        # UCX opens the HCA (its memory domain is listed).
+        p = self.exec_out("mpview", "hca07", "ucx_info -d")
+        self.assertIn("# Memory domain: hca07", p.stdout)
+        # A link taken down: the bound HCA's state files follow.
+        proc = subprocess.Popen(
+            [IBEMU, "exec", "--fabric", "mpview", "--host", "hca08", "--",
+             "sh", "-c", "read x; cat $SYSFS_PATH/class/infiniband/hca08/"
+             "ports/1/state"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, env=self.env)
+        self.ibemu("link", "down", "hca08:1", "--fabric", "mpview", check=0)
+        out, _ = proc.communicate("\n", timeout=60)
+        self.assertEqual(out, "1: DOWN\n")
+        self.down("mpview")
 
 
 if __name__ == "__main__":
