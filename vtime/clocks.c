@@ -10,6 +10,7 @@
  * the wall clock.
  */
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/time.h>
@@ -86,9 +87,13 @@ static int find_system_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static void runtime_scan(void);
+
 void ibemu__vtime_clocks_start(void)
 {
+	nsystem = 0;
 	dl_iterate_phdr(find_system_cb, NULL);
+	runtime_scan();
 }
 
 int ibemu__vtime_vdso_code(uintptr_t pc)
@@ -102,6 +107,115 @@ int ibemu__vtime_system_code(uintptr_t pc)
 		if (pc >= system_code[i].lo && pc < system_code[i].hi)
 			return 1;
 	return 0;
+}
+
+/*
+ * Communication runtimes loaded into the program (Open MPI's libraries
+ * and components, PMIx, libevent, UCX, hwloc, libfabric): their clock
+ * reads stay real. Their timers (a retransmission, a connection's retry,
+ * an event loop's timeout) wait in the kernel, on the wall clock, which
+ * the virtual clock does not follow while the process waits. Found at
+ * start and again when the loader has added objects (plugins come late).
+ */
+static const char *const runtime_libs[] = {
+	"/libopen-pal.so", "/libopen-rte.so", "/libpmix.so", "/libevent",
+	"/libucs.so",	   "/libuct",	      "/libucp.so",  "/libucm.so",
+	"/libhwloc.so",	   "/libfabric.so",   "/mca_",	     "/libmca_common",
+};
+
+#define MAX_RUNTIME 128
+struct code_ranges {
+	int n;
+	struct {
+		uintptr_t lo, hi;
+	} r[MAX_RUNTIME];
+};
+/* Two, so that a scan never writes the one a reader may be reading. */
+static struct code_ranges runtime_sets[2];
+static struct code_ranges *runtime_code;
+static unsigned long long runtime_adds;
+static unsigned runtime_reads;
+
+static int is_runtime_lib(const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	for (size_t i = 0;
+	     base && i < sizeof(runtime_libs) / sizeof(*runtime_libs); i++)
+		if (!strncmp(base, runtime_libs[i], strlen(runtime_libs[i])))
+			return 1;
+	return 0;
+}
+
+static int find_runtime_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct code_ranges *set = arg;
+
+	(void)size;
+	if (!is_runtime_lib(info->dlpi_name))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && set->n < MAX_RUNTIME; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		set->r[set->n].lo = info->dlpi_addr + ph->p_vaddr;
+		set->r[set->n].hi = set->r[set->n].lo + ph->p_memsz;
+		set->n++;
+	}
+	return 0;
+}
+
+static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) +
+			    sizeof(info->dlpi_adds))
+		*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+/* Scans the runtimes' code again if the loader added objects since. */
+static void runtime_scan(void)
+{
+	struct code_ranges *cur = __atomic_load_n(&runtime_code,
+						  __ATOMIC_ACQUIRE);
+	struct code_ranges *next;
+	unsigned long long adds = 0;
+
+	dl_iterate_phdr(adds_cb, &adds);
+	if (cur && adds == __atomic_load_n(&runtime_adds, __ATOMIC_RELAXED))
+		return;
+	next = cur == &runtime_sets[0] ? &runtime_sets[1] : &runtime_sets[0];
+	next->n = 0;
+	dl_iterate_phdr(find_runtime_cb, next);
+	__atomic_store_n(&runtime_adds, adds, __ATOMIC_RELAXED);
+	__atomic_store_n(&runtime_code, next, __ATOMIC_RELEASE);
+}
+
+int ibemu__vtime_runtime_code(uintptr_t pc)
+{
+	const struct code_ranges *set;
+
+	/* Now and then (not from the TSC's handler: the loader's lock). */
+	if (!(__atomic_add_fetch(&runtime_reads, 1, __ATOMIC_RELAXED) %
+	      RUNTIME_LOOK_READS))
+		runtime_scan();
+	set = __atomic_load_n(&runtime_code, __ATOMIC_ACQUIRE);
+	for (int i = 0; set && i < set->n; i++)
+		if (pc >= set->r[i].lo && pc < set->r[i].hi)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a read made from 'caller' gets the virtual clock: the clocks
+ * are virtual (or have just turned so) and the caller is not a runtime.
+ */
+static int virtual_for(const void *caller)
+{
+	if (!ibemu__vtime_on() && !ibemu__vtime_late_look())
+		return 0;
+	return !ibemu__vtime_runtime_code((uintptr_t)caller);
 }
 
 static int is_monotonic(clockid_t id)
@@ -123,7 +237,8 @@ static uint64_t cost_for(const void *caller, uint64_t cost_ps)
 
 static int64_t virtual_ns(int realtime, uint64_t cost_ps)
 {
-	int64_t ns = (int64_t)(ibemu__vtime_read_ps(cost_ps) / 1000);
+	int64_t ns = (int64_t)(ibemu__vtime_read_ps(cost_ps) / 1000) +
+		     ibemu__vtime_shift_ns();
 
 	return realtime ? ns + ibemu__vtime_realtime_offset_ns() : ns;
 }
@@ -136,7 +251,8 @@ static void to_timespec(int64_t ns, struct timespec *ts)
 
 IBEMU_VTIME_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 {
-	if (!ibemu__vtime_on() || !(is_monotonic(id) || is_realtime(id)))
+	if (!(is_monotonic(id) || is_realtime(id)) ||
+	    !virtual_for(__builtin_return_address(0)))
 		return ibemu__vtime_real_clock_gettime(id, ts);
 	to_timespec(virtual_ns(is_realtime(id),
 			       cost_for(__builtin_return_address(0),
@@ -150,7 +266,7 @@ IBEMU_VTIME_EXPORT int gettimeofday(struct timeval *restrict tv,
 {
 	struct timespec ts;
 
-	if (!ibemu__vtime_on()) {
+	if (!virtual_for(__builtin_return_address(0))) {
 		ibemu__vtime_real_clock_gettime(CLOCK_REALTIME, &ts);
 	} else {
 		to_timespec(virtual_ns(1, cost_for(__builtin_return_address(0),
@@ -169,7 +285,7 @@ IBEMU_VTIME_EXPORT time_t time(time_t *t)
 {
 	struct timespec ts;
 
-	if (!ibemu__vtime_on())
+	if (!virtual_for(__builtin_return_address(0)))
 		ibemu__vtime_real_clock_gettime(CLOCK_REALTIME, &ts);
 	else
 		to_timespec(virtual_ns(1, cost_for(__builtin_return_address(0),

@@ -4,11 +4,14 @@
  * time, as ibemu's libibverbs keeps it (ibemu_now_ps), and never behind
  * the fabric's time when `ibemu exec` ran the program
  * ($IBEMU_VTIME_START_PS) plus what the program's clock reads cost. A
- * process in which that library is not found when this one starts keeps
- * the wall clock: nothing would move its virtual time. A umad-only process
- * (OpenSM, the diags, ibemu-sm) is one: its MAD timeouts are virtual
- * already, and its own timers wait on the wall clock
- * (pthread_cond_timedwait), which virtual reads would confuse.
+ * process in which that library is not loaded keeps the wall clock:
+ * nothing would move its virtual time. A umad-only process (OpenSM, the
+ * diags, ibemu-sm) is one: its MAD timeouts are virtual already, and its
+ * own timers wait on the wall clock (pthread_cond_timedwait), which
+ * virtual reads would confuse. One that loads it later (an MPI program:
+ * its transports are plugins, loaded in MPI_Init) turns virtual then,
+ * from the wall clock's reading, without the TSC (its other threads run
+ * already, and the trap is per thread).
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -24,6 +27,11 @@ typedef int sigaction_fn(int sig, const struct sigaction *act,
 			 struct sigaction *old);
 
 static int on;
+/* Under `ibemu exec` without libibverbs yet: looked for now and then. */
+static int pending;
+static uint64_t last_look_ns;
+/* A late start: the wall clock's MONOTONIC then, less the virtual time. */
+static int64_t shift_ns;
 static now_fn *verbs_now;
 static compute_fn *verbs_compute;
 static clock_gettime_fn *real_clock_gettime;
@@ -57,7 +65,8 @@ static void *loaded_sym(const char *lib, const char *name)
 static void realtime_start(void)
 {
 	struct timespec wall = {0};
-	uint64_t now_s = ibemu__vtime_read_ps(0) / 1000000000000u;
+	uint64_t now_s = (ibemu__vtime_read_ps(0) / 1000 + (uint64_t)shift_ns) /
+			 1000000000u;
 
 	real_clock_gettime(CLOCK_REALTIME, &wall);
 	realtime_offset_ns =
@@ -94,8 +103,10 @@ void ibemu__vtime_init(void)
 		(compute_fn *)loaded_sym("libibverbs.so.1", "ibemu_compute_ps");
 	own_ps = start ? strtoull(start, NULL, 10) : 0;
 	realtime_start();
-	if (!verbs_now)
+	if (!verbs_now) {
+		pending = getenv(IBEMU_SESS_ENV_SOCKET) != NULL;
 		return;
+	}
 	ibemu__vtime_clocks_start();
 	ibemu__vtime_tsc_start();
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
@@ -150,6 +161,58 @@ uint64_t ibemu__vtime_read_ps(uint64_t cost_ps)
 	}
 	raise_to(&last_ps, t);
 	return __atomic_load_n(&last_ps, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * libibverbs has come (a plugin brought it): the clocks turn virtual,
+ * going on from the wall clock's MONOTONIC, so that no reading goes back.
+ */
+static void start_late(now_fn *now, compute_fn *compute)
+{
+	struct timespec mono = {0};
+	int64_t wall_ns, virt_ns;
+
+	verbs_compute = compute;
+	__atomic_store_n(&verbs_now, now, __ATOMIC_RELEASE);
+	real_clock_gettime(CLOCK_MONOTONIC, &mono);
+	wall_ns = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	virt_ns = (int64_t)(sources_ps() / 1000);
+	if (wall_ns > virt_ns)
+		shift_ns = wall_ns - virt_ns;
+	realtime_start();
+	ibemu__vtime_clocks_start();
+	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+}
+
+int ibemu__vtime_late_look(void)
+{
+	static int looking;
+	struct timespec mono;
+	uint64_t ns;
+	now_fn *now;
+
+	if (!__atomic_load_n(&pending, __ATOMIC_ACQUIRE))
+		return 0;
+	real_clock_gettime(CLOCK_MONOTONIC, &mono);
+	ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	if (ns - __atomic_load_n(&last_look_ns, __ATOMIC_RELAXED) <
+		    LATE_LOOK_NS ||
+	    __atomic_exchange_n(&looking, 1, __ATOMIC_ACQ_REL))
+		return ibemu__vtime_on();
+	__atomic_store_n(&last_look_ns, ns, __ATOMIC_RELAXED);
+	now = (now_fn *)loaded_sym("libibverbs.so.1", "ibemu_now_ps");
+	if (now) {
+		start_late(now, (compute_fn *)loaded_sym("libibverbs.so.1",
+							 "ibemu_compute_ps"));
+		__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&looking, 0, __ATOMIC_RELEASE);
+	return ibemu__vtime_on();
+}
+
+int64_t ibemu__vtime_shift_ns(void)
+{
+	return shift_ns;
 }
 
 int64_t ibemu__vtime_realtime_offset_ns(void)

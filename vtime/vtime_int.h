@@ -31,6 +31,16 @@ void ibemu__vtime_init(void); /* the constructor's */
 /* Whether the program's clocks are virtual: a virtual clock was found
  * (the TSC is trapped then), and the constructor has run. */
 int ibemu__vtime_on(void);
+
+/*
+ * A process under `ibemu exec` whose libibverbs is not loaded yet looks
+ * for it at most this often, on its clock reads (which stay real until
+ * then); returns whether the clocks are virtual now.
+ */
+#define LATE_LOOK_NS 1000000u
+int ibemu__vtime_late_look(void);
+/* What a late start adds to the virtual time on the monotonic clocks. */
+int64_t ibemu__vtime_shift_ns(void);
 /* The process's virtual time (ps), never less than any value returned
  * before in any thread; if it did not move since the last, 'cost_ps' is
  * charged to the process first, so that it does. */
@@ -47,6 +57,10 @@ int ibemu__vtime_real_sigaction(int sig, const struct sigaction *act,
  * runtime, whose own reads are not the program's (async-signal-safe). */
 void ibemu__vtime_clocks_start(void);
 int ibemu__vtime_system_code(uintptr_t pc);
+/* Whether 'pc' is a communication runtime's (its reads stay real); the
+ * runtimes' code is looked for again every RUNTIME_LOOK_READS reads. */
+#define RUNTIME_LOOK_READS 1024u
+int ibemu__vtime_runtime_code(uintptr_t pc);
 /* Whether 'pc' is in the vDSO, whose clocks must see the real TSC. */
 int ibemu__vtime_vdso_code(uintptr_t pc);
 
