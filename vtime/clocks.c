@@ -168,8 +168,8 @@ static int find_runtime_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) +
-			    sizeof(info->dlpi_adds))
+	if (size >=
+	    offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
 		*(unsigned long long *)arg = info->dlpi_adds;
 	return 1;
 }
@@ -177,8 +177,8 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
 /* Scans the runtimes' code again if the loader added objects since. */
 static void runtime_scan(void)
 {
-	struct code_ranges *cur = __atomic_load_n(&runtime_code,
-						  __ATOMIC_ACQUIRE);
+	struct code_ranges *cur =
+		__atomic_load_n(&runtime_code, __ATOMIC_ACQUIRE);
 	struct code_ranges *next;
 	unsigned long long adds = 0;
 
