@@ -216,6 +216,13 @@ static const struct ibemu__yaml_key hca_keys[] = {
 	[IBEMU__K_NODE_DEVICE_ID] = KEY_NODE_DEVICE_ID("0xeb01"),
 	[IBEMU__K_NODE_VLS] = KEY_NODE_VLS,
 	[IBEMU__K_NODE_BUFFER_PER_VL] = KEY_NODE_BUFFER_PER_VL,
+	[IBEMU__K_NODE_IP] =
+		{.name = "ip",
+		 .type = IBEMU__YT_STR,
+		 .max = 15,
+		 .def = "127.10.0.0 + 16 * HCA index + 1",
+		 .help = "IPv4 address of port 1 in 127.0.0.0/8 "
+			 "(rdma_cm); port N has the address + N - 1"},
 };
 
 static const struct ibemu__yaml_key link_keys[] = {

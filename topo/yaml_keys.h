@@ -134,6 +134,7 @@ enum {
 	IBEMU__K_NODE_VLS,
 	IBEMU__K_NODE_BUFFER_PER_VL,
 	IBEMU__K_NODE_ROUTING_LATENCY,
+	IBEMU__K_NODE_IP,
 	IBEMU__K_NODE_COUNT
 };
 enum {
@@ -180,7 +181,7 @@ enum {
 };
 enum { IBEMU__K_CCT_ENTRIES, IBEMU__K_CCT_STEP, IBEMU__K_CCT_COUNT };
 
-#define IBEMU__YAML_MAX_KEYS 11 /* the largest table */
+#define IBEMU__YAML_MAX_KEYS 12 /* the largest table */
 
 /* One parsed value; 'node' is NULL when the key was not given. */
 struct ibemu__yaml_val {
