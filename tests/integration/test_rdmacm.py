@@ -118,8 +118,14 @@ class RdmaCmTest(OpenSMRunner, IbemuTestCase):
         self.assertRegex(table, r"\bIP\b")
         self.assertRegex(table, r"\bc\s+hca.*127\.10\.0\.33")
         # rdma_getaddrinfo and rdma_resolve_addr find b's second port
-        # too, by its address and as IPv4-mapped IPv6.
-        for dst in ("127.3.0.2", "::ffff:127.3.0.2", "b"):
+        # too, by its address, as IPv4-mapped IPv6 and as its GID.
+        guid = [p["guid"] for p in
+                self.json_of("ports", "b", "--fabric", "rip")["ports"]
+                if p["port"] == 2][0]
+        g = int(guid, 16)
+        gid = "fe80::" + ":".join(f"{g >> s & 0xFFFF:x}"
+                                  for s in (48, 32, 16, 0))
+        for dst in ("127.3.0.2", "::ffff:127.3.0.2", gid, "b"):
             r = results(self.run_on("rip", "a", CLIENT, dst).stdout)
             self.assertEqual(r["addr_event"], "RDMA_CM_EVENT_ADDR_RESOLVED",
                              dst)
