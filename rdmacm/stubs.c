@@ -3,8 +3,9 @@
  * The entry points of librdmacm that need the CM protocol on the wire
  * (connect, listen, accept, multicast: issue 23's next part) and the
  * rsockets API: exported so that every program loads, each failing with
- * ENOSYS, the errno rdma-core's cma.c gives a call the kernel's rdma_cm
- * ABI cannot serve, and never touching its arguments.
+ * ENOSYS, the errno rdma-core's librdmacm passes on when the kernel's
+ * rdma_ucm lacks a command (ucma_write() answers -ENOSYS, and rsocket.c
+ * tests for it), and never touching its arguments.
  */
 #include <errno.h>
 #include <rdma/rsocket.h>
