@@ -127,7 +127,7 @@ static int exchange(int fd, int agent, struct ibv_port_attr *pa,
 {
 	size_t size = umad_size() + IBEMU_MAD_LEN;
 	uint8_t *umad = calloc(1, size), *mad;
-	uint64_t tid = new_tid(), t0;
+	uint64_t tid = new_tid(), t0 = 0;
 	int len, ret;
 
 	if (!umad)
@@ -151,8 +151,7 @@ static int exchange(int fd, int agent, struct ibv_port_attr *pa,
 		if ((uint32_t)ibemu_mad_get_tid(mad) == (uint32_t)tid)
 			break;
 	}
-	if (ibemu_compute_ps && umad_now() > t0)
-		ibemu_compute_ps(umad_now() - t0);
+
 	if (ibemu_mad_get_method(mad) != IBEMU_MAD_METHOD_GET_RESP ||
 	    ibemu_mad_get_status(mad)) {
 		ret = -EINVAL;
@@ -161,6 +160,9 @@ static int exchange(int fd, int agent, struct ibv_port_attr *pa,
 	parse_record(mad + IBEMU_SA_DATA_OFF, out);
 	ret = 0;
 out:
+	/* An answer, or the timeout, came that much later. */
+	if (ibemu_compute_ps && t0 && umad_now() > t0)
+		ibemu_compute_ps(umad_now() - t0);
 	free(umad);
 	return ret < 0 && ret != -ETIMEDOUT && ret != -EINVAL ? -EIO : ret;
 }

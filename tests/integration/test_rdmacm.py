@@ -9,13 +9,16 @@ at connect, which is not there yet (ENOSYS)."""
 
 import os
 import re
+import signal
+import time
 
-from harness import IbemuTestCase, OpenSMRunner, main, topology
+from harness import IbemuTestCase, OpenSMRunner, main, pid_alive, topology
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "rdmacm-client")
 ENOSYS = 38
 EHOSTUNREACH = 113
+ETIMEDOUT = 110
 
 
 def results(out):
@@ -167,6 +170,28 @@ class RdmaCmTest(OpenSMRunner, IbemuTestCase):
         p = self.run_on("rce", "hca1", CLIENT, "nosuchhost")
         self.assertEqual(results(p.stdout)["getaddrinfo"], "-2")
         self.down("rce")
+
+    def test_route_timeout(self):
+        """No SM answers (ibemu-sm stopped): ROUTE_ERROR -ETIMEDOUT once
+        the query's timeout has passed in virtual time, the same on two
+        runs."""
+        self.up(topology("two-switch.yaml"), "rct")
+        sm = self.json_of("sm", "status", "--fabric", "rct")["pid"]
+        os.kill(sm, signal.SIGTERM)
+        end = time.time() + 10
+        while pid_alive(sm) and time.time() < end:
+            time.sleep(0.05)
+        times = set()
+        for _ in range(2):
+            p = self.run_on("rct", "hca3", CLIENT, "hca2", "500")
+            r = results(p.stdout)
+            self.assertEqual(r["route_event"], "RDMA_CM_EVENT_ROUTE_ERROR",
+                             p.stdout)
+            self.assertEqual(int(r["status"]), -ETIMEDOUT)
+            times.add(int(r["route_vt_ps"]))
+        self.assertEqual(len(times), 1, times)
+        self.assertGreaterEqual(times.pop(), 500 * 10**9)
+        self.down("rct")
 
     def test_rdmacm_utils_stop_at_connect(self):
         """Debian's programs resolve the address and the route, then fail
