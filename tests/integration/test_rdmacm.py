@@ -7,12 +7,15 @@ same virtual time on every run; an address no HCA has is ADDR_ERROR; and
 Debian's rdmacm-utils get through address and route resolution and stop
 at connect, which is not there yet (ENOSYS)."""
 
+import errno
 import os
 import re
 import signal
+import struct
 import time
 
 from harness import IbemuTestCase, OpenSMRunner, main, pid_alive, topology
+from sessproto import ADDR_QUERY, ERROR, SessionClient, addr_query, hdr
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "rdmacm-client")
@@ -32,7 +35,7 @@ def plan_ip(index, port=1):
     return ".".join(str(v >> s & 0xFF) for s in (24, 16, 8, 0))
 
 
-class RdmaCmTest(OpenSMRunner, IbemuTestCase):
+class RdmaCmTest(OpenSMRunner, SessionClient, IbemuTestCase):
     def run_on(self, fabric, host, *argv, check=None):
         return self.ibemu("exec", "--fabric", fabric, "--host", host, "--",
                           *argv, env=self.tool_env, check=check, timeout=60)
@@ -192,6 +195,46 @@ class RdmaCmTest(OpenSMRunner, IbemuTestCase):
         self.assertEqual(len(times), 1, times)
         self.assertGreaterEqual(times.pop(), 500 * 10**9)
         self.down("rct")
+
+    def addr_call(self, fabric, payload):
+        s = self.sess(fabric)
+        try:
+            s.send(hdr(ADDR_QUERY, len(payload)) + payload)
+            return self.reply(s)
+        finally:
+            s.close()
+
+    def test_addr_query_raw(self):
+        """ADDR_QUERY on sess.sock: an address, a host's port 2, and
+        what the daemon refuses (a bad length, an unterminated name, an
+        address nobody has) with an ERROR, serving on."""
+        path = os.path.join(self.rundir, "aq.yaml")
+        with open(path, "w") as f:
+            f.write("switches: [{name: sw, ports: 4}]\n"
+                    "hcas: [{name: a}, {name: b, ports: 2}]\n"
+                    "links: [[sw:1, a:1], [sw:2, b:1], [sw:3, b:2]]\n")
+        self.up(path, "raq")
+        lid = {(p["node"], p["port"]): p["lid"] for p in
+               self.json_of("ports", "--fabric", "raq")["ports"]}
+        type_, status, body = self.addr_call(
+            "raq", addr_query(ip=0x7F0A0012))  # 127.10.0.18: b port 2
+        self.assertEqual((type_, status, len(body)), (ADDR_QUERY, 0, 96))
+        host, guid, _, ip, port, l, nports = struct.unpack(
+            "=64sQQIIHH4x", body)
+        self.assertEqual((host.rstrip(b"\0"), ip, port, l, nports),
+                         (b"b", 0x7F0A0012, 2, lid[("b", 2)], 2))
+        type_, status, body = self.addr_call("raq", addr_query("b", port=2))
+        self.assertEqual((type_, status), (ADDR_QUERY, 0))
+        self.assertEqual(struct.unpack_from("=I", body, 80)[0], 0x7F0A0012)
+        for payload, want in ((addr_query(ip=0x7F630001), -errno.ENOENT),
+                              (addr_query("sw"), -errno.ENOENT),
+                              (b"x" * 64 + addr_query()[64:],
+                               -errno.EINVAL),
+                              (addr_query()[:95], -errno.EPROTO)):
+            type_, status, _ = self.addr_call("raq", payload)
+            self.assertEqual((type_, status), (ERROR, want), payload)
+        self.ibemu("status", "--fabric", "raq", check=0)
+        self.down("raq")
 
     def test_rdmacm_utils_stop_at_connect(self):
         """Debian's programs resolve the address and the route, then fail
