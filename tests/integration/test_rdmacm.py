@@ -45,6 +45,8 @@ class RdmaCmTest(OpenSMRunner, SessionClient, IbemuTestCase):
         r = results(p.stdout)
         self.assertNotIn("FAIL", p.stdout, p.stdout + p.stderr)
         self.assertEqual(r.get("failures"), "0", p.stdout + p.stderr)
+        # rdma_get_devices: the process's HCA, under its topology name.
+        self.assertEqual((r["devices"], r["name"]), ("1", host))
         return r
 
     def lids(self, fabric):
