@@ -2,7 +2,7 @@
 /*
  * rdmacm-client DST [TIMEOUT_MS]: librdmacm's address and route resolution
  * as a program uses them, on an event channel made O_NONBLOCK and polled:
- * resolves DST (an address or a host name), then its route, creates a QP
+ * resolves DST (an address, a host name, or ib:GID for AF_IB), its route, creates a QP
  * and moves it to RTR with rdma_init_qp_attr's attributes, and tries to
  * connect. Prints key=value results for integration.rdmacm, and FAIL:
  * lines for what it checked and found wrong.
@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
+#include <infiniband/ib.h>
 #include <rdma/rdma_cma.h>
 
 uint64_t ibemu_now_ps(void) __attribute__((weak));
@@ -74,11 +76,23 @@ static void print_addr(const char *key, struct sockaddr *sa)
 	printf("%s=%s\n", key, buf);
 }
 
+/* "ib:GID": an AF_IB address (the port's GID), as rdma_cm takes it. */
+static struct sockaddr_ib ib_dst;
+
 static struct sockaddr *dst_of(const char *dst, struct rdma_addrinfo **ai)
 {
 	struct rdma_addrinfo hints;
 	int ret;
 
+	if (!strncmp(dst, "ib:", 3)) {
+		ib_dst.sib_family = AF_IB;
+		ib_dst.sib_pkey = htons(0xffff);
+		ib_dst.sib_sid = htobe64((uint64_t)RDMA_PS_TCP << 16 | 7471);
+		ib_dst.sib_sid_mask = htobe64(~0ull);
+		if (inet_pton(AF_INET6, dst + 3, &ib_dst.sib_addr) != 1)
+			return NULL;
+		return (struct sockaddr *)&ib_dst;
+	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
 	ret = rdma_getaddrinfo(dst, "7471", &hints, ai);

@@ -133,7 +133,7 @@ class RdmaCmTest(OpenSMRunner, SessionClient, IbemuTestCase):
         g = int(guid, 16)
         gid = "fe80::" + ":".join(f"{g >> s & 0xFFFF:x}"
                                   for s in (48, 32, 16, 0))
-        for dst in ("127.3.0.2", "::ffff:127.3.0.2", gid, "b"):
+        for dst in ("127.3.0.2", "::ffff:127.3.0.2", gid, "ib:" + gid, "b"):
             r = results(self.run_on("rip", "a", CLIENT, dst).stdout)
             self.assertEqual(r["addr_event"], "RDMA_CM_EVENT_ADDR_RESOLVED",
                              dst)
