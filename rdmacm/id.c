@@ -132,18 +132,15 @@ static int ours(const struct rdmacm_where *w)
 	return dev && !strcmp(w->host, ibv_get_device_name(dev->verbs->device));
 }
 
-/* The process's HCA port 'port' as a 'where'. */
-static int local_port(unsigned port, struct rdmacm_where *w)
+/* The process's HCA port 1, the source of an id that is not bound to
+ * one (every port of an HCA is in the one subnet). */
+static int local_port1(struct rdmacm_where *w)
 {
 	struct rdmacm_device *dev = rdmacm__device();
-	int ret;
 
 	if (!dev)
 		return -ENODEV;
-	ret = rdmacm__host_lookup(ibv_get_device_name(dev->verbs->device), w);
-	if (ret || port == 1)
-		return ret;
-	return -ENODEV;
+	return rdmacm__host_lookup(ibv_get_device_name(dev->verbs->device), w);
 }
 
 RDMACM_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id,
@@ -213,7 +210,7 @@ RDMACM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id,
 		struct sockaddr_storage ss;
 
 		/* Unbound or wildcard: the source is our port 1. */
-		ret = local_port(1, &src);
+		ret = local_port1(&src);
 		if (ret)
 			return rdmacm_err(-ret);
 		rdmacm__addr_fill(&ss, family, &src, port_be);
