@@ -338,6 +338,13 @@ size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
  */
 int ibemu__sess_port_attr_fill(struct ibemu_sess_server *s, uint32_t node,
 			       unsigned port, struct ibemu_sess_port_attr *out);
+/* sess_addr.c */
+/*
+ * Answers ADDR_QUERY 'q' in place (proto/sess_proto.h); 0, or -ENOENT when
+ * no HCA port has that address, GUID or name, -EINVAL for a bad request.
+ */
+int ibemu__sess_addr_query(struct ibemu_sess_server *s,
+			   struct ibemu_sess_addr_query *q);
 /* The port OPEN port 0 stands for, as libibumad picks one; 0 if none. */
 unsigned ibemu__sess_ca_best_port(struct ibemu_sess_server *s, uint32_t node);
 

@@ -393,6 +393,7 @@ static const char *const type_names[] = {
 	[IBEMU_SESS_SEND] = "SEND",
 	[IBEMU_SESS_RECV] = "RECV",
 	[IBEMU_SESS_PORT_QUERY] = "PORT_QUERY",
+	[IBEMU_SESS_ADDR_QUERY] = "ADDR_QUERY",
 };
 
 static int payload_is(struct ibemu_sess_conn *c, const struct ibemu_sess_hdr *h,
@@ -443,6 +444,27 @@ static void handle_ca_query(struct ibemu_sess_conn *c,
 	ibemu__sess_sysfs_update(c->s, node, 0);
 	len = ibemu__sess_ca_fill(c->s, node, &reply, sizeof(reply));
 	call_reply(c, IBEMU_SESS_CA_QUERY, &reply, len);
+}
+
+/* rdma_cm's address lookup: binds nothing (sess_addr.c). */
+static void handle_addr_query(struct ibemu_sess_conn *c,
+			      const struct ibemu_sess_hdr *h,
+			      const void *payload)
+{
+	struct ibemu_sess_addr_query q;
+	int ret;
+
+	if (!payload_is(c, h, sizeof(q)))
+		return;
+	memcpy(&q, payload, sizeof(q));
+	ret = ibemu__sess_addr_query(c->s, &q);
+	if (ret) {
+		call_error(c, ret,
+			   ret == -ENOENT ? "no HCA port has that address"
+					  : "malformed ADDR_QUERY");
+		return;
+	}
+	call_reply(c, IBEMU_SESS_ADDR_QUERY, &q, sizeof(q));
 }
 
 static void handle_port_query(struct ibemu_sess_conn *c,
@@ -761,6 +783,9 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	case IBEMU_SESS_PORT_QUERY:
 		handle_port_query(c, &h, payload);
 		break;
+	case IBEMU_SESS_ADDR_QUERY:
+		handle_addr_query(c, &h, payload);
+		break;
 	case IBEMU_SESS_OPEN:
 		handle_open(c, &h, payload);
 		break;
@@ -773,8 +798,8 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	default:
 		proto_error(c, -EPROTO,
 			    "unexpected message type %u: a connection starts "
-			    "with CA_QUERY, PORT_QUERY, OPEN, REGISTER, "
-			    "UNREGISTER, VERBS_OPEN or JOB_JOIN",
+			    "with CA_QUERY, PORT_QUERY, ADDR_QUERY, OPEN, "
+			    "REGISTER, UNREGISTER, VERBS_OPEN or JOB_JOIN",
 			    h.type);
 	}
 }

@@ -96,6 +96,7 @@ ibemu_layer(sm common mad cc routing)
 ibemu_layer(sessc proto)
 ibemu_layer(umad TARGET ibumad proto mad sessc)
 ibemu_layer(verbs TARGET ibverbs proto sessc)
+ibemu_layer(rdmacm TARGET rdmacm proto mad sessc)
 ibemu_layer(vtime proto)
 ibemu_layer(devnode proto)
 # The shipped examples: programs of users; they include ibemu.h as users

@@ -202,16 +202,36 @@ static int serve_status(struct ibemu_ctl_call *call)
 	return 0;
 }
 
+/* An HCA's addresses (rdma_cm's), port 1 first, comma-separated. */
+static void node_ips(struct ibemu_table *t, const struct ibemu_topo_node *n)
+{
+	struct ibemu_buf b;
+	unsigned p;
+
+	if (n->type != IBEMU_NODE_HCA || !n->ip) {
+		ibemu_table_null(t);
+		return;
+	}
+	ibemu_buf_init(&b);
+	for (p = 1; p <= n->nports; p++) {
+		uint32_t ip = ibemu_topo_port_ip(n, p);
+
+		ibemu_buf_printf(&b, "%s%u.%u.%u.%u", p > 1 ? "," : "",
+				 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff,
+				 ip & 0xff);
+	}
+	ibemu_table_str(t, b.data ? b.data : "");
+	ibemu_buf_fini(&b);
+}
+
 static int serve_nodes(struct ibemu_ctl_call *call)
 {
 	struct ibemu_daemon *d = call->d;
 	struct ibemu_buf *out = call->out, *err = call->err;
 	static const struct ibemu_table_col cols[] = {
-		{"name", "NAME", 0},
-		{"type", "TYPE", 0},
-		{"ports", "PORTS", 1},
-		{"guid", "GUID", 0},
-		{"description", "DESCRIPTION", 0},
+		{"name", "NAME", 0},   {"type", "TYPE", 0},
+		{"ports", "PORTS", 1}, {"guid", "GUID", 0},
+		{"ip", "IP", 0},       {"description", "DESCRIPTION", 0},
 	};
 	const struct ibemu_topo *topo = d->topo;
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(nodes_table)];
@@ -234,6 +254,7 @@ static int serve_nodes(struct ibemu_ctl_call *call)
 		ibemu_table_str(&t, node_type_name(n->type));
 		ibemu_table_uint(&t, n->nports);
 		ibemu_table_strf(&t, "0x%016llx", (unsigned long long)n->guid);
+		node_ips(&t, n);
 		ibemu_table_str(&t, n->desc);
 	}
 	ibemu_table_render(&t, topo->name, (int)v[0].u, out);

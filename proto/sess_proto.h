@@ -105,6 +105,8 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_XRCD_CLOSE = 33,  /* ibemu_verbs_obj */
 	IBEMU_SESS_VERBS_XSRQ_CREATE = 34, /* ibemu_verbs_xsrq_req + 1 fd */
 	IBEMU_SESS_VERBS_QP_OPEN = 35,	   /* ibemu_verbs_qp_open */
+	/* 40..49: rdma_cm (librdmacm, rdmacm/). */
+	IBEMU_SESS_ADDR_QUERY = 40, /* call: ibemu_sess_addr, same back */
 	IBEMU_SESS_NTYPES
 };
 
@@ -231,6 +233,29 @@ struct ibemu_sess_port_attr {
 };
 _Static_assert(sizeof(struct ibemu_sess_port_attr) == 304,
 	       "port attr is 304 bytes");
+
+/*
+ * ADDR_QUERY: which HCA port of the fabric has an address, for rdma_cm.
+ * The request names it by one key, in this order: 'ip' (IPv4, host order;
+ * 0: not this key), 'port_guid' (an AF_IB GID's interface ID; 0: not this
+ * key), or 'host' (a node name; its port 'port', 0 for 1). The reply is the
+ * same struct filled in: the port's node name, number, address, GUIDs and
+ * LID (0 while the SM has not given one) at the time of the call. No such
+ * port: ERROR -ENOENT. It binds nothing: a process that is not attached
+ * may ask (rdma_getaddrinfo before any device is opened).
+ */
+struct ibemu_sess_addr_query {
+	char host[IBEMU_SESS_HOST_LEN];
+	uint64_t port_guid;
+	uint64_t gid_prefix; /* reply */
+	uint32_t ip;
+	uint32_t port;
+	uint16_t lid;	 /* reply */
+	uint16_t nports; /* reply: the node's ports */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ibemu_sess_addr_query) == 96,
+	       "addr query is 96 bytes");
 
 /* OPEN reply: the stream is bound to (host, port). */
 struct ibemu_sess_opened {

@@ -436,6 +436,79 @@ static void preset_device_ids(struct ibemu_topo *t)
 		if (id)
 			n->device_id = (uint16_t)id;
 	}
+struct port_ip {
+	uint32_t ip;
+	uint32_t node;
+	unsigned port;
+};
+
+static int port_ip_cmp(const void *a, const void *b)
+{
+	const struct port_ip *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	return x->node != y->node ? (x->node < y->node ? -1 : 1) : 0;
+}
+
+static int ip_clash(const struct ibemu_topo *t, const struct port_ip *a,
+		    const struct port_ip *b, struct ibemu_diag *d)
+{
+	const struct ibemu_topo_node *na = &t->nodes[a->node];
+	const struct ibemu_topo_node *nb = &t->nodes[b->node];
+	const struct ibemu_loc *loc = nb->ip_loc.line ? &nb->ip_loc : &nb->loc;
+
+	return ibemu_diag_error(
+		d, loc,
+		"ip %u.%u.%u.%u of '%s' port %u is also that of '%s' port "
+		"%u%s, "
+		"expected an address unique in the fabric",
+		b->ip >> 24, (b->ip >> 16) & 0xff, (b->ip >> 8) & 0xff,
+		b->ip & 0xff, nb->name, b->port, na->name, a->port,
+		na->ip_loc.line ? " (given)" : " (by the address plan)");
+}
+
+/*
+ * Gives every HCA without ip: its address by the plan (topo.h), then
+ * checks that no two HCA ports share one.
+ */
+static int assign_ips(struct ibemu_topo *t, struct ibemu_diag *d)
+{
+	struct port_ip *all;
+	uint32_t i, hca = 0;
+	size_t n = 0, k;
+	int ret = 0;
+
+	for (i = 0; i < t->nnodes; i++) {
+		struct ibemu_topo_node *nd = &t->nodes[i];
+
+		if (nd->type != IBEMU_NODE_HCA)
+			continue;
+		if (!nd->ip)
+			nd->ip = IBEMU_TOPO_IP_PLAN_BASE +
+				 IBEMU_TOPO_IP_PLAN_STEP * hca + 1;
+		hca++;
+		n += nd->nports;
+	}
+	if (!n)
+		return 0;
+	all = calloc(n, sizeof(*all));
+	if (!all)
+		return ibemu_diag_error(d, NULL, "out of memory");
+	for (i = 0, k = 0; i < t->nnodes; i++) {
+		const struct ibemu_topo_node *nd = &t->nodes[i];
+		unsigned p;
+
+		for (p = 1; nd->type == IBEMU_NODE_HCA && p <= nd->nports; p++)
+			all[k++] = (struct port_ip){ibemu_topo_port_ip(nd, p),
+						    i, p};
+	}
+	qsort(all, n, sizeof(*all), port_ip_cmp);
+	for (k = 1; k < n && !ret; k++)
+		if (all[k].ip == all[k - 1].ip)
+			ret = ip_clash(t, &all[k - 1], &all[k], d);
+	free(all);
+	return ret;
 }
 
 int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
@@ -449,6 +522,9 @@ int ibemu_topo_finalize(struct ibemu_topo *t, struct ibemu_diag *d)
 	if (ret)
 		return ret;
 	preset_device_ids(t);
+	ret = assign_ips(t, d);
+	if (ret)
+		return ret;
 
 	/* Each node claims its GUID and, on an HCA, one per port. */
 	for (i = 0; i < t->nnodes; i++)

@@ -72,7 +72,33 @@ struct ibemu_topo_node {
 	struct ibemu_topo_port *ports;
 	struct ibemu_loc loc;	   /* where it was declared */
 	struct ibemu_loc guid_loc; /* where its GUID was given, if it was */
+	/* An HCA's IPv4 address of port 1, host order; port N has ip + N - 1
+	 * (ibemu_topo_port_ip). 0 until given (ip:) or derived by the plan
+	 * at finalize; ip_loc.line != 0 when given. */
+	uint32_t ip;
+	struct ibemu_loc ip_loc;
 };
+
+/*
+ * The address plan (topologies/README.md): port P of the HCA that is the
+ * I-th (from 0) in the fabric has 127.10.0.0 + 16 * I + P, unless its ip:
+ * says. Every address is in 127.0.0.0/8, so none can route off the host.
+ */
+#define IBEMU_TOPO_IP_PLAN_BASE 0x7f0a0000u /* 127.10.0.0 */
+#define IBEMU_TOPO_IP_PLAN_STEP 16u
+
+/* 1 if 'ip' (host order) is in 127.0.0.0/8. */
+static inline int ibemu_topo_ip_loopback(uint32_t ip)
+{
+	return (ip >> 24) == 127;
+}
+
+/* The IPv4 address (host order) of port 'port' (1..nports) of HCA 'n'. */
+static inline uint32_t ibemu_topo_port_ip(const struct ibemu_topo_node *n,
+					  unsigned port)
+{
+	return n->ip + port - 1;
+}
 
 struct ibemu_topo_link {
 	uint32_t node[2];

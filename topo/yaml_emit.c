@@ -217,6 +217,10 @@ static void put_node(struct ibemu_buf *b, const struct ibemu_topo *t,
 		ibemu_buf_puts(b, ", buffer_per_vl: ");
 		ibemu__yaml_format_size(b, n->buffer_per_vl);
 	}
+	if (!sw && n->ip_loc.line)
+		ibemu_buf_printf(b, ", ip: %u.%u.%u.%u", n->ip >> 24,
+				 (n->ip >> 16) & 0xff, (n->ip >> 8) & 0xff,
+				 n->ip & 0xff);
 	if (sw && n->routing_latency_ps &&
 	    n->routing_latency_ps != def->routing_latency_ps) {
 		ibemu_buf_puts(b, ", routing_latency: ");

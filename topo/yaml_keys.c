@@ -228,6 +228,13 @@ static const struct ibemu__yaml_key hca_keys[] = {
 		 .type = IBEMU__YT_HCA_MODEL,
 		 .def = "defaults: hca_model",
 		 .help = "this HCA's host interface (docs/hca-model.md)"},
+	[IBEMU__K_NODE_IP] =
+		{.name = "ip",
+		 .type = IBEMU__YT_STR,
+		 .max = 15,
+		 .def = "127.10.0.0 + 16 * HCA index + 1",
+		 .help = "IPv4 address of port 1 in 127.0.0.0/8 "
+			 "(rdma_cm); port N has the address + N - 1"},
 };
 
 static const struct ibemu__yaml_key link_keys[] = {

@@ -6,6 +6,7 @@
  * in a fixed order: name, defaults, generate, switches, HCAs, links. Every
  * error names the place in the file and what was expected there.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,39 @@ out:
 	return ret;
 }
 
+/*
+ * An HCA's ip: a dotted IPv4 address in 127.0.0.0/8 with room for every
+ * port's (ip + N - 1), so that no address of the fabric can route off the
+ * machine. Uniqueness is checked at finalize, with the derived ones.
+ */
+static int set_node_ip(struct loader *L, struct ibemu_topo_node *n,
+		       const struct ibemu__yaml_val *v)
+{
+	const struct ibemu_loc *loc = &v->node->loc;
+	struct in_addr a;
+	uint32_t ip;
+
+	if (inet_pton(AF_INET, v->s, &a) != 1)
+		return ibemu_diag_error(L->d, loc,
+					"ip '%s' is not an IPv4 address, "
+					"expected a dotted quad such as "
+					"127.10.0.1",
+					v->s);
+	ip = ntohl(a.s_addr);
+	if (!ibemu_topo_ip_loopback(ip) ||
+	    !ibemu_topo_ip_loopback(ip + n->nports - 1))
+		return ibemu_diag_error(
+			L->d, loc,
+			"ip %s%s is outside 127.0.0.0/8, expected a loopback "
+			"address (with room for %u port%s), which cannot "
+			"route off the machine",
+			v->s, ibemu_topo_ip_loopback(ip) ? " + ports" : "",
+			n->nports, n->nports == 1 ? "" : "s");
+	n->ip = ip;
+	n->ip_loc = *loc;
+	return 0;
+}
+
 /* Gives node 'idx' the values its mapping set; the rest stay defaults. */
 static int set_node_keys(struct loader *L, uint32_t idx,
 			 const struct ibemu__yaml_val *v)
@@ -493,6 +527,8 @@ static int set_node_keys(struct loader *L, uint32_t idx,
 	if (v[IBEMU__K_NODE_HCA_MODEL].node)
 		n->hca_model =
 			(enum ibemu_hca_kind)v[IBEMU__K_NODE_HCA_MODEL].u;
+	if (v[IBEMU__K_NODE_IP].node)
+		return set_node_ip(L, n, &v[IBEMU__K_NODE_IP]);
 	return 0;
 }
 

@@ -24,6 +24,14 @@ MAGIC = _define("IBEMU_SESS_MAGIC")
 VERSION = _define("IBEMU_SESS_VERSION")
 (ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV,
  PORT_QUERY) = range(1, 9)
+ADDR_QUERY = 40
+
+
+def addr_query(host=b"", port_guid=0, ip=0, port=0):
+    """struct ibemu_sess_addr_query (96 bytes)."""
+    if isinstance(host, str):
+        host = host.encode()
+    return struct.pack("=64sQQIIHHI", host, port_guid, 0, ip, port, 0, 0, 0)
 
 
 def hdr(type_, length, version=VERSION, magic=MAGIC, status=0):

@@ -379,8 +379,9 @@ class VerbsTest(SessionClient, IbemuTestCase):
             self.skipTest("librdmacm1 is not installed (./ibemu.sh deps)")
         env = dict(self.tool_env, LD_LIBRARY_PATH=os.path.dirname(VERBS_LIB),
                    LD_BIND_NOW="1")
+        # By its path: build/lib has ibemu's own librdmacm.so.1 too.
         code = ("import ctypes, os\n"
-                "ctypes.CDLL('librdmacm.so.1', mode=os.RTLD_NOW)\n"
+                f"ctypes.CDLL('{lib}', mode=os.RTLD_NOW)\n"
                 "print(sorted({l.split()[-1] for l in open('/proc/self/maps')"
                 " if 'libibverbs' in l}))\n")
         p = subprocess.run(["python3", "-c", code], capture_output=True,

@@ -423,7 +423,7 @@ static void test_routing_latency(void)
 		"1:18: error: unknown key 'routing_latency' in an HCA, "
 		"expected one of name, ports, description, guid, port_guids, "
 		"system_image_guid, vendor_id, device_id, vls, buffer_per_vl, "
-		"hca_model");
+		"hca_model, ip");
 }
 
 /* hca_model: wire by default, a preset or auto in defaults: or per HCA,
@@ -703,6 +703,7 @@ static void assert_same(const struct ibemu_topo *a, const struct ibemu_topo *b)
 		T_EQ_INT(x->vls, y->vls);
 		T_EQ_INT(x->buffer_per_vl, y->buffer_per_vl);
 		T_EQ_U64(x->routing_latency_ps, y->routing_latency_ps);
+		T_EQ_U64(x->ip, y->ip);
 		if (x->nports != y->nports)
 			continue;
 		for (p = 0; p <= x->nports; p++) {
@@ -805,6 +806,51 @@ static void test_roundtrip_files(void)
 	T_TRUE(count >= 3);
 }
 
+/*
+ * rdma_cm's addresses: the plan (127.10.0.0 + 16 * HCA index + port), ip:
+ * for port 1 and the next ones for the other ports, and its errors.
+ */
+static void test_ip_addresses(void)
+{
+	struct ibemu_topo *t;
+
+	t = load_ok("switches: [{name: s, ports: 4}]\n"
+		    "hcas: [{name: a, ports: 2}, {name: b, ip: 127.1.2.3},"
+		    " {name: c}]\n"
+		    "links: [[s:1, a:1], [s:2, b:1], [s:3, c:1]]\n");
+	if (!t)
+		return;
+	T_EQ_U64(ibemu_topo_port_ip(find(t, "a"), 1), 0x7f0a0001);
+	T_EQ_U64(ibemu_topo_port_ip(find(t, "a"), 2), 0x7f0a0002);
+	T_EQ_U64(ibemu_topo_port_ip(find(t, "b"), 1), 0x7f010203);
+	T_EQ_U64(ibemu_topo_port_ip(find(t, "c"), 1), 0x7f0a0021);
+	check_roundtrip(t, "ip");
+	ibemu_topo_destroy(t);
+
+	T_ERROR("hcas: [{name: a, ip: 10.0.0.1}]\n",
+		"1:22: error: ip 10.0.0.1 is outside 127.0.0.0/8, expected a "
+		"loopback address (with room for 1 port), which cannot route "
+		"off the machine");
+	T_ERROR("hcas: [{name: a, ports: 2, ip: 127.255.255.255}]\n",
+		"1:32: error: ip 127.255.255.255 + ports is outside "
+		"127.0.0.0/8, expected a loopback address (with room for 2 "
+		"ports), which cannot route off the machine");
+	T_ERROR("hcas: [{name: a, ip: 127.1.2}]\n",
+		"1:22: error: ip '127.1.2' is not an IPv4 address, expected a "
+		"dotted quad such as 127.10.0.1");
+	T_ERROR("hcas: [{name: a, ip: \"::ffff:7f00:1\"}]\n",
+		"1:22: error: ip '::ffff:7f00:1' is not an IPv4 address, "
+		"expected a dotted quad such as 127.10.0.1");
+	T_ERROR("hcas:\n  - {name: a, ports: 2, ip: 127.0.0.5}\n"
+		"  - {name: b, ip: 127.0.0.6}\n",
+		"3:19: error: ip 127.0.0.6 of 'b' port 1 is also that of 'a' "
+		"port 2 (given), expected an address unique in the fabric");
+	T_ERROR("hcas:\n  - {name: a}\n  - {name: b, ip: 127.10.0.1}\n",
+		"3:19: error: ip 127.10.0.1 of 'b' port 1 is also that of 'a' "
+		"port 1 (by the address plan), expected an address unique in "
+		"the fabric");
+}
+
 static void test_roundtrip_strings(void)
 {
 	static const char *const texts[] = {
@@ -829,7 +875,7 @@ static void test_roundtrip_strings(void)
 		" system_image_guid: 0x1, vendor_id: 0, device_id: 0xffff,"
 		" vls: 15, buffer_per_vl: 16MiB, routing_latency: 1ms}]\n"
 		"hcas: [{name: h, ports: 3, port_guids: [0x5, 0x7, 0x6],"
-		" device_id: 0x1}]\n"
+		" device_id: 0x1, ip: 127.0.0.2}]\n"
 		"links: [{a: s:254, b: h:3, latency: 0ps},"
 		" {a: s:1, b: h:1, cable_length: 100000m}, [h:2, s:2]]\n",
 		/* A generated fabric with listed additions. */
@@ -1007,6 +1053,7 @@ void ibemu_test_register_topo_yaml(void)
 		{"routing_latency", test_routing_latency},
 		{"hca_model", test_hca_model},
 		{"guids", test_guids},
+		{"ip_addresses", test_ip_addresses},
 		{"link_errors", test_link_errors},
 		{"fabric_name", test_fabric_name},
 		{"warnings", test_warnings},
