@@ -436,6 +436,8 @@ static void preset_device_ids(struct ibemu_topo *t)
 		if (id)
 			n->device_id = (uint16_t)id;
 	}
+}
+
 struct port_ip {
 	uint32_t ip;
 	uint32_t node;

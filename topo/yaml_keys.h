@@ -184,7 +184,7 @@ enum {
 };
 enum { IBEMU__K_CCT_ENTRIES, IBEMU__K_CCT_STEP, IBEMU__K_CCT_COUNT };
 
-#define IBEMU__YAML_MAX_KEYS 12 /* the largest table */
+#define IBEMU__YAML_MAX_KEYS 13 /* the largest table */
 
 /* One parsed value; 'node' is NULL when the key was not given. */
 struct ibemu__yaml_val {
