@@ -264,34 +264,38 @@ static void dump_links(const struct sm *sm, uint32_t n, FILE *f)
 	}
 }
 
+struct dump {
+	const struct sm *sm;
+	const uint32_t *order;
+	int lfts;
+};
+
+static void dump_nodes(FILE *f, const void *arg)
+{
+	const struct dump *d = arg;
+	const struct sm *sm = d->sm;
+	uint32_t i;
+
+	for (i = 0; i < sm->nnodes; i++) {
+		if (!d->lfts)
+			dump_links(sm, d->order[i], f);
+		else if (sm->nodes[d->order[i]].ni.node_type ==
+			 NODE_TYPE_SWITCH)
+			dump_lft(sm, d->order[i], f);
+	}
+}
+
 /* Writes 'name' in the dump directory, aside and renamed; 0 or -errno. */
 static int dump_file(const struct sm *sm, const char *name,
 		     const uint32_t *order, int lfts)
 {
-	char path[4096], tmp[4200];
-	uint32_t i;
-	FILE *f;
-	int ret = 0;
+	struct dump d = {sm, order, lfts};
+	char path[4096];
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", sm->dump_dir, name) >=
 	    sizeof(path))
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	for (i = 0; i < sm->nnodes; i++) {
-		if (!lfts)
-			dump_links(sm, order[i], f);
-		else if (sm->nodes[order[i]].ni.node_type == NODE_TYPE_SWITCH)
-			dump_lft(sm, order[i], f);
-	}
-	ret = sm_file_close(f);
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	return sm_file_write(path, dump_nodes, &d);
 }
 
 int sm_dump_write(const struct sm *sm)

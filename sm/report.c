@@ -44,11 +44,22 @@ static void write_json(const struct sm *sm, const struct ibemu_route_quality *q,
 	fprintf(f, "]\n}\n");
 }
 
+struct report {
+	const struct sm *sm;
+	const struct ibemu_route_quality *q;
+};
+
+static void report_json(FILE *f, const void *arg)
+{
+	const struct report *r = arg;
+
+	write_json(r->sm, r->q, f);
+}
+
 int sm_report_write(const struct sm *sm)
 {
 	struct ibemu_route_quality q;
-	char tmp[4096];
-	FILE *f;
+	struct report r = {sm, &q};
 	int ret;
 
 	if (!sm->report_path || !sm->routes || !sm->graph)
@@ -56,18 +67,5 @@ int sm_report_write(const struct sm *sm)
 	ret = ibemu_routes_quality(sm->graph, sm->routes, &q);
 	if (ret)
 		return ret;
-	if (snprintf(tmp, sizeof(tmp), "%s.new", sm->report_path) >=
-	    (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	write_json(sm, &q, f);
-	ret = sm_file_close(f);
-	/* Written aside and renamed: a reader never sees half of it. */
-	if (!ret && rename(tmp, sm->report_path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	return sm_file_write(sm->report_path, report_json, &r);
 }

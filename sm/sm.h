@@ -367,6 +367,12 @@ void sm_others_free(struct sm *sm);
  * name the cause. The file is closed either way.
  */
 int sm_file_close(FILE *f);
+/*
+ * Writes 'path' through 'emit' aside ('path'.new) and renames it into
+ * place, with SIGTERM, SIGINT and SIGHUP held meanwhile; 0 or -errno.
+ */
+int sm_file_write(const char *path, void (*emit)(FILE *f, const void *arg),
+		  const void *arg);
 int sm_status_write(const struct sm *sm);
 /* Tells --ready-fd, once, that the subnet is up (1) or this SM standby. */
 void sm_status_ready(struct sm *sm, int up);

@@ -6,6 +6,7 @@
  * pipe when the subnet first comes up (or this SM turns out standby).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -147,27 +148,50 @@ int sm_file_close(FILE *f)
 	return ret;
 }
 
-int sm_status_write(const struct sm *sm)
+int sm_file_write(const char *path, void (*emit)(FILE *f, const void *arg),
+		  const void *arg)
 {
-	char tmp[4096];
+	sigset_t ends, was;
+	char tmp[4200];
 	FILE *f;
-	int ret = 0;
+	int ret;
 
-	if (!sm->status_path)
-		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.new", sm->status_path) >=
-	    (int)sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	write_json(sm, f);
+	/* A signal that ends the SM (its default action) waits until the
+	 * file is in place: a reader never finds half of one, nor a .new
+	 * left behind. */
+	sigemptyset(&ends);
+	sigaddset(&ends, SIGTERM);
+	sigaddset(&ends, SIGINT);
+	sigaddset(&ends, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ends, &was);
+	f = fopen(tmp, "we");
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	emit(f, arg);
 	ret = sm_file_close(f);
-	if (!ret && rename(tmp, sm->status_path))
+	if (!ret && rename(tmp, path))
 		ret = -errno;
 	if (ret)
 		unlink(tmp);
+out:
+	sigprocmask(SIG_SETMASK, &was, NULL);
 	return ret;
+}
+
+static void status_json(FILE *f, const void *sm)
+{
+	write_json(sm, f);
+}
+
+int sm_status_write(const struct sm *sm)
+{
+	if (!sm->status_path)
+		return 0;
+	return sm_file_write(sm->status_path, status_json, sm);
 }
 
 void sm_status_ready(struct sm *sm, int up)
