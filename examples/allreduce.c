@@ -209,22 +209,10 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			o->rd = !strcmp(optarg, "rd");
 			break;
-		case 's':
-			if (ex_parse_sizes(optarg, &o->min, &o->max))
-				return -1;
-			break;
-		case 'n':
-			o->iters = atoi(optarg);
-			if (o->iters < 1)
-				return -1;
-			break;
-		case 'x':
-			o->skip = atoi(optarg);
-			if (o->skip < 0)
-				return -1;
-			break;
 		default:
-			return -1;
+			if (ex_sweep_opt(c, optarg, &o->min, &o->max, &o->iters,
+					 &o->skip))
+				return -1;
 		}
 	}
 	return optind == argc ? 0 : -1;

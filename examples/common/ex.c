@@ -411,3 +411,20 @@ int ex_parse_sizes(const char *arg, size_t *min, size_t *max)
 		*max = *min;
 	return *end || !*min || *min > *max ? -1 : 0;
 }
+
+int ex_sweep_opt(int c, const char *arg, size_t *min, size_t *max, int *iters,
+		 int *skip)
+{
+	switch (c) {
+	case 's':
+		return ex_parse_sizes(arg, min, max);
+	case 'n':
+		*iters = atoi(arg);
+		return *iters < 1 ? -1 : 0;
+	case 'x':
+		*skip = atoi(arg);
+		return *skip < 0 ? -1 : 0;
+	default:
+		return -1;
+	}
+}

@@ -123,4 +123,13 @@ struct ex_times ex_times_of(uint64_t *ps, int n);
 /* Reads sizes "MIN:MAX" or one size "N"; returns -1 if malformed. */
 int ex_parse_sizes(const char *arg, size_t *min, size_t *max);
 
+/*
+ * The options of a sweep over sizes, which pingpong, allreduce and
+ * alltoall share: -s MIN:MAX, -n ITERATIONS (at least 1), -x WARMUP (at
+ * least 0). Takes getopt's option 'c' and its argument; returns -1 if
+ * 'c' is none of them or its value is bad.
+ */
+int ex_sweep_opt(int c, const char *arg, size_t *min, size_t *max, int *iters,
+		 int *skip);
+
 #endif
