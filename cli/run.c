@@ -58,6 +58,12 @@ static const struct ibemu_opt run_opts[] = {
 	 .help = "write what the run cost as JSON: per rank the virtual time "
 		 "spent waiting, in declared compute and in calls; per link "
 		 "the bytes each way during the run (PMA PortXmitData)"},
+	{.name = "plot",
+	 .type = IBEMU_OPT_STRING,
+	 .metavar = "FILE",
+	 .help = "draw the run's timeline in virtual time as SVG: a row per "
+		 "rank, with the time it waited, computed "
+		 "(ibemu_compute_ps), sent and received"},
 	{.name = "mpi",
 	 .type = IBEMU_OPT_FLAG,
 	 .help = "an Open MPI program: Debian's mpirun launches the ranks, "
@@ -81,6 +87,7 @@ enum {
 	OPT_NO_PREFIX,
 	OPT_WALL_CLOCK,
 	OPT_REPORT,
+	OPT_PLOT,
 	OPT_MPI
 };
 
@@ -613,6 +620,8 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 {
 	struct ibemu_run_job job = {.fabric = fabric};
 	const char *report = v[OPT_REPORT].given ? v[OPT_REPORT].s : NULL;
+	const char *plot = v[OPT_PLOT].given ? v[OPT_PLOT].s : NULL;
+	char plot_dir[4096] = "";
 	struct report_base base = {0};
 	struct ibemu_run_hca *h = NULL;
 	int ret, n = v[OPT_RANKS].given ? (int)v[OPT_RANKS].u : 0;
@@ -634,6 +643,13 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 		ret = 1;
 		goto out;
 	}
+	if (plot) {
+		ret = ibemu__run_plot_begin(plot_dir, sizeof(plot_dir));
+		if (ret) {
+			plot_dir[0] = 0;
+			goto out;
+		}
+	}
 	job.vstart = ibemu_cli_virtual_now(fabric);
 	if (v[OPT_MPI].given)
 		ret = run_mpi(&job, h, args);
@@ -654,7 +670,14 @@ static int run_job(const char *fabric, struct ibemu_opt_val *v, char **args)
 
 		ret = ret ? ret : r;
 	}
+	if (plot) {
+		int r = ibemu__run_plot_write(plot, plot_dir, &job, vend);
+
+		ret = ret ? ret : r;
+	}
 out:
+	if (plot_dir[0])
+		ibemu__run_plot_end(plot_dir);
 	report_base_free(&base);
 	ibemu__run_job_fini(&job);
 	free(h);
@@ -680,8 +703,10 @@ int ibemu_cli_run(struct ibemu_cli *cli, int argc, char **argv)
 	else if (!ret && !v[OPT_RANKS].given && !v[OPT_HOSTS].given)
 		ret = ibemu_cli_fail(2, "run: how many ranks? give -n N (or "
 					"--hosts LIST)");
-	else if (!ret && v[OPT_MPI].given && v[OPT_REPORT].given)
-		ret = ibemu_cli_fail(2, "run: --report is not for --mpi yet "
+	else if (!ret && v[OPT_MPI].given &&
+		 (v[OPT_REPORT].given || v[OPT_PLOT].given))
+		ret = ibemu_cli_fail(2, "run: --report and --plot are not for "
+					"--mpi yet "
 					"(mpirun's ranks do not report their "
 					"clocks)");
 	else if (!ret && v[OPT_HOSTS].given && v[OPT_MAP].given)

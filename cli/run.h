@@ -11,6 +11,7 @@
 #ifndef IBEMU_CLI_RUN_H
 #define IBEMU_CLI_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -104,5 +105,16 @@ void ibemu__run_job_fini(struct ibemu_run_job *job);
  * the signal that ended the run; messages name the rank, host and status.
  */
 int ibemu__run_supervise(struct ibemu_run_job *job);
+
+/*
+ * --plot (run_plot.c): _begin makes a directory for the ranks' traces in
+ * 'dir' and names it to them ($IBEMU_RUN_TRACE); _write draws the timeline
+ * of 'job' from its start to 'vend' into 'svg'; _end removes the traces.
+ * _begin and _write return 0 or the exit status, having said why.
+ */
+int ibemu__run_plot_begin(char *dir, size_t len);
+int ibemu__run_plot_write(const char *svg, const char *dir,
+			  const struct ibemu_run_job *job, uint64_t vend);
+void ibemu__run_plot_end(const char *dir);
 
 #endif

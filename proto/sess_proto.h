@@ -62,6 +62,9 @@
  * that the run says how long it took in virtual time and what each rank
  * did of it. */
 #define IBEMU_SESS_ENV_CLOCK_FD "IBEMU_RUN_CLOCK_FD"
+/* Set by `ibemu run --plot`: each rank's libibverbs writes what its clock
+ * did to this path plus ".RANK" at exit (verbs/trace.c). */
+#define IBEMU_SESS_ENV_TRACE "IBEMU_RUN_TRACE"
 
 enum ibemu_sess_type {
 	IBEMU_SESS_ERROR = 1,	   /* d->c: status -errno, payload: text */

@@ -96,8 +96,10 @@ void ibemu__verbs_clock_at_least(struct ibemu_verbs_context *ctx, uint64_t t)
 	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
-	if (cur < t)
+	if (cur < t) {
 		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
+		ibemu__verbs_trace(IBEMU_VERBS_TRACE_WAIT, cur, t);
+	}
 	clock_publish(ctx, cur < t ? t : cur);
 }
 
@@ -109,9 +111,13 @@ void ibemu__verbs_clock_publish(struct ibemu_verbs_context *ctx)
 void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
 			 enum ibemu_verbs_cost c, uint64_t units)
 {
-	uint64_t t = __atomic_add_fetch(
-		&proc_clock, ibemu_verbs_cost_ps(c, units), __ATOMIC_ACQ_REL);
+	uint64_t cost = ibemu_verbs_cost_ps(c, units);
+	uint64_t t = __atomic_add_fetch(&proc_clock, cost, __ATOMIC_ACQ_REL);
 
+	if (c == IBEMU_VCOST_POST_SEND)
+		ibemu__verbs_trace(IBEMU_VERBS_TRACE_SEND, t - cost, t);
+	else if (c == IBEMU_VCOST_POLL_HIT)
+		ibemu__verbs_trace(IBEMU_VERBS_TRACE_RECV, t - cost, t);
 	/* Published at once: the daemon may run the engine that far. */
 	if (ctx && ctx->page)
 		clock_publish(ctx, t);
@@ -142,8 +148,10 @@ void ibemu__verbs_clock_raise(uint64_t t)
 	       !__atomic_compare_exchange_n(&proc_clock, &cur, t, 1,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
-	if (cur < t)
+	if (cur < t) {
 		__atomic_fetch_add(&waited_ps, t - cur, __ATOMIC_ACQ_REL);
+		ibemu__verbs_trace(IBEMU_VERBS_TRACE_WAIT, cur, t);
+	}
 	ibemu__verbs_each_context(publish_cb, NULL);
 }
 
@@ -162,6 +170,9 @@ VERBS_EXPORT uint64_t ibemu_now_ps(void)
 
 VERBS_EXPORT void ibemu_compute_ps(uint64_t ps)
 {
+	uint64_t t;
+
 	__atomic_fetch_add(&computed_ps, ps, __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&proc_clock, ps, __ATOMIC_ACQ_REL);
+	t = __atomic_add_fetch(&proc_clock, ps, __ATOMIC_ACQ_REL);
+	ibemu__verbs_trace(IBEMU_VERBS_TRACE_COMPUTE, t - ps, t);
 }

@@ -422,6 +422,16 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
  * that poll); a busy poll would keep it off the CPU for whole time slices.
  */
 void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx);
+
+/* What 'ibemu run --plot' draws of the process (trace.c). */
+enum ibemu_verbs_trace {
+	IBEMU_VERBS_TRACE_WAIT,	   /* the clock leapt to a completion */
+	IBEMU_VERBS_TRACE_COMPUTE, /* ibemu_compute_ps() */
+	IBEMU_VERBS_TRACE_SEND,	   /* ibv_post_send */
+	IBEMU_VERBS_TRACE_RECV,	   /* a poll that took completions */
+};
+void ibemu__verbs_trace(enum ibemu_verbs_trace kind, uint64_t from_ps,
+			uint64_t to_ps);
 /* CQ or channel 'on' is being destroyed: no thread waits on it any more. */
 void ibemu__verbs_users_forget(struct ibemu_verbs_context *ctx, void *on);
 /* The context closes: its threads' records are let go. */

@@ -22,7 +22,9 @@ import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 from harness import IBEMU, IbemuTestCase, main, pid_alive, topology
 from sessproto import SessionClient, hdr
@@ -210,6 +212,58 @@ class RunTest(IbemuTestCase, SessionClient):
         self.assertIn("ibemu: run: Interrupt; ending the ranks", err)
         self.assert_nothing_held("rfail")
         self.down("rfail")
+
+    def plot(self, name):
+        """The SVG of 'run --plot' of four probe ranks (0 and 1 ping-pong
+        10 times, each rank declares 5 us of compute) on a fresh fabric,
+        with the fabric's name taken out; asserts that the ranks' traces
+        were removed."""
+        self.up(FT36, name)
+        tmp = tempfile.mkdtemp(dir=self.rundir)
+        path = os.path.join(tmp, "plot.svg")
+        env = dict(self.env, TMPDIR=tmp)
+        p = subprocess.run([IBEMU, "--fabric", name, "run", "-n", "4",
+                            "--plot", path, "--", PROBE, "--pingpong", "10",
+                            "--compute-us", "5"], capture_output=True,
+                           text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(path) as f:
+            svg = f.read()
+        os.unlink(path)
+        self.assertEqual(os.listdir(tmp), [])  # no trace left behind
+        os.rmdir(tmp)
+        self.down(name)
+        us = re.search(r", ([0-9.]+) us of virtual time", p.stderr)[1]
+        self.assertIn(f"4 ranks, {us} us of virtual time", svg)
+        return svg.replace(name, "FABRIC")
+
+    def test_plot(self):
+        """--plot: an SVG timeline, a row per rank naming its host: every
+        rank waited (in the barriers) and computed, ranks 0 and 1 sent and
+        received (their ping-pong), every interval inside the plot; the
+        same file from two fresh fabrics."""
+        svgs = [self.plot(f"rplot{i}") for i in range(2)]
+        self.assertEqual(svgs[0], svgs[1])
+        ns = "{http://www.w3.org/2000/svg}"
+        colors = {"#d0d0d0": "waiting", "#4a7fc1": "compute",
+                  "#2e9e44": "send", "#e08a1e": "receive"}
+        groups = ET.fromstring(svgs[0]).findall(f"{ns}g")
+        self.assertEqual([g.get("data-rank") for g in groups],
+                         ["0", "1", "2", "3"])
+        for g in groups:
+            rank = int(g.get("data-rank"))
+            self.assertRegex(g.find(f"{ns}text").text,
+                             rf"^rank {rank} hca\d+$")
+            rects = g.findall(f"{ns}rect")
+            kinds = {colors[r.get("fill")] for r in rects}
+            want = {"waiting", "compute"}
+            if rank < 2:
+                want |= {"send", "receive"}
+            self.assertLessEqual(want, kinds, (rank, kinds))
+            for r in rects:
+                x, w = float(r.get("x")), float(r.get("width"))
+                self.assertGreaterEqual(x, 130)
+                self.assertLessEqual(x + w, 1130.01)
 
     def test_report(self):
         """--report: per rank the virtual time waiting, in declared
