@@ -115,7 +115,15 @@ demo() {
 		"HCA spread over the leaves; every sum checked)"
 	$ibemu --fabric $fabric run -n 8 -- build/examples/allreduce -a ring \
 		-s 1024:1048576 -n 10
-	say "ibemu counters --top 5 (what the two runs left in the PMA counters)"
+	if [ -x build/examples/mpi-latency ]; then
+		say "ibemu run --mpi -n 2 -- examples/mpi-latency (Debian's Open" \
+			"MPI, unmodified, over its openib BTL; MPI_Wtime reads" \
+			"virtual time)"
+		OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,openib \
+			$ibemu --fabric $fabric run --mpi -n 2 -- \
+			build/examples/mpi-latency -m 1:4096 -i 50 -x 5
+	fi
+	say "ibemu counters --top 5 (what the runs left in the PMA counters)"
 	$ibemu --fabric $fabric counters --top 5
 	say "ibemu links (first 8)"
 	$ibemu --fabric $fabric links | head -n 9
