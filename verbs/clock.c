@@ -36,6 +36,11 @@ static uint64_t waited_ps, computed_ps;
  * (vtime/) read it before a device is opened, and it must not go back
  * when the first context moves it to the fabric's time then.
  */
+/* libibemu-vtime.so's, when `ibemu exec` preloaded it (vtime/vtime.c). */
+extern void ibemu_vtime_verbs_loaded(uint64_t (*now)(void),
+				     void (*compute)(uint64_t))
+	__attribute__((weak));
+
 __attribute__((constructor)) static void clock_start(void)
 {
 	const char *start = getenv(IBEMU_SESS_ENV_VTIME_START);
@@ -43,6 +48,10 @@ __attribute__((constructor)) static void clock_start(void)
 	if (start)
 		__atomic_fetch_add(&proc_clock, strtoull(start, NULL, 10),
 				   __ATOMIC_ACQ_REL);
+	/* A plugin brought us (MPI_Init): the program's clocks follow
+	 * this one from now on. */
+	if (ibemu_vtime_verbs_loaded)
+		ibemu_vtime_verbs_loaded(ibemu_now_ps, ibemu_compute_ps);
 }
 
 /*

@@ -27,9 +27,10 @@ typedef int sigaction_fn(int sig, const struct sigaction *act,
 			 struct sigaction *old);
 
 static int on;
-/* Under `ibemu exec` without libibverbs yet: looked for now and then. */
+/* Under `ibemu exec` without libibverbs yet: it says when it comes. */
 static int pending;
-static uint64_t last_look_ns;
+static now_fn *late_now;
+static compute_fn *late_compute;
 /* A late start: the wall clock's MONOTONIC then, less the virtual time. */
 static int64_t shift_ns;
 static now_fn *verbs_now;
@@ -184,29 +185,30 @@ static void start_late(now_fn *now, compute_fn *compute)
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Called by ibemu's libibverbs as it loads (its constructor), however it
+ * is loaded: what a process that had none at start turns virtual with, at
+ * its next clock read (not here, under the loader's lock).
+ */
+IBEMU_VTIME_EXPORT void ibemu_vtime_verbs_loaded(now_fn *now,
+						 compute_fn *compute)
+{
+	__atomic_store_n(&late_compute, compute, __ATOMIC_RELEASE);
+	__atomic_store_n(&late_now, now, __ATOMIC_RELEASE);
+}
+
 int ibemu__vtime_late_look(void)
 {
-	static int looking;
-	struct timespec mono;
-	uint64_t ns;
+	static int switching;
 	now_fn *now;
 
 	if (!__atomic_load_n(&pending, __ATOMIC_ACQUIRE))
 		return 0;
-	real_clock_gettime(CLOCK_MONOTONIC, &mono);
-	ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
-	if (ns - __atomic_load_n(&last_look_ns, __ATOMIC_RELAXED) <
-		    LATE_LOOK_NS ||
-	    __atomic_exchange_n(&looking, 1, __ATOMIC_ACQ_REL))
+	now = __atomic_load_n(&late_now, __ATOMIC_ACQUIRE);
+	if (!now || __atomic_exchange_n(&switching, 1, __ATOMIC_ACQ_REL))
 		return ibemu__vtime_on();
-	__atomic_store_n(&last_look_ns, ns, __ATOMIC_RELAXED);
-	now = (now_fn *)loaded_sym("libibverbs.so.1", "ibemu_now_ps");
-	if (now) {
-		start_late(now, (compute_fn *)loaded_sym("libibverbs.so.1",
-							 "ibemu_compute_ps"));
-		__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&looking, 0, __ATOMIC_RELEASE);
+	start_late(now, __atomic_load_n(&late_compute, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
 	return ibemu__vtime_on();
 }
 

@@ -33,12 +33,14 @@ void ibemu__vtime_init(void); /* the constructor's */
 int ibemu__vtime_on(void);
 
 /*
- * A process under `ibemu exec` whose libibverbs is not loaded yet looks
- * for it at most this often, on its clock reads (which stay real until
- * then); returns whether the clocks are virtual now.
+ * A process under `ibemu exec` whose libibverbs was not loaded at start
+ * turns virtual at the first clock read after it came (it calls
+ * ibemu_vtime_verbs_loaded() as it loads; until then the clocks stay
+ * real); returns whether the clocks are virtual now.
  */
-#define LATE_LOOK_NS 1000000u
 int ibemu__vtime_late_look(void);
+void ibemu_vtime_verbs_loaded(uint64_t (*now)(void),
+			      void (*compute)(uint64_t ps));
 /* What a late start adds to the virtual time on the monotonic clocks. */
 int64_t ibemu__vtime_shift_ns(void);
 /* The process's virtual time (ps), never less than any value returned
