@@ -60,6 +60,9 @@ static int mkdirs(char *path)
 
 /* Writes 'dir'/'name' (its directories made), a line from 'fmt'. */
 static int put(const char *dir, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int put(const char *dir, const char *name, const char *fmt, ...)
 {
 	char path[IBEMU_PATH_MAX + 256], tmp[IBEMU_PATH_MAX + 272], line[128];
 	va_list ap;
