@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 
 from harness import IBEMU, IbemuTestCase, OpenSMRunner, main, topology
@@ -23,18 +24,30 @@ CMCLIENT = os.path.join(BUILD, "tests", "rdmacm-cm")
 
 class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
     def popen(self, fabric, host, *argv):
-        return subprocess.Popen(
+        """A program under 'ibemu exec'; its output goes to a file (rping
+        -v writes more than a pipe holds while the test waits on its
+        peer)."""
+        out = tempfile.TemporaryFile(mode="w+", errors="replace")
+        p = subprocess.Popen(
             [IBEMU, "exec", "--fabric", fabric, "--host", host, "--",
-             *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=self.tool_env)
+             *argv], stdout=out, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+        p.out = out
+        return p
+
+    def output(self, p):
+        p.out.seek(0)
+        return p.out.read()
 
     def finish(self, p, timeout=60):
         try:
-            out, _ = p.communicate(timeout=timeout)
+            p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
-            out, _ = p.communicate()
-            self.fail(f"{p.args} hung:\n{out}")
+            p.wait()
+            self.fail(f"{p.args} hung:\n{self.output(p)[-2000:]}")
+        out = self.output(p)
+        p.out.close()
         return p.returncode, out
 
     def ips(self, fabric):
@@ -51,8 +64,8 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         the server had time to listen; returns both (status, output)."""
         srv = self.popen(fabric, "hca2", *server)
         time.sleep(settle)
-        self.assertIsNone(srv.poll(), srv.stdout.read()
-                          if srv.poll() is not None else "")
+        if srv.poll() is not None:
+            self.fail(self.output(srv)[-2000:])
         cli = self.popen(fabric, "hca1", *client)
         c = self.finish(cli, timeout)
         s = self.finish(srv, timeout)
@@ -69,16 +82,42 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
                                     str(count), "-S", str(size), "-v"),
                              ("rping", "-c", "-a", ip, "-C", str(count),
                               "-S", str(size), "-v"))
-            self.assertEqual(s[0], 0, s[1])
-            self.assertEqual(c[0], 0, c[1])
-            self.assertEqual(c[1].count("ping data:"), count, c[1])
-            self.assertEqual(s[1].count("server ping data:"), count, s[1])
+            self.assertEqual(s[0], 0, s[1][-2000:])
+            self.assertEqual(c[0], 0, c[1][-2000:])
+            self.assertEqual(c[1].count("ping data:"), count, c[1][-2000:])
+            self.assertEqual(s[1].count("server ping data:"), count,
+                             s[1][-2000:])
             after = {h: self.xmit_pkts("rp", h) for h in ("hca1", "hca2")}
             # REQ, RTU and DREQ (or DREP) at least from the client; REP
             # and a DREQ or DREP from the server, besides the data.
             for h in after:
                 self.assertGreater(after[h], before[h], h)
         self.down("rp")
+
+    def test_ucmatose_udaddy(self):
+        """ucmatose with several connections (RC, private data both ways,
+        disconnect), udaddy over SIDR (UD: the peer's QPN and Q_Key in
+        ESTABLISHED), rdma_server/rdma_client (synchronous ids,
+        rdma_create_ep and rdma_get_request)."""
+        self.up(topology("two-switch.yaml"), "uc")
+        ip = self.ips("uc")["hca2"]
+        s, c = self.pair("uc", ("ucmatose", "-c", "4"),
+                         ("ucmatose", "-s", ip, "-c", "4"))
+        self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
+        for out in (s[1], c[1]):
+            self.assertIn("data transfers complete", out)
+            self.assertIn("test complete", out)
+        s, c = self.pair("uc", ("udaddy", "-c", "3"),
+                         ("udaddy", "-s", ip, "-c", "3"))
+        self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
+        for out in (s[1], c[1]):
+            self.assertIn("test complete", out)
+        s, c = self.pair("uc", ("rdma_server", "-s", ip),
+                         ("rdma_client", "-s", ip))
+        self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
+        self.assertIn("rdma_client: end 0", c[1])
+        self.assertIn("rdma_server: end 0", s[1])
+        self.down("uc")
 
 
 if __name__ == "__main__":
