@@ -16,6 +16,26 @@
 
 #include "rdmacm_int.h"
 
+/*
+ * The clocks of docs/design.md §3 (weak: ibemu's own API). An event comes
+ * at the umad clock's time of the MAD that raised it; the program that
+ * takes it has waited until then, so its verbs clock moves there.
+ */
+uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
+uint64_t ibemu_now_ps(void) __attribute__((weak));
+void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
+
+static void clock_to(uint64_t at_ps)
+{
+	uint64_t now;
+
+	if (!at_ps || !ibemu_now_ps || !ibemu_compute_ps)
+		return;
+	now = ibemu_now_ps();
+	if (at_ps > now)
+		ibemu_compute_ps(at_ps - now);
+}
+
 struct rdmacm_channel *rdmacm__channel_create(int internal)
 {
 	struct rdmacm_channel *c = calloc(1, sizeof(*c));
@@ -87,6 +107,7 @@ int rdmacm__event_queue_ex(struct rdmacm_id *id,
 		return -ENOMEM;
 	e->ev = *tmpl;
 	e->ev.id = &id->id;
+	e->at_ps = ibemu_umad_now_ps ? ibemu_umad_now_ps() : 0;
 	if (pd_len > sizeof(e->private_data))
 		pd_len = sizeof(e->private_data);
 	if (pd_len)
@@ -145,6 +166,7 @@ RDMACM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch,
 	e = event_take(c);
 	if (!e)
 		return rdmacm_err(EIO); /* a count without an event: a bug */
+	clock_to(e->at_ps);
 	*event = &e->ev;
 	return 0;
 }

@@ -95,6 +95,7 @@ struct rdmacm_id {
 struct rdmacm_event {
 	struct rdma_cm_event ev;
 	struct rdmacm_event *next;
+	uint64_t at_ps;		   /* the umad clock when it was raised */
 	uint8_t private_data[256]; /* ev.param's points here */
 };
 

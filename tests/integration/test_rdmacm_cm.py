@@ -119,6 +119,101 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertIn("rdma_server: end 0", s[1])
         self.down("uc")
 
+    def cm_pair(self, fabric, mode, *client_args, port="7471"):
+        ip = self.ips(fabric)["hca2"]
+        srv = self.popen(fabric, "hca2", CMCLIENT, "server", ip, port, mode)
+        self.wait_until("the server to listen",
+                        lambda: "listening" in self.output(srv))
+        cli = self.popen(fabric, "hca1", CMCLIENT, "client", ip, port,
+                         *client_args)
+        return srv, cli
+
+    def test_connect_events(self):
+        """Private data both ways, ESTABLISHED on both sides, DISCONNECTED
+        on both; connection setup takes the same virtual time twice."""
+        self.up(topology("two-switch.yaml"), "ce")
+        times = []
+        for _ in range(2):
+            srv, cli = self.cm_pair("ce", "accept")
+            c = self.finish(cli)
+            s = self.finish(srv)
+            self.assertEqual((c[0], s[0]), (0, 0), c[1] + s[1])
+            self.assertIn("server_event=RDMA_CM_EVENT_CONNECT_REQUEST "
+                          "status=0 pd=cli-hello pd_len=56", s[1])
+            self.assertIn("server_event=RDMA_CM_EVENT_ESTABLISHED", s[1])
+            self.assertIn("server_event=RDMA_CM_EVENT_DISCONNECTED", s[1])
+            self.assertIn("client_event=RDMA_CM_EVENT_ESTABLISHED status=0 "
+                          "pd=srv-hello pd_len=196", c[1])
+            self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
+            vt = int(re.search(r"connect_vt_ps=(\d+)", c[1]).group(1))
+            print(f"connection setup: {vt / 1e6:.3f} us of virtual time")
+            self.assertGreater(vt, 0)
+            times.append(vt)
+        self.assertEqual(times[0], times[1])
+        self.down("ce")
+
+    def test_faults(self):
+        """No listener on the port: REJECTED status 8, answered by the
+        daemon (the process on that host listens elsewhere); a consumer
+        reject: REJECTED 28 with its private data; the peer killed with
+        SIGKILL while connected: DISCONNECTED, told by the daemon's DREQ;
+        a listener that never accepts: UNREACHABLE -ETIMEDOUT after the
+        REQ's 15 retries, MRAed, in virtual time (no SM sweep between:
+        a sweep period keeps to the wall clock)."""
+        self.up(topology("two-switch.yaml"), "fa", "--sweep", "3600000")
+        ips = self.ips("fa")
+        other = self.popen("fa", "hca3", CMCLIENT, "server", ips["hca3"],
+                           "7471", "accept")
+        self.wait_until("the server to listen",
+                        lambda: "listening" in self.output(other))
+        before = self.xmit_pkts("fa", "hca3")
+        p = self.popen("fa", "hca1", CMCLIENT, "client", ips["hca3"], "9")
+        c = self.finish(p)
+        self.assertIn("client_event=RDMA_CM_EVENT_REJECTED status=8", c[1])
+        # hca3's process sent nothing: its port's one packet is the REJ
+        # the daemon sent for it.
+        self.assertEqual(self.xmit_pkts("fa", "hca3") - before, 1)
+        other.kill()
+        self.finish(other)
+        srv, cli = self.cm_pair("fa", "reject")
+        c = self.finish(cli)
+        s = self.finish(srv)
+        self.assertIn("client_event=RDMA_CM_EVENT_REJECTED status=28 "
+                      "pd=go away pd_len=148", c[1])
+        srv, cli = self.cm_pair("fa", "hold", "wait", port="7472")
+        self.wait_until("the connection",
+                        lambda: "client_event=RDMA_CM_EVENT_ESTABLISHED"
+                        in self.output(cli))
+        self.kill_all(srv)
+        c = self.finish(cli)
+        self.finish(srv)
+        self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
+        t0 = time.time()
+        srv, cli = self.cm_pair("fa", "never", port="7473")
+        c = self.finish(cli, timeout=120)
+        wall = time.time() - t0
+        self.kill_all(srv)
+        s = self.finish(srv)
+        self.assertIn("client_event=RDMA_CM_EVENT_UNREACHABLE status=-110",
+                      c[1])
+        self.assertEqual(s[1].count("CONNECT_REQUEST"), 1, s[1])
+        vt = int(re.search(r"connect_vt_ps=(\d+)", c[1]).group(1))
+        print(f"never accepted: UNREACHABLE after {vt / 1e12:.1f} s of "
+              f"virtual time, {wall:.1f} s of wall time")
+        # 2 x 2^(PLT-8) + 2^12 ms, then 15 retries MRAed 2^16 ms each.
+        self.assertGreater(vt, (4096 + 15 * 65536) * 10**9)
+        self.assertLess(vt, (4096 + 16 * 65536 + 2 * 4096) * 10**9)
+        self.down("fa")
+
+    def kill_all(self, p):
+        """SIGKILL to 'ibemu exec' and the program it runs."""
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)],
+                              capture_output=True, text=True).stdout.split()
+        for pid in [p.pid] + [int(k) for k in kids]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 if __name__ == "__main__":
     main()
