@@ -205,6 +205,29 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertLess(vt, (4096 + 16 * 65536 + 2 * 4096) * 10**9)
         self.down("fa")
 
+    def test_opensm(self):
+        """rping and ucmatose on a subnet OpenSM brought up (its SA
+        answers the route queries; the CM needs nothing from the SM)."""
+        self.up(topology("two-switch.yaml"), "os", "--sm", "none")
+        sm, _ = self.resident_opensm("os", "hca4")
+        try:
+            ip = self.ips("os")["hca2"]
+            s, c = self.pair("os", ("rping", "-s", "-a", ip, "-C", "5",
+                                    "-S", "512", "-v"),
+                             ("rping", "-c", "-a", ip, "-C", "5", "-S",
+                              "512", "-v"))
+            self.assertEqual((s[0], c[0]), (0, 0),
+                             s[1][-2000:] + c[1][-2000:])
+            self.assertEqual(c[1].count("ping data:"), 5)
+            s, c = self.pair("os", ("ucmatose", "-c", "4"),
+                             ("ucmatose", "-s", ip, "-c", "4"))
+            self.assertEqual((s[0], c[0]), (0, 0),
+                             s[1][-2000:] + c[1][-2000:])
+            self.assertIn("test complete", c[1])
+        finally:
+            self.stop_opensm(sm)
+        self.down("os")
+
     def kill_all(self, p):
         """SIGKILL to 'ibemu exec' and the program it runs."""
         kids = subprocess.run(["pgrep", "-P", str(p.pid)],
