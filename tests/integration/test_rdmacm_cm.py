@@ -13,10 +13,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
-from harness import IBEMU, IbemuTestCase, OpenSMRunner, main, topology
+from harness import (IBEMU, SRC, IbemuTestCase, OpenSMRunner, main,
+                     topology)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CMCLIENT = os.path.join(BUILD, "tests", "rdmacm-cm")
@@ -227,6 +229,35 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         finally:
             self.stop_opensm(sm)
         self.down("os")
+
+    def test_hostile_cm_input(self):
+        """Malformed CM MADs and bogus CM_LISTEN calls from a process that
+        holds two CM agents on one port (tests/hostile/cm_garbage.py):
+        refused with their errnos, the daemon unharmed and its log
+        bounded; a connection works afterwards."""
+        self.up(topology("two-switch.yaml"), "hc")
+        log = self.paths("hc")["log"]
+        before = os.path.getsize(log)
+        sock = os.path.join(self.paths("hc")["dir"], "sess.sock")
+        for seed in (1, 2, 3):
+            p = subprocess.run(
+                [sys.executable, os.path.join(SRC, "tests", "hostile",
+                                              "cm_garbage.py"),
+                 sock, "3000", str(seed)],
+                capture_output=True, text=True, timeout=120,
+                env=dict(self.env, IBEMU_SOURCE_DIR=SRC))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        time.sleep(0.5)
+        self.assertLess(os.path.getsize(log) - before, 32 * 1024)
+        with open(log) as f:
+            self.assertIn("sent a CM MAD", f.read())
+        self.ibemu("status", "--fabric", "hc", check=0)
+        srv, cli = self.cm_pair("hc", "accept")
+        c = self.finish(cli)
+        s = self.finish(srv)
+        self.assertEqual((c[0], s[0]), (0, 0), c[1] + s[1])
+        self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
+        self.down("hc")
 
     def kill_all(self, p):
         """SIGKILL to 'ibemu exec' and the program it runs."""
