@@ -411,8 +411,7 @@ void ibemu__sess_agents_free(struct ibemu_sess_conn *c);
  * timeout report. */
 void ibemu__sess_send_end(struct ibemu_sess_send *send);
 /* Its timeout counts 'timeout_ms' afresh from now (an MRA came). */
-void ibemu__sess_send_rearm(struct ibemu_sess_send *send,
-			    uint32_t timeout_ms);
+void ibemu__sess_send_rearm(struct ibemu_sess_send *send, uint32_t timeout_ms);
 
 /* sess_cm.c: the CM protocol's routing (class 0x07). */
 /* What routes a CM MAD: its attribute and IDs (host order). */

@@ -375,8 +375,8 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	send->due.fire = send_timeout_cb;
 	/* A CM request's process blocks on its answer (rdma_connect): its
 	 * retransmissions (minutes of virtual time with an MRA) leap. */
-	send->due.leaps = ibemu_mad_get_mgmt_class(msg->mad) ==
-			  IBEMU_MAD_CLASS_CM;
+	send->due.leaps =
+		ibemu_mad_get_mgmt_class(msg->mad) == IBEMU_MAD_CLASS_CM;
 	send->agent = a;
 	send->tid = tid;
 	send->timeout_ms = m->timeout_ms;

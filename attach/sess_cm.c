@@ -37,11 +37,11 @@
 #define CONNS_MAX 65536u
 
 enum conn_state {
-	CONN_REQ_SENT,	/* active: REQ out, no answer yet */
-	CONN_REQ_RCVD,	/* passive: REQ in, not answered */
-	CONN_REP,	/* REP sent or received: tear down with DREQ */
-	CONN_DREQ,	/* DREQ sent or received */
-	CONN_SIDR,	/* a SIDR_REQ out, by its request ID */
+	CONN_REQ_SENT, /* active: REQ out, no answer yet */
+	CONN_REQ_RCVD, /* passive: REQ in, not answered */
+	CONN_REP,      /* REP sent or received: tear down with DREQ */
+	CONN_DREQ,     /* DREQ sent or received */
+	CONN_SIDR,     /* a SIDR_REQ out, by its request ID */
 };
 
 struct ibemu_sess_cm_conn {
@@ -80,8 +80,8 @@ int ibemu__sess_cm_parse(const uint8_t *mad, size_t len,
 	 * all but REQ and the SIDR pair (tables 107-113). */
 	switch (k->attr) {
 	case IBEMU_CM_ATTR_REQ:
-		k->local_id = (uint32_t)ibemu_cm_get(
-			mad, IBEMU_CM_REQ_LOCAL_COMM_ID);
+		k->local_id =
+			(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REQ_LOCAL_COMM_ID);
 		k->service_id = ibemu_cm_get(mad, IBEMU_CM_REQ_SERVICE_ID);
 		k->qpn = (uint32_t)ibemu_cm_get(mad, IBEMU_CM_REQ_LOCAL_QPN);
 		break;
@@ -90,17 +90,17 @@ int ibemu__sess_cm_parse(const uint8_t *mad, size_t len,
 		k->local_id = (uint32_t)ibemu_cm_get(
 			mad, IBEMU_CM_SIDR_REQ_REQUEST_ID);
 		if (k->attr == IBEMU_CM_ATTR_SIDR_REQ)
-			k->service_id = ibemu_cm_get(
-				mad, IBEMU_CM_SIDR_REQ_SERVICE_ID);
+			k->service_id =
+				ibemu_cm_get(mad, IBEMU_CM_SIDR_REQ_SERVICE_ID);
 		break;
 	default:
-		k->local_id = (uint32_t)ibemu_cm_get(
-			mad, IBEMU_CM_REP_LOCAL_COMM_ID);
+		k->local_id =
+			(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REP_LOCAL_COMM_ID);
 		k->remote_id = (uint32_t)ibemu_cm_get(
 			mad, IBEMU_CM_REP_REMOTE_COMM_ID);
 		if (k->attr == IBEMU_CM_ATTR_REP)
-			k->qpn = (uint32_t)ibemu_cm_get(
-				mad, IBEMU_CM_REP_LOCAL_QPN);
+			k->qpn = (uint32_t)ibemu_cm_get(mad,
+							IBEMU_CM_REP_LOCAL_QPN);
 		if (k->attr == IBEMU_CM_ATTR_MRA) {
 			k->mraed = (uint8_t)ibemu_cm_get(
 				mad, IBEMU_CM_MRA_MESSAGE_MRAED);
@@ -137,9 +137,9 @@ static struct ibemu_sess_cm_conn *conn_by_local(struct ibemu_sess_agent *a,
 }
 
 /* The agent of port 'port' whose connection has Comm ID 'local_id'. */
-static struct ibemu_sess_agent *
-agent_by_local(struct ibemu_sess_server *s, uint32_t port, uint32_t local_id,
-	       struct ibemu_sess_cm_conn **out)
+static struct ibemu_sess_agent *agent_by_local(struct ibemu_sess_server *s,
+					       uint32_t port, uint32_t local_id,
+					       struct ibemu_sess_cm_conn **out)
 {
 	struct ibemu_sess_conn *c;
 	struct ibemu_sess_agent *a;
@@ -154,8 +154,8 @@ agent_by_local(struct ibemu_sess_server *s, uint32_t port, uint32_t local_id,
 	return NULL;
 }
 
-static struct ibemu_sess_agent *
-agent_by_service(struct ibemu_sess_server *s, uint32_t port, uint64_t sid)
+static struct ibemu_sess_agent *agent_by_service(struct ibemu_sess_server *s,
+						 uint32_t port, uint64_t sid)
 {
 	struct ibemu_sess_cm_service *l;
 	struct ibemu_sess_conn *c;
@@ -209,8 +209,7 @@ static struct ibemu_sess_cm_conn *conn_by_remote(struct ibemu_sess_agent *a,
 	struct ibemu_sess_cm_conn *cc;
 
 	for (cc = a->cm_conns; cc; cc = cc->next)
-		if (cc->remote_id == remote_id &&
-		    cc->remote_lid == remote_lid)
+		if (cc->remote_id == remote_id && cc->remote_lid == remote_lid)
 			return cc;
 	return NULL;
 }
@@ -336,8 +335,8 @@ int ibemu__sess_cm_sent(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 				return -ENOMEM;
 			cc->local_id = k.local_id;
 		}
-		cc->state = k.attr == IBEMU_CM_ATTR_REQ ? CONN_REQ_SENT
-							: CONN_SIDR;
+		cc->state =
+			k.attr == IBEMU_CM_ATTR_REQ ? CONN_REQ_SENT : CONN_SIDR;
 		cc->remote_lid = msg->dlid;
 		cc->sl = msg->sl;
 		cc->pkey = msg->pkey;
@@ -487,7 +486,8 @@ static struct ibemu_sess_agent *cm_agent_of(struct ibemu_sess_server *s,
 		    c->port != port || c->closing)
 			continue;
 		for (id = 0; id < IBEMU_SESS_MAX_AGENTS; id++)
-			if (c->agents[id] && ibemu__sess_cm_is_agent(c->agents[id]))
+			if (c->agents[id] &&
+			    ibemu__sess_cm_is_agent(c->agents[id]))
 				return c->agents[id];
 	}
 	return NULL;

@@ -470,7 +470,8 @@ static void handle_addr_query(struct ibemu_sess_conn *c,
 
 /* rdma_listen: a service ID for the caller's CM agent (sess_cm.c). */
 static void handle_cm_listen(struct ibemu_sess_conn *c,
-			     const struct ibemu_sess_hdr *h, const void *payload)
+			     const struct ibemu_sess_hdr *h,
+			     const void *payload)
 {
 	struct ibemu_sess_cm_listen q;
 	int ret;

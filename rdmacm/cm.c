@@ -129,9 +129,9 @@ static int cm_start(struct rdmacm_id *id)
 	}
 	cm.port = id->id.port_num;
 	cm.lid = pa.lid;
-	cm.ca_guid = id->id.verbs->device ? ibv_get_device_guid(
-						    id->id.verbs->device)
-					  : 0;
+	cm.ca_guid = id->id.verbs->device
+			     ? ibv_get_device_guid(id->id.verbs->device)
+			     : 0;
 	/* Comm IDs start at random, as ib_cm's, so that processes sharing
 	 * a port do not take each other's (the daemon refuses that). */
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
@@ -196,15 +196,16 @@ static uint64_t service_id(const struct rdma_cm_id *c)
 		return be64toh(
 			((const struct sockaddr_ib *)&c->route.addr.src_storage)
 				->sib_sid);
-	return (uint64_t)c->ps << 16 | ntohs(rdma_get_src_port(
-					       (struct rdma_cm_id *)c));
+	return (uint64_t)c->ps << 16 |
+	       ntohs(rdma_get_src_port((struct rdma_cm_id *)c));
 }
 
 static uint64_t dst_service_id(struct rdma_cm_id *c)
 {
 	if (c->route.addr.dst_addr.sa_family == AF_IB)
-		return be64toh(((struct sockaddr_ib *)&c->route.addr.dst_storage)
-				      ->sib_sid);
+		return be64toh(
+			((struct sockaddr_ib *)&c->route.addr.dst_storage)
+				->sib_sid);
 	return (uint64_t)c->ps << 16 | ntohs(rdma_get_dst_port(c));
 }
 
@@ -353,7 +354,8 @@ static void req_build(uint8_t *mad, struct rdmacm_id *id,
 	ibemu_cm_set(mad, IBEMU_CM_REQ_SERVICE_ID, dst_service_id(c));
 	memcpy(mad + IBEMU_CM_REQ_LOCAL_CA_GUID.byte, &cm.ca_guid, 8);
 	ibemu_cm_set(mad, IBEMU_CM_REQ_LOCAL_QPN, qpn);
-	ibemu_cm_set(mad, IBEMU_CM_REQ_RESPONDER_RESOURCES, p->responder_resources);
+	ibemu_cm_set(mad, IBEMU_CM_REQ_RESPONDER_RESOURCES,
+		     p->responder_resources);
 	ibemu_cm_set(mad, IBEMU_CM_REQ_INITIATOR_DEPTH, p->initiator_depth);
 	ibemu_cm_set(mad, IBEMU_CM_REQ_REMOTE_CM_RESP_TIMEOUT,
 		     CMA_RESPONSE_TIMEOUT);
@@ -478,15 +480,15 @@ static void on_rep(struct rdmacm_id *id, const uint8_t *mad)
 	if (id->conn.state != RDMACM_CM_REQ_SENT)
 		return; /* a REP again: our RTU went; ib_cm resends it */
 	id->conn.tid = 0;
-	id->conn.remote_id = (uint32_t)ibemu_cm_get(mad,
-						    IBEMU_CM_REP_LOCAL_COMM_ID);
-	id->conn.remote_qpn = (uint32_t)ibemu_cm_get(mad,
-						     IBEMU_CM_REP_LOCAL_QPN);
-	id->conn.remote_psn = (uint32_t)ibemu_cm_get(
-		mad, IBEMU_CM_REP_STARTING_PSN);
+	id->conn.remote_id =
+		(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REP_LOCAL_COMM_ID);
+	id->conn.remote_qpn =
+		(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REP_LOCAL_QPN);
+	id->conn.remote_psn =
+		(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REP_STARTING_PSN);
 	/* The passive side says how often we retry on RNR NAKs. */
-	id->conn.rnr_retry = (uint8_t)ibemu_cm_get(
-		mad, IBEMU_CM_REP_RNR_RETRY_COUNT);
+	id->conn.rnr_retry =
+		(uint8_t)ibemu_cm_get(mad, IBEMU_CM_REP_RNR_RETRY_COUNT);
 	id->conn.srq = (uint8_t)ibemu_cm_get(mad, IBEMU_CM_REP_SRQ);
 	if (!c->qp) {
 		/* rdma_establish() sends the RTU. */
@@ -496,7 +498,8 @@ static void on_rep(struct rdmacm_id *id, const uint8_t *mad)
 	}
 	if (qp_rtr_rts(c)) {
 		ibemu_cm_init(rtu, IBEMU_CM_ATTR_REJ, new_tid());
-		ibemu_cm_set(rtu, IBEMU_CM_REJ_LOCAL_COMM_ID, id->conn.local_id);
+		ibemu_cm_set(rtu, IBEMU_CM_REJ_LOCAL_COMM_ID,
+			     id->conn.local_id);
 		ibemu_cm_set(rtu, IBEMU_CM_REJ_REMOTE_COMM_ID,
 			     id->conn.remote_id);
 		ibemu_cm_set(rtu, IBEMU_CM_REJ_MESSAGE_REJECTED,
@@ -555,8 +558,7 @@ static void on_sidr_rep(struct rdmacm_id *id, const uint8_t *mad)
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.event = RDMA_CM_EVENT_ESTABLISHED;
-	ev.param.ud.qp_num =
-		(uint32_t)ibemu_cm_get(mad, IBEMU_CM_SIDR_REP_QPN);
+	ev.param.ud.qp_num = (uint32_t)ibemu_cm_get(mad, IBEMU_CM_SIDR_REP_QPN);
 	ev.param.ud.qkey = (uint32_t)ibemu_cm_get(mad, IBEMU_CM_SIDR_REP_QKEY);
 	ev.param.ud.ah_attr.dlid = ntohs(path->dlid);
 	ev.param.ud.ah_attr.sl = path->sl;
@@ -579,8 +581,8 @@ static int path_from_req(struct rdma_cm_id *c, const uint8_t *mad,
 	memcpy(p->dgid.raw, mad + IBEMU_CM_REQ_PRIMARY_LOCAL_GID_OFF, 16);
 	memcpy(p->sgid.raw, mad + IBEMU_CM_REQ_PRIMARY_REMOTE_GID_OFF, 16);
 	p->dlid = htons(slid);
-	p->slid = htons((uint16_t)ibemu_cm_get(
-		mad, IBEMU_CM_REQ_PRIMARY_REMOTE_LID));
+	p->slid = htons(
+		(uint16_t)ibemu_cm_get(mad, IBEMU_CM_REQ_PRIMARY_REMOTE_LID));
 	p->pkey = htons((uint16_t)ibemu_cm_get(mad, IBEMU_CM_REQ_PKEY));
 	p->sl = (uint8_t)ibemu_cm_get(mad, IBEMU_CM_REQ_PRIMARY_SL);
 	p->mtu = (uint8_t)ibemu_cm_get(mad, IBEMU_CM_REQ_PATH_MTU);
@@ -589,8 +591,8 @@ static int path_from_req(struct rdma_cm_id *c, const uint8_t *mad,
 		mad, IBEMU_CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT);
 	if (p->packet_life_time)
 		p->packet_life_time--;
-	p->hop_limit = (uint8_t)ibemu_cm_get(mad,
-					     IBEMU_CM_REQ_PRIMARY_HOP_LIMIT);
+	p->hop_limit =
+		(uint8_t)ibemu_cm_get(mad, IBEMU_CM_REQ_PRIMARY_HOP_LIMIT);
 	p->reversible = 1;
 	p->numb_path = 1;
 	free(c->route.path_rec);
@@ -679,9 +681,9 @@ static void on_req(const uint8_t *mad, uint16_t slid, uint8_t sl, int sidr)
 {
 	uint64_t sid = ibemu_cm_get(mad, sidr ? IBEMU_CM_SIDR_REQ_SERVICE_ID
 					      : IBEMU_CM_REQ_SERVICE_ID);
-	uint32_t remote_id = (uint32_t)ibemu_cm_get(
-		mad, sidr ? IBEMU_CM_SIDR_REQ_REQUEST_ID
-			  : IBEMU_CM_REQ_LOCAL_COMM_ID);
+	uint32_t remote_id =
+		(uint32_t)ibemu_cm_get(mad, sidr ? IBEMU_CM_SIDR_REQ_REQUEST_ID
+						 : IBEMU_CM_REQ_LOCAL_COMM_ID);
 	struct rdmacm_id *l = listener_by_sid(sid), *id;
 	struct rdma_cm_event ev;
 	size_t skip, room, off;
@@ -716,16 +718,16 @@ static void on_req(const uint8_t *mad, uint16_t slid, uint8_t sl, int sidr)
 	id->conn.sl = sl;
 	memcpy(id->conn.req_mad, mad, IBEMU_MAD_LEN);
 	if (!sidr) {
-		id->conn.remote_qpn = (uint32_t)ibemu_cm_get(
-			mad, IBEMU_CM_REQ_LOCAL_QPN);
-		id->conn.remote_psn = (uint32_t)ibemu_cm_get(
-			mad, IBEMU_CM_REQ_STARTING_PSN);
+		id->conn.remote_qpn =
+			(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REQ_LOCAL_QPN);
+		id->conn.remote_psn =
+			(uint32_t)ibemu_cm_get(mad, IBEMU_CM_REQ_STARTING_PSN);
 		id->conn.init_depth = (uint8_t)ibemu_cm_get(
 			mad, IBEMU_CM_REQ_INITIATOR_DEPTH);
 		id->conn.resp_res = (uint8_t)ibemu_cm_get(
 			mad, IBEMU_CM_REQ_RESPONDER_RESOURCES);
-		id->conn.retry = (uint8_t)ibemu_cm_get(mad,
-						       IBEMU_CM_REQ_RETRY_COUNT);
+		id->conn.retry =
+			(uint8_t)ibemu_cm_get(mad, IBEMU_CM_REQ_RETRY_COUNT);
 		id->conn.rnr_retry = (uint8_t)ibemu_cm_get(
 			mad, IBEMU_CM_REQ_RNR_RETRY_COUNT);
 		id->conn.srq = (uint8_t)ibemu_cm_get(mad, IBEMU_CM_REQ_SRQ);
@@ -782,11 +784,9 @@ static void rep_build(uint8_t *mad, struct rdmacm_id *id,
 	ibemu_cm_set(mad, IBEMU_CM_REP_END_TO_END_FLOW, p->flow_control);
 	ibemu_cm_set(mad, IBEMU_CM_REP_RNR_RETRY_COUNT,
 		     p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count);
-	ibemu_cm_set(mad, IBEMU_CM_REP_SRQ,
-		     p->srq || (c->qp && c->qp->srq));
+	ibemu_cm_set(mad, IBEMU_CM_REP_SRQ, p->srq || (c->qp && c->qp->srq));
 	memcpy(mad + IBEMU_CM_REP_LOCAL_CA_GUID.byte, &cm.ca_guid, 8);
-	pd_put(mad, IBEMU_CM_ATTR_REP, 0, p->private_data,
-	       p->private_data_len);
+	pd_put(mad, IBEMU_CM_ATTR_REP, 0, p->private_data, p->private_data_len);
 }
 
 static int accept_ud(struct rdmacm_id *id, const struct rdma_conn_param *p)
@@ -799,9 +799,9 @@ static int accept_ud(struct rdmacm_id *id, const struct rdma_conn_param *p)
 	ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_STATUS, IBEMU_CM_SIDR_SUCCESS);
 	ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_QPN,
 		     c->qp ? c->qp->qp_num : p->qp_num);
-	ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_SERVICE_ID,
-		     ibemu_cm_get(id->conn.req_mad,
-				  IBEMU_CM_SIDR_REQ_SERVICE_ID));
+	ibemu_cm_set(
+		mad, IBEMU_CM_SIDR_REP_SERVICE_ID,
+		ibemu_cm_get(id->conn.req_mad, IBEMU_CM_SIDR_REQ_SERVICE_ID));
 	ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_QKEY, RDMA_UDP_QKEY);
 	pd_put(mad, IBEMU_CM_ATTR_SIDR_REP, 0, p->private_data,
 	       p->private_data_len);
@@ -859,10 +859,11 @@ RDMACM_EXPORT int rdma_accept(struct rdma_cm_id *cm_id,
 	id->conn.tid = new_tid();
 	rep_build(mad, id, p);
 	id->conn.state = RDMACM_CM_REP_SENT;
-	ret = cm_send(mad, id->conn.peer_lid, id->conn.sl,
-		      cm_ms(CMA_RESPONSE_TIMEOUT) +
-			      2 * cm_ms(cm_id->route.path_rec->packet_life_time),
-		      CMA_MAX_CM_RETRIES);
+	ret = cm_send(
+		mad, id->conn.peer_lid, id->conn.sl,
+		cm_ms(CMA_RESPONSE_TIMEOUT) +
+			2 * cm_ms(cm_id->route.path_rec->packet_life_time),
+		CMA_MAX_CM_RETRIES);
 	pthread_mutex_unlock(&cm.lock);
 	if (ret)
 		return rdmacm_err(-ret);
@@ -892,7 +893,8 @@ static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len)
 		ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_STATUS,
 			     IBEMU_CM_SIDR_REJECT);
 	} else {
-		ibemu_cm_set(mad, IBEMU_CM_REJ_LOCAL_COMM_ID, id->conn.local_id);
+		ibemu_cm_set(mad, IBEMU_CM_REJ_LOCAL_COMM_ID,
+			     id->conn.local_id);
 		ibemu_cm_set(mad, IBEMU_CM_REJ_REMOTE_COMM_ID,
 			     id->conn.remote_id);
 		ibemu_cm_set(mad, IBEMU_CM_REJ_MESSAGE_REJECTED,
@@ -1065,9 +1067,10 @@ static void dispatch(const uint8_t *mad, uint16_t slid, uint8_t sl)
 		on_req(mad, slid, sl, attr == IBEMU_CM_ATTR_SIDR_REQ);
 		return;
 	}
-	key = (uint32_t)ibemu_cm_get(mad, attr == IBEMU_CM_ATTR_SIDR_REP
-						  ? IBEMU_CM_SIDR_REP_REQUEST_ID
-						  : IBEMU_CM_REP_REMOTE_COMM_ID);
+	key = (uint32_t)ibemu_cm_get(mad,
+				     attr == IBEMU_CM_ATTR_SIDR_REP
+					     ? IBEMU_CM_SIDR_REP_REQUEST_ID
+					     : IBEMU_CM_REP_REMOTE_COMM_ID);
 	id = id_by_local(key);
 	if (!id)
 		return;

@@ -46,11 +46,11 @@ struct rdmacm_channel {
 enum rdmacm_cm_state {
 	RDMACM_CM_IDLE,
 	RDMACM_CM_LISTEN,
-	RDMACM_CM_REQ_SENT,	 /* active: REQ out */
-	RDMACM_CM_REP_RCVD,	 /* active without a QP: CONNECT_RESPONSE */
-	RDMACM_CM_REQ_RCVD,	 /* passive: CONNECT_REQUEST given */
-	RDMACM_CM_MRA_SENT,	 /* passive: the REQ came again, MRA sent */
-	RDMACM_CM_REP_SENT,	 /* passive: accepted, waiting for RTU */
+	RDMACM_CM_REQ_SENT, /* active: REQ out */
+	RDMACM_CM_REP_RCVD, /* active without a QP: CONNECT_RESPONSE */
+	RDMACM_CM_REQ_RCVD, /* passive: CONNECT_REQUEST given */
+	RDMACM_CM_MRA_SENT, /* passive: the REQ came again, MRA sent */
+	RDMACM_CM_REP_SENT, /* passive: accepted, waiting for RTU */
 	RDMACM_CM_ESTABLISHED,
 	RDMACM_CM_DREQ_SENT,
 	RDMACM_CM_DISCONNECTED,

@@ -207,7 +207,8 @@ int main(int argc, char **argv)
 	struct sockaddr_in sin;
 	int ret;
 
-	if (argc < 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
+	if (argc < 4 ||
+	    (strcmp(argv[1], "server") && strcmp(argv[1], "client")) ||
 	    (!strcmp(argv[1], "server") && argc < 5)) {
 		fprintf(stderr, "usage: rdmacm-cm server IP PORT MODE | "
 				"client IP PORT [wait]\n");

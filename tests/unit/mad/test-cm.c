@@ -49,7 +49,8 @@ static void test_req_bytes(void)
 	ibemu_cm_set(mad, IBEMU_CM_REQ_LOCAL_COMM_ID, 0xa1b2c3d4);
 	T_EQ_INT(MSG(mad, 0), 0xa1);
 	T_EQ_INT(MSG(mad, 3), 0xd4);
-	ibemu_cm_set(mad, IBEMU_CM_REQ_SERVICE_ID, 0x0000000001060000ull | 7174);
+	ibemu_cm_set(mad, IBEMU_CM_REQ_SERVICE_ID,
+		     0x0000000001060000ull | 7174);
 	T_EQ_INT(MSG(mad, 11), 0x00);
 	T_EQ_INT(MSG(mad, 12), 0x01);
 	T_EQ_INT(MSG(mad, 13), 0x06);
@@ -102,8 +103,8 @@ static void test_decode_known(void)
 {
 	uint8_t mad[IBEMU_MAD_LEN] = {0};
 
-	MSG(mad, 8) = 0x40;  /* MRA: Message MRAed 1 (REP) */
-	MSG(mad, 9) = 0xc0;  /* Service Timeout 24 */
+	MSG(mad, 8) = 0x40; /* MRA: Message MRAed 1 (REP) */
+	MSG(mad, 9) = 0xc0; /* Service Timeout 24 */
 	T_EQ_INT(ibemu_cm_get(mad, IBEMU_CM_MRA_MESSAGE_MRAED), 1);
 	T_EQ_INT(ibemu_cm_get(mad, IBEMU_CM_MRA_SERVICE_TIMEOUT), 24);
 	memset(mad, 0, sizeof(mad));
@@ -122,7 +123,7 @@ static void test_decode_known(void)
 	MSG(mad, 20) = 0x01; /* Starting PSN 0x010203 */
 	MSG(mad, 21) = 0x02;
 	MSG(mad, 22) = 0x03;
-	MSG(mad, 26) = 17 << 3 | 1; /* Target ACK delay, E2E flow control */
+	MSG(mad, 26) = 17 << 3 | 1;	/* Target ACK delay, E2E flow control */
 	MSG(mad, 27) = 7 << 5 | 1 << 4; /* RNR retry 7, SRQ */
 	T_EQ_INT(ibemu_cm_get(mad, IBEMU_CM_REP_LOCAL_QPN), 0xa5);
 	T_EQ_INT(ibemu_cm_get(mad, IBEMU_CM_REP_STARTING_PSN), 0x010203);
