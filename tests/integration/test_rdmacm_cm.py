@@ -100,7 +100,7 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         """ucmatose with several connections (RC, private data both ways,
         disconnect), udaddy over SIDR (UD: the peer's QPN and Q_Key in
         ESTABLISHED), rdma_server/rdma_client (synchronous ids,
-        rdma_create_ep and rdma_get_request)."""
+        rdma_create_ep and rdma_get_request), rdma_xserver/rdma_xclient (RC)."""
         self.up(topology("two-switch.yaml"), "uc")
         ip = self.ips("uc")["hca2"]
         s, c = self.pair("uc", ("ucmatose", "-c", "4"),
@@ -119,6 +119,11 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
         self.assertIn("rdma_client: end 0", c[1])
         self.assertIn("rdma_server: end 0", s[1])
+        # rdma_xserver/rdma_xclient in their RC mode (XRC: not yet).
+        s, c = self.pair("uc", ("rdma_xserver",),
+                         ("rdma_xclient", "-s", ip))
+        self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
+        self.assertIn("rdma_xclient: end 0", c[1])
         self.down("uc")
 
     def cm_pair(self, fabric, mode, *client_args, port="7471"):
