@@ -12,8 +12,9 @@
  * client resolves IP, its route, makes a QP, connects with private data
  * "cli-hello" and prints its event, status, private data and the virtual
  * time from rdma_connect to the event (ibemu_now_ps); once established it
- * disconnects, or ("wait") waits for the peer's end. Output: key=value
- * lines, flushed.
+ * disconnects, or ("wait") waits for the peer's end. The server ends on
+ * DEVICE_REMOVAL (the fabric went down). Output: key=value lines,
+ * flushed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -132,6 +133,10 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sin,
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			rdma_disconnect(id);
+			rdma_ack_cm_event(ev);
+			return 0;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			/* The fabric went down: nothing more will come. */
 			rdma_ack_cm_event(ev);
 			return 0;
 		default:

@@ -264,6 +264,18 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
         self.down("hc")
 
+    def test_device_removal(self):
+        """The fabric goes down under a listener: DEVICE_REMOVAL."""
+        self.up(topology("two-switch.yaml"), "dr")
+        ip = self.ips("dr")["hca2"]
+        srv = self.popen("dr", "hca2", CMCLIENT, "server", ip, "7471",
+                         "accept")
+        self.wait_until("the server to listen",
+                        lambda: "listening" in self.output(srv))
+        self.down("dr", clients_gone=False)
+        s = self.finish(srv)
+        self.assertIn("server_event=RDMA_CM_EVENT_DEVICE_REMOVAL", s[1])
+
     def kill_all(self, p):
         """SIGKILL to 'ibemu exec' and the program it runs."""
         kids = subprocess.run(["pgrep", "-P", str(p.pid)],
