@@ -626,12 +626,12 @@ static struct rdmacm_id *child_create(struct rdmacm_id *l)
 {
 	struct rdma_cm_id *c;
 	struct rdmacm_id *child;
-	struct rdmacm_channel *ch = NULL;
 
+	/* A synchronous listener's requests are synchronous ids too, as
+	 * rdma-core's ucma_process_conn_req() migrates them. */
 	if (rdma_create_id(l->sync ? NULL : l->id.channel, &c, l->id.context,
 			   l->id.ps))
 		return NULL;
-	(void)ch;
 	child = rdmacm_id_of(c);
 	c->verbs = l->id.verbs;
 	c->port_num = l->id.port_num;
@@ -1166,8 +1166,7 @@ static int listen_bind(struct rdmacm_id *id)
 	struct rdma_cm_id *c = &id->id;
 	struct rdmacm_device *dev = rdmacm__device();
 	struct rdmacm_where w;
-	uint16_t port_be = rdma_get_src_port(c);
-	int family = c->route.addr.src_addr.sa_family, ret;
+	int ret;
 
 	if (!dev)
 		return -ENODEV;
@@ -1180,8 +1179,6 @@ static int listen_bind(struct rdmacm_id *id)
 	c->route.addr.addr.ibaddr.sgid = w.gid;
 	c->route.addr.addr.ibaddr.pkey = htons(0xffff);
 	/* The wildcard stays the id's address, as the kernel's. */
-	(void)family;
-	(void)port_be;
 	return 0;
 }
 

@@ -264,6 +264,34 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
         self.down("hc")
 
+    def test_processes_share_a_port(self):
+        """Three servers on hca2 and three clients on hca1 at once, each a
+        process with its own CM on the one port: REQs reach the process
+        listening on their port, the rest the process whose Comm ID they
+        name; a second listener on a port taken is EADDRINUSE."""
+        self.up(topology("two-switch.yaml"), "sp")
+        ip = self.ips("sp")["hca2"]
+        ports = ("7471", "7472", "7473")
+        srvs = [self.popen("sp", "hca2", CMCLIENT, "server", ip, port,
+                           "accept") for port in ports]
+        for srv in srvs:
+            self.wait_until("the servers to listen",
+                            lambda: "listening" in self.output(srv))
+        dup = self.popen("sp", "hca2", CMCLIENT, "server", ip, "7471",
+                         "accept")
+        d = self.finish(dup)
+        self.assertIn("FAIL: rdma_listen: Address already in use", d[1])
+        clis = [self.popen("sp", "hca1", CMCLIENT, "client", ip, port)
+                for port in ports]
+        for cli, srv in zip(clis, srvs):
+            c = self.finish(cli)
+            s = self.finish(srv)
+            self.assertEqual((c[0], s[0]), (0, 0), c[1] + s[1])
+            self.assertIn("client_event=RDMA_CM_EVENT_ESTABLISHED", c[1])
+            self.assertIn("client_event=RDMA_CM_EVENT_DISCONNECTED", c[1])
+            self.assertEqual(s[1].count("CONNECT_REQUEST"), 1, s[1])
+        self.down("sp")
+
     def test_device_removal(self):
         """The fabric goes down under a listener: DEVICE_REMOVAL."""
         self.up(topology("two-switch.yaml"), "dr")
