@@ -80,6 +80,11 @@ struct ibemu_sess_agent {
 	struct ibemu_sess_send *sends; /* outstanding requests, owned */
 	struct ibemu_sess_rmpp *rmpps; /* reassemblies in progress, owned */
 	uint32_t nrmpps;
+	/* A CM agent (class 0x07, sess_cm.c): its connections and the
+	 * service IDs it listens on, owned. */
+	struct ibemu_sess_cm_conn *cm_conns;
+	uint32_t cm_nconns;
+	struct ibemu_sess_cm_service *cm_listens;
 };
 
 /* A SEND stamped for later than the engine's time: its message, copied. */
@@ -103,6 +108,7 @@ enum ibemu_sess_log_reason {
 	IBEMU_SESS_LOG_BAD_PKEY,   /* SEND with a P_Key index of no P_Key */
 	IBEMU_SESS_LOG_DUP_TID,	   /* request with an outstanding TID */
 	IBEMU_SESS_LOG_SEND_FAIL,  /* the engine did not take it */
+	IBEMU_SESS_LOG_BAD_CM,	   /* a CM MAD sess_cm.c refuses */
 	IBEMU_SESS_LOG_NREASONS
 };
 
@@ -401,6 +407,40 @@ int ibemu__sess_unregister(struct ibemu_sess_conn *c, uint32_t id, char *why,
 			   size_t whylen);
 /* Frees every agent of stream 'c' and cancels their requests. */
 void ibemu__sess_agents_free(struct ibemu_sess_conn *c);
+/* Ends outstanding request 'send' (its answer came): no resend, no
+ * timeout report. */
+void ibemu__sess_send_end(struct ibemu_sess_send *send);
+/* Its timeout counts 'timeout_ms' afresh from now (an MRA came). */
+void ibemu__sess_send_rearm(struct ibemu_sess_send *send, uint32_t timeout_ms);
+
+/* sess_cm.c: the CM protocol's routing (class 0x07). */
+/* What routes a CM MAD: its attribute and IDs (host order). */
+struct ibemu_sess_cm_key {
+	uint16_t attr;
+	uint8_t mraed, timeout; /* MRA: message MRAed, service timeout */
+	uint32_t local_id;	/* Local Comm ID, or SIDR request ID */
+	uint32_t remote_id;	/* Remote Comm ID */
+	uint32_t qpn;		/* REQ, REP: the sender's QPN */
+	uint64_t service_id;	/* REQ, SIDR_REQ */
+};
+/* Parses and checks the CM MAD of 'len' bytes; 0 or -EINVAL. */
+int ibemu__sess_cm_parse(const uint8_t *mad, size_t len,
+			 struct ibemu_sess_cm_key *k);
+int ibemu__sess_cm_is_agent(const struct ibemu_sess_agent *a);
+/* A CM MAD agent 'a' of stream 'c' sends: 0 (send it) or -errno (drop). */
+int ibemu__sess_cm_sent(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
+			const struct ibemu_mad_msg *msg);
+/* The agent a CM MAD reaching global port 'port' goes to, or NULL with
+ * the reason in *why (the daemon answered for a missing listener). */
+struct ibemu_sess_agent *ibemu__sess_cm_route(struct ibemu_daemon *d,
+					      uint32_t port,
+					      const struct ibemu_mad_msg *m,
+					      const char **why);
+/* CM_LISTEN of process 'pid'; 0 or -errno. */
+int ibemu__sess_cm_listen(struct ibemu_sess_server *s, pid_t pid,
+			  const struct ibemu_sess_cm_listen *req);
+/* Agent 'a' goes: its peers are told, its tables freed. */
+void ibemu__sess_cm_agent_gone(struct ibemu_sess_agent *a);
 /* A SEND on stream 'c' ('m' and its 'm->len' MAD bytes, checked). */
 void ibemu__sess_send(struct ibemu_sess_conn *c,
 		      const struct ibemu_sess_mad *m);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mad.h"
+#include "mad_cm.h"
 #include "sess.h"
 
 /* ib_mad's MAX_MGMT_CLASS: classes above are refused, but DR SMPs. */
@@ -121,6 +122,20 @@ static void send_timeout_cb(struct ibemu_daemon *d, struct ibemu_due *due)
 	send_free(send);
 }
 
+void ibemu__sess_send_end(struct ibemu_sess_send *send)
+{
+	send_free(send);
+}
+
+void ibemu__sess_send_rearm(struct ibemu_sess_send *send, uint32_t timeout_ms)
+{
+	struct ibemu_daemon *d = send->agent->stream->s->d;
+
+	send->timeout_ms = timeout_ms;
+	ibemu_due_cancel(d, &send->due);
+	send_timeout_arm(d, send);
+}
+
 static struct ibemu_sess_send *send_find(struct ibemu_sess_agent *a,
 					 uint64_t tid, uint8_t mgmt_class)
 {
@@ -139,6 +154,9 @@ static void agent_free(struct ibemu_sess_conn *c, uint32_t id)
 {
 	struct ibemu_sess_agent *a = c->agents[id];
 
+	/* A CM agent's peers hear of its end first (sess_cm.c). */
+	if (ibemu__sess_cm_is_agent(a))
+		ibemu__sess_cm_agent_gone(a);
 	/* ib_unregister_mad_agent cancels the agent's sends: they are not
 	 * reported (the kernel flushes them); and its reassemblies. */
 	while (a->sends)
@@ -210,6 +228,10 @@ method_conflict(struct ibemu_sess_conn *c, const struct ibemu_sess_register *r)
 			continue;
 		if (ibemu_mad_class_is_vendor2(r->mgmt_class) &&
 		    a->oui != r->oui)
+			continue;
+		/* Each process runs its own CM on the port: sess_cm.c
+		 * routes class 0x07 among them, as ib_cm does among ids. */
+		if (r->mgmt_class == IBEMU_MAD_CLASS_CM)
 			continue;
 		if ((a->method_mask[0] & r->method_mask[0]) ||
 		    (a->method_mask[1] & r->method_mask[1]))
@@ -351,6 +373,10 @@ static int send_track(struct ibemu_sess_conn *c, struct ibemu_sess_agent *a,
 	if (!send)
 		return -ENOMEM;
 	send->due.fire = send_timeout_cb;
+	/* A CM request's process blocks on its answer (rdma_connect): its
+	 * retransmissions (minutes of virtual time with an MRA) leap. */
+	send->due.leaps =
+		ibemu_mad_get_mgmt_class(msg->mad) == IBEMU_MAD_CLASS_CM;
 	send->agent = a;
 	send->tid = tid;
 	send->timeout_ms = m->timeout_ms;
@@ -451,6 +477,22 @@ void ibemu__sess_send(struct ibemu_sess_conn *c, const struct ibemu_sess_mad *m)
 			"%u, which names no P_Key; dropped",
 			(long)c->pid, m->addr.pkey_index);
 		return;
+	}
+	if (ibemu_mad_get_mgmt_class(msg.mad) == IBEMU_MAD_CLASS_CM &&
+	    ibemu__sess_cm_is_agent(a)) {
+		ret = ibemu__sess_cm_sent(c, a, &msg);
+		if (ret) {
+			ibemu_daemon_log_limited(
+				d, &c->log_limits[IBEMU_SESS_LOG_BAD_CM],
+				"process %ld sent a CM MAD (attribute 0x%04x) "
+				"that %s; dropped",
+				(long)c->pid, ibemu_mad_get_attr_id(msg.mad),
+				ret == -EADDRINUSE
+					? "takes a Comm ID another process "
+					  "on the port uses"
+					: "is malformed or too many");
+			return;
+		}
 	}
 	if (!is_response(msg.mad)) {
 		/*
@@ -567,7 +609,15 @@ void ibemu__sess_mad_recv(struct ibemu_daemon *d, uint32_t port,
 	if (!s)
 		return;
 	response = is_response(mad);
-	if (response)
+	if (ibemu_mad_get_mgmt_class(mad) == IBEMU_MAD_CLASS_CM && !response) {
+		const char *why = NULL;
+
+		a = ibemu__sess_cm_route(d, port, m, &why);
+		if (!a) {
+			unclaimed(s, port, mad, why);
+			return;
+		}
+	} else if (response)
 		a = response_agent(s, port,
 				   (uint32_t)(ibemu_mad_get_tid(mad) >> 32));
 	else

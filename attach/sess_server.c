@@ -394,6 +394,7 @@ static const char *const type_names[] = {
 	[IBEMU_SESS_RECV] = "RECV",
 	[IBEMU_SESS_PORT_QUERY] = "PORT_QUERY",
 	[IBEMU_SESS_ADDR_QUERY] = "ADDR_QUERY",
+	[IBEMU_SESS_CM_LISTEN] = "CM_LISTEN",
 };
 
 static int payload_is(struct ibemu_sess_conn *c, const struct ibemu_sess_hdr *h,
@@ -465,6 +466,30 @@ static void handle_addr_query(struct ibemu_sess_conn *c,
 		return;
 	}
 	call_reply(c, IBEMU_SESS_ADDR_QUERY, &q, sizeof(q));
+}
+
+/* rdma_listen: a service ID for the caller's CM agent (sess_cm.c). */
+static void handle_cm_listen(struct ibemu_sess_conn *c,
+			     const struct ibemu_sess_hdr *h,
+			     const void *payload)
+{
+	struct ibemu_sess_cm_listen q;
+	int ret;
+
+	if (!payload_is(c, h, sizeof(q)))
+		return;
+	memcpy(&q, payload, sizeof(q));
+	ret = ibemu__sess_cm_listen(c->s, c->pid, &q);
+	if (ret) {
+		call_error(c, ret,
+			   ret == -ENOENT	? "no CM agent of this process "
+						  "on that port"
+			   : ret == -EADDRINUSE ? "another process listens on "
+						  "that service ID there"
+						: "malformed CM_LISTEN");
+		return;
+	}
+	call_reply(c, IBEMU_SESS_CM_LISTEN, &q, sizeof(q));
 }
 
 static void handle_port_query(struct ibemu_sess_conn *c,
@@ -786,6 +811,9 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	case IBEMU_SESS_ADDR_QUERY:
 		handle_addr_query(c, &h, payload);
 		break;
+	case IBEMU_SESS_CM_LISTEN:
+		handle_cm_listen(c, &h, payload);
+		break;
 	case IBEMU_SESS_OPEN:
 		handle_open(c, &h, payload);
 		break;
@@ -798,7 +826,8 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	default:
 		proto_error(c, -EPROTO,
 			    "unexpected message type %u: a connection starts "
-			    "with CA_QUERY, PORT_QUERY, ADDR_QUERY, OPEN, "
+			    "with CA_QUERY, PORT_QUERY, ADDR_QUERY, CM_LISTEN, "
+			    "OPEN, "
 			    "REGISTER, UNREGISTER, VERBS_OPEN or JOB_JOIN",
 			    h.type);
 	}

@@ -358,6 +358,8 @@ static int leap_ok(struct ibemu_daemon *d, uint64_t t)
 
 	if (t <= now + PUMP_LEAP_PS)
 		return 1;
+	if (d->due_head && d->due_head->leaps && t == d->due_head->at_ps)
+		return 1;
 	if (d->leap_to != t || d->leap_from != now) {
 		d->leap_to = t;
 		d->leap_from = now;

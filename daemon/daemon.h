@@ -108,6 +108,10 @@ struct ibemu_due {
 	struct ibemu_due *prev, *next; /* the daemon's list, by time */
 	void (*fire)(struct ibemu_daemon *d, struct ibemu_due *due);
 	int armed;
+	/* Its owner blocks on it under the time rule (a CM request's
+	 * retransmission, attach/sess_cm.c): virtual time leaps to it at
+	 * once, not at the wall clock's pace (leap_ok() in daemon.c). */
+	int leaps;
 };
 
 /*

@@ -110,6 +110,8 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_QP_OPEN = 35,	   /* ibemu_verbs_qp_open */
 	/* 40..49: rdma_cm (librdmacm, rdmacm/). */
 	IBEMU_SESS_ADDR_QUERY = 40, /* call: ibemu_sess_addr, same back */
+	/* 41..45: the CM protocol (rdmacm/, attach/sess_cm.c). */
+	IBEMU_SESS_CM_LISTEN = 41, /* call: ibemu_sess_cm_listen, same back */
 	IBEMU_SESS_NTYPES
 };
 
@@ -259,6 +261,25 @@ struct ibemu_sess_addr_query {
 };
 _Static_assert(sizeof(struct ibemu_sess_addr_query) == 96,
 	       "addr query is 96 bytes");
+
+/*
+ * CM_LISTEN: the calling process's CM agent (its agent of management
+ * class 0x07 on HCA port 'port' of the HCA it is bound to) takes the REQs
+ * and SIDR_REQs for 'service_id' ('listen' 1), or no longer ('listen'
+ * 0). Several processes may hold CM agents on one port, as programs share
+ * the kernel's single ib_cm: the daemon routes the other CM messages by
+ * the Comm IDs and SIDR request IDs the agents send, and answers for a
+ * service nobody listens on (REJ reason 8, SIDR_REP status 1) and for a
+ * process that is gone (DREQ). ERROR -ENOENT: no such CM agent;
+ * -EADDRINUSE: another process listens on that service ID there.
+ */
+struct ibemu_sess_cm_listen {
+	uint64_t service_id;
+	uint32_t port;
+	uint32_t listen;
+};
+_Static_assert(sizeof(struct ibemu_sess_cm_listen) == 16,
+	       "cm listen is 16 bytes");
 
 /* OPEN reply: the stream is bound to (host, port). */
 struct ibemu_sess_opened {

@@ -16,6 +16,26 @@
 
 #include "rdmacm_int.h"
 
+/*
+ * The clocks of docs/design.md §3 (weak: ibemu's own API). An event comes
+ * at the umad clock's time of the MAD that raised it; the program that
+ * takes it has waited until then, so its verbs clock moves there.
+ */
+uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
+uint64_t ibemu_now_ps(void) __attribute__((weak));
+void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
+
+static void clock_to(uint64_t at_ps)
+{
+	uint64_t now;
+
+	if (!at_ps || !ibemu_now_ps || !ibemu_compute_ps)
+		return;
+	now = ibemu_now_ps();
+	if (at_ps > now)
+		ibemu_compute_ps(at_ps - now);
+}
+
 struct rdmacm_channel *rdmacm__channel_create(int internal)
 {
 	struct rdmacm_channel *c = calloc(1, sizeof(*c));
@@ -65,15 +85,36 @@ RDMACM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 int rdmacm__event_queue(struct rdmacm_id *id, enum rdma_cm_event_type type,
 			int status)
 {
-	struct rdmacm_channel *c = rdmacm_channel_of(id->id.channel);
+	struct rdma_cm_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event = type;
+	ev.status = status;
+	return rdmacm__event_queue_ex(id, NULL, &ev, NULL, 0);
+}
+
+int rdmacm__event_queue_ex(struct rdmacm_id *id,
+			   struct rdma_event_channel *channel,
+			   const struct rdma_cm_event *tmpl, const void *pd,
+			   size_t pd_len)
+{
+	struct rdmacm_channel *c =
+		rdmacm_channel_of(channel ? channel : id->id.channel);
 	struct rdmacm_event *e = calloc(1, sizeof(*e));
 	uint64_t one = 1;
 
 	if (!e)
 		return -ENOMEM;
+	e->ev = *tmpl;
 	e->ev.id = &id->id;
-	e->ev.event = type;
-	e->ev.status = status;
+	e->at_ps = ibemu_umad_now_ps ? ibemu_umad_now_ps() : 0;
+	if (pd_len > sizeof(e->private_data))
+		pd_len = sizeof(e->private_data);
+	if (pd_len)
+		memcpy(e->private_data, pd, pd_len);
+	/* conn and ud share the private data's place in the union. */
+	e->ev.param.conn.private_data = pd_len ? e->private_data : NULL;
+	e->ev.param.conn.private_data_len = (uint8_t)pd_len;
 	pthread_mutex_lock(&id->lock);
 	id->unacked++;
 	pthread_mutex_unlock(&id->lock);
@@ -125,6 +166,7 @@ RDMACM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch,
 	e = event_take(c);
 	if (!e)
 		return rdmacm_err(EIO); /* a count without an event: a bug */
+	clock_to(e->at_ps);
 	*event = &e->ev;
 	return 0;
 }
@@ -158,16 +200,22 @@ RDMACM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 
 int rdmacm__sync_complete(struct rdmacm_id *id)
 {
+	enum rdma_cm_event_type ev_type;
 	struct rdma_cm_event *ev;
 	int status;
 
 	if (rdma_get_cm_event(id->id.channel, &ev))
 		return -1;
 	status = ev->status;
+	ev_type = ev->event;
 	if (id->id.event)
 		rdma_ack_cm_event(id->id.event);
-	id->id.event = NULL;
-	rdma_ack_cm_event(ev);
+	/* Kept until the next call, as rdma-core's: its private data is
+	 * the program's to read (rdma_accept's on a synchronous id). */
+	id->id.event = ev;
+	/* rdma-core's ucma_complete(): a reject is ECONNREFUSED. */
+	if (status && ev_type == RDMA_CM_EVENT_REJECTED)
+		return rdmacm_err(ECONNREFUSED);
 	if (status)
 		return rdmacm_err(status < 0 ? -status : status);
 	return 0;

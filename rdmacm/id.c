@@ -79,7 +79,8 @@ RDMACM_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 	struct rdmacm_channel *c = rdmacm_channel_of(cm_id->channel);
 	int now;
 
-	if (id->sync && cm_id->event) {
+	rdmacm__cm_forget(id);
+	if (cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
@@ -91,6 +92,8 @@ RDMACM_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 	id->destroyed = 1;
 	now = !id->unacked;
 	pthread_mutex_unlock(&id->lock);
+	free(id->ep_qp_attr);
+	id->ep_qp_attr = NULL;
 	if (now) {
 		pthread_mutex_destroy(&id->lock);
 		free(cm_id->route.path_rec);
@@ -310,8 +313,20 @@ RDMACM_EXPORT int rdma_create_ep(struct rdma_cm_id **out,
 					res->ai_dst_addr, 2000);
 	if (!ret && !(res->ai_flags & RAI_PASSIVE))
 		ret = rdma_resolve_route(cm_id, 2000);
-	/* A passive endpoint's QPs come with its connection requests
-	 * (rdma-core keeps qp_init_attr for them; next with the CM). */
+	/* A passive endpoint's QPs come with its connection requests:
+	 * rdma_get_request() makes them from a copy, as rdma-core's. */
+	if (!ret && qp_init_attr && (res->ai_flags & RAI_PASSIVE)) {
+		struct rdmacm_id *id = rdmacm_id_of(cm_id);
+
+		id->ep_qp_attr = malloc(sizeof(*qp_init_attr));
+		if (!id->ep_qp_attr) {
+			ret = rdmacm_err(ENOMEM);
+		} else {
+			*id->ep_qp_attr = *qp_init_attr;
+			id->ep_qp_attr->qp_type = res->ai_qp_type;
+			id->ep_pd = pd;
+		}
+	}
 	if (!ret && qp_init_attr && !(res->ai_flags & RAI_PASSIVE)) {
 		qp_init_attr->qp_type = res->ai_qp_type;
 		ret = rdma_create_qp(cm_id, pd, qp_init_attr);

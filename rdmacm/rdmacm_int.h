@@ -42,6 +42,37 @@ struct rdmacm_channel {
 	int internal; /* made for a synchronous id (NULL channel) */
 };
 
+/* Where an id is in the CM protocol (cm.c), as ib_cm's states. */
+enum rdmacm_cm_state {
+	RDMACM_CM_IDLE,
+	RDMACM_CM_LISTEN,
+	RDMACM_CM_REQ_SENT, /* active: REQ out */
+	RDMACM_CM_REP_RCVD, /* active without a QP: CONNECT_RESPONSE */
+	RDMACM_CM_REQ_RCVD, /* passive: CONNECT_REQUEST given */
+	RDMACM_CM_MRA_SENT, /* passive: the REQ came again, MRA sent */
+	RDMACM_CM_REP_SENT, /* passive: accepted, waiting for RTU */
+	RDMACM_CM_ESTABLISHED,
+	RDMACM_CM_DREQ_SENT,
+	RDMACM_CM_DISCONNECTED,
+	RDMACM_CM_SIDR_REQ_SENT,
+};
+
+/* An id's side of a connection: what REQ, REP and SIDR carried. */
+struct rdmacm_conn {
+	enum rdmacm_cm_state state;
+	uint32_t local_id, remote_id; /* Comm IDs (SIDR: the request ID) */
+	uint64_t tid;		      /* of the request out with a timeout */
+	uint32_t remote_qpn, remote_qkey;
+	uint32_t local_psn, remote_psn;
+	uint16_t peer_lid; /* the peer port's LID: CM MADs go there */
+	uint8_t sl;
+	uint8_t resp_res, init_depth; /* this side's, for its QP */
+	uint8_t retry, rnr_retry;
+	uint8_t srq;
+	int backlog, pending; /* a listener's */
+	uint8_t req_mad[256]; /* passive: the REQ, for rdma_accept */
+};
+
 struct rdmacm_id {
 	struct rdma_cm_id id;
 	pthread_mutex_t lock;
@@ -50,11 +81,22 @@ struct rdmacm_id {
 	int addr_resolved; /* ADDR_RESOLVED queued */
 	int sync;	   /* created with a NULL channel */
 	struct rdmacm_device *dev;
+	/* The CM (cm.c), under its lock: the id's connection, the list of
+	 * ids the CM knows, the listener of a passive id. */
+	struct rdmacm_conn conn;
+	struct rdmacm_id *cm_next;
+	struct rdmacm_id *listener;
+	int cm_known;
+	/* rdma_create_ep's passive endpoint: its requests' QPs. */
+	struct ibv_qp_init_attr *ep_qp_attr;
+	struct ibv_pd *ep_pd;
 };
 
 struct rdmacm_event {
 	struct rdma_cm_event ev;
 	struct rdmacm_event *next;
+	uint64_t at_ps;		   /* the umad clock when it was raised */
+	uint8_t private_data[256]; /* ev.param's points here */
 };
 
 #define rdmacm_id_of(p)	     ((struct rdmacm_id *)(p))
@@ -73,6 +115,15 @@ struct rdmacm_channel *rdmacm__channel_create(int internal);
 /* Queues an event for 'id' on its channel; 0 or -ENOMEM. */
 int rdmacm__event_queue(struct rdmacm_id *id, enum rdma_cm_event_type type,
 			int status);
+/*
+ * Queues event 'tmpl' (its type, status, listen_id and param) for 'id' on
+ * 'channel' (NULL: the id's), with a copy of the 'pd_len' bytes at 'pd'
+ * as its private data; 0 or -ENOMEM. Any thread.
+ */
+int rdmacm__event_queue_ex(struct rdmacm_id *id,
+			   struct rdma_event_channel *channel,
+			   const struct rdma_cm_event *tmpl, const void *pd,
+			   size_t pd_len);
 /* For a synchronous id: takes the event just queued and returns the call's
  * result as rdma-core's ucma_complete() does (0, or -1 with errno). */
 int rdmacm__sync_complete(struct rdmacm_id *id);
@@ -107,5 +158,9 @@ void rdmacm__addr_fill(struct sockaddr_storage *out, int family,
  * callback reports it (-ETIMEDOUT, -EINVAL for an SA error status, -EIO). */
 int rdmacm__path_query(struct rdmacm_id *id, int timeout_ms,
 		       struct ibv_sa_path_rec *out);
+
+/* cm.c */
+/* rdma_destroy_id: the CM forgets the id (and tells its peer). */
+void rdmacm__cm_forget(struct rdmacm_id *id);
 
 #endif

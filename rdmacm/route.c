@@ -203,6 +203,7 @@ RDMACM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 				    int *qp_attr_mask)
 {
 	const struct ibv_sa_path_rec *p = id->route.path_rec;
+	const struct rdmacm_conn *c = &rdmacm_id_of(id)->conn;
 
 	if (!id->verbs || !qp_attr || !qp_attr_mask)
 		return rdmacm_err(EINVAL);
@@ -214,10 +215,19 @@ RDMACM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 		if (id->qp_type == IBV_QPT_UD) {
 			qp_attr->qkey = RDMA_UDP_QKEY;
 			*qp_attr_mask |= IBV_QP_QKEY;
-		} else {
-			qp_attr->qp_access_flags = 0;
-			*qp_attr_mask |= IBV_QP_ACCESS_FLAGS;
+			return 0;
 		}
+		/* ib_cm's cm_init_qp_init_attr(): once connecting, the peer
+		 * may write, and read if we give it responder resources. */
+		qp_attr->qp_access_flags = 0;
+		if (c->local_id) {
+			qp_attr->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			if (c->resp_res)
+				qp_attr->qp_access_flags |=
+					IBV_ACCESS_REMOTE_READ |
+					IBV_ACCESS_REMOTE_ATOMIC;
+		}
+		*qp_attr_mask |= IBV_QP_ACCESS_FLAGS;
 		return 0;
 	case IBV_QPS_RTR:
 		*qp_attr_mask = IBV_QP_STATE;
@@ -231,23 +241,25 @@ RDMACM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 		qp_attr->ah_attr.static_rate = p->rate;
 		qp_attr->ah_attr.port_num = id->port_num;
 		qp_attr->path_mtu = p->mtu;
-		qp_attr->rq_psn = 0;
-		qp_attr->max_dest_rd_atomic = 1;
+		/* The peer's QPN and PSN, from REQ or REP (cm.c). */
+		qp_attr->dest_qp_num = c->remote_qpn;
+		qp_attr->rq_psn = c->remote_psn;
+		qp_attr->max_dest_rd_atomic = c->local_id ? c->resp_res : 1;
 		qp_attr->min_rnr_timer = 12;
 		*qp_attr_mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_RQ_PSN |
 				 IBV_QP_MAX_DEST_RD_ATOMIC |
-				 IBV_QP_MIN_RNR_TIMER;
+				 IBV_QP_MIN_RNR_TIMER | IBV_QP_DEST_QPN;
 		return 0;
 	case IBV_QPS_RTS:
-		qp_attr->sq_psn = 0;
+		qp_attr->sq_psn = c->local_psn;
 		*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		if (id->qp_type == IBV_QPT_UD)
 			return 0;
 		/* IBA 12.7.34: local ACK timeout from the packet lifetime. */
 		qp_attr->timeout = p ? p->packet_life_time + 1 : 14;
-		qp_attr->retry_cnt = 7;
-		qp_attr->rnr_retry = 7;
-		qp_attr->max_rd_atomic = 1;
+		qp_attr->retry_cnt = c->local_id ? c->retry : 7;
+		qp_attr->rnr_retry = c->local_id ? c->rnr_retry : 7;
+		qp_attr->max_rd_atomic = c->local_id ? c->init_depth : 1;
 		*qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 		return 0;
