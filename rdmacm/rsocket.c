@@ -150,7 +150,7 @@ static uint32_t hello_slots(const void *data, uint8_t len)
 	    be32toh(h.slot_size) != RSOCK_SLOT)
 		return 0;
 	return be32toh(h.slots) > RSOCK_SLOTS_MAX ? RSOCK_SLOTS_MAX
-						   : be32toh(h.slots);
+						  : be32toh(h.slots);
 }
 
 static void conn_param_fill(struct rdma_conn_param *p, struct rsock_hello *h)
@@ -376,13 +376,12 @@ static struct rsock *accept_one(struct rsock *lrs, struct rdma_cm_event *ev)
 	if (rs->state == RSOCK_CONNECTED)
 		return rs;
 	errno = rs->err ? rs->err : ECONNABORTED;
-err:
-	{
-		int e = errno;
+err : {
+	int e = errno;
 
-		rsock_free(rs);
-		errno = e;
-	}
+	rsock_free(rs);
+	errno = e;
+}
 	return NULL;
 }
 
@@ -609,12 +608,16 @@ RDMACM_EXPORT int rsetsockopt(int socket, int level, int optname,
 	case SOL_RDMA:
 		switch (optname) {
 		case RDMA_SQSIZE:
-			rs->tx_slots = v < 2 ? 2 : v > (int)RSOCK_SLOTS_MAX ?
-						   RSOCK_SLOTS_MAX : (uint32_t)v;
+			rs->tx_slots = v < 2 ? 2
+				       : v > (int)RSOCK_SLOTS_MAX
+					       ? RSOCK_SLOTS_MAX
+					       : (uint32_t)v;
 			return 0;
 		case RDMA_RQSIZE:
-			rs->rx_slots = v < 2 ? 2 : v > (int)RSOCK_SLOTS_MAX ?
-						   RSOCK_SLOTS_MAX : (uint32_t)v;
+			rs->rx_slots = v < 2 ? 2
+				       : v > (int)RSOCK_SLOTS_MAX
+					       ? RSOCK_SLOTS_MAX
+					       : (uint32_t)v;
 			return 0;
 		case RDMA_INLINE:
 			rs->inline_size = v < 0 ? 0 : (uint32_t)v;

@@ -27,12 +27,12 @@
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 
-#define RSOCK_MAGIC   0x69627273u /* "ibrs" */
-#define RSOCK_VERSION 1u
-#define RSOCK_SLOT    16384u /* bytes a receive slot holds: one SEND */
-#define RSOCK_SLOTS   32u    /* receive (and send) slots by default */
+#define RSOCK_MAGIC	0x69627273u /* "ibrs" */
+#define RSOCK_VERSION	1u
+#define RSOCK_SLOT	16384u /* bytes a receive slot holds: one SEND */
+#define RSOCK_SLOTS	32u    /* receive (and send) slots by default */
 #define RSOCK_SLOTS_MAX 1024u
-#define RSOCK_CTL_MAX 4u     /* credit/FIN messages in flight at most */
+#define RSOCK_CTL_MAX	4u /* credit/FIN messages in flight at most */
 
 /* Immediate data of every SEND (host order before htobe32). */
 #define RSOCK_IMM_FIN	  0x80000000u
@@ -45,9 +45,9 @@
 
 /* The private data of the connect and of the accept. */
 struct rsock_hello {
-	uint32_t magic;	  /* network order, as all four */
+	uint32_t magic; /* network order, as all four */
 	uint32_t version;
-	uint32_t slots;	  /* receives the sender posted */
+	uint32_t slots; /* receives the sender posted */
 	uint32_t slot_size;
 };
 
@@ -82,16 +82,16 @@ struct rsock {
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *cc;
 	struct ibv_mr *mr;
-	uint8_t *mem; /* rx_slots receive slots, then tx_slots send slots */
-	uint32_t credits;   /* the peer's receives we may still use */
+	uint8_t *mem;	  /* rx_slots receive slots, then tx_slots send slots */
+	uint32_t credits; /* the peer's receives we may still use */
 	uint32_t to_return; /* our receives reposted, not yet told */
 	uint32_t *tx_free;  /* stack of free send slots */
 	uint32_t tx_nfree;
 	uint32_t ctl_inflight, sends_inflight;
 	struct rsock_rx *rx; /* receives holding data, in order (a ring) */
 	uint32_t rx_head, rx_count;
-	int peer_fin;	 /* the peer shut its writing side */
-	int fin_sent;	 /* we did */
+	int peer_fin; /* the peer shut its writing side */
+	int fin_sent; /* we did */
 	int shut_rd;
 	int broken; /* a work completion failed: the connection is gone */
 };

@@ -34,9 +34,8 @@ static int post_recv(struct rsock *rs, uint32_t slot)
 	struct ibv_sge sge = {.addr = (uintptr_t)rx_slot(rs, slot),
 			      .length = RSOCK_SLOT,
 			      .lkey = rs->mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = RSOCK_WR_RECV | slot,
-				 .sg_list = &sge,
-				 .num_sge = 1};
+	struct ibv_recv_wr wr = {
+		.wr_id = RSOCK_WR_RECV | slot, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(rs->id->qp, &wr, &bad);
@@ -178,9 +177,10 @@ int rsock__conn_create(struct rsock *rs, uint32_t peer_slots)
 	rs->cc = ibv_create_comp_channel(rs->id->verbs);
 	if (!rs->cc)
 		return errno;
-	rs->cq = ibv_create_cq(rs->id->verbs,
-			       (int)(rs->rx_slots + rs->tx_slots + RSOCK_CTL_MAX),
-			       rs, rs->cc, 0);
+	rs->cq = ibv_create_cq(
+		rs->id->verbs,
+		(int)(rs->rx_slots + rs->tx_slots + RSOCK_CTL_MAX), rs, rs->cc,
+		0);
 	if (!rs->cq)
 		return errno;
 	bytes = ((size_t)rs->rx_slots + rs->tx_slots) * RSOCK_SLOT;
@@ -543,8 +543,8 @@ static int poll_once(struct pollfd *fds, nfds_t nfds, int *only_rsock)
 
 	*only_rsock = 1;
 	for (i = 0; i < nfds; i++) {
-		struct rsock *rs = fds[i].fd >= 0 ? rsock__find(fds[i].fd)
-						  : NULL;
+		struct rsock *rs =
+			fds[i].fd >= 0 ? rsock__find(fds[i].fd) : NULL;
 
 		if (rs) {
 			pthread_mutex_lock(&rs->lock);

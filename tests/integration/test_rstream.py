@@ -10,13 +10,13 @@ import os
 import subprocess
 import time
 
-from harness import IBEMU, IbemuTestCase, main, topology
+from harness import IBEMU, IbemuTestCase, OpenSMRunner, main, topology
 
 SERVER, CLIENT = "hca1", "hca3"
 SERVER_IP = "127.10.0.1"  # topologies/README.md: 127.10.0.0 + 16*0 + 1
 
 
-class RstreamTest(IbemuTestCase):
+class RstreamTest(OpenSMRunner, IbemuTestCase):
     def exec_argv(self, fabric, host, *argv):
         return [IBEMU, "exec", "--fabric", fabric, "--host", host,
                 "--", *argv]
