@@ -21,7 +21,7 @@ PACKAGES="build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
 libuv1-dev libyaml-dev libibumad-dev libibverbs-dev libibmad-dev libcunit1-dev
 opensm infiniband-diags ibverbs-utils librdmacm-dev rdmacm-utils ibsim-utils
 python3 python3-yaml librsvg2-bin perftest openmpi-bin libopenmpi-dev libucx0
-ucx-utils"
+ucx-utils libfabric-bin"
 
 say() { printf '\n== %s\n' "$*"; }
 

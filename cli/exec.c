@@ -10,6 +10,7 @@
  * clocks virtual (vtime/README.md), unless --wall-clock, and says where
  * virtual time stands, where the program's clocks start.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <link.h>
 #include <limits.h>
@@ -45,48 +46,112 @@ static int sess_connect(const char *path)
 }
 
 /*
+ * One call on sess.sock at 'path': request 'type' with 'req' ('len' bytes);
+ * the reply's header in 'h' and payload in 'out' (NUL-terminated when
+ * there is room, for text). Returns the payload's length, -errno if sess.sock cannot be
+ * reached, or -EPROTO if the daemon did not answer.
+ */
+static ssize_t sess_call(const char *path, uint16_t type, const void *req,
+			 uint32_t len, struct ibemu_sess_hdr *h, void *out,
+			 size_t out_len)
+{
+	uint8_t buf[IBEMU_SESS_MAX_MSG];
+	ssize_t n;
+	int fd;
+
+	if (sizeof(*h) + len > sizeof(buf))
+		return -EMSGSIZE;
+	*h = (struct ibemu_sess_hdr){.magic = IBEMU_SESS_MAGIC,
+				     .version = IBEMU_SESS_VERSION,
+				     .type = type,
+				     .len = len};
+	fd = sess_connect(path);
+	if (fd < 0)
+		return fd;
+	memcpy(buf, h, sizeof(*h));
+	memcpy(buf + sizeof(*h), req, len);
+	n = send(fd, buf, sizeof(*h) + len, MSG_NOSIGNAL);
+	if (n >= 0)
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n < (ssize_t)sizeof(*h))
+		return -EPROTO;
+	memcpy(h, buf, sizeof(*h));
+	n -= (ssize_t)sizeof(*h);
+	if ((size_t)n > out_len)
+		return -EPROTO;
+	memcpy(out, buf + sizeof(*h), (size_t)n);
+	if ((size_t)n < out_len)
+		((char *)out)[n] = '\0';
+	return n;
+}
+
+/*
  * Asks the daemon for HCA 'host' (a CA_QUERY, which binds this process to
  * it: the program exec'd next keeps the pid and the binding). Returns 0, or
  * 1 with the reason printed.
  */
 static int check_host(const char *fabric, const char *path, const char *host)
 {
-	uint8_t buf[IBEMU_SESS_MAX_MSG];
-	struct ibemu_sess_hdr h = {
-		.magic = IBEMU_SESS_MAGIC,
-		.version = IBEMU_SESS_VERSION,
-		.type = IBEMU_SESS_CA_QUERY,
-		.len = sizeof(struct ibemu_sess_bind),
-	};
+	char text[IBEMU_SESS_MAX_MSG];
 	struct ibemu_sess_bind b;
+	struct ibemu_sess_hdr h;
 	ssize_t n;
-	int fd;
 
 	memset(&b, 0, sizeof(b));
 	if (strlen(host) >= sizeof(b.host))
 		return ibemu_cli_fail(1, "exec: no HCA named %s in fabric %s",
 				      host, fabric);
 	memcpy(b.host, host, strlen(host) + 1);
-	fd = sess_connect(path);
-	if (fd < 0)
-		return ibemu_cli_fail(
-			1, "exec: cannot reach fabric '%s' at %s: %s", fabric,
-			path, strerror(-fd));
-	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), &b, sizeof(b));
-	n = send(fd, buf, sizeof(h) + sizeof(b), MSG_NOSIGNAL);
-	if (n >= 0)
-		n = recv(fd, buf, sizeof(buf) - 1, 0);
-	close(fd);
-	if (n < (ssize_t)sizeof(h))
+	n = sess_call(path, IBEMU_SESS_CA_QUERY, &b, sizeof(b), &h, text,
+		      sizeof(text));
+	if (n == -EPROTO)
 		return ibemu_cli_fail(1, "exec: fabric '%s' did not answer",
 				      fabric);
-	memcpy(&h, buf, sizeof(h));
-	if (h.type == IBEMU_SESS_ERROR) {
-		buf[n] = '\0';
-		return ibemu_cli_fail(1, "exec: %s", buf + sizeof(h));
-	}
+	if (n < 0)
+		return ibemu_cli_fail(
+			1, "exec: cannot reach fabric '%s' at %s: %s", fabric,
+			path, strerror((int)-n));
+	if (h.type == IBEMU_SESS_ERROR)
+		return ibemu_cli_fail(1, "exec: %s", text);
 	return 0;
+}
+
+/*
+ * $IBEMU_IFADDRS: the IPoIB interface of each port of 'host' with its
+ * address (ADDR_QUERY), "ib0=A,ib1=B", for devnode/ifaddrs.c. A port
+ * without an address is left out; a failed query sets nothing.
+ */
+static void set_ifaddrs(const char *path, const char *host)
+{
+	char spec[IBEMU_SESS_MAX_PORTS * 32] = "";
+	unsigned port, nports = 1;
+	size_t used = 0;
+
+	for (port = 1; port <= nports && port <= IBEMU_SESS_MAX_PORTS; port++) {
+		struct ibemu_sess_addr_query q;
+		struct ibemu_sess_hdr h;
+		struct in_addr a;
+		char ip[INET_ADDRSTRLEN];
+
+		memset(&q, 0, sizeof(q));
+		snprintf(q.host, sizeof(q.host), "%s", host);
+		q.port = port;
+		if (sess_call(path, IBEMU_SESS_ADDR_QUERY, &q, sizeof(q), &h,
+			      &q, sizeof(q)) != (ssize_t)sizeof(q) ||
+		    h.status)
+			return;
+		nports = q.nports;
+		if (!q.ip)
+			continue;
+		a.s_addr = htonl(q.ip);
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		used += (size_t)snprintf(spec + used, sizeof(spec) - used,
+					 "%sib%u=%s", used ? "," : "", port - 1,
+					 ip);
+	}
+	if (used)
+		setenv(IBEMU_SESS_ENV_IFADDRS, spec, 1);
 }
 
 /* <directory of the ibemu binary>/../lib, where libibumad.so.3 is. */
@@ -263,6 +328,7 @@ int ibemu_cli_exec_prepare(const char *fabric, const char *host, int wall_clock,
 		ret = check_host(fabric, sess, host);
 		if (ret)
 			return ret;
+		set_ifaddrs(sess, host);
 	} else {
 		fd = sess_connect(sess);
 		if (fd < 0)

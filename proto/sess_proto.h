@@ -65,6 +65,9 @@
 /* Set by `ibemu run --plot`: each rank's libibverbs writes what its clock
  * did to this path plus ".RANK" at exit (verbs/trace.c). */
 #define IBEMU_SESS_ENV_TRACE "IBEMU_RUN_TRACE"
+/* The HCA ports' IPoIB interfaces, "ib0=127.10.0.1,ib1=...": what
+ * getifaddrs() lists in a process under `ibemu exec` (devnode/ifaddrs.c). */
+#define IBEMU_SESS_ENV_IFADDRS "IBEMU_IFADDRS"
 
 enum ibemu_sess_type {
 	IBEMU_SESS_ERROR = 1,	   /* d->c: status -errno, payload: text */

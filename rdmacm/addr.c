@@ -54,6 +54,27 @@ static uint32_t mapped_ip(const struct in6_addr *a)
 	return ntohl(a->s6_addr32[3]);
 }
 
+/* 127.0.0.1 or ::1, which no HCA port has: as the kernel's rdma_cm binds
+ * a loopback address (cma_bind_loopback), the process's own HCA port. */
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_LOOPBACK);
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(
+		       &((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+static int own_port(struct rdmacm_where *w)
+{
+	struct rdmacm_device *dev = rdmacm__device();
+
+	if (!dev)
+		return -ENODEV;
+	return rdmacm__host_lookup(ibv_get_device_name(dev->verbs->device), w);
+}
+
 int rdmacm__addr_lookup(const struct sockaddr *sa, struct rdmacm_where *w)
 {
 	struct ibemu_sess_addr_query q;
@@ -69,7 +90,9 @@ int rdmacm__addr_lookup(const struct sockaddr *sa, struct rdmacm_where *w)
 
 		q.ip = mapped_ip(a);
 		/* Else a GID written as IPv6 (fe80::GUID): its GUID. */
-		if (!q.ip)
+		if (!q.ip && IN6_IS_ADDR_LOOPBACK(a))
+			q.ip = INADDR_LOOPBACK;
+		else if (!q.ip)
 			memcpy(&q.port_guid, &a->s6_addr[8], 8);
 		q.port_guid = be64toh(q.port_guid);
 		break;
@@ -83,6 +106,8 @@ int rdmacm__addr_lookup(const struct sockaddr *sa, struct rdmacm_where *w)
 	}
 	if (!q.ip && !q.port_guid)
 		return -ENOENT;
+	if (is_loopback(sa))
+		return own_port(w);
 	return query(&q, w);
 }
 
@@ -187,8 +212,8 @@ static int service_port(const char *service)
 
 /*
  * 'node' as a socket address: a fabric host name becomes its port 1's
- * address; else a numeric IPv4 or IPv6 address (no DNS: a name the fabric
- * does not have is EAI_NONAME). NULL: the wildcard of 'family'.
+ * address; else a numeric IPv4 or IPv6 address, or "localhost" (no DNS:
+ * another name the fabric does not have is EAI_NONAME). NULL: the wildcard of 'family'.
  */
 static int node_addr(const char *node, int family, int port_be,
 		     struct sockaddr_storage *ss)
@@ -209,6 +234,11 @@ static int node_addr(const char *node, int family, int port_be,
 		s6->sin6_port = (uint16_t)port_be;
 		return 0;
 	}
+	if (node && !strcmp(node, "localhost")) {
+		/* the one name of the host's own that needs no lookup */
+		node = family == AF_INET6 ? "::1" : "127.0.0.1";
+		return node_addr(node, family, port_be, ss);
+	}
 	if (node && !rdmacm__host_lookup(node, &w)) {
 		rdmacm__addr_fill(ss, family == AF_INET6 ? AF_INET6 : AF_INET,
 				  &w, (uint16_t)port_be);
@@ -226,6 +256,36 @@ static int node_addr(const char *node, int family, int port_be,
 	return 0;
 }
 
+/*
+ * Neither node nor service: the hints' own addresses, flags and types, as
+ * rdma-core answers (libfabric's verbs provider asks so for its domains).
+ */
+static int hints_only(const struct rdma_addrinfo *hints,
+		      struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *ai = calloc(1, sizeof(*ai));
+	int ret = 0;
+
+	if (!ai)
+		return rdmacm_err(ENOMEM);
+	ai->ai_flags = hints->ai_flags;
+	ai->ai_family = hints->ai_family;
+	ai->ai_qp_type = hints->ai_qp_type;
+	ai->ai_port_space = hints->ai_port_space;
+	if (hints->ai_dst_addr && hints->ai_dst_len)
+		ret = copy_addr(hints->ai_dst_addr, &ai->ai_dst_addr,
+				&ai->ai_dst_len);
+	if (!ret && hints->ai_src_addr && hints->ai_src_len)
+		ret = copy_addr(hints->ai_src_addr, &ai->ai_src_addr,
+				&ai->ai_src_len);
+	if (ret) {
+		rdma_freeaddrinfo(ai);
+		return ret;
+	}
+	*res = ai;
+	return 0;
+}
+
 RDMACM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				   const struct rdma_addrinfo *hints,
 				   struct rdma_addrinfo **res)
@@ -236,8 +296,10 @@ RDMACM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	int passive = hints && (hints->ai_flags & RAI_PASSIVE);
 	int port_be = service_port(service), ret;
 
-	if (!res || (!node && !service))
-		return EAI_NONAME;
+	if (!res || (!node && !service && !hints))
+		return rdmacm_err(EINVAL);
+	if (!node && !service)
+		return hints_only(hints, res);
 	if (port_be < 0)
 		return EAI_SERVICE;
 	if (hints && (hints->ai_flags & RAI_FAMILY) && family == AF_IB)

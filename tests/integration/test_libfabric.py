@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+"""Debian's libfabric (1.17) over ibemu: its verbs provider finds the HCA
+through ibemu's libibverbs and librdmacm and the IPoIB interface that
+getifaddrs() lists under 'ibemu exec' (devnode/ifaddrs.c), so fi_info
+offers MSG, DGRAM and RDM (ofi_rxm over MSG) endpoints; fi_pingpong runs
+between two emulated hosts across the switches over DGRAM, and prints the
+fabric's virtual latency, the same on every run."""
+
+import re
+import subprocess
+import time
+
+from harness import IBEMU, IbemuTestCase, OpenSMRunner, main, topology
+
+SERVER, CLIENT = "hca1", "hca3"
+SERVER_IP = "127.10.0.1"  # topologies/README.md: 127.10.0.0 + 16*0 + 1
+
+
+class LibfabricTest(OpenSMRunner, IbemuTestCase):
+    def exec_argv(self, fabric, host, *argv):
+        return [IBEMU, "exec", "--fabric", fabric, "--host", host, "--",
+                *argv]
+
+    def fi_info(self, fabric, prov):
+        p = subprocess.run(self.exec_argv(fabric, SERVER, "fi_info", "-p",
+                                          prov),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env=self.tool_env, timeout=60)
+        return p.stdout
+
+    def pingpong(self, fabric, port, *opts):
+        """fi_pingpong's server and client; both end with status 0. Returns
+        the client's figures: bytes -> usec/xfer."""
+        server = subprocess.Popen(
+            self.exec_argv(fabric, SERVER, "fi_pingpong", "-p", "verbs",
+                           "-B", str(port), *opts),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.tool_env)
+        try:
+            time.sleep(0.5)
+            client = subprocess.run(
+                self.exec_argv(fabric, CLIENT, "fi_pingpong", "-p", "verbs",
+                               "-P", str(port), *opts, SERVER_IP),
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                env=self.tool_env, timeout=120)
+            sout, _ = server.communicate(timeout=60)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+        self.assertEqual(client.returncode, 0, client.stdout)
+        self.assertEqual(server.returncode, 0, sout)
+        rows = re.findall(r"^(\d+)\s+(\d+)\s+=(\d+)\s+\S+\s+\S+\s+\S+\s+"
+                          r"([\d.]+)", client.stdout, re.M)
+        self.assertTrue(rows, client.stdout)
+        for size, sent, acked, _ in rows:
+            self.assertEqual(sent, acked, client.stdout)
+        return {int(r[0]): float(r[3]) for r in rows}
+
+    def test_providers_and_dgram(self):
+        fabric = "lfi"
+        self.up(topology("two-switch.yaml"), fabric)
+        out = self.fi_info(fabric, "verbs")
+        self.assertIn("FI_EP_MSG", out)
+        self.assertIn("FI_EP_DGRAM", out)
+        self.assertIn("domain: hca1", out)
+        # ofi_rxm needs a MSG domain with an address: the IPoIB interface
+        out = self.fi_info(fabric, "verbs;ofi_rxm")
+        self.assertIn("FI_PROTO_RXM", out)
+        # DGRAM (UD) across the spines, in virtual time, twice the same
+        runs = [self.pingpong(fabric, 47600 + i, "-e", "dgram", "-I",
+                              "200", "-S", "64", "-c") for i in range(2)]
+        self.assertEqual(runs[0], runs[1])
+        lat = runs[0][64]
+        self.assertGreater(lat, 0.3)
+        self.assertLess(lat, 5.0)
+
+
+if __name__ == "__main__":
+    main()
