@@ -409,12 +409,39 @@ static void sidr_req_build(uint8_t *mad, struct rdmacm_id *id,
 		       p->private_data, p->private_data_len);
 }
 
+/*
+ * The conn_param as the CM uses it: RDMA_MAX_RESP_RES and
+ * RDMA_MAX_INIT_DEPTH stand for the device's maxima (libfabric's verbs
+ * provider passes them), and more than the device allows is EINVAL, as
+ * rdma-core's ucma_valid_param() and its connect and accept have it.
+ * 0 or -errno.
+ */
+static int conn_param_resolve(struct rdma_cm_id *cm_id,
+			      const struct rdma_conn_param *in,
+			      struct rdma_conn_param *out)
+{
+	struct ibv_device_attr da;
+
+	*out = *in;
+	if (ibv_query_device(cm_id->verbs, &da))
+		return -EIO;
+	if (out->responder_resources == RDMA_MAX_RESP_RES)
+		out->responder_resources = (uint8_t)da.max_qp_rd_atom;
+	else if (out->responder_resources > da.max_qp_rd_atom)
+		return -EINVAL;
+	if (out->initiator_depth == RDMA_MAX_INIT_DEPTH)
+		out->initiator_depth = (uint8_t)da.max_qp_init_rd_atom;
+	else if (out->initiator_depth > da.max_qp_init_rd_atom)
+		return -EINVAL;
+	return 0;
+}
+
 RDMACM_EXPORT int rdma_connect(struct rdma_cm_id *cm_id,
 			       struct rdma_conn_param *p)
 {
 	struct rdmacm_id *id = rdmacm_id_of(cm_id);
 	const struct ibv_sa_path_rec *path = cm_id->route.path_rec;
-	struct rdma_conn_param none;
+	struct rdma_conn_param none, resolved;
 	uint8_t mad[IBEMU_MAD_LEN];
 	int ud = cm_id->qp_type == IBV_QPT_UD, ret, timeout;
 	uint16_t attr = ud ? IBEMU_CM_ATTR_SIDR_REQ : IBEMU_CM_ATTR_REQ;
@@ -428,6 +455,10 @@ RDMACM_EXPORT int rdma_connect(struct rdma_cm_id *cm_id,
 	if (!pd_fits(cm_id, attr, p->private_data_len) ||
 	    (p->private_data_len && !p->private_data))
 		return rdmacm_err(EINVAL);
+	ret = conn_param_resolve(cm_id, p, &resolved);
+	if (ret)
+		return rdmacm_err(-ret);
+	p = &resolved;
 	pthread_mutex_lock(&cm.lock);
 	if (id->conn.state != RDMACM_CM_IDLE) {
 		pthread_mutex_unlock(&cm.lock);
@@ -820,7 +851,7 @@ RDMACM_EXPORT int rdma_accept(struct rdma_cm_id *cm_id,
 			      struct rdma_conn_param *p)
 {
 	struct rdmacm_id *id = rdmacm_id_of(cm_id);
-	struct rdma_conn_param none;
+	struct rdma_conn_param none, resolved;
 	uint8_t mad[IBEMU_MAD_LEN];
 	int ret;
 
@@ -833,6 +864,10 @@ RDMACM_EXPORT int rdma_accept(struct rdma_cm_id *cm_id,
 	}
 	if (p->private_data_len && !p->private_data)
 		return rdmacm_err(EINVAL);
+	ret = conn_param_resolve(cm_id, p, &resolved);
+	if (ret)
+		return rdmacm_err(-ret);
+	p = &resolved;
 	pthread_mutex_lock(&cm.lock);
 	if (id->conn.state != RDMACM_CM_REQ_RCVD &&
 	    id->conn.state != RDMACM_CM_MRA_SENT) {

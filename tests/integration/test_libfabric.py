@@ -4,7 +4,8 @@ through ibemu's libibverbs and librdmacm and the IPoIB interface that
 getifaddrs() lists under 'ibemu exec' (devnode/ifaddrs.c), so fi_info
 offers MSG, DGRAM and RDM (ofi_rxm over MSG) endpoints; fi_pingpong runs
 between two emulated hosts across the switches over DGRAM, and prints the
-fabric's virtual latency, the same on every run."""
+fabric's virtual latency, the same on every run; MSG endpoints connect
+through ibemu's rdma_cm."""
 
 import re
 import subprocess
@@ -74,6 +75,18 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
         lat = runs[0][64]
         self.assertGreater(lat, 0.3)
         self.assertLess(lat, 5.0)
+
+    def test_msg(self):
+        """MSG endpoints connect through rdma_cm (REQ/REP/RTU), with the
+        provider's RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH taken as the
+        device's maxima."""
+        fabric = "lfm"
+        self.up(topology("two-switch.yaml"), fabric)
+        runs = [self.pingpong(fabric, 47610 + i, "-e", "msg", "-I", "200",
+                              "-S", "64", "-c") for i in range(2)]
+        self.assertEqual(runs[0], runs[1])
+        self.assertGreater(runs[0][64], 0.3)
+        self.assertLess(runs[0][64], 5.0)
 
 
 if __name__ == "__main__":
