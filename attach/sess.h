@@ -237,6 +237,7 @@ struct ibemu_sess_server {
 	uv_poll_t mempoll;
 	int mempoll_fd;		    /* -1: none */
 	uint64_t mempoll_at;	    /* the wall ns it is armed for, or 0 */
+	int task_clock_told;	    /* logged that perf's is refused */
 	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
 	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */
 	int verbs_dirty;	    /* completions written, not yet published */

@@ -1038,6 +1038,7 @@ void ibemu__sess_verbs_close(struct ibemu_sess_conn *c)
 		ibemu__vs_mr_drop(v, v->mrs[i].handle);
 	}
 	ibemu__vs_mem_close(v);
+	ibemu__vs_rule_close(v);
 	for (i = 0; i < v->npds; i++)
 		ibemu_tp_pd_free(tp, v->pds[i]);
 	for (pp = &v->hca->verbs; *pp; pp = &(*pp)->next) {

@@ -104,8 +104,11 @@ struct ibemu_sess_verbs {
 	struct ibemu_log_limit garbage_log;
 	struct ibemu_sess_proc *proc; /* its process's share (sess_limits) */
 	struct ibemu_sess_cost held;  /* what this context holds of it */
-	/* The time rule's view of its process (clock/rule.h). */
+	/* The time rule's view of its process (clock/rule.h), and its main
+	 * thread's task clock for memory polling (sess_verbs_rule.c): a
+	 * perf_event fd, -1 if none could be opened. */
 	struct ibemu_rule_proc rule;
+	int cpu_fd, cpu_fd_tried;
 };
 
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)
@@ -168,6 +171,8 @@ void ibemu__vs_mem_landing(struct ibemu_sess_hca *h, pid_t pid);
 /* Memory polling's timer, with the doorbell's hooks. */
 void ibemu__vs_mempoll_start(struct ibemu_sess_server *s);
 void ibemu__vs_mempoll_stop(struct ibemu_sess_server *s);
+/* Lets go of what the rule holds of stream 'v' (its task clock). */
+void ibemu__vs_rule_close(struct ibemu_sess_verbs *v);
 void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t);
 
 /* sess_verbs_mem.c: payload between processes */

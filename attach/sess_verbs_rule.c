@@ -15,9 +15,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 
 #include "sess_verbs_int.h"
 
@@ -152,6 +154,81 @@ static const struct ibemu_rule_cpu_ops proc_cpu_ops = {
 	.cpu_ns = proc_cpu_ns,
 };
 
+/*
+ * The task clock of the main thread of the process of 'v', as perf
+ * counts it (PERF_COUNT_SW_TASK_CLOCK), or -1. schedstat's figure for a
+ * thread that stays on its CPU moves only at the scheduler's tick (every
+ * 4 ms at HZ=250), so a spinner proved its 20 us there milliseconds
+ * late; reading a perf counter updates it on the thread's CPU. Ptrace
+ * access is the library's prctl(PR_SET_PTRACER) already; a kernel whose
+ * perf_event_paranoid forbids it (Debian's 3, Ubuntu's 4) leaves
+ * schedstat, and says so once.
+ */
+static int task_clock_fd(struct ibemu_sess_verbs *v)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.exclude_kernel = 1, /* what perf_event_paranoid 2 allows */
+		.exclude_hv = 1,
+	};
+	struct ibemu_sess_server *s = v->c->s;
+
+	if (v->cpu_fd_tried)
+		return v->cpu_fd;
+	v->cpu_fd_tried = 1;
+	v->cpu_fd = (int)syscall(SYS_perf_event_open, &a, v->c->pid, -1, -1,
+				 PERF_FLAG_FD_CLOEXEC);
+	if (v->cpu_fd < 0 && !s->task_clock_told) {
+		s->task_clock_told = 1;
+		ibemu_daemon_log(vs_daemon(v),
+				 "memory polling: no task clock for process "
+				 "%ld (perf_event_open: %s; "
+				 "/proc/sys/kernel/perf_event_paranoid "
+				 "at most 2 allows it): CPU time from "
+				 "schedstat, milliseconds late",
+				 (long)v->c->pid, strerror(errno));
+	}
+	return v->cpu_fd;
+}
+
+/* The memory-polling on-CPU op for stream 'ctx': its task clock (1: up
+ * to date), else schedstat (0). */
+static int stream_cpu_ns(void *ctx, uint64_t *ns)
+{
+	struct ibemu_sess_verbs *v = ctx;
+	int fd = task_clock_fd(v);
+	uint64_t val;
+
+	if (fd >= 0 && read(fd, &val, sizeof(val)) == sizeof(val)) {
+		*ns = val;
+		return 1; /* up to date */
+	}
+	return proc_cpu_ns((void *)(intptr_t)v->c->pid, ns);
+}
+
+/* Memory polling asks for on-CPU time alone. */
+static int no_cpu(void *ctx, uint64_t *ticks, int *runnable)
+{
+	(void)ctx;
+	(void)ticks;
+	(void)runnable;
+	return -EOPNOTSUPP;
+}
+
+static const struct ibemu_rule_cpu_ops stream_cpu_ops = {
+	.cpu = no_cpu,
+	.cpu_ns = stream_cpu_ns,
+};
+
+void ibemu__vs_rule_close(struct ibemu_sess_verbs *v)
+{
+	if (v->cpu_fd_tried && v->cpu_fd >= 0)
+		close(v->cpu_fd);
+	v->cpu_fd_tried = 0;
+}
+
 /* Whether the stream registered memory for remote writes or atomics. */
 static int remote_target(const struct ibemu_sess_verbs *v)
 {
@@ -253,8 +330,8 @@ static int mem_waits(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 
 	ret = ibemu_rule_mem_wait(&d->rule, &c->verbs->rule, w,
 				  remote_target(c->verbs), now_ns,
-				  ibemu_engine_now(d->engine), &proc_cpu_ops,
-				  (void *)(intptr_t)c->pid, &wake, &wrong);
+				  ibemu_engine_now(d->engine), &stream_cpu_ops,
+				  c->verbs, &wake, &wrong);
 	if (wrong && !was)
 		ibemu_daemon_log(d,
 				 "process %ld was counted as polling its "

@@ -7,7 +7,9 @@ as fast as the daemon's hand-offs go). ib_write_lat's ends spin on
 memory instead (docs/design.md §3, "Memory polling"): its ratio to
 ib_send_lat is what the memory-polling rule costs (issue 20's target: at
 most 2). Each program also prints its virtual one-way latency
-(t_typical), which is the model's and the same on every machine.
+(t_typical), which is the model's and the same on every machine, and
+the host's load average before and after (on a loaded host a spinner
+waits for its time slices: the ratio is meant for a quiet one).
 
 usage: bench/perftest.py [--build DIR] [--iters N] [--repeat N]
 The fabric is topologies/two-switch.yaml with its resident ibemu-sm; the
@@ -45,6 +47,12 @@ def listening(port):
     return False
 
 
+def loadavg():
+    """The host's 1-minute load average, as /proc/loadavg says it."""
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
 def run_pair(ibemu, fabric, prog, iters, env):
     """(wall s, client's t_typical us) of one run of 'prog'."""
     port = free_port()
@@ -80,6 +88,7 @@ def main():
                                               "two-switch.yaml"),
                     "--name", fabric, *a.up_args], env=env, check=True,
                    capture_output=True)
+    load_before = loadavg()
     try:
         best = {}
         for _ in range(a.repeat):  # interleaved: the ratio holds on a load
@@ -90,12 +99,15 @@ def main():
     finally:
         subprocess.run([ibemu, "down", "--fabric", fabric], env=env,
                        capture_output=True)
+    load_after = loadavg()
     ref = best["ib_send_lat"][0]
     print(f"{'program':<14}{'wall s':>9}{'x send':>9}{'virtual us':>12}"
           f"   (-n {a.iters}, best of {a.repeat})")
     for prog in PROGRAMS:
         wall, lat = best[prog]
         print(f"{prog:<14}{wall:>9.2f}{wall / ref:>9.2f}{lat:>12.2f}")
+    print(f"load average (1 min): {load_before} before, {load_after} after,"
+          f" {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

@@ -449,6 +449,7 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		ibemu__verbs_took(ctx);
 		ibemu__verbs_clock_at_least(ctx, t0);
 		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
+		ibemu__verbs_took_kick(ctx);
 	} else if (rule) {
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
 	}

@@ -58,6 +58,7 @@ static int take_next(struct ibemu_verbs_cq *q)
 		ibemu__verbs_took(ctx);
 		ibemu__verbs_clock_at_least(ctx, q->cur->time_ps);
 		ibemu__verbs_charge(ctx, IBEMU_VCOST_POLL_HIT, 0);
+		ibemu__verbs_took_kick(ctx);
 	}
 	return 0;
 }

@@ -134,6 +134,24 @@ static int memory_check(const void *addr, size_t len)
 	return 0;
 }
 
+/* Whether a process may wait for writes into a region of 'access'. */
+static int remote_target(unsigned access)
+{
+	return !!(access &
+		  (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC));
+}
+
+/* The daemon presumes memory polling only in a process with such regions
+ * (docs/design.md §3), and the library kicks it for them alone. */
+static void remote_mrs_add(struct ibemu_verbs_context *ctx,
+			   struct ibv_context *context, int n)
+{
+	pthread_mutex_lock(&context->mutex);
+	__atomic_store_n(&ctx->remote_mrs, ctx->remote_mrs + (unsigned)n,
+			 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&context->mutex);
+}
+
 VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 					     size_t length, uint64_t iova,
 					     unsigned int access)
@@ -199,6 +217,8 @@ VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 	mr->mr.addr = addr;
 	mr->mr.length = length;
 	mr->access = access;
+	if (remote_target(access))
+		remote_mrs_add(ctx, context, 1);
 	(void)iova; /* the address the peer names: kept by the transport */
 	return &mr->mr;
 }
@@ -233,6 +253,8 @@ int ibemu__ibv_dereg_mr(struct ibv_mr *mr)
 				0);
 	if (ret)
 		return ret;
+	if (remote_target(((struct ibemu_verbs_mr *)mr)->access))
+		remote_mrs_add(ibemu__verbs_ctx(context), context, -1);
 	pthread_mutex_lock(&context->mutex);
 	ibemu__verbs_ctx(context)->nmrs--;
 	((struct ibemu_verbs_pd *)mr->pd)->users--;

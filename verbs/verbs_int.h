@@ -62,6 +62,9 @@ struct ibemu_verbs_context {
 	struct verbs_context vctx; /* first; ends with the ibv_context */
 	struct ibemu_verbs_device *dev;
 	unsigned npds, nmrs, ncqs, nahs;
+	/* Its regions open to remote writes or atomics (context.mutex;
+	 * read without it): a process with some may poll its memory. */
+	unsigned remote_mrs;
 	/* The verbs stream: calls under sess_lock, one at a time. */
 	int sess_fd;
 	pthread_mutex_t sess_lock;
@@ -405,6 +408,12 @@ void ibemu__verbs_calling(struct ibemu_verbs_context *ctx);
  * page says the process took a completion last.
  */
 void ibemu__verbs_took(struct ibemu_verbs_context *ctx);
+/*
+ * After a poll that took work, once the clock moved: a process with
+ * regions open to remote writes may spin on its memory next, which the
+ * daemon must start timing at once (a kick, if it sleeps).
+ */
+void ibemu__verbs_took_kick(struct ibemu_verbs_context *ctx);
 /* The daemon's hand-off count, read before looking for work. */
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
 /*

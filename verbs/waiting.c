@@ -320,6 +320,15 @@ void ibemu__verbs_took(struct ibemu_verbs_context *ctx)
 		__atomic_store_n(&ctx->page->took, 1, __ATOMIC_SEQ_CST);
 }
 
+void ibemu__verbs_took_kick(struct ibemu_verbs_context *ctx)
+{
+	/* Taking a completion changes no bound, so nothing else would
+	 * wake a sleeping daemon: it would see the spin only at its next
+	 * wake for something else (the 10 ms grace timer). */
+	if (__atomic_load_n(&ctx->remote_mrs, __ATOMIC_RELAXED))
+		ibemu__verbs_kick(ctx);
+}
+
 uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx)
 {
 	return __atomic_load_n(&ctx->page->handed, __ATOMIC_SEQ_CST);

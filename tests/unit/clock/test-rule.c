@@ -18,8 +18,8 @@ struct fake {
 	struct ibemu_rule_proc p;
 	struct ibemu_rule_words w;
 	uint64_t ticks;
-	uint64_t on_cpu_ns; /* schedstat */
-	int runnable, gone, asked;
+	uint64_t on_cpu_ns; /* schedstat, or a task clock if 'exact' */
+	int runnable, gone, asked, exact;
 };
 
 static int fake_cpu(void *ctx, uint64_t *ticks, int *runnable)
@@ -41,7 +41,7 @@ static int fake_cpu_ns(void *ctx, uint64_t *ns)
 	if (f->gone)
 		return -ESRCH;
 	*ns = f->on_cpu_ns;
-	return 0;
+	return f->exact;
 }
 
 static const struct ibemu_rule_cpu_ops fake_ops = {.cpu = fake_cpu,
@@ -341,6 +341,120 @@ static void test_mem_poll(void)
 	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 1), IBEMU_LANDING_NONE);
 }
 
+/*
+ * With an up-to-date CPU clock (a perf task clock), the time on a CPU
+ * counts from the start of the silence: a spinner is presumed at the
+ * first look, IBEMU_MEMPOLL_NS after its completion, and one kept off its
+ * CPU is looked at again when it could have had enough.
+ */
+static void test_mem_poll_exact(void)
+{
+	struct ibemu_rule r;
+	struct fake f = {.w = {.clock_ps = 1000, .calls = 5, .took = 1},
+			 .on_cpu_ns = 7000000,
+			 .exact = 1};
+	uint64_t wake, t = 1000000;
+	int wrong = 0;
+
+	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
+	/* The silence begins: its CPU time is taken then. */
+	T_TRUE(!mem_at(&r, &f, 1, t, 1000, &wake, &wrong));
+	T_EQ_U64(wake, t + IBEMU_MEMPOLL_NS);
+	/* It spun all along: presumed at once. */
+	f.on_cpu_ns += IBEMU_MEMPOLL_NS;
+	T_TRUE(mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS, 1000, &wake, &wrong));
+	/* Its next post; then a completion, and it is kept off its CPU
+	 * but for 5 us: not presumed, looked at again when it could have
+	 * spent the rest. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 2 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	f.on_cpu_ns += 5000;
+	T_TRUE(!mem_at(&r, &f, 1, t + 3 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	T_EQ_U64(wake, t + 3 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CPU_NS - 5000);
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS - 5000 - 1;
+	T_TRUE(!mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	f.on_cpu_ns += 1;
+	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	/* The clock lost (schedstat's figure now): counted afresh after
+	 * the silence, never across the two clocks. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 5 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	f.exact = 0;
+	f.on_cpu_ns = 900000000;
+	T_TRUE(!mem_at(&r, &f, 1, t + 6 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	T_EQ_U64(wake, t + 6 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CHECK_NS);
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS;
+	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	T_EQ_INT(wrong, 0);
+}
+
+/* One round of ib_write_lat's loop from wall time 'ns': a completion
+ * taken (a call), then presumed or not at once; a landing if presumed,
+ * and its post. Returns whether it was presumed at once. */
+static int write_lat_round(struct ibemu_rule *r, struct fake *f, uint64_t ns)
+{
+	uint64_t wake;
+	int wrong = 0, at_once;
+
+	f->w.calls++;
+	f->w.took = 1;
+	at_once = mem_at(r, f, 1, ns, 1000, &wake, &wrong);
+	if (!at_once) {
+		f->on_cpu_ns += IBEMU_MEMPOLL_NS;
+		T_TRUE(mem_at(r, f, 1, ns + IBEMU_MEMPOLL_NS, 1000, &wake,
+			      &wrong));
+	}
+	T_EQ_INT(ibemu_rule_mem_landed(&f->p, &f->w, 1), IBEMU_LANDING_HANDOFF);
+	f->w.wait_seq = 0;
+	ibemu_rule_handoff(r, &f->p, 1, 2000);
+	f->w.calls++; /* its post, on seeing the bytes */
+	f->w.took = 0;
+	T_TRUE(!mem_at(r, f, 1, ns + 2 * IBEMU_MEMPOLL_NS, 2000, &wake,
+		       &wrong));
+	T_EQ_INT(wrong, 0);
+	return at_once;
+}
+
+/*
+ * A process whose presumptions held IBEMU_MEMPOLL_LEARNED times in a row
+ * is presumed as soon as it takes a completion; one presumption that no
+ * landing ended starts the count again.
+ */
+static void test_mem_poll_learned(void)
+{
+	struct ibemu_rule r;
+	struct fake f = {.w = {.clock_ps = 1000, .calls = 5},
+			 .on_cpu_ns = 7000000,
+			 .exact = 1};
+	uint64_t wake, t = 1000000;
+	unsigned i;
+	int wrong = 0;
+
+	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
+	for (i = 0; i < IBEMU_MEMPOLL_LEARNED; i++, t += 10 * IBEMU_MEMPOLL_NS)
+		T_TRUE(!write_lat_round(&r, &f, t));
+	T_TRUE(write_lat_round(&r, &f, t));
+	t += 10 * IBEMU_MEMPOLL_NS;
+	T_TRUE(write_lat_round(&r, &f, t));
+	/* Presumed at once, it calls instead (the loop ended): harmless
+	 * here (the engine stayed within its bound), but learnt again. */
+	t += 10 * IBEMU_MEMPOLL_NS;
+	f.w.calls++;
+	f.w.took = 1;
+	T_TRUE(mem_at(&r, &f, 1, t, 1000, &wake, &wrong));
+	f.w.calls++;
+	f.w.took = 0;
+	T_TRUE(!mem_at(&r, &f, 1, t + 1, 1000, &wake, &wrong));
+	T_EQ_INT(wrong, 0);
+	T_EQ_INT(r.nondet, 0);
+	t += 10 * IBEMU_MEMPOLL_NS;
+	T_TRUE(!write_lat_round(&r, &f, t));
+}
+
 void ibemu_test_register_clock_rule(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -351,6 +465,8 @@ void ibemu_test_register_clock_rule(void)
 		{"grace_of_its_own", test_grace_of_its_own},
 		{"grace_loaded_or_asleep", test_grace_loaded_or_asleep},
 		{"mem_poll", test_mem_poll},
+		{"mem_poll_exact", test_mem_poll_exact},
+		{"mem_poll_learned", test_mem_poll_learned},
 		{NULL, NULL},
 	};
 
