@@ -374,8 +374,8 @@ _Static_assert(sizeof(struct ibemu_sess_mad) == 72, "mad header is 72 bytes");
  * sends its deferred SENDs so, IBEMU_UMAD_DEFER_SENDS).
  */
 #define IBEMU_SESS_PACK_ALIGN 8u
-/* Bytes of a PACK's payload at most (64 RECVs of a MAD of 256 bytes). */
-#define IBEMU_SESS_PACK_MAX (64u * (16u + 72u + 256u))
+/* Bytes of a PACK's payload at most (256 RECVs of a MAD of 256 bytes). */
+#define IBEMU_SESS_PACK_MAX (256u * (16u + 72u + 256u))
 
 /* WAIT 'timeout_ms' meaning none: the wait ends with a MAD only. */
 #define IBEMU_SESS_WAIT_FOREVER UINT32_MAX

@@ -27,6 +27,8 @@ static void send_flush(void);
 	(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) + \
 	 IBEMU_MAD_LEN)
 #define BATCH 32
+/* SENDs queued at most (a PACK holds them all): an SM's whole window. */
+#define SEND_BATCH 256
 
 /* What a stream's next message is, as recv_next() says. */
 #define NEXT_RECV 0 /* a RECV waits (or a stashed MAD) */
@@ -423,8 +425,8 @@ static struct {
 	int fd;	   /* the port queued for, or -1 */
 	pid_t pid; /* the process that queued (a forked child sends none) */
 	unsigned n;
-	uint32_t len[BATCH];
-	uint8_t slot[BATCH][SLOT] __attribute__((aligned(8)));
+	uint32_t len[SEND_BATCH];
+	uint8_t slot[SEND_BATCH][SLOT] __attribute__((aligned(8)));
 } sendq = {.fd = -1};
 
 /* Whether the queue may go as one PACK (sess_proto.h). */
@@ -451,7 +453,7 @@ static int send_pack_locked(void)
 		.version = IBEMU_SESS_VERSION,
 		.type = IBEMU_SESS_PACK,
 	};
-	struct iovec iov[BATCH + 1];
+	struct iovec iov[SEND_BATCH + 1];
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = sendq.n + 1};
 	unsigned i;
 	ssize_t n;
@@ -477,8 +479,8 @@ static int send_pack_locked(void)
 /* Sends the queue one message each; 0, or -1 and errno. */
 static int send_each_locked(void)
 {
-	struct mmsghdr mm[BATCH];
-	struct iovec iov[BATCH];
+	struct mmsghdr mm[SEND_BATCH];
+	struct iovec iov[SEND_BATCH];
 	unsigned i, done = 0;
 	int n;
 
@@ -556,7 +558,7 @@ static int send_defer(int fd, const void *head, size_t hlen, const void *data,
 	if (len)
 		memcpy(sendq.slot[sendq.n] + hlen, data, len);
 	sendq.len[sendq.n++] = (uint32_t)(hlen + len);
-	if (sendq.n == BATCH ||
+	if (sendq.n == SEND_BATCH ||
 	    __atomic_load_n(&recv_waiting, __ATOMIC_SEQ_CST))
 		ret = send_flush_locked();
 	pthread_mutex_unlock(&send_lock);
