@@ -168,6 +168,7 @@ struct ibemu_sess_conn {
 	size_t out_bytes;
 	uint64_t out_dropped;
 	uint64_t out_dropped_logged_ms;
+	int packs; /* it sent a PACK: its RECVs go packed (sess_umad_pack) */
 	/* What its process does wrong, logged a few times then once a
 	 * second (ibemu_daemon_log_limited()). */
 	struct ibemu_log_limit log_limits[IBEMU_SESS_LOG_NREASONS];
@@ -389,8 +390,25 @@ int ibemu__su_waiting(const struct ibemu_sess_conn *c);
 /* What the rule reads of the stream; -ENOENT until it first waited. */
 int ibemu__su_words(const struct ibemu_sess_conn *c,
 		    struct ibemu_rule_words *w);
-/* Sends the RECVs and TICKs queued on every stream (the end of a run). */
+/* Sends the RECVs and TICKs queued on every stream (the end of a run),
+ * but those of streams that take PACKs: the loop's idle turn sends them. */
 void ibemu__sess_streams_flush(struct ibemu_sess_server *s);
+
+/* sess_umad_pack.c: PACKs on port streams (sess_proto.h). */
+/* A PACK from the process: checked whole, then each message in turn. */
+void ibemu__su_unpack(struct ibemu_sess_conn *c, const struct ibemu_sess_hdr *h,
+		      const uint8_t *payload);
+/*
+ * The next message to send of queue 'o': iov[] (room for 'max_iov') gets
+ * it alone (*niov 1), or a PACK of the RECVs that start the queue, 'ph'
+ * its header (*niov is 1 + their number). Returns the queued messages it
+ * takes.
+ */
+struct iovec;
+unsigned ibemu__su_pack_out(const struct ibemu_sess_conn *c,
+			    const struct ibemu_sess_out *o,
+			    struct ibemu_sess_hdr *ph, struct iovec *iov,
+			    unsigned max_iov, unsigned *niov);
 
 /* sess_job.c: job streams, the bootstrap of 'ibemu run'. */
 /* A message on new or job connection 'c' (JOB_JOIN starts one). */

@@ -61,6 +61,22 @@ int ibemu__sess_send_msg(int fd, uint16_t type, int32_t status,
 static void conn_cb(uv_poll_t *h, int status, int events);
 static void flush_unlist(struct ibemu_sess_conn *c);
 
+/* Frees the first 'n' messages of the stream's queue: they went. */
+static void out_drop(struct ibemu_sess_conn *c, unsigned n)
+{
+	struct ibemu_sess_out *o;
+
+	while (n-- > 0) {
+		o = c->out_head;
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = NULL;
+		c->out_len--;
+		c->out_bytes -= o->len;
+		free(o);
+	}
+}
+
 static void conn_watch(struct ibemu_sess_conn *c, int events)
 {
 	if (c->events == events)
@@ -176,25 +192,34 @@ static void call_error(struct ibemu_sess_conn *c, int status, const char *why)
 	ibemu__sess_conn_close(c, NULL);
 }
 
-/* RECVs sent by one sendmmsg at most. */
+/* Messages sent by one sendmmsg at most, and their iovecs (a PACK takes
+ * one for its header and one for each RECV in it). */
 #define FLUSH_BATCH 64
+#define FLUSH_IOVS  1024
 
 /* Sends what the stream has queued; 1 if all went, 0 if the socket is full. */
 static int out_flush(struct ibemu_sess_conn *c)
 {
 	struct mmsghdr mm[FLUSH_BATCH];
-	struct iovec iov[FLUSH_BATCH];
+	struct iovec iov[FLUSH_IOVS];
+	struct ibemu_sess_hdr ph[FLUSH_BATCH];
+	unsigned taken[FLUSH_BATCH], used, niov;
 	struct ibemu_sess_out *o;
-	int k, n;
+	int k, n, i;
 
 	while (c->out_head) {
 		memset(mm, 0, sizeof(mm));
-		for (k = 0, o = c->out_head; o && k < FLUSH_BATCH;
-		     k++, o = o->next) {
-			iov[k].iov_base = o->msg;
-			iov[k].iov_len = o->len;
-			mm[k].msg_hdr.msg_iov = &iov[k];
-			mm[k].msg_hdr.msg_iovlen = 1;
+		used = 0;
+		for (k = 0, o = c->out_head; o && k < FLUSH_BATCH; k++) {
+			if (FLUSH_IOVS - used < 3)
+				break;
+			taken[k] = ibemu__su_pack_out(c, o, &ph[k], iov + used,
+						      FLUSH_IOVS - used, &niov);
+			mm[k].msg_hdr.msg_iov = iov + used;
+			mm[k].msg_hdr.msg_iovlen = niov;
+			used += niov;
+			for (i = 0; i < (int)taken[k]; i++)
+				o = o->next;
 		}
 		n = sendmmsg(c->fd, mm, (unsigned)k,
 			     MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -206,15 +231,8 @@ static int out_flush(struct ibemu_sess_conn *c)
 		 * either way the messages are done with. */
 		if (n <= 0)
 			n = k;
-		while (n-- > 0) {
-			o = c->out_head;
-			c->out_head = o->next;
-			if (!c->out_head)
-				c->out_tail = NULL;
-			c->out_len--;
-			c->out_bytes -= o->len;
-			free(o);
-		}
+		for (i = 0; i < n; i++)
+			out_drop(c, taken[i]);
 	}
 	return 1;
 }
@@ -223,29 +241,45 @@ static int out_flush(struct ibemu_sess_conn *c)
  * RECVs are queued as the engine hands them over and sent together on the
  * loop's next turn: one system call for many MADs (a sweep of a large
  * subnet has hundreds of thousands; a call costs microseconds). While
- * something waits the idle handle keeps the loop from blocking.
+ * something waits the idle handle keeps the loop from blocking. The end
+ * of a run ('runs_end') sends them too, but for streams that take PACKs:
+ * theirs wait for the idle handle, which packs what the loop's turn
+ * handed them over all its runs (a run under the time rule often stops
+ * after one MAD). When the process reads them does not matter to virtual
+ * time: it counts as running from the hand-off on.
  */
-void ibemu__sess_streams_flush(struct ibemu_sess_server *s)
+static void streams_flush(struct ibemu_sess_server *s, int runs_end)
 {
-	struct ibemu_sess_conn *c;
+	struct ibemu_sess_conn *c, *keep = NULL;
 
 	/* Mid-run, a process must not see part of what the run hands it. */
 	if (s->d->rule.mid_run)
 		return;
 	while ((c = s->flush_head)) {
 		s->flush_head = c->flush_next;
+		if (runs_end && c->packs) {
+			c->flush_next = keep;
+			keep = c;
+			continue;
+		}
 		c->flush_next = NULL;
 		c->flush_listed = 0;
 		if (!c->closing && !(c->events & UV_WRITABLE) && !out_flush(c))
 			conn_watch(c, UV_READABLE | UV_WRITABLE);
 	}
+	s->flush_head = keep;
+}
+
+void ibemu__sess_streams_flush(struct ibemu_sess_server *s)
+{
+	streams_flush(s, 1);
 }
 
 static void flush_idle_cb(uv_idle_t *h)
 {
 	struct ibemu_sess_server *s = h->data;
 
-	ibemu__sess_streams_flush(s);
+	streams_flush(s, 0);
 	if (!s->flush_head)
 		uv_idle_stop(h);
 }
@@ -789,13 +823,16 @@ void ibemu__sess_conn_handle(struct ibemu_sess_conn *c, const uint8_t *buf,
 	if (c->kind == IBEMU_SESS_CONN_STREAM) {
 		if (h.type == IBEMU_SESS_SEND)
 			handle_send(c, &h, payload);
+		else if (h.type == IBEMU_SESS_PACK)
+			ibemu__su_unpack(c, &h, payload);
 		else if (h.type == IBEMU_SESS_WAIT &&
 			 h.len == sizeof(struct ibemu_sess_wait))
 			ibemu__su_wait(c, payload);
 		else
 			proto_error(c, -EPROTO,
 				    "message type %u of %u bytes on a port "
-				    "stream, which takes only SEND and WAIT "
+				    "stream, which takes only SEND, WAIT and "
+				    "PACK "
 				    "(%zu bytes)",
 				    h.type, h.len,
 				    sizeof(struct ibemu_sess_wait));

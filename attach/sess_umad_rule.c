@@ -31,6 +31,23 @@ static int su_rule_on(const struct ibemu_sess_conn *c)
 	return ibemu_rule_on(&su_daemon(c)->rule);
 }
 
+/*
+ * How much later than the rule's lookahead a umad process can act: each
+ * MAD it sends is stamped a host's MAD cost (IBEMU_SESS_MAD_SEND_PS) after
+ * its clock, and that cost is longer than the doorbell delay that bounds a
+ * verbs process. So the engine may run that far past the process's clock,
+ * and past the hand-off of a MAD to it, without changing anything the
+ * process can do: a run delivers in one go the answers a sweep's window
+ * brings within that time, instead of one at a time, and the virtual times
+ * are the same.
+ */
+static uint64_t su_ahead(const struct ibemu_daemon *d)
+{
+	return IBEMU_SESS_MAD_SEND_PS > d->rule.lookahead_ps
+		       ? IBEMU_SESS_MAD_SEND_PS - d->rule.lookahead_ps
+		       : 0;
+}
+
 /* A MAD of the process entered the fabric at 't': its clock is there at
  * least, and its timeouts count from there. */
 static void su_clock_at_least(struct ibemu_sess_conn *c, uint64_t t)
@@ -68,7 +85,7 @@ static void handoff(struct ibemu_sess_conn *c, uint64_t t)
 		c->time.last_ps = t;
 	if (su_rule_on(c) && c->time.in_rule)
 		ibemu_rule_handoff(&d->rule, &c->time.rule,
-				   ibemu__su_waiting(c), t);
+				   ibemu__su_waiting(c), t + su_ahead(d));
 	else
 		c->time.rule.handed++;
 }
@@ -208,7 +225,7 @@ int ibemu__su_words(const struct ibemu_sess_conn *c, struct ibemu_rule_words *w)
 	*w = (struct ibemu_rule_words){
 		.wait_seq = c->time.wait_seq,
 		.calls = c->time.calls,
-		.clock_ps = c->time.clock_ps,
+		.clock_ps = c->time.clock_ps + su_ahead(su_daemon(c)),
 	};
 	return 0;
 }

@@ -240,6 +240,7 @@ def up_once(ibemu, topo, env, name):
     the SM's CPU s at that moment, SMPs, virtual ps; the fabric is
     stopped after."""
     rundir = os.path.join(env["IBEMU_RUNTIME_DIR"], name)
+    load = os.getloadavg()[0]
     t0 = time.time()
     try:
         out = sh([ibemu, "up", topo, "--name", name], env)
@@ -259,7 +260,8 @@ def up_once(ibemu, topo, env, name):
         subprocess.run([ibemu, "down", "--fabric", name],
                        capture_output=True, env=env, timeout=120)
     return {"wall": wall, "sm": float(m.group(2)), "cpu_sm": cpu_sm,
-            "cpu_d": cpu_d, "smps": smps, "ps": ps}
+            "cpu_d": cpu_d, "smps": smps, "ps": ps,
+            "load": (load + os.getloadavg()[0]) / 2}
 
 
 def smp_rate(args, topo, env, name):
@@ -315,7 +317,8 @@ def bench_up(args, env, workdir):
                       f"{r['cpu_d']:.2f} s + ibemu-sm {r['cpu_sm']:.2f} s, "
                       f"{r['smps']} SMPs, {r['ps'] / 1e6:.1f} us virtual; "
                       f"MAD path {r['rate'] / 1e3:.0f} k SMPs/s: "
-                      f"{r['ref']:.3f} s for those SMPs", flush=True)
+                      f"{r['ref']:.3f} s for those SMPs; load "
+                      f"{r['load']:.1f}", flush=True)
     except mad.RunError as e:
         print(f"bench/sm.py --up: {e}", file=sys.stderr)
         return 1
@@ -324,7 +327,9 @@ def bench_up(args, env, workdir):
         print(f"{tag:4s} median of {len(rs)}: {wall:.3f} s wall (best "
               f"{min(r['wall'] for r in rs):.3f}), CPU "
               f"{median([r['cpu'] for r in rs]):.2f} s, bring-up / MAD "
-              f"path {median([r['wall'] / r['ref'] for r in rs]):.2f}  "
+              f"path {median([r['wall'] / r['ref'] for r in rs]):.2f}, "
+              f"load {median([r['load'] for r in rs]):.1f} (1-minute "
+              f"average, {os.cpu_count()} CPUs)  "
               f"{'PASS' if wall < 3 else 'MISS'} (target < 3 s)")
     if args.ref_build:
         pairs = list(zip(runs["this"], runs["ref"]))

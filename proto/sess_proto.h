@@ -115,6 +115,8 @@ enum ibemu_sess_type {
 	IBEMU_SESS_ADDR_QUERY = 40, /* call: ibemu_sess_addr, same back */
 	/* 41..45: the CM protocol (rdmacm/, attach/sess_cm.c). */
 	IBEMU_SESS_CM_LISTEN = 41, /* call: ibemu_sess_cm_listen, same back */
+	/* 50..55: the SM's MAD path at scale. */
+	IBEMU_SESS_PACK = 50, /* stream, both ways: messages, see below */
 	IBEMU_SESS_NTYPES
 };
 
@@ -380,6 +382,24 @@ _Static_assert(sizeof(struct ibemu_sess_mad) == 72, "mad header is 72 bytes");
  */
 #define IBEMU_SESS_MAD_SEND_PS 1000000ull /* 1 us */
 #define IBEMU_SESS_MAD_RECV_PS 1000000ull /* 1 us */
+
+/*
+ * PACK: several messages of a port stream in one, so that one system call
+ * and one socket message carry many MADs (an SM's sweep of a large subnet
+ * sends hundreds of thousands, and each message costs both ends about as
+ * much as the daemon's handling of the MAD). Its payload is whole stream
+ * messages, each with its header, one after the other; each is a multiple
+ * of IBEMU_SESS_PACK_ALIGN bytes long (so each header is aligned), and
+ * there are at least two. Client to daemon: SENDs and WAITs; daemon to
+ * client: RECVs of one MAD (a TICK, or an RMPP transfer, goes alone). The
+ * messages inside mean what they mean alone, in the same order; a PACK
+ * never holds a PACK, and one that breaks these rules closes the stream.
+ * The daemon sends PACKs only to a stream that sent one (ibemu's libibumad
+ * sends its deferred SENDs so, IBEMU_UMAD_DEFER_SENDS).
+ */
+#define IBEMU_SESS_PACK_ALIGN 8u
+/* Bytes of a PACK's payload at most (256 RECVs of a MAD of 256 bytes). */
+#define IBEMU_SESS_PACK_MAX (256u * (16u + 72u + 256u))
 
 /* WAIT 'timeout_ms' meaning none: the wait ends with a MAD only. */
 #define IBEMU_SESS_WAIT_FOREVER UINT32_MAX

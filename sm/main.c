@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"  -d, --dump-dir DIR  OpenSM's opensm-lfts.dump, "
 		"opensm-subnet.lst and\n"
 		"                      guid2lid, written at SUBNET UP\n"
-		"  -w, --window N      SMPs in flight (default 64)\n"
+		"  -w, --window N      SMPs in flight (default 256)\n"
 		"  -t, --timeout MS    per SMP (default 200), and\n"
 		"  -r, --retries N     retries (default 3)\n"
 		"  -s, --sweep MS      keep running: a light sweep every MS "
@@ -579,7 +579,7 @@ int main(int argc, char **argv)
 {
 	struct sm sm = {
 		.routing = "minhop",
-		.window = 64,
+		.window = 256,
 		.timeout_ms = 200,
 		.retries = 3,
 		.ready_fd = -1,

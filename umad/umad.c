@@ -27,6 +27,8 @@ static void send_flush(void);
 	(sizeof(struct ibemu_sess_hdr) + sizeof(struct ibemu_sess_mad) + \
 	 IBEMU_MAD_LEN)
 #define BATCH 32
+/* SENDs queued at most (a PACK holds them all): an SM's whole window. */
+#define SEND_BATCH 256
 
 /* What a stream's next message is, as recv_next() says. */
 #define NEXT_RECV 0 /* a RECV waits (or a stashed MAD) */
@@ -108,12 +110,14 @@ UMAD_EXPORT int umad_open_port(const char *ca_name, int portnum)
 		return fd == -EINVAL ? -EINVAL : -ENODEV;
 	ibemu__umad_clock_at_least(opened.now_ps);
 	/* Batched reads (recv_peek) walk the socket's queue by a peek
-	 * offset; a kernel without one gets one read per MAD. */
-	if (!setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &peek_off,
-			sizeof(peek_off)))
-		flags |= IBEMU_UMAD_PORT_PEEKS;
+	 * offset; a kernel without one gets one read per MAD. A port that
+	 * defers its SENDs sends them in PACKs, and reads the PACKs of RECVs
+	 * the daemon answers with (recv_packed) instead. */
 	if (defer && !strcmp(defer, "1"))
 		flags |= IBEMU_UMAD_PORT_DEFERS;
+	else if (!setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &peek_off,
+			     sizeof(peek_off)))
+		flags |= IBEMU_UMAD_PORT_PEEKS;
 	ret = ibemu__umad_port_add(fd, opened.session, flags);
 	if (ret) {
 		close(fd);
@@ -421,17 +425,64 @@ static struct {
 	int fd;	   /* the port queued for, or -1 */
 	pid_t pid; /* the process that queued (a forked child sends none) */
 	unsigned n;
-	uint32_t len[BATCH];
-	uint8_t slot[BATCH][SLOT] __attribute__((aligned(8)));
+	uint32_t len[SEND_BATCH];
+	uint8_t slot[SEND_BATCH][SLOT] __attribute__((aligned(8)));
 } sendq = {.fd = -1};
 
-/* Sends the queue; 0, or -1 and errno (the port is gone; MADs lost). */
-static int send_flush_locked(void)
+/* Whether the queue may go as one PACK (sess_proto.h). */
+static int send_packable(void)
 {
-	struct mmsghdr mm[BATCH];
-	struct iovec iov[BATCH];
+	size_t bytes = 0;
+	unsigned i;
+
+	if (sendq.n < 2)
+		return 0;
+	for (i = 0; i < sendq.n; i++) {
+		if (sendq.len[i] % IBEMU_SESS_PACK_ALIGN)
+			return 0;
+		bytes += sendq.len[i];
+	}
+	return bytes <= IBEMU_SESS_PACK_MAX;
+}
+
+/* Sends the queue as one PACK; 0, or -1 and errno. */
+static int send_pack_locked(void)
+{
+	struct ibemu_sess_hdr h = {
+		.magic = IBEMU_SESS_MAGIC,
+		.version = IBEMU_SESS_VERSION,
+		.type = IBEMU_SESS_PACK,
+	};
+	struct iovec iov[SEND_BATCH + 1];
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = sendq.n + 1};
+	unsigned i;
+	ssize_t n;
+
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof(h);
+	for (i = 0; i < sendq.n; i++) {
+		iov[i + 1].iov_base = sendq.slot[i];
+		iov[i + 1].iov_len = sendq.len[i];
+		h.len += sendq.len[i];
+	}
+	/* The kernel always takes a MAD; a full socket only waits. */
+	for (;;) {
+		n = sendmsg(sendq.fd, &mh, MSG_NOSIGNAL);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			break;
+		if (errno == EAGAIN && wait_fd(sendq.fd, POLLOUT, -1))
+			break;
+	}
+	return n == (ssize_t)(sizeof(h) + h.len) ? 0 : -1;
+}
+
+/* Sends the queue one message each; 0, or -1 and errno. */
+static int send_each_locked(void)
+{
+	struct mmsghdr mm[SEND_BATCH];
+	struct iovec iov[SEND_BATCH];
 	unsigned i, done = 0;
-	int n, ret = 0;
+	int n;
 
 	memset(mm, 0, sizeof(mm));
 	for (i = 0; i < sendq.n; i++) {
@@ -453,9 +504,16 @@ static int send_flush_locked(void)
 			continue;
 		if (!n)
 			errno = EIO;
-		ret = -1;
-		break;
+		return -1;
 	}
+	return 0;
+}
+
+/* Sends the queue; 0, or -1 and errno (the port is gone; MADs lost). */
+static int send_flush_locked(void)
+{
+	int ret = send_packable() ? send_pack_locked() : send_each_locked();
+
 	sendq.fd = -1;
 	sendq.n = 0;
 	return ret;
@@ -500,7 +558,7 @@ static int send_defer(int fd, const void *head, size_t hlen, const void *data,
 	if (len)
 		memcpy(sendq.slot[sendq.n] + hlen, data, len);
 	sendq.len[sendq.n++] = (uint32_t)(hlen + len);
-	if (sendq.n == BATCH ||
+	if (sendq.n == SEND_BATCH ||
 	    __atomic_load_n(&recv_waiting, __ATOMIC_SEQ_CST))
 		ret = send_flush_locked();
 	pthread_mutex_unlock(&send_lock);
@@ -760,6 +818,20 @@ static struct {
 	uint8_t slot[BATCH][SLOT] __attribute__((aligned(8)));
 } batch = {.fd = -1};
 
+/*
+ * PACKs of RECVs (sess_proto.h), on a port that defers its SENDs: the
+ * daemon answers its PACKs with PACKs. One is peeked whole and its RECVs
+ * handed out one by one; it leaves the socket when the last one is, so
+ * the fd polls readable while any of them waits, as with the batches
+ * above. One PACK, of one port, at a time; under recv_lock.
+ */
+static struct {
+	int fd;		 /* the port peeked, or -1 */
+	size_t len, off; /* the PACK's bytes; the next message's offset */
+	uint8_t buf[sizeof(struct ibemu_sess_hdr) + IBEMU_SESS_PACK_MAX]
+		__attribute__((aligned(8)));
+} pack = {.fd = -1};
+
 /* Takes the batch's RECVs off the socket: they have been handed out. */
 static void batch_consume(void)
 {
@@ -791,6 +863,8 @@ static void recv_forget(int fd)
 		batch.fd = -1;
 		batch.n = batch.next = 0;
 	}
+	if (pack.fd == fd)
+		pack.fd = -1;
 	pthread_mutex_unlock(&recv_lock);
 }
 
@@ -904,6 +978,97 @@ static int recv_batched(int fd, struct ib_user_mad *mad, int *length)
 	return ret;
 }
 
+/* Takes the PACK off the socket: its RECVs have been handed out. */
+static void pack_consume(void)
+{
+	uint8_t none;
+	ssize_t n;
+
+	do
+		n = recv(pack.fd, &none, sizeof(none), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	pack.fd = -1;
+}
+
+/* Whether the PACK of 'len' bytes at 'msg' holds only RECVs, each a
+ * multiple of the alignment long and at least two. */
+static int pack_valid(const uint8_t *msg, size_t len)
+{
+	struct ibemu_sess_hdr h;
+	size_t at = sizeof(h), n;
+	unsigned count = 0;
+
+	memcpy(&h, msg, sizeof(h));
+	if (h.magic != IBEMU_SESS_MAGIC || h.version != IBEMU_SESS_VERSION ||
+	    h.len != len - sizeof(h))
+		return 0;
+	for (; at < len; at += n, count++) {
+		if (len - at < sizeof(h))
+			return 0;
+		memcpy(&h, msg + at, sizeof(h));
+		n = sizeof(h) + (size_t)h.len;
+		if (h.len > len - at - sizeof(h) || n % IBEMU_SESS_PACK_ALIGN ||
+		    h.type != IBEMU_SESS_RECV)
+			return 0;
+	}
+	return count >= 2;
+}
+
+/*
+ * Peeks at the next message of 'fd': 1 if it is a PACK (now in 'pack'),
+ * 0 if not (read it alone), or -errno (-EAGAIN: none waits).
+ */
+static int pack_peek(int fd)
+{
+	struct ibemu_sess_hdr h;
+	ssize_t n;
+
+	do
+		n = recv(fd, pack.buf, sizeof(pack.buf),
+			 MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < sizeof(h) || (size_t)n > sizeof(pack.buf))
+		return 0;
+	memcpy(&h, pack.buf, sizeof(h));
+	if (h.type != IBEMU_SESS_PACK)
+		return 0;
+	pack.fd = fd;
+	if (!pack_valid(pack.buf, (size_t)n)) {
+		pack_consume(); /* not from a daemon of ours: dropped */
+		return -EIO;
+	}
+	pack.len = (size_t)n;
+	pack.off = sizeof(h);
+	return 1;
+}
+
+/* The next RECV of 'fd' from its PACK, peeking one if there is none;
+ * -ENOENT: read the next message alone. */
+static int recv_packed(int fd, struct ib_user_mad *mad, int *length)
+{
+	struct ibemu_sess_hdr h;
+	size_t at;
+	int ret;
+
+	if (pack.fd != fd) {
+		if (pack.fd >= 0 ||
+		    !(ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_DEFERS))
+			return -ENOENT;
+		ret = pack_peek(fd);
+		if (ret <= 0)
+			return ret ? ret : -ENOENT;
+	}
+	at = pack.off;
+	memcpy(&h, pack.buf + at, sizeof(h));
+	pack.off += sizeof(h) + h.len;
+	ret = recv_copy(fd, mad, length, pack.buf + at, sizeof(h) + h.len);
+	if (pack.off == pack.len)
+		pack_consume();
+	return ret;
+}
+
 /*
  * Reads one RECV into 'mad'; -errno (-EAGAIN: none waits), the agent
  * id, or NEXT_TICK (a TICK taken, its wait id in *tick). From a batch if it can (recv_batched), else one recvmsg: whatever does not fit the caller's buffer lands in
@@ -928,9 +1093,17 @@ static int recv_one(int fd, struct ib_user_mad *mad, int *length,
 	msg = ibemu__umad_port_unstash(fd, &len);
 	if (msg)
 		return recv_stashed(fd, mad, length, msg, len);
-	/* The socket is read: what waits to be sent goes first. */
-	if (batch.fd != fd)
+	/*
+	 * The socket is read: what waits to be sent goes first, but for a
+	 * port that packs its SENDs only once nothing waits to be read
+	 * (umad_recv), so that the SENDs its answers call for go together.
+	 */
+	if (batch.fd != fd &&
+	    !(ibemu__umad_port_flags(fd) & IBEMU_UMAD_PORT_DEFERS))
 		send_flush();
+	n = recv_packed(fd, mad, length);
+	if (n != -ENOENT)
+		return (int)n;
 	n = recv_batched(fd, mad, length);
 	if (n != -ENOENT)
 		return (int)n;
@@ -987,6 +1160,9 @@ UMAD_EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 			}
 			continue; /* another wait's, ended otherwise */
 		}
+		/* Nothing to read: the SENDs queued go (with the WAIT). */
+		if (ret == -EAGAIN && !timeout_ms)
+			send_flush();
 		if (ret != -EAGAIN || !timeout_ms)
 			break;
 		/*
@@ -1025,7 +1201,7 @@ static int recv_next(int fd, uint64_t *tick)
 	ssize_t n;
 	int off = 0;
 
-	if (ibemu__umad_port_stashed(fd) || batch.fd == fd)
+	if (ibemu__umad_port_stashed(fd) || batch.fd == fd || pack.fd == fd)
 		return NEXT_RECV;
 	do
 		n = recv(fd, msg, sizeof(msg),

@@ -13,6 +13,7 @@ MAGIC, VERSION = 0x49425353, 7
  QP_CREATE, QP_MODIFY, SRQ_CREATE, KICK, QP_DESTROY, WAIT) = (
     2, 5, 6, 8, 9, 10, 12, 14, 16, 17, 20, 24, 19, 25)
 JOB_JOIN, JOB_PUT, JOB_GET, JOB_SYNC = 27, 28, 29, 30
+PACK = 50
 
 
 def msg(mtype, payload=b""):
@@ -62,6 +63,9 @@ def sess_seeds():
         "open-send": rec(msg(OPEN, bind("h2", 1))) + rec(msg(SEND, send)),
         "open-send-wait": rec(msg(OPEN, bind("h2", 1))) +
         rec(msg(SEND, send)) + rec(msg(WAIT, wait)),
+        # Two SENDs and a WAIT in one message, as ibemu-sm's library sends.
+        "open-pack": rec(msg(OPEN, bind("h2", 1))) +
+        rec(msg(PACK, msg(SEND, send) + msg(SEND, send) + msg(WAIT, wait))),
         "verbs": verbs,
     }
 

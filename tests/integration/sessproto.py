@@ -24,7 +24,9 @@ MAGIC = _define("IBEMU_SESS_MAGIC")
 VERSION = _define("IBEMU_SESS_VERSION")
 (ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV,
  PORT_QUERY) = range(1, 9)
+WAIT = 25
 ADDR_QUERY = 40
+PACK = 50
 
 
 def addr_query(host=b"", port_guid=0, ip=0, port=0):

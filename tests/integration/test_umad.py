@@ -17,8 +17,9 @@ import time
 
 from harness import (IBEMU, UMAD_LIB, IbemuTestCase, main, pid_alive,
                      tool_env, topology)
-from sessproto import (CA_QUERY, ERROR, MAGIC, OPEN, RECV, REGISTER, SEND,
-                       UNREGISTER, VERSION, SessionClient, bind, hdr)
+from sessproto import (CA_QUERY, ERROR, MAGIC, OPEN, PACK, RECV, REGISTER,
+                       SEND, UNREGISTER, VERSION, WAIT, SessionClient, bind,
+                       hdr)
 
 BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 CLIENT = os.path.join(BUILD, "tests", "umad-client")
@@ -54,6 +55,27 @@ def send_mad(agent, mad, declared=None, timeout_ms=0):
     head = struct.pack("=IIII", agent, 0, timeout_ms, 0) + addr + \
         struct.pack("=IIQ", len(mad) if declared is None else declared, 0, 0)
     return head + mad
+
+
+def wait_forever(seen=0, wait_id=1):
+    """A WAIT without a timeout (struct ibemu_sess_wait)."""
+    return hdr(WAIT, 24) + struct.pack("=QQII", seen, wait_id, 0xffffffff, 0)
+
+
+def pack(*messages):
+    """A PACK of whole stream messages (proto/sess_proto.h)."""
+    body = b"".join(messages)
+    return hdr(PACK, len(body)) + body
+
+
+def unpack(data):
+    """The messages of a PACK's payload."""
+    out = []
+    while data:
+        length = struct.unpack_from("=I", data, 8)[0]
+        out.append(data[:16 + length])
+        data = data[16 + length:]
+    return out
 
 
 def dr_nodeinfo(tid):
@@ -472,6 +494,88 @@ class UmadTest(SessionClient, IbemuTestCase):
         stream.close()
         self.assertEqual(self.client("uflood", "smp", "0")["status"], "0")
         self.down("uflood")
+
+    def raw_stream(self, fabric):
+        """A raw port stream with agent 0 registered (class 0x81)."""
+        stream = self.sess(fabric)
+        ca = bind()
+        stream.send(hdr(OPEN, len(ca)) + ca)
+        type_, status, body = self.reply(stream)
+        self.assertEqual((type_, status), (OPEN, 0))
+        session = struct.unpack_from("=Q", body, 64)[0]
+        reg = register(session)
+        self.assertEqual(self.call(fabric, hdr(REGISTER, len(reg)) + reg)[:2],
+                         (REGISTER, 0))
+        return stream
+
+    def test_packs(self):
+        """A PACK of SENDs and a WAIT (what ibemu-sm's library writes) is
+        taken as its messages one by one, and the stream's answers come
+        back packed: every SMP answered once, in RECVs inside PACKs."""
+        self.up(TWO, "upack", "--sm", "none")
+        stream = self.raw_stream("upack")
+        tids = list(range(1, 9))
+        stream.send(pack(*[hdr(SEND, 72 + 256) +
+                           send_mad(0, dr_nodeinfo(t), timeout_ms=30000)
+                           for t in tids], wait_forever()))
+        got, packs = [], 0
+        while len(got) < len(tids):
+            r = self.reply(stream)
+            self.assertIsNotNone(r, "the daemon dropped the stream")
+            type_, status, body = r
+            inner = [body] if type_ == RECV else []
+            if type_ == PACK:
+                packs += 1
+                inner = [m[16:] for m in unpack(body)
+                         if struct.unpack_from("=H", m, 6)[0] == RECV]
+                self.assertEqual(len(inner), len(unpack(body)))
+            self.assertIn(type_, (RECV, PACK))
+            for m in inner:
+                self.assertEqual(struct.unpack_from("=I", m, 4)[0], 0)
+                # The kernel keeps the TID's upper 32 bits for the agent.
+                got.append(int.from_bytes(m[72 + 12:72 + 16], "big"))
+        self.assertEqual(sorted(got), tids)
+        self.assertGreaterEqual(packs, 1)
+        stream.close()
+        self.down("upack")
+
+    def test_malformed_packs(self):
+        """PACKs that break the rules close their stream, none of their
+        messages run, and the daemon serves the others."""
+        self.up(TWO, "ubadpack", "--sm", "none")
+        send = hdr(SEND, 72 + 256) + send_mad(0, dr_nodeinfo(1), 30000)
+        ca = bind()
+
+        def relabel(message):
+            """The PACK's header made to announce what follows it."""
+            return hdr(PACK, len(message) - 16) + message[16:]
+
+        cases = [
+            ("fewer than two messages", pack(send)),
+            ("a message other than SEND or WAIT", pack(send, pack(send,
+                                                                  send))),
+            ("a message other than SEND or WAIT",
+             pack(send, hdr(CA_QUERY, len(ca)) + ca)),
+            ("a message longer than what is left",
+             relabel(pack(send, send)[:-8])),
+            ("a message of a length not a multiple of 8",
+             pack(send, hdr(SEND, 72 + 252) +
+                  send_mad(0, dr_nodeinfo(2)[:252]))),
+            ("a message cut short", relabel(pack(send, send) + bytes(8))),
+        ]
+        for why, message in cases:
+            s = self.raw_stream("ubadpack")
+            s.send(message)
+            self.assertDropped(s)
+            s.close()
+        with open(self.paths("ubadpack")["log"]) as log:
+            text = log.read()
+        for why, _ in cases:
+            self.assertIn(f"bytes with {why}", text)
+        f = self.client("ubadpack", "smp", "0")
+        self.assertEqual(f["status"], "0")
+        self.assertTrue(pid_alive(self.started["ubadpack"]))
+        self.down("ubadpack")
 
     def test_malformed_messages(self):
         self.up(TWO, "ugarbage")
