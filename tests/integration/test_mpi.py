@@ -16,7 +16,9 @@ and UCX read (SYSFS_PATH, the daemon's tree of the bound HCA, checked here
 against the fabric and a link taken down), and the MCA settings Debian's
 openmpi-mca-params.conf excludes."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -59,7 +61,7 @@ class MpiTest(IbemuTestCase):
         return sum(r["xmit_data"] for r in rows
                    if r["node"].startswith("spine"))
 
-    def run_ring(self, fabric, n, mca):
+    def run_ring(self, fabric, n, mca, extra=()):
         env = tool_env(dict(self.env, **mca))
         if mca is OPENIB and env.get("LD_PRELOAD"):
             # With a sanitizer's runtime preloaded (its malloc in place of
@@ -71,7 +73,7 @@ class MpiTest(IbemuTestCase):
         try:
             p = subprocess.run(
                 [IBEMU, "run", "--fabric", fabric, "--mpi", "-n", str(n),
-                 "--", self.ring], capture_output=True, text=True,
+                 *extra, "--", self.ring], capture_output=True, text=True,
                 errors="replace", env=env, timeout=240)
             out, rc = p.stdout + p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
@@ -89,6 +91,7 @@ class MpiTest(IbemuTestCase):
         # another leaf: every ring message crossed a spine.
         crossed = (self.spine_words(fabric) - before) * 4
         self.assertGreaterEqual(crossed, n * ROUNDS * LEN)
+        return out
 
     def ring_case(self, n, mca):
         name = f"mp{n}{'ib' if mca else 'ucx'}"
@@ -123,6 +126,45 @@ class MpiTest(IbemuTestCase):
                          "yet, docs/mpi.md)")
     def test_openib_16(self):
         self.ring_case(16, OPENIB)
+
+    def test_report(self):
+        """--report with --mpi: each rank's libibverbs, started by
+        mpirun through 'exec --rank-hosts', tells the run its final
+        clock, the time it waited and its declared compute; per link the
+        bytes each way. The ring's ranks each sent ROUNDS x 64 KiB."""
+        self.up(FAT_TREE, "mprep")
+        path = os.path.join(self.tmp, "report.json")
+        out = self.run_ring("mprep", 4, {}, ("--report", path))
+        with open(path) as f:
+            rep = json.load(f)
+        self.assertEqual((rep["fabric"], rep["size"], rep["status"]),
+                         ("mprep", 4, 0))
+        self.assertEqual(rep["virtual_time_ps"],
+                         rep["end_ps"] - rep["start_ps"])
+        us = float(re.search(r", ([0-9.]+) us of virtual time", out)[1])
+        self.assertAlmostEqual(rep["virtual_time_ps"] / 1e6, us, places=3)
+        hosts = []
+        for r, x in enumerate(rep["ranks"]):
+            self.assertEqual((x["rank"], x["reported"]), (r, True), x)
+            self.assertEqual(x["total_ps"], x["end_ps"] - rep["start_ps"])
+            self.assertEqual(x["waiting_ps"] + x["compute_ps"]
+                             + x["other_ps"], x["total_ps"])
+            self.assertGreater(x["waiting_ps"], 0)
+            self.assertLessEqual(x["end_ps"], rep["end_ps"])
+            hosts.append(x["host"])
+        self.assertEqual(max(x["end_ps"] for x in rep["ranks"]),
+                         rep["end_ps"])
+        # One rank a leaf (spread): four different leaves' HCAs.
+        self.assertEqual(len(set(hosts)), 4)
+        links = {l["b"]: (l["bytes_a_to_b"], l["bytes_b_to_a"])
+                 for l in rep["links"] if l["b"].startswith("hca")}
+        for h, (down, up) in links.items():
+            if h[:-2] in hosts:
+                self.assertGreaterEqual(min(down, up), ROUNDS * LEN,
+                                        (h, down, up))
+            else:
+                self.assertEqual((down, up), (0, 0), h)
+        self.down("mprep")
 
     def exec_out(self, fabric, host, script, check=0):
         return self.ibemu("exec", "--fabric", fabric, "--host", host, "--",
