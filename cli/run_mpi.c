@@ -69,6 +69,17 @@ int ibemu__run_mpi_setenv(void)
 			ret = env_default("UCX_TLS", "self,rc_verbs,ud_verbs");
 		if (!ret)
 			ret = env_default("UCX_WARN_UNUSED_ENV_VARS", "n");
+		/* UCX's UD resends on its own clock, which stays the wall
+		 * clock (vtime/README.md), every 10 ms: many ranks on few
+		 * cores keep the fabric's time well behind it, and resent
+		 * connection requests and replies crossing the first ones
+		 * reach UCX 1.13's UD races (ud_ep.c asserts: "ctl->type ==
+		 * UCT_UD_PACKET_CREP", "acked_psn must be smaller than
+		 * current_psn"; UCX issues 8620, 9602). The fabric loses
+		 * nothing UCX keeps a receive for: a resend is only ever
+		 * the wall clock outrunning virtual time. */
+		if (!ret)
+			ret = env_default("UCX_UD_TIMER_TICK", "2s");
 	}
 	/* All ranks on one machine, fewer cores than ranks. */
 	if (!ret)
