@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 from harness import IBEMU, SRC, IbemuTestCase, main, tool_env, topology
 
@@ -128,13 +129,16 @@ class MpiTest(IbemuTestCase):
         self.ring_case(16, OPENIB)
 
     def test_report(self):
-        """--report with --mpi: each rank's libibverbs, started by
-        mpirun through 'exec --rank-hosts', tells the run its final
-        clock, the time it waited and its declared compute; per link the
-        bytes each way. The ring's ranks each sent ROUNDS x 64 KiB."""
+        """--report and --plot with --mpi: each rank's libibverbs,
+        started by mpirun through 'exec --rank-hosts', tells the run its
+        final clock, the time it waited and its declared compute, and
+        traces its clock; per link the bytes each way. The ring's ranks
+        each sent ROUNDS x 64 KiB."""
         self.up(FAT_TREE, "mprep")
         path = os.path.join(self.tmp, "report.json")
-        out = self.run_ring("mprep", 4, {}, ("--report", path))
+        svg = os.path.join(self.tmp, "plot.svg")
+        out = self.run_ring("mprep", 4, {},
+                            ("--report", path, "--plot", svg))
         with open(path) as f:
             rep = json.load(f)
         self.assertEqual((rep["fabric"], rep["size"], rep["status"]),
@@ -164,6 +168,18 @@ class MpiTest(IbemuTestCase):
                                         (h, down, up))
             else:
                 self.assertEqual((down, up), (0, 0), h)
+        # The timeline: a row per rank, naming its host, each with
+        # waiting and send intervals.
+        ns = "{http://www.w3.org/2000/svg}"
+        with open(svg) as f:
+            groups = ET.fromstring(f.read()).findall(f"{ns}g")
+        self.assertEqual([g.get("data-rank") for g in groups],
+                         ["0", "1", "2", "3"])
+        for g, host in zip(groups, hosts):
+            self.assertEqual(g.find(f"{ns}text").text,
+                             f"rank {g.get('data-rank')} {host}")
+            fills = {r.get("fill") for r in g.findall(f"{ns}rect")}
+            self.assertLessEqual({"#d0d0d0", "#2e9e44"}, fills)
         self.down("mprep")
 
     def exec_out(self, fabric, host, script, check=0):
