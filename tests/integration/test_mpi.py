@@ -167,7 +167,8 @@ class MpiTest(IbemuTestCase):
                 self.assertGreaterEqual(min(down, up), ROUNDS * LEN,
                                         (h, down, up))
             else:
-                self.assertEqual((down, up), (0, 0), h)
+                # The SM's sweeps only (MADs), if one came in the run.
+                self.assertLess(max(down, up), LEN, h)
         # The timeline: a row per rank, naming its host, each with
         # waiting and send intervals.
         ns = "{http://www.w3.org/2000/svg}"
