@@ -12,16 +12,19 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_mpi.h"
 #include "runtime.h"
 #include "sess_proto.h"
 
@@ -419,6 +422,37 @@ static int rank_host(const char *list, char (*out)[IBEMU_SESS_HOST_LEN])
 	return 0;
 }
 
+/*
+ * Under 'run --mpi' ($IBEMU_RUN_CLOCK_PATH): the run's pipe, opened again
+ * here since mpirun closed it, for the program's libibverbs to write its
+ * final clock to at exit with the launcher's rank (verbs/clock.c), as
+ * 'ibemu run' gives its own ranks. A run that is gone is told nothing.
+ */
+static int rank_clock_pipe(void)
+{
+	const char *path = getenv(IBEMU_RUN_MPI_CLOCK_PATH);
+	char var[48], rank[24];
+	struct stat st;
+	int fd;
+
+	if (!path || !*path)
+		return 0;
+	fd = open(path, O_WRONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	snprintf(var, sizeof(var), "%d:%llu", fd,
+		 (unsigned long long)st.st_ino);
+	snprintf(rank, sizeof(rank), "%ld", launcher_rank());
+	if (setenv(IBEMU_SESS_ENV_CLOCK_FD, var, 1) ||
+	    setenv(IBEMU_SESS_ENV_RANK, rank, 1))
+		return ibemu_cli_fail(1, "exec: %s", strerror(errno));
+	return 0;
+}
+
 static const struct ibemu_opt exec_opts[] = {
 	{.name = "host",
 	 .type = IBEMU_OPT_STRING,
@@ -472,6 +506,8 @@ int ibemu_cli_exec(struct ibemu_cli *cli, int argc, char **argv)
 		ret = v[0].given ? ibemu_cli_fail(2, "exec: --host or "
 						     "--rank-hosts, not both")
 				 : rank_host(v[2].s, &rank);
+		if (!ret)
+			ret = rank_clock_pipe();
 		if (ret)
 			goto out;
 		host = rank;

@@ -596,13 +596,14 @@ int ibemu__run_place(const char *fabric, const char *hosts, int map, int *n,
 }
 
 /* --mpi: the same HCAs, in rank order, through mpirun (run_mpi.c). */
-static int run_mpi(const struct ibemu_run_job *job,
-		   const struct ibemu_run_hca *h, char **args)
+static int run_mpi(struct ibemu_run_job *job, const struct ibemu_run_hca *h,
+		   char **args)
 {
 	struct ibemu_run_mpi m = {.fabric = job->fabric,
 				  .n = job->n,
 				  .wall_clock = job->wall_clock,
-				  .args = args};
+				  .args = args,
+				  .job = job};
 	const char **hosts = calloc((size_t)job->n, sizeof(*hosts));
 	int i, ret;
 
@@ -703,12 +704,6 @@ int ibemu_cli_run(struct ibemu_cli *cli, int argc, char **argv)
 	else if (!ret && !v[OPT_RANKS].given && !v[OPT_HOSTS].given)
 		ret = ibemu_cli_fail(2, "run: how many ranks? give -n N (or "
 					"--hosts LIST)");
-	else if (!ret && v[OPT_MPI].given &&
-		 (v[OPT_REPORT].given || v[OPT_PLOT].given))
-		ret = ibemu_cli_fail(2, "run: --report and --plot are not for "
-					"--mpi yet "
-					"(mpirun's ranks do not report their "
-					"clocks)");
 	else if (!ret && v[OPT_HOSTS].given && v[OPT_MAP].given)
 		ret = ibemu_cli_fail(2, "run: --hosts and --map both place "
 					"the ranks: give one");

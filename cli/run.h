@@ -106,6 +106,12 @@ void ibemu__run_job_fini(struct ibemu_run_job *job);
  */
 int ibemu__run_supervise(struct ibemu_run_job *job);
 
+/* Takes one line "RANK CLOCK WAITED COMPUTE" a rank's libibverbs wrote at
+ * exit (verbs/clock.c) into 'job': its rank's record (the latest clock of
+ * its processes) and the run's end. Lines of no rank of 'job' only move
+ * the end. */
+void ibemu__run_clock_line(struct ibemu_run_job *job, const char *line);
+
 /*
  * --plot (run_plot.c): _begin makes a directory for the ranks' traces in
  * 'dir' and names it to them ($IBEMU_RUN_TRACE); _write draws the timeline

@@ -13,6 +13,8 @@
  * any file, so no system file is edited and the user's own settings win.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run.h"
 #include "run_mpi.h"
 
 /* Sets 'name' to 'value' unless the user set it. */
@@ -66,6 +69,17 @@ int ibemu__run_mpi_setenv(void)
 			ret = env_default("UCX_TLS", "self,rc_verbs,ud_verbs");
 		if (!ret)
 			ret = env_default("UCX_WARN_UNUSED_ENV_VARS", "n");
+		/* UCX's UD resends on its own clock, which stays the wall
+		 * clock (vtime/README.md), every 10 ms: many ranks on few
+		 * cores keep the fabric's time well behind it, and resent
+		 * connection requests and replies crossing the first ones
+		 * reach UCX 1.13's UD races (ud_ep.c asserts: "ctl->type ==
+		 * UCT_UD_PACKET_CREP", "acked_psn must be smaller than
+		 * current_psn"; UCX issues 8620, 9602). The fabric loses
+		 * nothing UCX keeps a receive for: a resend is only ever
+		 * the wall clock outrunning virtual time. */
+		if (!ret)
+			ret = env_default("UCX_UD_TIMER_TICK", "2s");
 	}
 	/* All ranks on one machine, fewer cores than ranks. */
 	if (!ret)
@@ -160,13 +174,78 @@ static void forward(int sig)
 		kill((pid_t)child_pid, sig);
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
+/* The run's pipe for the ranks' final clocks: read end, write end. */
+struct clocks {
+	int fd[2];
+	char buf[4096];
+	size_t len;
+};
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+/* Opens the pipe and names it to the ranks; 0, or -errno. */
+static int clocks_open(struct clocks *c)
+{
+	char path[64];
+
+	c->len = 0;
+	if (pipe2(c->fd, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)getpid(),
+		 c->fd[1]);
+	if (setenv(IBEMU_RUN_MPI_CLOCK_PATH, path, 1)) {
+		close(c->fd[0]);
+		close(c->fd[1]);
+		return -errno;
+	}
+	return 0;
+}
+
+static void clocks_close(struct clocks *c)
+{
+	unsetenv(IBEMU_RUN_MPI_CLOCK_PATH);
+	close(c->fd[0]);
+	close(c->fd[1]);
+}
+
+/* Takes the whole lines the ranks have written so far into 'job'. */
+static void clocks_read(struct clocks *c, struct ibemu_run_job *job)
+{
+	char *nl, *p;
+	ssize_t n;
+
+	while ((n = read(c->fd[0], c->buf + c->len,
+			 sizeof(c->buf) - 1 - c->len)) > 0) {
+		c->len += (size_t)n;
+		c->buf[c->len] = '\0';
+		for (p = c->buf; (nl = strchr(p, '\n')); p = nl + 1) {
+			*nl = '\0';
+			if (job)
+				ibemu__run_clock_line(job, p);
+		}
+		c->len -= (size_t)(p - c->buf);
+		memmove(c->buf, p, c->len);
+		if (c->len == sizeof(c->buf) - 1)
+			c->len = 0; /* not a line of ours */
+	}
+}
+
+/*
+ * Waits for mpirun, reading the ranks' clocks meanwhile (a pipe holds
+ * 64 KiB: a rank's line is written without blocking, and one that finds
+ * it full is lost rather than hang the rank). Its exit status.
+ */
+static int wait_child(pid_t pid, struct clocks *c, struct ibemu_run_job *job)
+{
+	struct pollfd pf = {.fd = c->fd[0], .events = POLLIN};
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) != pid) {
+		if (r < 0 && errno != EINTR)
 			return 1;
+		poll(&pf, 1, 100);
+		clocks_read(c, job);
+	}
+	clocks_read(c, job);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -177,6 +256,7 @@ int ibemu__run_mpi(const struct ibemu_run_mpi *m)
 	struct sigaction sa = {.sa_handler = forward}, old_int, old_term;
 	char exe[4096], **argv;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct clocks clocks;
 	pid_t pid;
 	int ret;
 
@@ -186,9 +266,14 @@ int ibemu__run_mpi(const struct ibemu_run_mpi *m)
 	exe[n] = '\0';
 	if (ibemu__run_mpi_setenv())
 		return ibemu_cli_fail(1, "run: %s", strerror(errno));
+	ret = clocks_open(&clocks);
+	if (ret)
+		return ibemu_cli_fail(1, "run: %s", strerror(-ret));
 	argv = ibemu__run_mpi_argv(m, exe);
-	if (!argv)
+	if (!argv) {
+		clocks_close(&clocks);
 		return ibemu_cli_fail(1, "out of memory");
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -200,15 +285,18 @@ int ibemu__run_mpi(const struct ibemu_run_mpi *m)
 		_exit(127);
 	}
 	ibemu__run_mpi_argv_free(argv);
-	if (pid < 0)
+	if (pid < 0) {
+		clocks_close(&clocks);
 		return ibemu_cli_fail(1, "run: fork: %s", strerror(errno));
+	}
 	child_pid = pid;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	ret = wait_child(pid);
+	ret = wait_child(pid, &clocks, m->job);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	child_pid = 0;
+	clocks_close(&clocks);
 	return ret;
 }

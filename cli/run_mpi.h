@@ -9,12 +9,26 @@
 
 #include <stdint.h>
 
+struct ibemu_run_job;
+
+/*
+ * Set by 'run --mpi' for the ranks: the path of the run's pipe for the
+ * ranks' final clocks (/proc/PID/fd/N). mpirun closes the descriptors it
+ * does not know in the processes it starts, so 'exec --rank-hosts' opens
+ * the pipe again by this path and gives it to the program as 'ibemu run'
+ * gives its own ranks theirs ($IBEMU_RUN_CLOCK_FD, with $IBEMU_RANK).
+ */
+#define IBEMU_RUN_MPI_CLOCK_PATH "IBEMU_RUN_CLOCK_PATH"
+
 struct ibemu_run_mpi {
 	const char *fabric;
 	int n;			  /* ranks */
 	const char *const *hosts; /* n HCA names, in rank order */
 	int wall_clock;		  /* leave the ranks' clocks on wall time */
 	char **args;		  /* PROG ARGS..., NULL-terminated */
+	/* Takes what the ranks' libibverbs said at exit (its ranks' records
+	 * and its end: ibemu__run_clock_line()); borrowed. */
+	struct ibemu_run_job *job;
 };
 
 /*
@@ -37,6 +51,7 @@ void ibemu__run_mpi_argv_free(char **argv);
  * Runs 'm' through mpirun and waits for it: returns its exit status (128 +
  * the signal that ended it), or prints why it could not start and returns
  * 1; a SIGINT or SIGTERM to ibemu goes to mpirun, which ends every rank.
+ * Meanwhile it reads the ranks' final clocks into m->job.
  */
 int ibemu__run_mpi(const struct ibemu_run_mpi *m);
 

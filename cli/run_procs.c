@@ -392,8 +392,7 @@ static void take_signals(struct supervisor *sv)
 	reap(sv);
 }
 
-/* Takes one line "RANK CLOCK WAITED COMPUTE" (verbs/clock.c). */
-static void clock_line(struct ibemu_run_job *job, const char *line)
+void ibemu__run_clock_line(struct ibemu_run_job *job, const char *line)
 {
 	unsigned long long end, waited, compute;
 	struct ibemu_run_rank *r;
@@ -433,7 +432,7 @@ static void clocks_read(struct ibemu_run_job *job)
 		buf[len] = '\0';
 		for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
 			*nl = '\0';
-			clock_line(job, p);
+			ibemu__run_clock_line(job, p);
 		}
 		len -= (size_t)(p - buf);
 		memmove(buf, p, len);
