@@ -236,6 +236,9 @@ int ibemu__sma_process(struct ibemu_agent_req *r);
 
 /* sma_port.c */
 int ibemu__sma_port_info(struct ibemu_agent_req *r);
+/* Mellanox's vendor-specific SMP attribute (sma_port.c). */
+#define IBEMU_SMP_ATTR_MLNX_EXT_PORT_INFO 0xff90
+int ibemu__sma_mlnx_ext_port_info(struct ibemu_agent_req *r);
 void ibemu__sma_port_info_fill(const struct ibemu_engine *e, uint32_t pi,
 			       unsigned local_port,
 			       struct ibemu_mad_port_info *out);

@@ -80,6 +80,8 @@ static const struct ibemu_agent_attr sma_attrs[] = {
 	{IBEMU_SMP_ATTR_MFT, GS, IBEMU_AGENT_SWITCH, ibemu__sma_mft},
 	{IBEMU_SMP_ATTR_NOTICE, IBEMU_AGENT_TRAP_REPRESS, IBEMU_AGENT_ANY,
 	 ibemu__sma_trap_repress},
+	{IBEMU_SMP_ATTR_MLNX_EXT_PORT_INFO, GS, IBEMU_AGENT_ANY,
+	 ibemu__sma_mlnx_ext_port_info},
 };
 
 int ibemu__sma_process(struct ibemu_agent_req *r)

@@ -563,3 +563,32 @@ int ibemu__sma_port_info(struct ibemu_agent_req *r)
 		ibemu_mad_port_info_encode(&pi_out, data, IBEMU_SMP_DATA_LEN));
 	return status;
 }
+
+/*
+ * Mellanox's vendor attribute MLNXExtendedPortInfo (0xFF90), which OpenSM
+ * and ibnetdiscover read from adapters whose DeviceID is a ConnectX-3 to
+ * ConnectX-5 (0x1003-0x1017: opensm/osm_helper.c,
+ * is_mlnx_ext_port_info_supported()), as a ConnectX preset's HCA reports.
+ * Its LinkSpeed{Supported,Enabled,Active} (bytes 7, 11, 15) have bit 0 for
+ * FDR10, set only on a port whose link is FDR10: its speed is the cable's,
+ * so a Set changes nothing and is answered with what is.
+ */
+int ibemu__sma_mlnx_ext_port_info(struct ibemu_agent_req *r)
+{
+	const struct ibemu_agent_node *n = ibemu__agent_node(r->e, r->node);
+	uint8_t *data = r->resp + IBEMU_SMP_DATA_OFF;
+	unsigned num = r->attr_mod & 0xffu;
+	struct ibemu_port_link l;
+	uint8_t fdr10;
+
+	if (num > n->nports)
+		return IBEMU_MAD_STATUS_INVALID_FIELD;
+	if (!num && !n->is_switch)
+		num = r->port;
+	l = link_of(r->e, n->first_port + num);
+	fdr10 = l.peer != IBEMU_NONE && l.speed == IBEMU_SPEED_FDR10;
+	data[7] = fdr10;
+	data[11] = fdr10;
+	data[15] = fdr10;
+	return IBEMU_MAD_STATUS_OK;
+}

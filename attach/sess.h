@@ -28,7 +28,9 @@ _Static_assert(IBEMU_VERBS_MAX_SGE <= IBEMU_TP_MAX_SGE &&
 		       IBEMU_VERBS_MAX_SRQ_SGE <= IBEMU_TP_MAX_SGE,
 	       "scatter/gather entries");
 _Static_assert(IBEMU_VERBS_MAX_QP_WR <= IBEMU_TP_MAX_WR &&
-		       IBEMU_VERBS_MAX_SRQ_WR <= IBEMU_TP_MAX_WR,
+		       IBEMU_VERBS_MAX_SRQ_WR <= IBEMU_TP_MAX_WR &&
+		       IBEMU_VERBS_ANY_QP_WR <= IBEMU_TP_MAX_WR &&
+		       IBEMU_VERBS_MLX5_SRQ_WR <= IBEMU_TP_MAX_WR,
 	       "work requests per queue");
 _Static_assert(IBEMU_VERBS_MAX_INLINE <= IBEMU_TP_MAX_INLINE, "inline data");
 _Static_assert(IBEMU_VERBS_MAX_QP_RD_ATOM <= IBEMU_TP_MAX_RD_ATOMIC &&
@@ -340,6 +342,11 @@ void ibemu__sess_bind_fini(struct ibemu_sess_server *s);
  */
 size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
 			   void *buf, size_t cap);
+/* HCA 'node''s CA_QUERY hca_gen (0 wire, 4-7 a ConnectX preset) and the
+ * limits its verbs objects are held to (proto/verbs_proto.h). */
+uint32_t ibemu__sess_hca_gen(struct ibemu_sess_server *s, uint32_t node);
+const struct ibemu_verbs_limits *
+ibemu__sess_hca_limits(struct ibemu_sess_server *s, uint32_t node);
 /*
  * Fills the PORT_QUERY reply for port 'port' of HCA 'node'; 0, or -EINVAL
  * when the HCA has no such port.

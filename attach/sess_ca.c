@@ -72,6 +72,24 @@ static void port_fill(struct ibemu_sess_server *s, uint32_t node, unsigned p,
 							  : IBEMU_SESS_PKEYS);
 }
 
+uint32_t ibemu__sess_hca_gen(struct ibemu_sess_server *s, uint32_t node)
+{
+	static const uint32_t gen[IBEMU_HCA_KIND_COUNT] = {
+		[IBEMU_HCA_CX4] = 4,
+		[IBEMU_HCA_CX5] = 5,
+		[IBEMU_HCA_CX6] = 6,
+		[IBEMU_HCA_CX7] = 7,
+	};
+
+	return gen[ibemu_topo_hca_kind(s->d->topo, node)];
+}
+
+const struct ibemu_verbs_limits *
+ibemu__sess_hca_limits(struct ibemu_sess_server *s, uint32_t node)
+{
+	return ibemu_verbs_limits_of(ibemu__sess_hca_gen(s, node));
+}
+
 size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
 			   void *buf, size_t cap)
 {
@@ -91,6 +109,7 @@ size_t ibemu__sess_ca_fill(struct ibemu_sess_server *s, uint32_t node,
 	ca->nports = nports;
 	ca->vendor_id = n->vendor_id & 0xffffffu;
 	ca->device_id = n->device_id;
+	ca->hca_gen = ibemu__sess_hca_gen(s, node);
 	ca->partition_cap =
 		nports ? (uint16_t)ibemu_agent_pkeys(
 				 s->d->engine,

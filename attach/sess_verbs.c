@@ -265,6 +265,13 @@ err_fds:
 	ibemu__sess_conn_close(c, NULL);
 }
 
+/* The limits of the process's HCA, by its hca_model (proto/verbs_proto.h):
+ * what the library reported and refuses beyond, refused here too. */
+static const struct ibemu_verbs_limits *vs_limits(struct ibemu_sess_verbs *v)
+{
+	return ibemu__sess_hca_limits(v->hca->s, v->hca->node);
+}
+
 static int pd_owned(struct ibemu_sess_verbs *v, uint32_t pd)
 {
 	return u32_find(v->pds, v->npds, pd) >= 0;
@@ -379,7 +386,7 @@ static int do_cq_create(struct ibemu_sess_verbs *v,
 	q->chan_fd = r->channel ? fds[1] : -1;
 	ret = ibemu__vs_ring_map(&q->ring, fds[0], r->entries,
 				 sizeof(struct ibemu_verbs_cqe),
-				 2 * IBEMU_VERBS_MAX_CQE);
+				 2 * vs_limits(v)->max_cqe);
 	if (ret)
 		goto err;
 	ret = ibemu_tp_cq_create(v->hca->tp, &q->id);
@@ -424,7 +431,9 @@ static void qp_free(struct ibemu_sess_verbs *v, struct vqp *q)
 static int qp_req_ok(struct ibemu_sess_verbs *v,
 		     const struct ibemu_verbs_qp_req *r, int nfds)
 {
-	if (nfds != (int)qp_rings(r))
+	if (nfds != (int)qp_rings(r) ||
+	    r->max_send_wr > vs_limits(v)->max_qp_wr ||
+	    r->max_recv_wr > vs_limits(v)->max_qp_wr)
 		return 0;
 	switch (r->qp_type) {
 	case IBEMU_QPT_XRC_RECV:
@@ -473,12 +482,12 @@ static int do_qp_create(struct ibemu_sess_verbs *v,
 	q->srq = r->srq;
 	ret = rings ? ibemu__vs_ring_map(&q->sq, fds[0], r->sq_entries,
 					 sizeof(struct ibemu_verbs_swqe),
-					 2 * IBEMU_VERBS_MAX_QP_WR)
+					 2 * vs_limits(v)->max_qp_wr)
 		    : 0;
 	if (rings == 2) {
 		int ret2 = ibemu__vs_ring_map(&q->rq, fds[1], r->rq_entries,
 					      sizeof(struct ibemu_verbs_rwqe),
-					      2 * IBEMU_VERBS_MAX_QP_WR);
+					      2 * vs_limits(v)->max_qp_wr);
 
 		ret = ret ? ret : ret2;
 	}
@@ -611,6 +620,7 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 	int ret;
 
 	if (nfds != 1 || !pd_owned(v, r->pd) || r->entries < r->max_wr ||
+	    r->max_wr > vs_limits(v)->max_srq_wr ||
 	    (x && (!vx || !ibemu__vs_cq_find(v, x->cq, NULL)))) {
 		close_fds(fds, nfds);
 		return -EINVAL;
@@ -625,7 +635,7 @@ static int do_srq_create(struct ibemu_sess_verbs *v,
 	}
 	ret = ibemu__vs_ring_map(&q->ring, fds[0], r->entries,
 				 sizeof(struct ibemu_verbs_rwqe),
-				 2 * IBEMU_VERBS_MAX_SRQ_WR);
+				 2 * vs_limits(v)->max_srq_wr);
 	if (ret)
 		goto err;
 	q->max_wr = r->max_wr;

@@ -37,7 +37,7 @@
 /* Limits the transport advertises (what ibv_query_device reports). */
 #define IBEMU_TP_MAX_SGE	 32
 #define IBEMU_TP_MAX_INLINE	 512
-#define IBEMU_TP_MAX_WR		 16384
+#define IBEMU_TP_MAX_WR		 32768
 #define IBEMU_TP_MAX_RD_ATOMIC	 16
 #define IBEMU_TP_MAX_MSG	 (1u << 31)
 #define IBEMU_TP_UD_GRH_BYTES	 40 /* reserved at the start of a UD receive */

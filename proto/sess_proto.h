@@ -41,7 +41,7 @@
  * the region's pages; 6: PORT_QUERY on a verbs stream, so that a context
  * queries the daemon it opened and no other; 7: port streams in virtual
  * time (SEND and RECV carry it, WAIT and TICK, OPEN says the time). */
-#define IBEMU_SESS_VERSION 7u
+#define IBEMU_SESS_VERSION 8u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */
@@ -195,9 +195,15 @@ struct ibemu_sess_ca {
 	uint32_t vendor_id;
 	uint16_t device_id;
 	uint16_t partition_cap;
+	/* The HCA's host interface (topology 'hca_model:', auto resolved):
+	 * 0 wire, else the ConnectX generation of its preset, 4 to 7. The
+	 * verbs library reports and enforces its limits by it
+	 * (ibemu_verbs_limits_of(), proto/verbs_proto.h). */
+	uint32_t hca_gen;
+	uint32_t reserved;
 	struct ibemu_sess_port ports[];
 };
-_Static_assert(sizeof(struct ibemu_sess_ca) == 96, "ca is 96 bytes");
+_Static_assert(sizeof(struct ibemu_sess_ca) == 104, "ca is 104 bytes");
 
 /* P_Keys a PORT_QUERY reply carries: an HCA's whole table (PartitionCap). */
 #define IBEMU_SESS_PORT_PKEYS 128

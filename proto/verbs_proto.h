@@ -67,6 +67,77 @@
 #define IBEMU_VERBS_MAX_MR_SIZE (1ull << 40)
 #define IBEMU_VERBS_MAX_MSG_SZ	(1u << 30)
 
+/*
+ * What ibv_query_device() reports of an HCA and what the library and the
+ * daemon hold a work queue or CQ to, by its host interface (CA_QUERY's
+ * hca_gen). A wire HCA has ibemu's own numbers above; a ConnectX preset
+ * the adapter's, as `ibv_devinfo -v` prints them on real mlx5 adapters
+ * (docs/hca-model.md, "Device limits", gives the sources). Object counts
+ * (max_qp, max_cq, max_mr, max_pd, max_srq, max_ah) are the device's; a
+ * process is still held to IBEMU_VERBS_MAX_* of them, the host's memory
+ * the emulator has (ENOMEM beyond, as a host out of memory fails).
+ */
+struct ibemu_verbs_limits {
+	uint32_t max_qp, max_cq, max_srq, max_pd, max_mr, max_ah;
+	uint32_t max_qp_wr, max_sge, max_sge_rd, max_srq_wr, max_srq_sge;
+	uint32_t max_cqe, max_inline, max_qp_rd_atom, max_qp_init_rd_atom;
+	uint32_t max_res_rd_atom;
+};
+
+/* The mlx5 adapters' (ConnectX-4 to 7) work queue and CQ limits. */
+#define IBEMU_VERBS_MLX5_QP_WR	32768u
+#define IBEMU_VERBS_MLX5_SRQ_WR 32767u
+#define IBEMU_VERBS_MLX5_CQE	4194303u
+/* The largest of any kind's, what the rings are sized against. */
+#define IBEMU_VERBS_ANY_QP_WR IBEMU_VERBS_MLX5_QP_WR
+
+static inline const struct ibemu_verbs_limits *
+ibemu_verbs_limits_of(uint32_t hca_gen)
+{
+	static const struct ibemu_verbs_limits wire = {
+		.max_qp = IBEMU_VERBS_MAX_QP,
+		.max_cq = IBEMU_VERBS_MAX_CQ,
+		.max_srq = IBEMU_VERBS_MAX_SRQ,
+		.max_pd = IBEMU_VERBS_MAX_PD,
+		.max_mr = IBEMU_VERBS_MAX_MR,
+		.max_ah = IBEMU_VERBS_MAX_AH,
+		.max_qp_wr = IBEMU_VERBS_MAX_QP_WR,
+		.max_sge = IBEMU_VERBS_MAX_SGE,
+		.max_sge_rd = IBEMU_VERBS_MAX_SGE_RD,
+		.max_srq_wr = IBEMU_VERBS_MAX_SRQ_WR,
+		.max_srq_sge = IBEMU_VERBS_MAX_SRQ_SGE,
+		.max_cqe = IBEMU_VERBS_MAX_CQE,
+		.max_inline = IBEMU_VERBS_MAX_INLINE,
+		.max_qp_rd_atom = IBEMU_VERBS_MAX_QP_RD_ATOM,
+		.max_qp_init_rd_atom = IBEMU_VERBS_MAX_QP_INIT_RD_ATOM,
+		.max_res_rd_atom =
+			IBEMU_VERBS_MAX_QP * IBEMU_VERBS_MAX_QP_RD_ATOM,
+	};
+	/* ConnectX-5 (vendor_part_id 4119) and ConnectX-6 (4123); the same
+	 * figures taken for ConnectX-4 and 7. max_srq_sge stays 30 (the
+	 * adapters say 31): a receive WQE holds 30 entries here. */
+	static const struct ibemu_verbs_limits mlx5 = {
+		.max_qp = 262144,
+		.max_cq = 16777216,
+		.max_srq = 8388608,
+		.max_pd = 16777216,
+		.max_mr = 16777216,
+		.max_ah = 2147483647,
+		.max_qp_wr = IBEMU_VERBS_MLX5_QP_WR,
+		.max_sge = 30,
+		.max_sge_rd = 30,
+		.max_srq_wr = IBEMU_VERBS_MLX5_SRQ_WR,
+		.max_srq_sge = IBEMU_VERBS_MAX_SRQ_SGE,
+		.max_cqe = IBEMU_VERBS_MLX5_CQE,
+		.max_inline = IBEMU_VERBS_MAX_INLINE,
+		.max_qp_rd_atom = 16,
+		.max_qp_init_rd_atom = 16,
+		.max_res_rd_atom = 4194304,
+	};
+
+	return hca_gen ? &mlx5 : &wire;
+}
+
 /* Pages a region may be made of: any multiple of 4 KiB. */
 #define IBEMU_VERBS_PAGE_SIZE_CAP 0xfffffffffffff000ull
 

@@ -323,8 +323,9 @@ void ibemu_yaml_emit(const struct ibemu_topo *t, struct ibemu_buf *out)
 		ibemu_buf_printf(out, " for %s\n",
 				 ibemu_speed_name(def->speed));
 	}
-	/* Written only when not the default, so older files read the same. */
-	if (def->hca_model != IBEMU_HCA_WIRE)
+	/* Written only when not the default (auto, the preset of the link
+	 * speed), so that the file reads back the same. */
+	if (def->hca_model != IBEMU_HCA_AUTO)
 		ibemu_buf_printf(out, "  hca_model: %s\n",
 				 ibemu_hca_kind_name(def->hca_model));
 	ibemu__yaml_cc_emit(t, out);

@@ -118,7 +118,7 @@ static const struct ibemu__yaml_key defaults_keys[] = {
 	[IBEMU__K_DEF_HCA_MODEL] =
 		{.name = "hca_model",
 		 .type = IBEMU__YT_HCA_MODEL,
-		 .def = "wire",
+		 .def = "auto",
 		 .help = "the HCAs' host interface (docs/hca-model.md): wire, "
 			 "auto (by link speed) or a ConnectX preset"},
 };

@@ -91,8 +91,8 @@ struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
 	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(context);
 	struct ibemu_verbs_cq *cq;
 
-	if (cqe < 1 || (unsigned)cqe > IBEMU_VERBS_MAX_CQE || comp_vector < 0 ||
-	    comp_vector >= context->num_comp_vectors ||
+	if (cqe < 1 || (unsigned)cqe > ctx->dev->lim->max_cqe ||
+	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
 	    (channel && channel->context != context))
 		return ibemu__verbs_null(EINVAL);
 	struct ibemu_verbs_cq_req r = {0};
@@ -237,7 +237,8 @@ int ibemu__ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
 
-	if (cqe < 1 || (unsigned)cqe > IBEMU_VERBS_MAX_CQE)
+	if (cqe < 1 ||
+	    (unsigned)cqe > ibemu__verbs_ctx(cq->context)->dev->lim->max_cqe)
 		return EINVAL;
 	/* Within the ring's room; moving completions to a larger ring is
 	 * not done yet. */

@@ -217,7 +217,7 @@ struct ibv_cq_ex *ibemu__verbs_create_cq_ex(struct ibv_context *context,
 		return ibemu__verbs_null(EOPNOTSUPP);
 	if (attr->wc_flags & ~CQ_EX_WC_FLAGS)
 		return ibemu__verbs_null(EOPNOTSUPP);
-	if (attr->cqe > (uint32_t)IBEMU_VERBS_MAX_CQE ||
+	if (attr->cqe > ibemu__verbs_ctx(context)->dev->lim->max_cqe ||
 	    attr->comp_vector > (uint32_t)INT32_MAX)
 		return ibemu__verbs_null(EINVAL);
 	q = ibemu__verbs_cq_create(context, (int)attr->cqe, attr->cq_context,

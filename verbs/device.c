@@ -48,6 +48,7 @@ static struct ibemu_verbs_device *device_new(const struct ibemu_sess_ca *ca)
 	d->vendor_id = ca->vendor_id;
 	d->device_id = ca->device_id;
 	d->partition_cap = ca->partition_cap;
+	d->lim = ibemu_verbs_limits_of(ca->hca_gen);
 	d->nports = ca->nports;
 	return d;
 }

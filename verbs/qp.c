@@ -22,13 +22,14 @@ static struct ibemu_verbs_context *ctx_of(struct ibv_context *c)
 	return ibemu__verbs_ctx(c);
 }
 
-static int qp_caps_ok(const struct ibv_qp_cap *cap, int has_srq)
+static int qp_caps_ok(const struct ibemu_verbs_limits *l,
+		      const struct ibv_qp_cap *cap, int has_srq)
 {
-	return cap->max_send_wr <= IBEMU_VERBS_MAX_QP_WR &&
-	       cap->max_send_sge <= IBEMU_VERBS_MAX_SGE &&
-	       cap->max_inline_data <= IBEMU_VERBS_MAX_INLINE &&
-	       (has_srq || (cap->max_recv_wr <= IBEMU_VERBS_MAX_QP_WR &&
-			    cap->max_recv_sge <= IBEMU_VERBS_MAX_SGE));
+	return cap->max_send_wr <= l->max_qp_wr &&
+	       cap->max_send_sge <= l->max_sge &&
+	       cap->max_inline_data <= l->max_inline &&
+	       (has_srq || (cap->max_recv_wr <= l->max_qp_wr &&
+			    cap->max_recv_sge <= l->max_sge));
 }
 
 struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
@@ -57,7 +58,7 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 	    attr->send_cq->context != context ||
 	    (!xrc && attr->recv_cq->context != context) ||
 	    (attr->srq && attr->srq->context != context) ||
-	    !qp_caps_ok(&attr->cap, !!attr->srq))
+	    !qp_caps_ok(ctx->dev->lim, &attr->cap, !!attr->srq))
 		return ibemu__verbs_null(EINVAL);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -75,7 +76,7 @@ struct ibemu_verbs_qp *ibemu__verbs_qp_create(struct ibv_pd *pd,
 	r.max_recv_sge = attr->srq ? 0 : attr->cap.max_recv_sge;
 	/* As providers do, the QP takes as much inline data as the HCA
 	 * allows, whatever was asked (ibv_query_qp tells). */
-	r.max_inline_data = IBEMU_VERBS_MAX_INLINE;
+	r.max_inline_data = ctx->dev->lim->max_inline;
 	r.sq_entries = ibemu__verbs_pow2(r.max_send_wr);
 	fds[0] = ibemu__verbs_ring_create(&qp->sq, r.sq_entries,
 					  sizeof(struct ibemu_verbs_swqe));
@@ -601,8 +602,9 @@ struct ibv_srq *ibemu__verbs_srq_create(struct ibv_pd *pd,
 	struct ibemu_verbs_srq *s;
 	int fd, ret;
 
-	if (!attr->attr.max_wr || attr->attr.max_wr > IBEMU_VERBS_MAX_SRQ_WR ||
-	    attr->attr.max_sge > IBEMU_VERBS_MAX_SRQ_SGE ||
+	if (!attr->attr.max_wr ||
+	    attr->attr.max_wr > ctx->dev->lim->max_srq_wr ||
+	    attr->attr.max_sge > ctx->dev->lim->max_srq_sge ||
 	    attr->attr.srq_limit > attr->attr.max_wr)
 		return ibemu__verbs_null(EINVAL);
 	s = calloc(1, sizeof(*s));

@@ -2,7 +2,7 @@
 /*
  * Device, port, GID and P_Key queries. The device's attributes are the
  * HCA's identity from the topology (GUIDs, vendor and device ids) and the
- * limits every emulated HCA shares (proto/verbs_proto.h). Port attributes
+ * limits of its hca_model (ibemu_verbs_limits_of(), proto/verbs_proto.h). Port attributes
  * come from the daemon at each call (PORT_QUERY): PortInfo as the SM left
  * it, converted to the verbs encodings as the kernel's drivers convert
  * Get(PortInfo). The GID table holds the port's GID at index 0 (subnet
@@ -28,6 +28,7 @@ void ibemu__verbs_device_attr(struct ibemu_verbs_context *ctx,
 			      struct ibv_device_attr *a)
 {
 	const struct ibemu_verbs_device *d = ctx->dev;
+	const struct ibemu_verbs_limits *l = d->lim;
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "ibemu %s", IBEMU_VERSION);
@@ -37,24 +38,24 @@ void ibemu__verbs_device_attr(struct ibemu_verbs_context *ctx,
 	a->page_size_cap = IBEMU_VERBS_PAGE_SIZE_CAP;
 	a->vendor_id = d->vendor_id;
 	a->vendor_part_id = d->device_id;
-	a->max_qp = IBEMU_VERBS_MAX_QP;
-	a->max_qp_wr = IBEMU_VERBS_MAX_QP_WR;
+	a->max_qp = (int)l->max_qp;
+	a->max_qp_wr = (int)l->max_qp_wr;
 	a->device_cap_flags = DEVICE_CAP_FLAGS;
-	a->max_sge = IBEMU_VERBS_MAX_SGE;
-	a->max_sge_rd = IBEMU_VERBS_MAX_SGE_RD;
-	a->max_cq = IBEMU_VERBS_MAX_CQ;
-	a->max_cqe = IBEMU_VERBS_MAX_CQE;
-	a->max_mr = IBEMU_VERBS_MAX_MR;
-	a->max_pd = IBEMU_VERBS_MAX_PD;
-	a->max_qp_rd_atom = IBEMU_VERBS_MAX_QP_RD_ATOM;
-	a->max_res_rd_atom = IBEMU_VERBS_MAX_QP * IBEMU_VERBS_MAX_QP_RD_ATOM;
-	a->max_qp_init_rd_atom = IBEMU_VERBS_MAX_QP_INIT_RD_ATOM;
+	a->max_sge = (int)l->max_sge;
+	a->max_sge_rd = (int)l->max_sge_rd;
+	a->max_cq = (int)l->max_cq;
+	a->max_cqe = (int)l->max_cqe;
+	a->max_mr = (int)l->max_mr;
+	a->max_pd = (int)l->max_pd;
+	a->max_qp_rd_atom = (int)l->max_qp_rd_atom;
+	a->max_res_rd_atom = (int)l->max_res_rd_atom;
+	a->max_qp_init_rd_atom = (int)l->max_qp_init_rd_atom;
 	/* IBA 11.2.1.2: atomics are atomic among the HCA's own QPs. */
 	a->atomic_cap = IBV_ATOMIC_HCA;
-	a->max_ah = IBEMU_VERBS_MAX_AH;
-	a->max_srq = IBEMU_VERBS_MAX_SRQ;
-	a->max_srq_wr = IBEMU_VERBS_MAX_SRQ_WR;
-	a->max_srq_sge = IBEMU_VERBS_MAX_SRQ_SGE;
+	a->max_ah = (int)l->max_ah;
+	a->max_srq = (int)l->max_srq;
+	a->max_srq_wr = (int)l->max_srq_wr;
+	a->max_srq_sge = (int)l->max_srq_sge;
 	a->max_pkeys = d->partition_cap;
 	a->local_ca_ack_delay = IBEMU_VERBS_LOCAL_CA_ACK_DELAY;
 	a->phys_port_cnt = (uint8_t)d->nports;

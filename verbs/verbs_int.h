@@ -51,6 +51,9 @@ struct ibemu_verbs_device {
 	uint16_t device_id;
 	uint16_t partition_cap;
 	unsigned nports;
+	/* By the HCA's hca_model (CA_QUERY's hca_gen): what
+	 * ibv_query_device() reports and the create calls hold to. */
+	const struct ibemu_verbs_limits *lim;
 };
 
 /*

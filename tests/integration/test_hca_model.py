@@ -150,5 +150,103 @@ class PresetLatencyTest(HcaModelCase):
                            f"connectx-4 {cx_write} vs wire {wire_write}")
 
 
+# ibv_devinfo -v of the real adapters (docs/hca-model.md, "Device
+# limits"): ConnectX-5, open-mpi/ompi#6137; ConnectX-6, openucx/ucx#8229
+# and #10317. A wire HCA keeps ibemu's own (proto/verbs_proto.h).
+MLX5_LIMITS = {
+    "max_qp": "262144", "max_qp_wr": "32768", "max_sge": "30",
+    "max_sge_rd": "30", "max_cq": "16777216", "max_cqe": "4194303",
+    "max_mr": "16777216", "max_pd": "16777216", "max_qp_rd_atom": "16",
+    "max_res_rd_atom": "4194304", "max_qp_init_rd_atom": "16",
+    "atomic_cap": "ATOMIC_HCA (1)", "max_srq": "8388608",
+    "max_srq_wr": "32767", "max_ah": "2147483647",
+}
+WIRE_LIMITS = {
+    "max_qp": "4096", "max_qp_wr": "16384", "max_sge": "30",
+    "max_sge_rd": "30", "max_cq": "4096", "max_cqe": "65535",
+    "max_mr": "65536", "max_pd": "4096", "max_qp_rd_atom": "16",
+    "max_res_rd_atom": "65536", "max_qp_init_rd_atom": "16",
+    "atomic_cap": "ATOMIC_HCA (1)", "max_srq": "1024",
+    "max_srq_wr": "16384", "max_ah": "65536",
+}
+
+
+@unittest.skipUnless(shutil.which("ibv_devinfo") and
+                     shutil.which("ibv_rc_pingpong"),
+                     "rdma-core's tools are not installed (./ibemu.sh deps)")
+class DeviceLimitsTest(HcaModelCase):
+    """ibv_query_device reports the limits of the HCA's hca_model, as
+    Debian's ibv_devinfo -v prints them, and the verbs calls hold to
+    them: a QP of 20,000 receive WRs is refused on a wire HCA (16,384)
+    and made on a ConnectX one (32,768)."""
+
+    def setUp(self):
+        super().setUp()
+        from harness import tool_env
+        for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST",
+                    "IBEMU_VTIME_START_PS"):
+            self.env.pop(key, None)
+        self.tool_env = tool_env(self.env)
+        self.port = 20000 + (os.getpid() + 11) % 20000
+
+    def exec(self, fabric, *cmd, **kw):
+        from harness import IBEMU
+        return [IBEMU, "exec", "--fabric", fabric, "--host", "hca1",
+                "--", *cmd]
+
+    def devinfo(self, fabric):
+        p = subprocess.run(self.exec(fabric, "ibv_devinfo", "-v"),
+                           capture_output=True, text=True,
+                           env=self.tool_env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        fields = {}
+        for line in p.stdout.splitlines():
+            m = re.match(r"\s*(\w+):\s+(\S.*?)\s*$", line)
+            if m and m.group(1) not in fields:
+                fields[m.group(1)] = m.group(2)
+        return fields
+
+    def big_rq_made(self, fabric):
+        """Whether ibv_rc_pingpong -r 20000 made its QP (it listens for
+        its peer once it has)."""
+        from test_vtime import listening
+        import time
+        srv = subprocess.Popen(
+            self.exec(fabric, "ibv_rc_pingpong", "-p", str(self.port),
+                      "-r", "20000"), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=self.tool_env)
+        try:
+            end = time.time() + 60
+            while (srv.poll() is None and not listening(self.port) and
+                   time.time() < end):
+                time.sleep(0.05)
+            made = srv.poll() is None and listening(self.port)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+            out, _ = srv.communicate()
+        return made, out
+
+    def test_limits_per_preset(self):
+        for model, part, lim in (
+                ("wire", "60161", WIRE_LIMITS),
+                ("connectx-4", "4115", MLX5_LIMITS),
+                ("connectx-5", "4119", MLX5_LIMITS),
+                ("connectx-6", "4123", MLX5_LIMITS),
+                ("connectx-7", "4129", MLX5_LIMITS),
+                ("auto", "4119", MLX5_LIMITS)):
+            with self.subTest(model=model):
+                name = "hml" + model.replace("connectx-", "cx")
+                self.up(self.fabric(model), name)
+                got = self.devinfo(name)
+                self.assertEqual(got.get("vendor_part_id"), part, got)
+                self.assertEqual({k: got.get(k) for k in lim}, lim)
+                made, out = self.big_rq_made(name)
+                self.assertEqual(made, model != "wire", out)
+                if model == "wire":
+                    self.assertIn("Couldn't create QP", out)
+                self.down(name)
+
+
 if __name__ == "__main__":
     main()

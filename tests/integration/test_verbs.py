@@ -217,10 +217,12 @@ class VerbsTest(SessionClient, IbemuTestCase):
                          ("ok", "ok", "local protection error"))
         self.assertEqual(f["wc_status"], "transport retry counter exceeded")
         self.assertEqual(f["event"], "port active")
-        # proto/verbs_proto.h's limits, as the daemon will enforce them.
+        # The limits of the HCA's hca_model (auto: HDR, connectx-6), as
+        # the library and the daemon enforce them (proto/verbs_proto.h;
+        # integration.hca_model checks every preset and wire).
         self.assertEqual((f["max_qp"], f["max_qp_wr"], f["max_sge"],
                           f["max_cqe"], f["max_qp_rd_atom"]),
-                         ("4096", "16384", "30", "65535", "16"))
+                         ("262144", "32768", "30", "4194303", "16"))
         self.down("vobj")
 
     def test_threads(self):

@@ -156,6 +156,10 @@ static void fx_up(struct fx *f)
 
 	memset(f, 0, sizeof(*f));
 	ibemu_test_engine_up("two-switch", 1, NULL, NULL, &f->t, &f->e, &f->r);
+	/* The exact times below are a wire HCA's (hca_model: wire): the
+	 * host interface's own are pinned in test-host-model.c. */
+	for (i = 0; i < f->t->nnodes; i++)
+		f->t->nodes[i].hca_model = IBEMU_HCA_WIRE;
 	T_EQ_INT(ibemu_tp_domain_create(f->e, &f->d), 0);
 	for (i = 0; i < NHOST; i++) {
 		struct host *h = &f->h[i];

@@ -732,8 +732,10 @@ static void test_export_format(void)
 		"[2](2002) \t\"h2\"[2] (3002) \t\t# lid 0 lmc 0 \"a b\" lid 0"
 		" 1xSDR\n"
 		"\n"
+		/* h2 declares no device: hca_model auto, its HDR link's
+		 * connectx-6 (docs/hca-model.md). */
 		"vendid=0x2ebe0\n"
-		"devid=0xeb01\n"
+		"devid=0x101b\n"
 		"sysimgguid=0x3000\n"
 		"caguid=0x3000\n"
 		"Ca\t2 \"h2\"\t\t# \"a=b\"\n"

@@ -158,7 +158,8 @@ static void test_every_key(void)
 	T_EQ_INT(n1->vls, 2);
 	T_EQ_INT(n1->buffer_per_vl, 8192);
 	T_EQ_INT(n2->nports, 1);
-	T_EQ_U64(n2->device_id, IBEMU_DEVICE_HCA);
+	/* No device_id: hca_model auto's adapter (HDR, connectx-6). */
+	T_EQ_U64(n2->device_id, 0x101b);
 	T_EQ_U64(n2->ports[1].guid, n2->guid + 1);
 
 	T_EQ_INT(t->nlinks, 4);
@@ -426,8 +427,9 @@ static void test_routing_latency(void)
 		"hca_model, ip");
 }
 
-/* hca_model: wire by default, a preset or auto in defaults: or per HCA,
- * a bad name an error at its line and column; written back when set. */
+/* hca_model: auto (the link speed's preset) by default, a preset or wire
+ * in defaults: or per HCA, a bad name an error at its line and column;
+ * written back when not the default. */
 static void test_hca_model(void)
 {
 	struct ibemu_topo *t;
@@ -435,8 +437,25 @@ static void test_hca_model(void)
 
 	t = load_ok("switches: [{name: s, ports: 4}]\nhcas: [{name: h}]\n"
 		    "links: [[s:1, h:1]]\n");
-	if (t)
-		T_EQ_INT(t->nodes[1].hca_model, IBEMU_HCA_WIRE);
+	if (t) {
+		T_EQ_INT(t->defaults.hca_model, IBEMU_HCA_AUTO);
+		T_EQ_INT(t->nodes[1].hca_model, IBEMU_HCA_AUTO);
+		T_EQ_INT(ibemu_topo_hca_kind(t, 1), IBEMU_HCA_CX5);
+		y = emit(t);
+		T_TRUE(y && !strstr(y, "hca_model"));
+		free(y);
+	}
+	ibemu_topo_destroy(t);
+	t = load_ok("defaults: {hca_model: wire, speed: HDR}\n"
+		    "switches: [{name: s, ports: 4}]\nhcas: [{name: h}]\n"
+		    "links: [[s:1, h:1]]\n");
+	if (t) {
+		T_EQ_INT(ibemu_topo_hca_kind(t, 1), IBEMU_HCA_WIRE);
+		T_EQ_INT(t->nodes[1].device_id, IBEMU_DEVICE_HCA);
+		y = emit(t);
+		T_TRUE(y && strstr(y, "  hca_model: wire\n"));
+		free(y);
+	}
 	ibemu_topo_destroy(t);
 	t = load_ok(
 		"defaults: {hca_model: connectx-6}\n"
