@@ -110,6 +110,9 @@ enum ibemu_sess_type {
 	IBEMU_SESS_VERBS_QP_OPEN = 35,	   /* ibemu_verbs_qp_open */
 	/* 40..49: rdma_cm (librdmacm, rdmacm/). */
 	IBEMU_SESS_ADDR_QUERY = 40, /* call: ibemu_sess_addr, same back */
+	/* 46..49: multicast (verbs_proto.h). */
+	IBEMU_SESS_VERBS_MCAST_ATTACH = 46, /* ibemu_verbs_mcast */
+	IBEMU_SESS_VERBS_MCAST_DETACH = 47, /* ibemu_verbs_mcast */
 	IBEMU_SESS_NTYPES
 };
 
