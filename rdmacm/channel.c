@@ -65,15 +65,21 @@ RDMACM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 int rdmacm__event_queue(struct rdmacm_id *id, enum rdma_cm_event_type type,
 			int status)
 {
+	struct rdma_cm_event ev = {.event = type, .status = status};
+
+	return rdmacm__event_queue_ev(id, &ev);
+}
+
+int rdmacm__event_queue_ev(struct rdmacm_id *id, const struct rdma_cm_event *ev)
+{
 	struct rdmacm_channel *c = rdmacm_channel_of(id->id.channel);
 	struct rdmacm_event *e = calloc(1, sizeof(*e));
 	uint64_t one = 1;
 
 	if (!e)
 		return -ENOMEM;
+	e->ev = *ev;
 	e->ev.id = &id->id;
-	e->ev.event = type;
-	e->ev.status = status;
 	pthread_mutex_lock(&id->lock);
 	id->unacked++;
 	pthread_mutex_unlock(&id->lock);

@@ -31,6 +31,7 @@ struct rdmacm_device {
 };
 
 struct rdmacm_event;
+struct rdmacm_mc;
 
 /* An event channel: an eventfd counting the queued events (the semaphore
  * mode reads one at a time), so it polls readable exactly while one waits,
@@ -50,6 +51,7 @@ struct rdmacm_id {
 	int addr_resolved; /* ADDR_RESOLVED queued */
 	int sync;	   /* created with a NULL channel */
 	struct rdmacm_device *dev;
+	struct rdmacm_mc *mcs; /* multicast groups joined (mcast.c) */
 };
 
 struct rdmacm_event {
@@ -73,6 +75,10 @@ struct rdmacm_channel *rdmacm__channel_create(int internal);
 /* Queues an event for 'id' on its channel; 0 or -ENOMEM. */
 int rdmacm__event_queue(struct rdmacm_id *id, enum rdma_cm_event_type type,
 			int status);
+/* The same with the whole event given ('ev': its event, status, param;
+ * copied). */
+int rdmacm__event_queue_ev(struct rdmacm_id *id,
+			   const struct rdma_cm_event *ev);
 /* For a synchronous id: takes the event just queued and returns the call's
  * result as rdma-core's ucma_complete() does (0, or -1 with errno). */
 int rdmacm__sync_complete(struct rdmacm_id *id);
@@ -107,5 +113,12 @@ void rdmacm__addr_fill(struct sockaddr_storage *out, int family,
  * callback reports it (-ETIMEDOUT, -EINVAL for an SA error status, -EIO). */
 int rdmacm__path_query(struct rdmacm_id *id, int timeout_ms,
 		       struct ibv_sa_path_rec *out);
+
+/* mcast.c */
+/* Whether 'sa' names a multicast group; its MGID (cma_set_mgid). */
+int rdmacm__mcast_mgid(const struct rdma_cm_id *id, const struct sockaddr *sa,
+		       union ibv_gid *mgid);
+/* Leaves every group of 'id' (rdma_destroy_id). */
+void rdmacm__mcast_leave_all(struct rdmacm_id *id);
 
 #endif

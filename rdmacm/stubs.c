@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The entry points of librdmacm that need the CM protocol on the wire
- * (connect, listen, accept, multicast: issue 23's next part) and the
+ * (connect, listen, accept: issue 23's next part) and the
  * rsockets API: exported so that every program loads, each failing with
  * ENOSYS, the errno rdma-core's librdmacm passes on when the kernel's
  * rdma_ucm lacks a command (ucma_write() answers -ENOSYS, and rsocket.c
@@ -61,26 +61,6 @@ RDMACM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 }
 
 RDMACM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id,
-				      struct sockaddr *addr, void *context)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int
-rdma_join_multicast_ex(struct rdma_cm_id *id,
-		       struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-		       void *context)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id,
-				       struct sockaddr *addr)
 {
 	return NOT_YET();
 }

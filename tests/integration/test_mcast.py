@@ -8,7 +8,10 @@ then detached gets nothing; the PMA counters (perfquery -x) show one
 packet entering the fabric and a copy leaving each member's switch port;
 the times, relative to the sender's post, are the same on a fresh fabric.
 ibv_attach_mcast's errors and limits; a receiver killed while attached;
-the MCAST_ATTACH and MCAST_DETACH calls spoken raw with bogus fields."""
+the MCAST_ATTACH and MCAST_DETACH calls spoken raw with bogus fields.
+Debian's unmodified mckey (rdmacm-utils: rdma_join_multicast, the IPv4
+group's MGID as the kernel's rdma_cm maps it) between three receivers
+and a sender, on ibemu-sm and on OpenSM, with the same counters."""
 
 import os
 import re
@@ -16,7 +19,8 @@ import signal
 import struct
 import subprocess
 
-from harness import IBEMU, IbemuTestCase, main, tool_env, topology
+from harness import (IBEMU, IbemuTestCase, OpenSMRunner, main, tool_env,
+                     topology)
 from programs import PingpongRunner
 from sessproto import ERROR, RawVerbs, hdr
 
@@ -31,7 +35,7 @@ def results(out):
     return dict(re.findall(r"(\w+)=(\S+)", out))
 
 
-class McastTest(PingpongRunner, IbemuTestCase):
+class McastTest(OpenSMRunner, PingpongRunner, IbemuTestCase):
     def setUp(self):
         super().setUp()
         for key in ("IBEMU_SESSION_SOCKET", "IBEMU_HOST"):
@@ -136,6 +140,85 @@ class McastTest(PingpongRunner, IbemuTestCase):
         self.assertEqual(times, again)
         self.down("mcast1")
         self.down("mcast2")
+
+    def mckey_run(self, fabric, count):
+        """Debian's mckey: receivers on hca1, hca3 and hca4, the sender
+        on hca2, group 239.1.1.1 (bound to each host's address, plan of
+        topologies/README.md); the counters' deltas of the sender's
+        switch port and of each receiver's."""
+        ips = {"hca1": "127.10.0.1", "hca2": "127.10.0.17",
+               "hca3": "127.10.0.33", "hca4": "127.10.0.49"}
+        ports = [("sw1", 2), ("sw1", 1), ("sw2", 1), ("sw2", 2)]
+        recvs = [self.exec_popen(fabric, h, "mckey", "-m", "239.1.1.1",
+                                 "-b", ips[h], "-C", str(count))
+                 for h in ("hca1", "hca3", "hca4")]
+        try:
+            # mckey's output is buffered in a pipe: the receivers are in
+            # once the switches' MFTs hold them (their receives are
+            # posted before they join).
+            self.wait_until("the receivers' joins",
+                            lambda: self.mft_has(fabric, "sw1", {1}) and
+                            self.mft_has(fabric, "sw2", {1, 2}), 60)
+            before = {k: self.mcast_pkts(fabric, *k) for k in ports}
+            snd = self.exec_popen(fabric, "hca2", "mckey", "-m",
+                                  "239.1.1.1", "-b", ips["hca2"], "-s",
+                                  "-C", str(count))
+            out, _ = snd.communicate(timeout=90)
+            self.assertEqual(snd.returncode, 0, out)
+            self.assertIn("joined dgid: ff12:4001:ffff::f01:101", out)
+            for p in recvs:
+                rest, _ = p.communicate(timeout=90)
+                self.assertEqual(p.returncode, 0, rest)
+                self.assertIn("data transfers complete", rest)
+        finally:
+            for p in recvs:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        after = {k: self.mcast_pkts(fabric, *k) for k in ports}
+        return {k: (after[k][0] - before[k][0], after[k][1] - before[k][1])
+                for k in ports}
+
+    def mft_has(self, fabric, node, ports):
+        """Whether some MLID of switch 'node''s MFT (ibroute -M) sends
+        to every port of 'ports'."""
+        lid = [p["lid"] for p in self.json_of("ports", "--fabric",
+                                              fabric)["ports"]
+               if p["node"] == node][0]
+        out = self.ibemu("exec", "--fabric", fabric, "--host", "hca2", "--",
+                         "ibroute", "-M", str(lid), env=self.tool_env,
+                         check=None, timeout=60).stdout
+        head = next((ln for ln in out.splitlines() if "Ports:" in ln), "")
+        cols = {int(m.group()): m.start()
+                for m in re.finditer(r"\d+", head.split("Ports:")[1])} \
+            if head else {}
+        base = head.index("Ports:") + len("Ports:") if head else 0
+        for row in out.splitlines():
+            if row.startswith("0x") and all(
+                    len(row) > base + cols[p] and row[base + cols[p]] == "x"
+                    for p in ports if p in cols):
+                return bool(cols)
+        return False
+
+    def test_mckey(self):
+        """One packet a message in, a copy out to each receiver: the
+        group's tree as ibemu-sm and OpenSM program it."""
+        self.up(TWO, "mckey")
+        delta = self.mckey_run("mckey", 40)
+        self.assertEqual(delta[("sw1", 2)], (0, 40))
+        for key in (("sw1", 1), ("sw2", 1), ("sw2", 2)):
+            self.assertEqual(delta[key], (40, 0), key)
+        self.down("mckey")
+        self.up(TWO, "mckeyo", "--sm", "none")
+        sm, _ = self.resident_opensm("mckeyo", "hca1")
+        try:
+            delta = self.mckey_run("mckeyo", 40)
+        finally:
+            self.stop_opensm(sm)
+        self.assertEqual(delta[("sw1", 2)], (0, 40))
+        for key in (("sw1", 1), ("sw2", 1), ("sw2", 2)):
+            self.assertEqual(delta[key], (40, 0), key)
+        self.down("mckeyo")
 
     def test_errors_and_death(self):
         self.up(TWO, "mcasterr")
