@@ -28,9 +28,6 @@ static void agents_fini(struct ibemu_engine *e, void *state)
 			free(a->ports[i].pkeys);
 		}
 	}
-	if (a->nodes)
-		for (i = 0; i < a->nnodes; i++)
-			free(a->nodes[i].mft);
 	free(a->ports);
 	free(a->nodes);
 	free(a);

@@ -133,8 +133,6 @@ struct ibemu_agent_node {
 	uint8_t default_mcast_not_primary;
 	uint8_t life_time_value;
 	uint8_t port_state_change;
-	/* [position][MLID - 0xC000], allocated on first Set(MFT). */
-	uint16_t *mft;
 };
 
 /* The management state the engine keeps for agent/ (ibemu_engine_mgmt()). */

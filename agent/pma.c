@@ -91,6 +91,10 @@ static void counters_sum(const struct ibemu_engine *e, uint32_t first,
 			sat_add(sum->unicast_xmit_pkts, c.unicast_xmit_pkts);
 		sum->unicast_rcv_pkts =
 			sat_add(sum->unicast_rcv_pkts, c.unicast_rcv_pkts);
+		sum->multicast_xmit_pkts = sat_add(sum->multicast_xmit_pkts,
+						   c.multicast_xmit_pkts);
+		sum->multicast_rcv_pkts =
+			sat_add(sum->multicast_rcv_pkts, c.multicast_rcv_pkts);
 	}
 }
 
@@ -173,7 +177,9 @@ static unsigned ext_clear_mask(const struct ibemu_mad_port_counters_ext *in)
 		   {1u << 2, IBEMU_CNT_XMIT_PKTS},
 		   {1u << 3, IBEMU_CNT_RCV_PKTS},
 		   {1u << 4, IBEMU_CNT_UNICAST_XMIT},
-		   {1u << 5, IBEMU_CNT_UNICAST_RCV}},
+		   {1u << 5, IBEMU_CNT_UNICAST_RCV},
+		   {1u << 6, IBEMU_CNT_MULTICAST_XMIT},
+		   {1u << 7, IBEMU_CNT_MULTICAST_RCV}},
 	  sel2[] = {{1u << 3, IBEMU_CNT_RCV_ERRORS},
 		    {1u << 5, IBEMU_CNT_RELAY_ERRORS},
 		    {1u << 6, IBEMU_CNT_XMIT_DISCARDS},

@@ -39,6 +39,8 @@ void ibemu_pma_port_counters_ext(const struct ibemu_port_counters *c,
 	out->port_rcv_pkts = c->rcv_pkts;
 	out->port_unicast_xmit_pkts = c->unicast_xmit_pkts;
 	out->port_unicast_rcv_pkts = c->unicast_rcv_pkts;
+	out->port_multicast_xmit_pkts = c->multicast_xmit_pkts;
+	out->port_multicast_rcv_pkts = c->multicast_rcv_pkts;
 	out->port_rcv_errors = c->rcv_errors;
 	out->port_rcv_switch_relay_errors = c->rcv_switch_relay_errors;
 	out->port_xmit_discards = c->xmit_discards;

@@ -2,8 +2,8 @@
 /*
  * What only a switch's SMA answers: SwitchInfo (IBA 14.2.5.4), the linear
  * forwarding table in blocks of 64 LIDs (14.2.5.10, kept by the engine)
- * and the multicast forwarding table (14.2.5.12, kept here: the engine
- * does not forward multicast yet). Also PortStateChange and the Trap 128
+ * and the multicast forwarding table (14.2.5.12, kept by the engine,
+ * which replicates multicast packets by it). Also PortStateChange and the Trap 128
  * (14.2.5.1) a switch sends its master SM when a link goes down or up,
  * repeated until the SM represses it.
  */
@@ -11,12 +11,6 @@
 #include <string.h>
 
 #include "agent_int.h"
-
-/* MFT port-mask positions of a switch: 16 ports (0..15, 16..31, ...) each. */
-static unsigned mft_positions(const struct ibemu_engine *e, uint32_t node)
-{
-	return ibemu__agent_node(e, node)->nports / 16u + 1u;
-}
 
 /*
  * LinearFDBTop. Until an SM writes it, ibemu reports the highest LID its
@@ -122,43 +116,36 @@ int ibemu__sma_lft(struct ibemu_agent_req *r)
 	return IBEMU_MAD_STATUS_OK;
 }
 
+_Static_assert(IBEMU_AGENT_MFT_CAP == IBEMU_MFT_CAP,
+	       "MulticastFDBCap: the MLIDs the engine's MFT holds");
+
 int ibemu__sma_mft(struct ibemu_agent_req *r)
 {
 	struct ibemu_engine *e = r->e;
-	struct ibemu_agent_node *an = ibemu__agent_node(e, r->node);
-	unsigned nports = an->nports;
 	/* IBA 14.2.5.12: bits 31-28 the position, bits 8-0 the block. */
-	unsigned pos = r->attr_mod >> 28, block = r->attr_mod & 0x1ffu;
-	unsigned npos = mft_positions(e, r->node), i;
+	unsigned pos = r->attr_mod >> 28, block = r->attr_mod & 0x1ffu, i;
+	uint16_t first =
+		(uint16_t)(IBEMU_MLID_FIRST +
+			   (r->attr_mod & 0x1ffu) * IBEMU_MAD_MFT_BLOCK);
 	struct ibemu_mad_mft mft;
-	uint16_t valid;
 
-	if (pos >= npos || block >= IBEMU_AGENT_MFT_CAP / IBEMU_MAD_MFT_BLOCK)
+	if (pos >= ibemu_engine_mft_positions(e, r->node) ||
+	    block >= IBEMU_AGENT_MFT_CAP / IBEMU_MAD_MFT_BLOCK)
 		return IBEMU_MAD_STATUS_INVALID_FIELD;
-	/* Ports of this position that exist (port 0 included). */
-	valid = nports - pos * 16u >= 15u
-			? 0xffffu
-			: (uint16_t)((1u << (nports - pos * 16u + 1u)) - 1u);
 	if (r->method == IBEMU_MAD_METHOD_SET) {
 		ibemu_mad_mft_decode(r->req + IBEMU_SMP_DATA_OFF,
 				     IBEMU_SMP_DATA_LEN, &mft);
-		if (!an->mft) {
-			an->mft = calloc((size_t)npos * IBEMU_AGENT_MFT_CAP,
-					 sizeof(*an->mft));
-			/* Out of memory: fail the Set, as a busy agent. */
-			if (!an->mft)
-				return IBEMU_MAD_STATUS_BUSY;
-		}
 		for (i = 0; i < IBEMU_MAD_MFT_BLOCK; i++)
-			an->mft[pos * IBEMU_AGENT_MFT_CAP +
-				block * IBEMU_MAD_MFT_BLOCK + i] =
-				mft.port_mask[i] & valid;
+			/* Out of memory: fail the Set, as a busy agent. */
+			if (ibemu_engine_set_mft(e, r->node,
+						 (uint16_t)(first + i), pos,
+						 mft.port_mask[i]))
+				return IBEMU_MAD_STATUS_BUSY;
 	}
 	for (i = 0; i < IBEMU_MAD_MFT_BLOCK; i++)
-		mft.port_mask[i] =
-			an->mft ? an->mft[pos * IBEMU_AGENT_MFT_CAP +
-					  block * IBEMU_MAD_MFT_BLOCK + i]
-				: 0;
+		IBEMU_BUG_ON(ibemu_engine_get_mft(e, r->node,
+						  (uint16_t)(first + i), pos,
+						  &mft.port_mask[i]));
 	IBEMU_BUG_ON(ibemu_mad_mft_encode(&mft, r->resp + IBEMU_SMP_DATA_OFF,
 					  IBEMU_SMP_DATA_LEN));
 	return IBEMU_MAD_STATUS_OK;

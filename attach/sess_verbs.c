@@ -698,6 +698,7 @@ union verbs_payload {
 	struct ibemu_verbs_xrcd_req xrcd;
 	struct ibemu_verbs_xsrq_req xsrq;
 	struct ibemu_verbs_qp_open qpo;
+	struct ibemu_verbs_mcast mc;
 };
 
 static int pd_alloc(struct ibemu_sess_verbs *v, union verbs_payload *u,
@@ -965,6 +966,22 @@ static int qp_open(struct ibemu_sess_verbs *v, union verbs_payload *u, int *fds,
 	return ret;
 }
 
+static int mcast_attach(struct ibemu_sess_verbs *v, union verbs_payload *u,
+			int *fds, int nfds)
+{
+	(void)fds;
+	(void)nfds;
+	return ibemu__vs_mcast_attach(v, &u->mc);
+}
+
+static int mcast_detach(struct ibemu_sess_verbs *v, union verbs_payload *u,
+			int *fds, int nfds)
+{
+	(void)fds;
+	(void)nfds;
+	return ibemu__vs_mcast_detach(v, &u->mc);
+}
+
 /*
  * The calls of a verbs stream: the payload each takes (and its reply
  * carries back), whether it may carry fds (the creates and MR_REG), and
@@ -999,6 +1016,8 @@ static const struct verbs_call verbs_calls[IBEMU_SESS_NTYPES] = {
 	CALL(XRCD_CLOSE, ibemu_verbs_obj, 0, xrcd_close),
 	CALL(XSRQ_CREATE, ibemu_verbs_xsrq_req, 1, xsrq_create),
 	CALL(QP_OPEN, ibemu_verbs_qp_open, 0, qp_open),
+	CALL(MCAST_ATTACH, ibemu_verbs_mcast, 0, mcast_attach),
+	CALL(MCAST_DETACH, ibemu_verbs_mcast, 0, mcast_detach),
 };
 
 void ibemu__sess_verbs_call(struct ibemu_sess_conn *c,

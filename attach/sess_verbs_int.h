@@ -134,6 +134,12 @@ struct vqp *ibemu__vs_qp_find(struct ibemu_sess_verbs *v, uint32_t qpn,
 struct vsrq *ibemu__vs_srq_find(struct ibemu_sess_verbs *v, uint32_t id,
 				int *at);
 
+/* sess_mcast.c: MCAST_ATTACH, MCAST_DETACH; 0 or -errno. */
+int ibemu__vs_mcast_attach(struct ibemu_sess_verbs *v,
+			   const struct ibemu_verbs_mcast *r);
+int ibemu__vs_mcast_detach(struct ibemu_sess_verbs *v,
+			   const struct ibemu_verbs_mcast *r);
+
 /* sess_verbs_xrc.c: XRC domains */
 /* XRCD_OPEN, with the file's fd (closed here) when r->has_fd. */
 int ibemu__vs_xrcd_open(struct ibemu_sess_verbs *v,

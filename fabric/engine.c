@@ -380,7 +380,8 @@ int ibemu_engine_create(const struct ibemu_topo *t,
 	ibemu_evq_init(&e->evq);
 	e->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->nodes));
 	e->models = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->models));
-	if (!e->nodes || !e->models)
+	e->mft = calloc(t->nnodes ? t->nnodes : 1, sizeof(*e->mft));
+	if (!e->nodes || !e->models || !e->mft)
 		goto err;
 	for (i = 0; i < t->nnodes; i++) {
 		const struct ibemu_topo_node *tn = &t->nodes[i];
@@ -482,6 +483,9 @@ void ibemu_engine_destroy(struct ibemu_engine *e)
 	}
 	for (i = 0; e->nodes && i < e->topo->nnodes; i++)
 		free(e->nodes[i].lft);
+	for (i = 0; e->mft && i < e->topo->nnodes; i++)
+		free(e->mft[i]);
+	free(e->mft);
 	free(e->owner);
 	free(e->owner_none);
 	free(e->ports);
@@ -850,6 +854,58 @@ uint16_t ibemu_engine_lft_top(const struct ibemu_engine *e, uint32_t node)
 	return 0;
 }
 
+unsigned ibemu_engine_mft_positions(const struct ibemu_engine *e, uint32_t node)
+{
+	if (node >= e->topo->nnodes || e->nodes[node].type != IBEMU_NODE_SWITCH)
+		return 0;
+	return e->nodes[node].nports / 16u + 1u;
+}
+
+/* Whether switch 'node' has an MFT entry for 'mlid' at position 'pos'. */
+static int mft_check(const struct ibemu_engine *e, uint32_t node, uint16_t mlid,
+		     unsigned pos)
+{
+	return pos < ibemu_engine_mft_positions(e, node) &&
+	       mlid >= IBEMU_MLID_FIRST &&
+	       mlid - IBEMU_MLID_FIRST < IBEMU_MFT_CAP;
+}
+
+int ibemu_engine_set_mft(struct ibemu_engine *e, uint32_t node, uint16_t mlid,
+			 unsigned pos, uint16_t mask)
+{
+	unsigned npos, nports;
+	uint16_t valid;
+
+	if (!mft_check(e, node, mlid, pos))
+		return -EINVAL;
+	npos = ibemu_engine_mft_positions(e, node);
+	nports = e->nodes[node].nports;
+	if (!e->mft[node]) {
+		if (!mask)
+			return 0; /* empty already */
+		e->mft[node] = calloc((size_t)npos * IBEMU_MFT_CAP,
+				      sizeof(*e->mft[node]));
+		if (!e->mft[node])
+			return -ENOMEM;
+	}
+	/* Ports of this position that exist (port 0 included). */
+	valid = nports - pos * 16u >= 15u
+			? 0xffffu
+			: (uint16_t)((1u << (nports - pos * 16u + 1u)) - 1u);
+	e->mft[node][(size_t)(mlid - IBEMU_MLID_FIRST) * npos + pos] =
+		mask & valid;
+	return 0;
+}
+
+int ibemu_engine_get_mft(const struct ibemu_engine *e, uint32_t node,
+			 uint16_t mlid, unsigned pos, uint16_t *mask)
+{
+	if (!mft_check(e, node, mlid, pos))
+		return -EINVAL;
+	*mask = e->mft[node] ? ibemu__engine_mft(e, node, mlid)[pos] : 0;
+	return 0;
+}
+
 int ibemu_engine_get_lft(const struct ibemu_engine *e, uint32_t node,
 			 uint16_t lid, uint8_t *port)
 {
@@ -877,10 +933,32 @@ struct ibemu_pkt *ibemu_engine_pkt_alloc(struct ibemu_engine *e)
 	return p;
 }
 
+struct ibemu_pkt *ibemu__engine_pkt_copy(struct ibemu_engine *e,
+					 const struct ibemu_pkt *pkt)
+{
+	struct ibemu_pkt *copy = ibemu_engine_pkt_alloc(e);
+	const struct ibemu_port_ops *ops;
+
+	if (!copy)
+		return NULL;
+	IBEMU_BUG_ON(pkt->mad); /* management packets are never multicast */
+	*copy = *pkt;
+	copy->next = NULL;
+	copy->mc_out = NULL;
+	copy->mc_left = 0;
+	/* The kinds' tables are kept as bound, without stubs. */
+	ops = pkt->kind ? e->kinds[pkt->kind - 1] : NULL;
+	if (ops && ops->pkt_copied)
+		ops->pkt_copied(pkt, copy);
+	return copy;
+}
+
 void ibemu_engine_pkt_free(struct ibemu_engine *e, struct ibemu_pkt *p)
 {
 	free(p->mad);
 	p->mad = NULL;
+	free(p->mc_out);
+	p->mc_out = NULL;
 	p->next = e->free_pkts;
 	e->free_pkts = p;
 }
@@ -1081,7 +1159,10 @@ uint64_t ibemu__engine_transmit(struct ibemu_engine *e, uint32_t pi,
 	p->busy_until = end;
 	p->cnt.busy_ps += end - e->now;
 	p->cnt.xmit_pkts++;
-	p->cnt.unicast_xmit_pkts++;
+	if (ibemu_lid_is_multicast(pkt->dlid))
+		p->cnt.multicast_xmit_pkts++;
+	else
+		p->cnt.unicast_xmit_pkts++;
 	p->cnt.xmit_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	pkt->t_tail = end + p->prop_ps;
 	if (p->drop_ppm && pkt->vl != IBEMU_VL15 && drop_draw(p)) {
@@ -1282,6 +1363,10 @@ void ibemu_engine_counters_clear(struct ibemu_engine *e, uint32_t port,
 		c->unicast_xmit_pkts = 0;
 	if (what & IBEMU_CNT_UNICAST_RCV)
 		c->unicast_rcv_pkts = 0;
+	if (what & IBEMU_CNT_MULTICAST_XMIT)
+		c->multicast_xmit_pkts = 0;
+	if (what & IBEMU_CNT_MULTICAST_RCV)
+		c->multicast_rcv_pkts = 0;
 	if (what & IBEMU_CNT_RCV_ERRORS)
 		c->rcv_errors = 0;
 	if (what & IBEMU_CNT_RELAY_ERRORS)

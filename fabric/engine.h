@@ -74,6 +74,8 @@ struct ibemu_port_counters {
 	uint64_t rcv_errors;		  /* PortRcvErrors */
 	uint64_t unicast_xmit_pkts;
 	uint64_t unicast_rcv_pkts;
+	uint64_t multicast_xmit_pkts; /* PortMulticastXmitPkts */
+	uint64_t multicast_rcv_pkts;  /* PortMulticastRcvPkts */
 	uint64_t busy_ps; /* time the transmitter was busy, for utilization */
 	/* Congestion control (IBA Annex A10): FECNs a switch port marked;
 	 * at an HCA port, FECNs received, CNPs sent, BECNs received. */
@@ -138,6 +140,14 @@ struct ibemu_port_ops {
 	 * IBEMU_LEND_RETURN. Stub: -EBUSY.
 	 */
 	int (*lend)(void *ctx, uint32_t port, enum ibemu_lend what);
+	/*
+	 * A switch replicated multicast packet 'orig' (one this kind of
+	 * owner made) into 'copy' (the same fields): one more packet names
+	 * what orig's cookie names. No context: the cookie is all there is.
+	 * Stub: nothing to do.
+	 */
+	void (*pkt_copied)(const struct ibemu_pkt *orig,
+			   struct ibemu_pkt *copy);
 };
 
 /*
@@ -293,6 +303,21 @@ int ibemu_engine_set_lft_block(struct ibemu_engine *e, uint32_t node,
 			       unsigned n);
 int ibemu_engine_get_lft_block(const struct ibemu_engine *e, uint32_t node,
 			       uint32_t first_lid, uint8_t *ports, unsigned n);
+/*
+ * The MulticastForwardingTable of switch 'node' (IBA 14.2.5.12): for each
+ * MLID from IBEMU_MLID_FIRST up to IBEMU_MFT_CAP of them, a port mask per
+ * position (ports 16 x pos .. 16 x pos + 15, bit 0 the lowest; port 0 is
+ * the switch itself). Empty until an SM writes it. 0, or -EINVAL (not a
+ * switch, an MLID past the cap, a position past the switch's ports),
+ * -ENOMEM. Bits of ports the switch does not have are dropped.
+ */
+#define IBEMU_MFT_CAP 1024u
+unsigned ibemu_engine_mft_positions(const struct ibemu_engine *e,
+				    uint32_t node);
+int ibemu_engine_set_mft(struct ibemu_engine *e, uint32_t node, uint16_t mlid,
+			 unsigned pos, uint16_t mask);
+int ibemu_engine_get_mft(const struct ibemu_engine *e, uint32_t node,
+			 uint16_t mlid, unsigned pos, uint16_t *mask);
 /* Sets the LID of an HCA port or of a switch (port 0). */
 int ibemu_engine_set_lid(struct ibemu_engine *e, uint32_t node, unsigned port,
 			 uint16_t lid);
@@ -366,6 +391,8 @@ enum ibemu_counter_bits {
 	IBEMU_CNT_XMIT_WAIT = 1u << 10,
 	IBEMU_CNT_P_KEY_VIOLATIONS = 1u << 11,
 	IBEMU_CNT_Q_KEY_VIOLATIONS = 1u << 12,
+	IBEMU_CNT_MULTICAST_XMIT = 1u << 13,
+	IBEMU_CNT_MULTICAST_RCV = 1u << 14,
 };
 /* Zeroes the counters of port 'port' selected by 'what' (the bits above);
  * a wait in progress counts again from now. */

@@ -211,6 +211,9 @@ struct ibemu_engine {
 	uint32_t nports;
 	struct ibemu_pkt *free_pkts;
 	uint64_t in_flight;
+	/* Per node, switches: the MFT, [IBEMU_MFT_CAP][positions] port
+	 * masks, NULL until an SM writes an entry (engine.h). */
+	uint16_t **mft;
 	/* Per port, NULL for switch ports: who attached it. */
 	struct ibemu_port_binding **owner;
 	struct ibemu_port_binding
@@ -235,6 +238,25 @@ struct ibemu_engine {
 
 void ibemu__engine_push(struct ibemu_engine *e, uint64_t time, uint64_t phase,
 			enum ibemu_ev_kind kind, uint32_t target, void *ptr);
+/* The port masks (one per MFT position) of MLID 'dlid' at switch 'node';
+ * NULL if it has no entry there. */
+static inline const uint16_t *ibemu__engine_mft(const struct ibemu_engine *e,
+						uint32_t node, uint16_t dlid)
+{
+	unsigned npos = e->nodes[node].nports / 16u + 1u;
+
+	if (!e->mft[node] || dlid < IBEMU_MLID_FIRST ||
+	    dlid - IBEMU_MLID_FIRST >= IBEMU_MFT_CAP)
+		return NULL;
+	return e->mft[node] + (size_t)(dlid - IBEMU_MLID_FIRST) * npos;
+}
+/*
+ * A copy of data packet 'pkt' (a switch replicating multicast): every
+ * field, the owner that made it told (its pkt_copied op). NULL without
+ * memory.
+ */
+struct ibemu_pkt *ibemu__engine_pkt_copy(struct ibemu_engine *e,
+					 const struct ibemu_pkt *pkt);
 /* Asks port 'pi' to arbitrate at 'time' (deduplicated). */
 void ibemu__engine_arb_at(struct ibemu_engine *e, uint32_t pi, uint64_t time);
 /*

@@ -29,6 +29,15 @@
 #define IBEMU_NUM_VLS	   16 /* VL0..VL14 data, VL15 management */
 #define IBEMU_VL15	   15
 
+/* IBA 4.1: LIDs 0xC000..0xFFFE are multicast; 0xFFFF is permissive. */
+#define IBEMU_MLID_FIRST     0xc000u
+#define IBEMU_LID_PERMISSIVE 0xffffu
+
+static inline int ibemu_lid_is_multicast(uint16_t lid)
+{
+	return lid >= IBEMU_MLID_FIRST && lid != IBEMU_LID_PERMISSIVE;
+}
+
 struct ibemu_mad_msg;
 
 struct ibemu_pkt {
@@ -60,6 +69,12 @@ struct ibemu_pkt {
 	 * the request, which 'cookie' names, so the struct stays small.
 	 */
 	uint8_t opcode; /* BTH OpCode */
+	/* A multicast packet held by a switch (switch/relay.c): copies
+	 * still to leave, when the last tail of those sent leaves, and the
+	 * outputs it goes to (a port mask per MFT position, owned). */
+	uint8_t mc_left;
+	uint64_t mc_end;
+	uint16_t *mc_out;
 	/* The kind of owner that made it (engine.c: a study's packets mean
 	 * nothing to a QP transport); set by the engine when it pulls it. */
 	uint8_t kind;

@@ -129,7 +129,10 @@ static void hca_tail(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 		return;
 	}
 	p->cnt.rcv_pkts++;
-	p->cnt.unicast_rcv_pkts++;
+	if (ibemu_lid_is_multicast(pkt->dlid))
+		p->cnt.multicast_rcv_pkts++;
+	else
+		p->cnt.unicast_rcv_pkts++;
 	p->cnt.rcv_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	/* The HCA consumes the packet as its tail arrives. */
 	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, e->now);

@@ -239,8 +239,9 @@ static int is_response(uint8_t opcode)
 	       op <= OP_ATOMIC_ACK;
 }
 
-static void deliver_now(struct ibemu_tp *tp, uint32_t port,
-			struct ibemu_pkt *pkt)
+/* Hands 'pkt' to the QP it names (pkt->dqpn), if it may take it. */
+static void deliver_to_qp(struct ibemu_tp *tp, uint32_t port,
+			  struct ibemu_pkt *pkt)
 {
 	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
 	struct tp_qp *qp = ibemu__tp_qp(tp, pkt->dqpn);
@@ -261,14 +262,31 @@ static void deliver_now(struct ibemu_tp *tp, uint32_t port,
 	    ibemu__tp_cc_recv(tp, qp, pkt, m))
 		qp = NULL;
 	/* A request whose requester is gone (its QP destroyed) names no
-	 * data any more: as if it never arrived. */
+	 * data any more: as if it never arrived; but a UD message's bytes
+	 * were taken as it left (take_payload), so it lands as the packet
+	 * on the wire would (a sender that exits right after its UD sends
+	 * completed, as multicast senders do). */
 	if (qp && qp->port == port &&
-	    (!m || m->tp || is_response(pkt->opcode))) {
+	    (!m || m->tp || is_response(pkt->opcode) ||
+	     ((pkt->opcode & 0xe0) == OP_UD && m->is_inline))) {
 		if (is_response(pkt->opcode))
 			ibemu__tp_req_recv(tp, qp, pkt);
 		else
 			ibemu__tp_resp_recv(tp, qp, pkt);
 	}
+}
+
+static void deliver_now(struct ibemu_tp *tp, uint32_t port,
+			struct ibemu_pkt *pkt)
+{
+	struct tp_msg *m = (struct tp_msg *)(uintptr_t)pkt->cookie;
+
+	/* IBA 10.5: a multicast packet goes to every QP of the port
+	 * attached to its group (none: dropped), a copy each. */
+	if (ibemu_lid_is_multicast(pkt->dlid))
+		ibemu__tp_mcast_deliver(tp, port, pkt, deliver_to_qp);
+	else
+		deliver_to_qp(tp, port, pkt);
 	if (m) {
 		IBEMU_BUG_ON(!m->inflight);
 		m->inflight--;
@@ -479,6 +497,16 @@ int ibemu__tp_port_free(const struct ibemu_tp *tp, uint32_t port)
 	return !(tp->lent & (1u << (port - tp->first_port + 1)));
 }
 
+/* A switch copied a packet of ours: one more names its message. */
+static void tp_pkt_copied(const struct ibemu_pkt *orig, struct ibemu_pkt *copy)
+{
+	struct tp_msg *m = (struct tp_msg *)(uintptr_t)orig->cookie;
+
+	(void)copy;
+	if (m)
+		m->inflight++;
+}
+
 static const struct ibemu_port_ops tp_port_ops = {
 	.pull = tp_pull,
 	.deliver = tp_deliver,
@@ -486,6 +514,7 @@ static const struct ibemu_port_ops tp_port_ops = {
 	.timer = tp_timer,
 	.state_change = tp_state_change,
 	.lend = tp_lend,
+	.pkt_copied = tp_pkt_copied,
 };
 
 int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
@@ -580,6 +609,7 @@ void ibemu_tp_destroy(struct ibemu_tp *tp)
 	table_fini(&tp->cqs);
 	table_fini(&tp->pds);
 	ibemu__tp_xrcd_fini(tp);
+	free(tp->mc);
 	free(tp);
 }
 

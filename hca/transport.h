@@ -42,6 +42,11 @@
 #define IBEMU_TP_MAX_MSG	 (1u << 31)
 #define IBEMU_TP_UD_GRH_BYTES	 40 /* reserved at the start of a UD receive */
 #define IBEMU_TP_QKEY_PRIVILEGED 0x80000000u
+/* Multicast (ibv_device_attr): groups of an HCA, QPs per group, and
+ * attachments of an HCA in all. */
+#define IBEMU_TP_MAX_MCAST_GRP		   1024u
+#define IBEMU_TP_MAX_MCAST_QP_ATTACH	   240u
+#define IBEMU_TP_MAX_TOTAL_MCAST_QP_ATTACH 4096u
 
 /* enum ibv_wc_status. */
 enum ibemu_wc_status {
@@ -453,6 +458,18 @@ int ibemu_tp_qp_modify(struct ibemu_tp *tp, uint32_t qpn,
 int ibemu_tp_qp_query(struct ibemu_tp *tp, uint32_t qpn,
 		      struct ibemu_tp_qp_attr *out);
 int ibemu_tp_qp_destroy(struct ibemu_tp *tp, uint32_t qpn);
+/*
+ * ibv_attach_mcast / ibv_detach_mcast (transport_mcast.c): UD QP 'qpn'
+ * joins (leaves) the group of multicast GID 'gid' (16 bytes) and MLID
+ * 'mlid'; a destroyed QP leaves its groups. 0, or -EINVAL (no such QP,
+ * not UD, a GID or LID that is not multicast, detaching from a group it
+ * is not in), -ENOMEM (past the IBEMU_TP_MAX_*MCAST* limits). Attaching
+ * twice is no error, as the kernel's uverbs says.
+ */
+int ibemu_tp_mcast_attach(struct ibemu_tp *tp, uint32_t qpn, const uint8_t *gid,
+			  uint16_t mlid);
+int ibemu_tp_mcast_detach(struct ibemu_tp *tp, uint32_t qpn, const uint8_t *gid,
+			  uint16_t mlid);
 
 /*
  * Posts one work request at the engine's current time; it reaches the

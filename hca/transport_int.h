@@ -260,6 +260,13 @@ struct ibemu_tp_domain {
 	struct tp_msg *msgs; /* every record alive */
 };
 
+/* A UD QP attached to a multicast group (transport_mcast.c). */
+struct tp_mcast {
+	uint8_t gid[16];
+	uint16_t mlid;
+	uint32_t qpn;
+};
+
 struct ibemu_tp {
 	struct ibemu_tp_domain *d;
 	struct ibemu_engine *e;
@@ -290,6 +297,9 @@ struct ibemu_tp {
 	struct ibemu_host_state hs;
 	struct ibemu_pkt *rx_head, *rx_tail;
 	uint64_t rx_last; /* release time of the last held arrival */
+	/* Multicast attachments, in the order they were made. */
+	struct tp_mcast *mc;
+	unsigned nmc, mc_cap;
 };
 
 /* transport.c */
@@ -312,6 +322,16 @@ void ibemu__tp_msg_put(struct ibemu_tp_domain *d, struct tp_msg *m);
 void ibemu__tp_cqe(struct ibemu_tp *tp, uint32_t cq,
 		   const struct ibemu_tp_cqe *c);
 void ibemu__tp_timer_at(struct ibemu_tp *tp, struct tp_qp *qp, uint64_t when);
+
+/* transport_mcast.c */
+/* QP 'qpn' is destroyed: it leaves every group. */
+void ibemu__tp_mcast_qp_gone(struct ibemu_tp *tp, uint32_t qpn);
+/* Hands multicast 'pkt', arrived at global port 'port', to 'to_qp' once
+ * per QP attached to its MLID (pkt->dqpn set to it each time). */
+void ibemu__tp_mcast_deliver(struct ibemu_tp *tp, uint32_t port,
+			     struct ibemu_pkt *pkt,
+			     void (*to_qp)(struct ibemu_tp *tp, uint32_t port,
+					   struct ibemu_pkt *pkt));
 
 /* transport_qp.c */
 /* Moves 'qp' to ERR: flushes both queues, raises 'event' (0: none). */

@@ -566,6 +566,7 @@ int ibemu_tp_qp_destroy(struct ibemu_tp *tp, uint32_t qpn)
 		return 0;
 	}
 	qp_reset(tp, qp);
+	ibemu__tp_mcast_qp_gone(tp, qpn);
 	free(qp->replay);
 	ibemu__tp_table_del(&tp->qps, qpn);
 	free(qp);

@@ -106,6 +106,11 @@ static void describe(const struct tp_qp *qp, const struct tp_msg *m,
 			ext += IBEMU_IMMDT_BYTES;
 		if (qp->type == IBEMU_QPT_UD)
 			ext += IBEMU_DETH_BYTES;
+		/* IBA 8.3.1: a multicast packet carries a GRH (the MGID its
+		 * DGID). */
+		if (qp->type == IBEMU_QPT_UD &&
+		    ibemu_lid_is_multicast(m->ah.dlid))
+			ext += IBEMU_GRH_BYTES;
 		break;
 	case IBEMU_WR_RDMA_READ:
 		/* A re-request asks only for what has not come back. */

@@ -115,6 +115,9 @@ enum ibemu_sess_type {
 	IBEMU_SESS_ADDR_QUERY = 40, /* call: ibemu_sess_addr, same back */
 	/* 41..45: the CM protocol (rdmacm/, attach/sess_cm.c). */
 	IBEMU_SESS_CM_LISTEN = 41, /* call: ibemu_sess_cm_listen, same back */
+	/* 46..49: multicast (verbs_proto.h). */
+	IBEMU_SESS_VERBS_MCAST_ATTACH = 46, /* ibemu_verbs_mcast */
+	IBEMU_SESS_VERBS_MCAST_DETACH = 47, /* ibemu_verbs_mcast */
 	/* 50..55: the SM's MAD path at scale. */
 	IBEMU_SESS_PACK = 50, /* stream, both ways: messages, see below */
 	IBEMU_SESS_NTYPES

@@ -20,6 +20,15 @@
 
 #include "sess_proto.h"
 
+/*
+ * Multicast (ibv_device_attr's max_mcast_grp, max_mcast_qp_attach,
+ * max_total_mcast_qp_attach): per HCA, as the daemon enforces them
+ * (hca/transport.h's IBEMU_TP_MAX_*MCAST*).
+ */
+#define IBEMU_VERBS_MAX_MCAST_GRP	      1024u
+#define IBEMU_VERBS_MAX_MCAST_QP_ATTACH	      240u
+#define IBEMU_VERBS_MAX_TOTAL_MCAST_QP_ATTACH 4096u
+
 /* Objects of one process (one ibv_context). */
 #define IBEMU_VERBS_MAX_QP   4096u
 #define IBEMU_VERBS_MAX_CQ   4096u
@@ -374,6 +383,15 @@ struct ibemu_verbs_obj {
 	uint32_t arg;
 };
 _Static_assert(sizeof(struct ibemu_verbs_obj) == 8, "obj is 8 bytes");
+
+/* MCAST_ATTACH, MCAST_DETACH: ibv_attach_mcast(qp, gid, lid). */
+struct ibemu_verbs_mcast {
+	uint32_t qpn;
+	uint16_t lid;
+	uint16_t reserved;
+	uint8_t gid[16]; /* as the program gave it (network order) */
+};
+_Static_assert(sizeof(struct ibemu_verbs_mcast) == 24, "mcast is 24 bytes");
 
 /*
  * MR_REG. When 'shm_len' is not 0 the message carries a memfd (sealed

@@ -84,6 +84,7 @@ RDMACM_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
+	rdmacm__mcast_leave_all(id);
 	if (c->internal)
 		rdma_destroy_event_channel(&c->ch);
 	/* rdma-core waits for the acks of the id's events; the id is freed
@@ -202,7 +203,11 @@ RDMACM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id,
 	family = dst_addr->sa_family;
 	memcpy(&cm_id->route.addr.dst_storage, dst_addr,
 	       rdmacm__addr_len(dst_addr));
-	ret = rdmacm__addr_lookup(dst_addr, &dst);
+	memset(&dst, 0, sizeof(dst));
+	/* A group: the source port resolves it (mcast.c). */
+	ret = rdmacm__mcast_mgid(cm_id, dst_addr, &dst.gid)
+		      ? 0
+		      : rdmacm__addr_lookup(dst_addr, &dst);
 	if (ret == -ENOENT || ret == -EAFNOSUPPORT)
 		/* No HCA has it: the kernel finds no route to the host. */
 		return raise_event(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);

@@ -31,6 +31,7 @@ struct rdmacm_device {
 };
 
 struct rdmacm_event;
+struct rdmacm_mc;
 
 /* An event channel: an eventfd counting the queued events (the semaphore
  * mode reads one at a time), so it polls readable exactly while one waits,
@@ -90,6 +91,7 @@ struct rdmacm_id {
 	/* rdma_create_ep's passive endpoint: its requests' QPs. */
 	struct ibv_qp_init_attr *ep_qp_attr;
 	struct ibv_pd *ep_pd;
+	struct rdmacm_mc *mcs; /* multicast groups joined (mcast.c) */
 };
 
 struct rdmacm_event {
@@ -162,5 +164,11 @@ int rdmacm__path_query(struct rdmacm_id *id, int timeout_ms,
 /* cm.c */
 /* rdma_destroy_id: the CM forgets the id (and tells its peer). */
 void rdmacm__cm_forget(struct rdmacm_id *id);
+/* mcast.c */
+/* Whether 'sa' names a multicast group; its MGID (cma_set_mgid). */
+int rdmacm__mcast_mgid(const struct rdma_cm_id *id, const struct sockaddr *sa,
+		       union ibv_gid *mgid);
+/* Leaves every group of 'id' (rdma_destroy_id). */
+void rdmacm__mcast_leave_all(struct rdmacm_id *id);
 
 #endif

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The entry points of librdmacm not implemented: multicast (the mcast
- * work), ECE and rdma_notify: exported so that every program loads, each
- * failing with ENOSYS, the errno rdma-core's librdmacm passes on when the
- * kernel's rdma_ucm lacks a command (ucma_write() answers -ENOSYS), and
- * never touching its arguments.
+ * The entry points of librdmacm not implemented: ECE and rdma_notify,
+ * exported so that every program loads, each failing with ENOSYS, the
+ * errno rdma-core's librdmacm passes on when the kernel's rdma_ucm lacks a
+ * command (ucma_write() answers -ENOSYS), and never touching its
+ * arguments.
  */
 #include <errno.h>
 
@@ -13,26 +13,6 @@
 #define NOT_YET() rdmacm_err(ENOSYS)
 
 RDMACM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id,
-				      struct sockaddr *addr, void *context)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int
-rdma_join_multicast_ex(struct rdma_cm_id *id,
-		       struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-		       void *context)
-{
-	return NOT_YET();
-}
-
-RDMACM_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id,
-				       struct sockaddr *addr)
 {
 	return NOT_YET();
 }

@@ -122,25 +122,47 @@ static uint8_t out_vl_of(const struct ibemu_eport *out,
 	return pkt->vl == IBEMU_VL15 ? IBEMU_VL15 : out->sl2vl[pkt->sl & 15];
 }
 
-/* Counts 'pkt', just queued, as waiting for its output VL (cc_mark.c). */
-static void cc_enqueue(struct ibemu_engine *e, struct ibemu_enode *n,
-		       struct ibemu_switch *sw, const struct ibemu_pkt *pkt)
+/* Whether multicast packet 'pkt' goes out of port 'port' (mc_out). */
+static int mc_goes_to(const struct ibemu_pkt *pkt, unsigned port)
 {
-	const struct ibemu_eport *out =
-		&e->ports[n->first_port + pkt->out_port];
+	return (pkt->mc_out[port / 16u] >> (port % 16u)) & 1u;
+}
+
+/* Counts 'pkt', just queued, as waiting for output 'port' (cc_mark.c). */
+static void cc_enqueue_one(struct ibemu_engine *e, struct ibemu_enode *n,
+			   struct ibemu_switch *sw, const struct ibemu_pkt *pkt,
+			   unsigned port)
+{
+	const struct ibemu_eport *out = &e->ports[n->first_port + port];
 	uint8_t vl = out_vl_of(out, pkt);
 
 	if (vl != IBEMU_VL15)
-		ibemu__switch_cc_queue(sw, pkt->out_port, vl, pkt->blocks);
+		ibemu__switch_cc_queue(sw, port, vl, pkt->blocks);
 }
 
-/* The head of input (port, VL) asks its output port. */
-static void request(struct ibemu_engine *e, struct ibemu_enode *n,
-		    struct ibemu_switch *sw, struct ibemu_pkt *pkt)
+/* Counts 'pkt' at its output, or at each of a multicast packet's. */
+static void cc_enqueue(struct ibemu_engine *e, struct ibemu_enode *n,
+		       struct ibemu_switch *sw, const struct ibemu_pkt *pkt)
 {
-	uint32_t out_pi = n->first_port + pkt->out_port;
+	unsigned p;
+
+	if (!pkt->mc_out) {
+		cc_enqueue_one(e, n, sw, pkt, pkt->out_port);
+		return;
+	}
+	for (p = 1; p <= n->nports; p++)
+		if (mc_goes_to(pkt, p))
+			cc_enqueue_one(e, n, sw, pkt, p);
+}
+
+/* The head of input (port, VL) asks output 'port'. */
+static void request_one(struct ibemu_engine *e, struct ibemu_enode *n,
+			struct ibemu_switch *sw, struct ibemu_pkt *pkt,
+			unsigned port)
+{
+	uint32_t out_pi = n->first_port + port;
 	struct ibemu_eport *out = &e->ports[out_pi];
-	struct ibemu_swport *so = &sw->port[pkt->out_port];
+	struct ibemu_swport *so = &sw->port[port];
 	uint8_t vl = out_vl_of(out, pkt);
 	struct ibemu_req *r = &so->out[vl].reqs[so->out[vl].nreqs++];
 
@@ -151,15 +173,86 @@ static void request(struct ibemu_engine *e, struct ibemu_enode *n,
 	ibemu__engine_arb_at(e, out_pi, out->busy_until);
 }
 
+/*
+ * The head of input (port, VL) asks its output port, or a multicast
+ * packet every output it goes to at once: each copy leaves when its own
+ * output can take it, independently of the others (IBA 18.2.4.3.2 leaves
+ * the replication to the implementation; this is the common one of
+ * input-buffered switches, which replicate at the output).
+ */
+static void request(struct ibemu_engine *e, struct ibemu_enode *n,
+		    struct ibemu_switch *sw, struct ibemu_pkt *pkt)
+{
+	unsigned p;
+
+	if (!pkt->mc_out) {
+		request_one(e, n, sw, pkt, pkt->out_port);
+		return;
+	}
+	for (p = 1; p <= n->nports; p++)
+		if (mc_goes_to(pkt, p))
+			request_one(e, n, sw, pkt, p);
+}
+
 /* Drops a packet held in input port 'pi'; the caller counts why. */
 static void discard(struct ibemu_engine *e, uint32_t pi, struct ibemu_pkt *pkt)
 {
 	struct ibemu_eport *in = &e->ports[pi];
 
 	in->in_used[pkt->vl] -= pkt->blocks;
-	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks, pkt->t_tail);
+	/* A multicast packet's space: once the copies sent have left. */
+	ibemu__engine_release(e, pi, pkt->vl, pkt->blocks,
+			      pkt->mc_end > pkt->t_tail ? pkt->mc_end
+							: pkt->t_tail);
 	e->in_flight--;
 	ibemu_engine_pkt_free(e, pkt);
+}
+
+/*
+ * The outputs of multicast packet 'pkt' that came in at port 'in_num':
+ * its MFT entry's ports (IBA 14.2.5.12) but the input, which a packet
+ * never goes back out of (IBA 18.2.4.3.2), nor port 0 (data is not for
+ * the switch itself). A port that cannot send it (Down, uncabled) is
+ * left out; a cabled one that is not Active counts PortXmitDiscards, as
+ * a unicast packet routed there does. Sets pkt->mc_out and mc_left; 0,
+ * or -ENOENT when its MFT entry is empty (a relay error), -EALREADY when
+ * no port but the input is left (consumed: nobody else wants it).
+ */
+static int mc_route(struct ibemu_engine *e, struct ibemu_enode *n,
+		    uint32_t node, unsigned in_num, struct ibemu_pkt *pkt)
+{
+	const uint16_t *entry = ibemu__engine_mft(e, node, pkt->dlid);
+	unsigned npos = n->nports / 16u + 1u, p, left = 0, any = 0;
+	uint16_t *out;
+
+	if (!entry)
+		return -ENOENT;
+	out = calloc(npos, sizeof(*out));
+	IBEMU_BUG_ON(!out); /* no memory mid-simulation: cannot recover */
+	for (p = 1; p <= n->nports; p++) {
+		const struct ibemu_eport *ep = &e->ports[n->first_port + p];
+
+		if (!((entry[p / 16u] >> (p % 16u)) & 1u))
+			continue;
+		any = 1;
+		if (p == in_num || ep->peer == IBEMU_NONE ||
+		    ep->state == IBEMU_PORT_DOWN)
+			continue;
+		if (ep->state != IBEMU_PORT_ACTIVE) {
+			e->ports[n->first_port + p].cnt.xmit_discards++;
+			continue;
+		}
+		out[p / 16u] |= (uint16_t)(1u << (p % 16u));
+		left++;
+	}
+	if (!left) {
+		free(out);
+		return any ? -EALREADY : -ENOENT;
+	}
+	pkt->mc_out = out;
+	pkt->mc_left = (uint8_t)left;
+	pkt->mc_end = 0;
+	return 0;
 }
 
 static void switch_head(struct ibemu_engine *e, uint32_t pi,
@@ -182,7 +275,10 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 		return;
 	}
 	in->cnt.rcv_pkts++;
-	in->cnt.unicast_rcv_pkts++;
+	if (ibemu_lid_is_multicast(pkt->dlid))
+		in->cnt.multicast_rcv_pkts++;
+	else
+		in->cnt.unicast_rcv_pkts++;
 	in->cnt.rcv_data += (pkt->wire_bytes - IBEMU_VCRC_BYTES) / 4;
 	if (pkt->vl == IBEMU_VL15 &&
 	    in->in_used[pkt->vl] + pkt->blocks > in->buf_blocks) {
@@ -214,6 +310,21 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 	in->in_used[pkt->vl] += pkt->blocks;
 	IBEMU_BUG_ON(in->in_used[pkt->vl] > in->buf_blocks);
 
+	if (!routed && ibemu_lid_is_multicast(pkt->dlid) && !pkt->mad) {
+		switch (mc_route(e, n, in->node, in->num, pkt)) {
+		case -ENOENT: /* IBA 18.2.4.3.3: no entry discards */
+			in->cnt.rcv_switch_relay_errors++;
+			discard(e, pi, pkt);
+			return;
+		case -EALREADY:
+			discard(e, pi, pkt);
+			return;
+		}
+		pkt->in_port = in->num;
+		pkt->in_vl = pkt->vl;
+		pkt->out_port = 0;
+		goto queue;
+	}
 	/* IBA 18.2.4.3.3: no LFT entry (or an unusable port) discards. */
 	if (!routed)
 		out = pkt->dlid < n->lft_len ? n->lft[pkt->dlid] : 0xff;
@@ -234,6 +345,7 @@ static void switch_head(struct ibemu_engine *e, uint32_t pi,
 	pkt->in_port = in->num;
 	pkt->in_vl = pkt->vl;
 	pkt->out_port = out;
+queue:
 	ibemu_pktq_push(q, pkt);
 	cc_enqueue(e, n, sw, pkt);
 	if (q->head == pkt)
@@ -325,6 +437,11 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 			if (v != IBEMU_VL15)
 				ibemu__switch_cc_queue(sw, out->num, v,
 						       -(int)q->head->blocks);
+			/* A multicast packet loses this copy only. */
+			if (q->head->mc_left > 1) {
+				q->head->mc_left--;
+				continue;
+			}
 			discard(e, in_pi, ibemu_pktq_pop(q));
 			if (q->head)
 				request(e, n, sw, q->head);
@@ -332,6 +449,36 @@ static void flush_down(struct ibemu_engine *e, uint32_t pi)
 		so->req_vls &= (uint16_t) ~(1u << v);
 	}
 	ibemu__engine_wait_stop(e, out);
+}
+
+/*
+ * Output 'pi' starts 'pkt' on 'vl': the packet itself, or a copy of it if
+ * it is multicast with other copies still to go (the head stays in its
+ * input buffer). Returns when its tail has left.
+ */
+static uint64_t send_copy(struct ibemu_engine *e, struct ibemu_switch *sw,
+			  uint32_t pi, struct ibemu_pkt *head, uint8_t vl)
+{
+	struct ibemu_eport *out = &e->ports[pi];
+	struct ibemu_pkt *pkt = head;
+
+	if (head->mc_left > 1) {
+		pkt = ibemu__engine_pkt_copy(e, head);
+		IBEMU_BUG_ON(!pkt); /* no memory mid-simulation */
+		head->mc_left--;
+		e->in_flight++;
+	} else if (head->mc_out) {
+		free(head->mc_out);
+		head->mc_out = NULL;
+		head->mc_left = 0;
+	}
+	pkt->vl = vl;
+	if (vl != IBEMU_VL15) {
+		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
+		ibemu__switch_cc_depart(e, sw, pi, out->num, pkt);
+	}
+	ibemu__engine_wait_stop(e, out);
+	return ibemu__engine_transmit(e, pi, pkt, head->t_tail);
 }
 
 static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
@@ -391,17 +538,26 @@ static void switch_arbitrate(struct ibemu_engine *e, uint32_t pi)
 		so->req_vls &= (uint16_t) ~(1u << vl);
 	so->out[vl].rr = req.in_port;
 	in_pi = n->first_port + req.in_port;
-	pkt = ibemu_pktq_pop(&sw->port[req.in_port].inq[req.in_vl]);
-	pkt->vl = (uint8_t)vl;
-	if (vl != IBEMU_VL15) {
-		ibemu_vlarb_charge(&out->vlarb, pkt->wire_bytes);
-		ibemu__switch_cc_depart(e, sw, pi, out->num, pkt);
+	pkt = sw->port[req.in_port].inq[req.in_vl].head;
+	if (pkt->mc_left > 1) {
+		/* A multicast copy; the packet stays for its other outputs. */
+		end = send_copy(e, sw, pi, pkt, (uint8_t)vl);
+		if (end > pkt->mc_end)
+			pkt->mc_end = end;
+		if (so->req_vls)
+			ibemu__engine_arb_at(e, pi, end);
+		return;
 	}
-	ibemu__engine_wait_stop(e, out);
+	pkt = ibemu_pktq_pop(&sw->port[req.in_port].inq[req.in_vl]);
 	e->ports[in_pi].in_used[req.in_vl] -= pkt->blocks;
-	end = ibemu__engine_transmit(e, pi, pkt, pkt->t_tail);
-	/* The input's space is free once the tail has left. */
-	ibemu__engine_release(e, in_pi, req.in_vl, pkt->blocks, end);
+	end = send_copy(e, sw, pi, pkt, (uint8_t)vl);
+	/*
+	 * The input's space is free once the tail has left: a multicast
+	 * packet's once the tail of its last copy has (the one that started
+	 * last need not end last: outputs may run at different rates).
+	 */
+	ibemu__engine_release(e, in_pi, req.in_vl, pkt->blocks,
+			      end > pkt->mc_end ? end : pkt->mc_end);
 	pkt = sw->port[req.in_port].inq[req.in_vl].head;
 	if (pkt)
 		request(e, n, sw, pkt);

@@ -8,7 +8,6 @@
  * that sleeps. What a provider checks before posting (queue full, too
  * many SGEs, inline data too long, an opcode the QP type lacks, a QP that
  * cannot send yet) is checked here; the daemon checks everything again.
- * Multicast is not modelled.
  */
 #include <endian.h>
 #include <stdlib.h>
@@ -732,10 +731,28 @@ VERBS_EXPORT int ibemu__ibv_attach_mcast(struct ibv_qp *qp,
 					 const union ibv_gid *gid,
 					 uint16_t lid);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_attach_mcast, ibv_attach_mcast, "IBVERBS_1.1");
+/*
+ * ibv_attach_mcast / ibv_detach_mcast: a call on the stream; the daemon
+ * checks them as the kernel's ib_attach_mcast() does (a UD QP, a multicast
+ * GID and LID: EINVAL otherwise) and the limits ibv_query_device reports
+ * (ENOMEM). Positive errno, as rdma-core's.
+ */
+static int mcast_call(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
+		      uint16_t type)
+{
+	struct ibemu_verbs_mcast r = {.qpn = qp->qp_num, .lid = lid};
+
+	if (!gid)
+		return EINVAL;
+	memcpy(r.gid, gid->raw, sizeof(r.gid));
+	return ibemu__verbs_call(ctx_of(qp->context), type, &r, sizeof(r), NULL,
+				 0);
+}
+
 int ibemu__ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return mcast_call(qp, gid, lid, IBEMU_SESS_VERBS_MCAST_ATTACH);
 }
 
 VERBS_EXPORT int ibemu__ibv_detach_mcast(struct ibv_qp *qp,
@@ -745,7 +762,7 @@ VERBS_SYMVER_DEFAULT(ibemu__ibv_detach_mcast, ibv_detach_mcast, "IBVERBS_1.1");
 int ibemu__ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return mcast_call(qp, gid, lid, IBEMU_SESS_VERBS_MCAST_DETACH);
 }
 
 /* Device memory (ibv_alloc_dm) does not exist, so none can be imported. */

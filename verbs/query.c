@@ -53,6 +53,9 @@ void ibemu__verbs_device_attr(struct ibemu_verbs_context *ctx,
 	/* IBA 11.2.1.2: atomics are atomic among the HCA's own QPs. */
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = (int)l->max_ah;
+	a->max_mcast_grp = IBEMU_VERBS_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = IBEMU_VERBS_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = IBEMU_VERBS_MAX_TOTAL_MCAST_QP_ATTACH;
 	a->max_srq = (int)l->max_srq;
 	a->max_srq_wr = (int)l->max_srq_wr;
 	a->max_srq_sge = (int)l->max_srq_sge;

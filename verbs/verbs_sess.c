@@ -131,6 +131,9 @@ static void charge_call(struct ibemu_verbs_context *ctx, uint16_t type)
 		{IBEMU_SESS_VERBS_XRCD_CLOSE, IBEMU_VCOST_PD_FREE},
 		{IBEMU_SESS_VERBS_XSRQ_CREATE, IBEMU_VCOST_SRQ_CREATE},
 		{IBEMU_SESS_VERBS_QP_OPEN, IBEMU_VCOST_QP_QUERY},
+		/* A multicast attach is one firmware command, as a query. */
+		{IBEMU_SESS_VERBS_MCAST_ATTACH, IBEMU_VCOST_QP_QUERY},
+		{IBEMU_SESS_VERBS_MCAST_DETACH, IBEMU_VCOST_QP_QUERY},
 	};
 	size_t i;
 
