@@ -110,10 +110,13 @@ int rdmacm__event_queue_ex(struct rdmacm_id *id,
 	e->at_ps = ibemu_umad_now_ps ? ibemu_umad_now_ps() : 0;
 	if (pd_len > sizeof(e->private_data))
 		pd_len = sizeof(e->private_data);
-	if (pd_len)
+	/* conn and ud share the private data's place in the union; without
+	 * bytes to copy, the template's pointer stays (a multicast join's
+	 * context, as rdma-core hands it back in ud.private_data). */
+	if (pd_len) {
 		memcpy(e->private_data, pd, pd_len);
-	/* conn and ud share the private data's place in the union. */
-	e->ev.param.conn.private_data = pd_len ? e->private_data : NULL;
+		e->ev.param.conn.private_data = e->private_data;
+	}
 	e->ev.param.conn.private_data_len = (uint8_t)pd_len;
 	pthread_mutex_lock(&id->lock);
 	id->unacked++;
