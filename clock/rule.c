@@ -168,11 +168,6 @@ int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
 			r->nondet = 1;
 			*wrong = 1;
 		}
-		/* A landing resumed it, and it acted: the presumption held. */
-		if (p->mem_known && p->mem_resumed)
-			p->mem_streak++;
-		else if (p->mem_known && p->mem_presumed)
-			p->mem_streak = 0;
 		p->mem_known = 1;
 		p->mem_mark = mark;
 		p->mem_since_ns = now_ns;
@@ -188,8 +183,6 @@ int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
 		return 0;
 	if (p->mem_presumed)
 		return 1;
-	if (p->mem_streak >= IBEMU_MEMPOLL_LEARNED)
-		goto presumed;
 	if (!p->mem_cpu_tried && now_ns - p->mem_since_ns < IBEMU_MEMPOLL_NS)
 		mem_cpu_mark(p, ops, ctx);
 	if (now_ns - p->mem_since_ns < IBEMU_MEMPOLL_NS) {
@@ -198,7 +191,6 @@ int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
 	}
 	if (!mem_spins(p, now_ns, ops, ctx, wake_ns))
 		return 0;
-presumed:
 	p->mem_presumed = 1;
 	p->mem_from_ps = ibemu_rule_clock_bound(r, p, w);
 	return 1;

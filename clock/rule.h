@@ -62,15 +62,6 @@ const char *ibemu_clock_name(enum ibemu_clock c);
  */
 #define IBEMU_MEMPOLL_CPU_NS   20000ull
 #define IBEMU_MEMPOLL_CHECK_NS 50000ull
-/*
- * A process whose last IBEMU_MEMPOLL_LEARNED presumptions were each ended
- * by a landing that resumed it, then a call (ib_write_lat's loop), polls
- * its memory whenever it takes a completion: it is presumed at once, with
- * no wall time or CPU time to wait for (a loaded host would make it wait
- * for its next time slice). One presumption not so ended starts the count
- * again; one found wrong marks the run as ever.
- */
-#define IBEMU_MEMPOLL_LEARNED 4u
 
 /* The rule for the engine of one fabric. */
 struct ibemu_rule {
@@ -106,7 +97,6 @@ struct ibemu_rule_proc {
 	 * often than that). */
 	int mem_cpu_tried;
 	uint64_t mem_look_ns;
-	uint32_t mem_streak; /* presumptions ended by a landing, in a row */
 };
 
 /*
@@ -186,8 +176,7 @@ void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t);
  * 'engine_ps'): it runs, took a completion last, published nothing new
  * for IBEMU_MEMPOLL_NS, and spent IBEMU_MEMPOLL_CPU_NS on a CPU without a
  * call (ops->cpu_ns; since the silence began if that clock is up to date,
- * else after IBEMU_MEMPOLL_NS), or at once if its last
- * IBEMU_MEMPOLL_LEARNED presumptions held. Returns 1 if so (its bound is
+ * else after IBEMU_MEMPOLL_NS). Returns 1 if so (its bound is
  * UINT64_MAX then). Otherwise *wake_ns is when to look again, or 0.
  * A presumption found wrong (the process calls again with no landing
  * handed to it, the engine past the bound its clock set) marks the run

@@ -392,69 +392,6 @@ static void test_mem_poll_exact(void)
 	T_EQ_INT(wrong, 0);
 }
 
-/* One round of ib_write_lat's loop from wall time 'ns': a completion
- * taken (a call), then presumed or not at once; a landing if presumed,
- * and its post. Returns whether it was presumed at once. */
-static int write_lat_round(struct ibemu_rule *r, struct fake *f, uint64_t ns)
-{
-	uint64_t wake;
-	int wrong = 0, at_once;
-
-	f->w.calls++;
-	f->w.took = 1;
-	at_once = mem_at(r, f, 1, ns, 1000, &wake, &wrong);
-	if (!at_once) {
-		f->on_cpu_ns += IBEMU_MEMPOLL_NS;
-		T_TRUE(mem_at(r, f, 1, ns + IBEMU_MEMPOLL_NS, 1000, &wake,
-			      &wrong));
-	}
-	T_EQ_INT(ibemu_rule_mem_landed(&f->p, &f->w, 1), IBEMU_LANDING_HANDOFF);
-	f->w.wait_seq = 0;
-	ibemu_rule_handoff(r, &f->p, 1, 2000);
-	f->w.calls++; /* its post, on seeing the bytes */
-	f->w.took = 0;
-	T_TRUE(!mem_at(r, f, 1, ns + 2 * IBEMU_MEMPOLL_NS, 2000, &wake,
-		       &wrong));
-	T_EQ_INT(wrong, 0);
-	return at_once;
-}
-
-/*
- * A process whose presumptions held IBEMU_MEMPOLL_LEARNED times in a row
- * is presumed as soon as it takes a completion; one presumption that no
- * landing ended starts the count again.
- */
-static void test_mem_poll_learned(void)
-{
-	struct ibemu_rule r;
-	struct fake f = {.w = {.clock_ps = 1000, .calls = 5},
-			 .on_cpu_ns = 7000000,
-			 .exact = 1};
-	uint64_t wake, t = 1000000;
-	unsigned i;
-	int wrong = 0;
-
-	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
-	for (i = 0; i < IBEMU_MEMPOLL_LEARNED; i++, t += 10 * IBEMU_MEMPOLL_NS)
-		T_TRUE(!write_lat_round(&r, &f, t));
-	T_TRUE(write_lat_round(&r, &f, t));
-	t += 10 * IBEMU_MEMPOLL_NS;
-	T_TRUE(write_lat_round(&r, &f, t));
-	/* Presumed at once, it calls instead (the loop ended): harmless
-	 * here (the engine stayed within its bound), but learnt again. */
-	t += 10 * IBEMU_MEMPOLL_NS;
-	f.w.calls++;
-	f.w.took = 1;
-	T_TRUE(mem_at(&r, &f, 1, t, 1000, &wake, &wrong));
-	f.w.calls++;
-	f.w.took = 0;
-	T_TRUE(!mem_at(&r, &f, 1, t + 1, 1000, &wake, &wrong));
-	T_EQ_INT(wrong, 0);
-	T_EQ_INT(r.nondet, 0);
-	t += 10 * IBEMU_MEMPOLL_NS;
-	T_TRUE(!write_lat_round(&r, &f, t));
-}
-
 void ibemu_test_register_clock_rule(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -466,7 +403,6 @@ void ibemu_test_register_clock_rule(void)
 		{"grace_loaded_or_asleep", test_grace_loaded_or_asleep},
 		{"mem_poll", test_mem_poll},
 		{"mem_poll_exact", test_mem_poll_exact},
-		{"mem_poll_learned", test_mem_poll_learned},
 		{NULL, NULL},
 	};
 
