@@ -9,8 +9,8 @@ N QP pairs connected by hand through ibemu.h's key-value exchange
 PMI. Wall time is the emulator's cost; virtual time is the model's (what
 cmtime prints under ibemu, and the same on every machine). The virtual
 time of one connection's steps (cmtime -c 1) is printed next to the one
-published cmtime figure found (docs/rdma_cm.md says where it is from and
-why the two differ).
+published cmtime figure found (rdmacm/README.md, "Connection setup's
+cost", says where it is from and why the two differ).
 
 usage: bench/rdmacm.py [--build DIR] [--conns N] [--repeat N]
 The fabric is topologies/two-switch.yaml with its resident ibemu-sm; the
