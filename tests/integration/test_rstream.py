@@ -73,10 +73,13 @@ class RstreamTest(OpenSMRunner, IbemuTestCase):
                 # a fabric's one-way latency, not the host's
                 self.assertGreater(lat[mode], 0.3)
                 self.assertLess(lat[mode], 5.0)
-        # the same virtual time on a second run
+        # the same virtual time on a second run, where each side waits in
+        # ibv_poll_cq (a blocking wait goes through the completion
+        # channel, and rdma_get_cm_event's waits during setup are seen
+        # only at the grace period: not deterministic, rdmacm/README.md)
         out = self.pair(fabric, 7475, "-S", "64", "-C", "1", "-I", "200",
-                        "-T", "v", "-T", "b")
-        self.assertEqual(self.figures(out)[1], lat["b"])
+                        "-T", "v", "-T", "n")
+        self.assertEqual(self.figures(out)[1], lat["n"])
         # a stream of 64 KiB transfers, verified, crosses the spines: the
         # inter-switch ports carry at least the bytes sent
         before = self.inter_switch_bytes(fabric)
