@@ -96,34 +96,44 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
                 self.assertGreater(after[h], before[h], h)
         self.down("rp")
 
-    def test_ucmatose_udaddy(self):
+    def check_utils(self, fabric):
         """ucmatose with several connections (RC, private data both ways,
         disconnect), udaddy over SIDR (UD: the peer's QPN and Q_Key in
         ESTABLISHED), rdma_server/rdma_client (synchronous ids,
-        rdma_create_ep and rdma_get_request), rdma_xserver/rdma_xclient (RC)."""
-        self.up(topology("two-switch.yaml"), "uc")
-        ip = self.ips("uc")["hca2"]
-        s, c = self.pair("uc", ("ucmatose", "-c", "4"),
+        rdma_create_ep and rdma_get_request), rdma_xserver/rdma_xclient
+        (their default RC mode), rstream over rsockets (verified)."""
+        ip = self.ips(fabric)["hca2"]
+        s, c = self.pair(fabric, ("ucmatose", "-c", "4"),
                          ("ucmatose", "-s", ip, "-c", "4"))
         self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
         for out in (s[1], c[1]):
             self.assertIn("data transfers complete", out)
             self.assertIn("test complete", out)
-        s, c = self.pair("uc", ("udaddy", "-c", "3"),
+        s, c = self.pair(fabric, ("udaddy", "-c", "3"),
                          ("udaddy", "-s", ip, "-c", "3"))
         self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
         for out in (s[1], c[1]):
             self.assertIn("test complete", out)
-        s, c = self.pair("uc", ("rdma_server", "-s", ip),
+        s, c = self.pair(fabric, ("rdma_server", "-s", ip),
                          ("rdma_client", "-s", ip))
         self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
         self.assertIn("rdma_client: end 0", c[1])
         self.assertIn("rdma_server: end 0", s[1])
         # rdma_xserver/rdma_xclient in their RC mode (XRC: not yet).
-        s, c = self.pair("uc", ("rdma_xserver",),
+        s, c = self.pair(fabric, ("rdma_xserver",),
                          ("rdma_xclient", "-s", ip))
         self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
         self.assertIn("rdma_xclient: end 0", c[1])
+        opts = ("-S", "4096", "-C", "1", "-I", "50", "-T", "v")
+        s, c = self.pair(fabric, ("rstream", "-b", ip, *opts),
+                         ("rstream", "-s", ip, *opts))
+        self.assertEqual((s[0], c[0]), (0, 0), s[1][-2000:] + c[1][-2000:])
+        self.assertRegex(c[1], r"(?m)^custom\s+4k\s")
+
+    def test_ucmatose_udaddy(self):
+        """The other rdmacm-utils (check_utils) on ibemu-sm's subnet."""
+        self.up(topology("two-switch.yaml"), "uc")
+        self.check_utils("uc")
         self.down("uc")
 
     def cm_pair(self, fabric, mode, *client_args, port="7471"):
@@ -213,8 +223,9 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.down("fa")
 
     def test_opensm(self):
-        """rping and ucmatose on a subnet OpenSM brought up (its SA
-        answers the route queries; the CM needs nothing from the SM)."""
+        """rping, ucmatose and the others (check_utils) on a subnet OpenSM
+        brought up (its SA answers the route queries; the CM needs nothing
+        from the SM)."""
         self.up(topology("two-switch.yaml"), "os", "--sm", "none")
         sm, _ = self.resident_opensm("os", "hca4")
         try:
@@ -231,6 +242,7 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
             self.assertEqual((s[0], c[0]), (0, 0),
                              s[1][-2000:] + c[1][-2000:])
             self.assertIn("test complete", c[1])
+            self.check_utils("os")
         finally:
             self.stop_opensm(sm)
         self.down("os")
