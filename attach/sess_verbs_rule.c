@@ -193,8 +193,8 @@ static int task_clock_fd(struct ibemu_sess_verbs *v)
 	return v->cpu_fd;
 }
 
-/* The memory-polling on-CPU op for stream 'ctx': its task clock, else
- * schedstat. */
+/* The memory-polling on-CPU op for stream 'ctx': its task clock (1: up
+ * to date), else schedstat (0). */
 static int stream_cpu_ns(void *ctx, uint64_t *ns)
 {
 	struct ibemu_sess_verbs *v = ctx;
@@ -203,7 +203,7 @@ static int stream_cpu_ns(void *ctx, uint64_t *ns)
 
 	if (fd >= 0 && read(fd, &val, sizeof(val)) == sizeof(val)) {
 		*ns = val;
-		return 0;
+		return 1; /* up to date */
 	}
 	return proc_cpu_ns((void *)(intptr_t)v->c->pid, ns);
 }

@@ -98,24 +98,55 @@ uint64_t ibemu_rule_clock_bound(const struct ibemu_rule *r,
 }
 
 /*
+ * The start of the CPU time 'p' must spend silent, taken while its silence
+ * lasts shorter than IBEMU_MEMPOLL_NS, from an up-to-date clock only.
+ */
+static void mem_cpu_mark(struct ibemu_rule_proc *p,
+			 const struct ibemu_rule_cpu_ops *ops, void *ctx)
+{
+	uint64_t ns;
+
+	p->mem_cpu_tried = 1;
+	if (ops->cpu_ns(ctx, &ns) != 1)
+		return; /* a stale figure: counted after the silence */
+	p->mem_cpu_known = 1;
+	p->mem_cpu_exact = 1;
+	p->mem_cpu_ns = ns;
+}
+
+/*
  * Whether 'p', silent for IBEMU_MEMPOLL_NS, has been on a CPU long enough
- * since to be spinning; sets *wake_ns to look again if not yet.
+ * to be spinning; sets *wake_ns to look again if not yet: when it could
+ * have, by an up-to-date clock, else IBEMU_MEMPOLL_CHECK_NS later.
  */
 static int mem_spins(struct ibemu_rule_proc *p, uint64_t now_ns,
 		     const struct ibemu_rule_cpu_ops *ops, void *ctx,
 		     uint64_t *wake_ns)
 {
-	uint64_t ns;
+	uint64_t ns, on;
+	int ret;
 
-	if (ops->cpu_ns(ctx, &ns))
+	if (now_ns < p->mem_look_ns) {
+		*wake_ns = p->mem_look_ns;
+		return 0;
+	}
+	ret = ops->cpu_ns(ctx, &ns);
+	if (ret < 0)
 		return 0; /* unknown: the grace period decides */
-	if (p->mem_cpu_known && ns - p->mem_cpu_ns >= IBEMU_MEMPOLL_CPU_NS)
+	/* Figures of two clocks do not subtract: start again. */
+	if (p->mem_cpu_known && p->mem_cpu_exact != (ret == 1))
+		p->mem_cpu_known = 0;
+	on = p->mem_cpu_known ? ns - p->mem_cpu_ns : 0;
+	if (p->mem_cpu_known && on >= IBEMU_MEMPOLL_CPU_NS)
 		return 1;
 	if (!p->mem_cpu_known) {
 		p->mem_cpu_known = 1;
+		p->mem_cpu_exact = ret == 1;
 		p->mem_cpu_ns = ns;
 	}
-	*wake_ns = now_ns + IBEMU_MEMPOLL_CHECK_NS;
+	*wake_ns = now_ns + (p->mem_cpu_exact ? IBEMU_MEMPOLL_CPU_NS - on
+					      : IBEMU_MEMPOLL_CHECK_NS);
+	p->mem_look_ns = *wake_ns;
 	return 0;
 }
 
@@ -143,12 +174,17 @@ int ibemu_rule_mem_wait(struct ibemu_rule *r, struct ibemu_rule_proc *p,
 		p->mem_presumed = 0;
 		p->mem_resumed = 0;
 		p->mem_cpu_known = 0;
+		p->mem_cpu_exact = 0;
+		p->mem_cpu_tried = 0;
+		p->mem_look_ns = 0;
 	}
 	if (p->mem_resumed || ibemu_rule_waiting(p, w->wait_seq) || !target ||
 	    !w->took)
 		return 0;
 	if (p->mem_presumed)
 		return 1;
+	if (!p->mem_cpu_tried && now_ns - p->mem_since_ns < IBEMU_MEMPOLL_NS)
+		mem_cpu_mark(p, ops, ctx);
 	if (now_ns - p->mem_since_ns < IBEMU_MEMPOLL_NS) {
 		*wake_ns = p->mem_since_ns + IBEMU_MEMPOLL_NS;
 		return 0;

@@ -53,9 +53,12 @@ const char *ibemu_clock_name(enum ibemu_clock c);
  */
 #define IBEMU_MEMPOLL_NS 100000ull
 /*
- * And only once it was seen on a CPU this long since, without a call: a
- * process that a loaded host keeps off its CPU is not taken for one that
- * spins. Looked at every IBEMU_MEMPOLL_CHECK_NS until then.
+ * And only once it was seen on a CPU this long without a call: a process
+ * that a loaded host keeps off its CPU is not taken for one that spins.
+ * With an up-to-date CPU clock this counts from the start of the silence
+ * (a spinner is presumed at IBEMU_MEMPOLL_NS, at the first look), else
+ * from the end of IBEMU_MEMPOLL_NS (a figure as of the last tick may hold
+ * time from before the silence), looked at every IBEMU_MEMPOLL_CHECK_NS.
  */
 #define IBEMU_MEMPOLL_CPU_NS   20000ull
 #define IBEMU_MEMPOLL_CHECK_NS 50000ull
@@ -88,7 +91,12 @@ struct ibemu_rule_proc {
 	 * runs until its next call, however long it takes to see the
 	 * bytes). */
 	uint64_t mem_mark, mem_since_ns, mem_from_ps, mem_cpu_ns;
-	int mem_known, mem_presumed, mem_resumed, mem_cpu_known;
+	int mem_known, mem_presumed, mem_resumed, mem_cpu_known, mem_cpu_exact;
+	/* Its CPU time is read once at the start of a silence, then not
+	 * before mem_look_ns (the daemon looks at the horizon far more
+	 * often than that). */
+	int mem_cpu_tried;
+	uint64_t mem_look_ns;
 };
 
 /*
@@ -111,7 +119,10 @@ struct ibemu_rule_words {
  */
 struct ibemu_rule_cpu_ops {
 	int (*cpu)(void *ctx, uint64_t *ticks, int *runnable);
-	/* Nanoseconds its main thread spent on a CPU (schedstat). */
+	/* Nanoseconds its main thread spent on a CPU: 1 if the figure is
+	 * up to date (a perf task clock), 0 if only as of the thread's last
+	 * tick or switch (schedstat: a thread that stays on its CPU shows
+	 * its time milliseconds late), or -errno. */
 	int (*cpu_ns)(void *ctx, uint64_t *ns);
 };
 
@@ -163,8 +174,9 @@ void ibemu_rule_completion(struct ibemu_rule *r, uint64_t t);
  * memory registered for remote writes or atomics ('target'), counts as
  * waiting for that memory at wall time 'now_ns' (the engine at
  * 'engine_ps'): it runs, took a completion last, published nothing new
- * for IBEMU_MEMPOLL_NS, and then spent IBEMU_MEMPOLL_CPU_NS on a CPU
- * still without a call (ops->cpu_ns). Returns 1 if so (its bound is
+ * for IBEMU_MEMPOLL_NS, and spent IBEMU_MEMPOLL_CPU_NS on a CPU without a
+ * call (ops->cpu_ns; since the silence began if that clock is up to date,
+ * else after IBEMU_MEMPOLL_NS). Returns 1 if so (its bound is
  * UINT64_MAX then). Otherwise *wake_ns is when to look again, or 0.
  * A presumption found wrong (the process calls again with no landing
  * handed to it, the engine past the bound its clock set) marks the run

@@ -18,8 +18,8 @@ struct fake {
 	struct ibemu_rule_proc p;
 	struct ibemu_rule_words w;
 	uint64_t ticks;
-	uint64_t on_cpu_ns; /* schedstat */
-	int runnable, gone, asked;
+	uint64_t on_cpu_ns; /* schedstat, or a task clock if 'exact' */
+	int runnable, gone, asked, exact;
 };
 
 static int fake_cpu(void *ctx, uint64_t *ticks, int *runnable)
@@ -41,7 +41,7 @@ static int fake_cpu_ns(void *ctx, uint64_t *ns)
 	if (f->gone)
 		return -ESRCH;
 	*ns = f->on_cpu_ns;
-	return 0;
+	return f->exact;
 }
 
 static const struct ibemu_rule_cpu_ops fake_ops = {.cpu = fake_cpu,
@@ -341,6 +341,57 @@ static void test_mem_poll(void)
 	T_EQ_INT(ibemu_rule_mem_landed(&f.p, &f.w, 1), IBEMU_LANDING_NONE);
 }
 
+/*
+ * With an up-to-date CPU clock (a perf task clock), the time on a CPU
+ * counts from the start of the silence: a spinner is presumed at the
+ * first look, IBEMU_MEMPOLL_NS after its completion, and one kept off its
+ * CPU is looked at again when it could have had enough.
+ */
+static void test_mem_poll_exact(void)
+{
+	struct ibemu_rule r;
+	struct fake f = {.w = {.clock_ps = 1000, .calls = 5, .took = 1},
+			 .on_cpu_ns = 7000000,
+			 .exact = 1};
+	uint64_t wake, t = 1000000;
+	int wrong = 0;
+
+	ibemu_rule_init(&r, IBEMU_CLOCK_QUIESCE, LOOKAHEAD);
+	/* The silence begins: its CPU time is taken then. */
+	T_TRUE(!mem_at(&r, &f, 1, t, 1000, &wake, &wrong));
+	T_EQ_U64(wake, t + IBEMU_MEMPOLL_NS);
+	/* It spun all along: presumed at once. */
+	f.on_cpu_ns += IBEMU_MEMPOLL_NS;
+	T_TRUE(mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS, 1000, &wake, &wrong));
+	/* Its next post; then a completion, and it is kept off its CPU
+	 * but for 5 us: not presumed, looked at again when it could have
+	 * spent the rest. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 2 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	f.on_cpu_ns += 5000;
+	T_TRUE(!mem_at(&r, &f, 1, t + 3 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	T_EQ_U64(wake, t + 3 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CPU_NS - 5000);
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS - 5000 - 1;
+	T_TRUE(!mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	f.on_cpu_ns += 1;
+	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	/* The clock lost (schedstat's figure now): counted afresh after
+	 * the silence, never across the two clocks. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + 5 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	f.exact = 0;
+	f.on_cpu_ns = 900000000;
+	T_TRUE(!mem_at(&r, &f, 1, t + 6 * IBEMU_MEMPOLL_NS, 1000, &wake,
+		       &wrong));
+	T_EQ_U64(wake, t + 6 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CHECK_NS);
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS;
+	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
+	T_EQ_INT(wrong, 0);
+}
+
 void ibemu_test_register_clock_rule(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -351,6 +402,7 @@ void ibemu_test_register_clock_rule(void)
 		{"grace_of_its_own", test_grace_of_its_own},
 		{"grace_loaded_or_asleep", test_grace_loaded_or_asleep},
 		{"mem_poll", test_mem_poll},
+		{"mem_poll_exact", test_mem_poll_exact},
 		{NULL, NULL},
 	};
 
