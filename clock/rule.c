@@ -114,6 +114,13 @@ static void mem_cpu_mark(struct ibemu_rule_proc *p,
 	p->mem_cpu_ns = ns;
 }
 
+/* The CPU time that proves a spin, by the kind of clock 'p' is read by. */
+static uint64_t mem_cpu_need(const struct ibemu_rule_proc *p)
+{
+	return p->mem_cpu_exact ? IBEMU_MEMPOLL_CPU_EXACT_NS
+				: IBEMU_MEMPOLL_CPU_NS;
+}
+
 /*
  * Whether 'p', silent for IBEMU_MEMPOLL_NS, has been on a CPU long enough
  * to be spinning; sets *wake_ns to look again if not yet: when it could
@@ -137,14 +144,14 @@ static int mem_spins(struct ibemu_rule_proc *p, uint64_t now_ns,
 	if (p->mem_cpu_known && p->mem_cpu_exact != (ret == 1))
 		p->mem_cpu_known = 0;
 	on = p->mem_cpu_known ? ns - p->mem_cpu_ns : 0;
-	if (p->mem_cpu_known && on >= IBEMU_MEMPOLL_CPU_NS)
+	if (p->mem_cpu_known && on >= mem_cpu_need(p))
 		return 1;
 	if (!p->mem_cpu_known) {
 		p->mem_cpu_known = 1;
 		p->mem_cpu_exact = ret == 1;
 		p->mem_cpu_ns = ns;
 	}
-	*wake_ns = now_ns + (p->mem_cpu_exact ? IBEMU_MEMPOLL_CPU_NS - on
+	*wake_ns = now_ns + (p->mem_cpu_exact ? mem_cpu_need(p) - on
 					      : IBEMU_MEMPOLL_CHECK_NS);
 	p->mem_look_ns = *wake_ns;
 	return 0;

@@ -56,12 +56,21 @@ const char *ibemu_clock_name(enum ibemu_clock c);
  * And only once it was seen on a CPU this long without a call: a process
  * that a loaded host keeps off its CPU is not taken for one that spins.
  * With an up-to-date CPU clock this counts from the start of the silence
- * (a spinner is presumed at IBEMU_MEMPOLL_NS, at the first look), else
+ * (IBEMU_MEMPOLL_CPU_EXACT_NS, below: a spinner is presumed at
+ * IBEMU_MEMPOLL_NS, at the first look), else
  * from the end of IBEMU_MEMPOLL_NS (a figure as of the last tick may hold
  * time from before the silence), looked at every IBEMU_MEMPOLL_CHECK_NS.
  */
 #define IBEMU_MEMPOLL_CPU_NS   20000ull
 #define IBEMU_MEMPOLL_CHECK_NS 50000ull
+/*
+ * With the up-to-date clock, counted from the start of the silence, it
+ * must have been on a CPU for most of IBEMU_MEMPOLL_NS: a spinner is, a
+ * process writing its output after a completion (a write() of some tens
+ * of microseconds, which the task clock counts) is not. With 20 us, such
+ * writes were taken for spinning (integration.time, one run in five).
+ */
+#define IBEMU_MEMPOLL_CPU_EXACT_NS 80000ull
 
 /* The rule for the engine of one fabric. */
 struct ibemu_rule {

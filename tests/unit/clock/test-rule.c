@@ -363,6 +363,14 @@ static void test_mem_poll_exact(void)
 	/* It spun all along: presumed at once. */
 	f.on_cpu_ns += IBEMU_MEMPOLL_NS;
 	T_TRUE(mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS, 1000, &wake, &wrong));
+	/* Its next post; a completion, then a write of 60 us before its
+	 * next call: not a spin. */
+	f.w.calls++;
+	T_TRUE(!mem_at(&r, &f, 1, t + IBEMU_MEMPOLL_NS + 1, 1000, &wake,
+		       &wrong));
+	f.on_cpu_ns += 60000;
+	T_TRUE(!mem_at(&r, &f, 1, t + 2 * IBEMU_MEMPOLL_NS + 1, 1000, &wake,
+		       &wrong));
 	/* Its next post; then a completion, and it is kept off its CPU
 	 * but for 5 us: not presumed, looked at again when it could have
 	 * spent the rest. */
@@ -372,8 +380,9 @@ static void test_mem_poll_exact(void)
 	f.on_cpu_ns += 5000;
 	T_TRUE(!mem_at(&r, &f, 1, t + 3 * IBEMU_MEMPOLL_NS, 1000, &wake,
 		       &wrong));
-	T_EQ_U64(wake, t + 3 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CPU_NS - 5000);
-	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_NS - 5000 - 1;
+	T_EQ_U64(wake,
+		 t + 3 * IBEMU_MEMPOLL_NS + IBEMU_MEMPOLL_CPU_EXACT_NS - 5000);
+	f.on_cpu_ns += IBEMU_MEMPOLL_CPU_EXACT_NS - 5000 - 1;
 	T_TRUE(!mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
 	f.on_cpu_ns += 1;
 	T_TRUE(mem_at(&r, &f, 1, wake, 1000, &wake, &wrong));
