@@ -57,6 +57,14 @@ class TimeRuleTest(IbemuTestCase):
     def status(self, fabric):
         return self.json_of("status", "--fabric", fabric)
 
+    def assert_deterministic(self, fabric):
+        """'Deterministic: yes', else the failure quotes the daemon's
+        reason (its log line)."""
+        with open(self.paths(fabric)["log"]) as f:
+            why = [ln for ln in f if "not deterministic" in ln]
+        self.assertEqual(self.status(fabric)["deterministic"], "yes",
+                         "".join(why))
+
     def test_status_names_who_holds_time(self):
         """A process that posted an RDMA WRITE and keeps running without
         waiting holds virtual time: 'ibemu status' names it (pid, HCA,
@@ -149,7 +157,7 @@ class TimeRuleTest(IbemuTestCase):
                     p.wait()
                 log.close()
         sm = self.json_of("sm", "status", *f)
-        self.assertEqual(self.status(name)["deterministic"], "yes")
+        self.assert_deterministic(name)
         self.down(name)
         return outs[1], outs[0], sm
 
@@ -186,7 +194,7 @@ class TimeRuleTest(IbemuTestCase):
             runs.append(self.exchange(name))
             if i == 0:
                 runs.append(self.exchange(name))
-            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.assert_deterministic(name)
             self.down(name)
         for r in runs[1:]:
             self.assertEqual(r, runs[0])
@@ -237,7 +245,7 @@ class TimeRuleTest(IbemuTestCase):
             name = f"dethr{i}"
             self.up(FAT, name)
             runs.append(self.exchange(name, ("tserver", "tclient"), 3))
-            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.assert_deterministic(name)
             self.down(name)
         # The server is one thread: its times are the same every run. The
         # client's two threads wake at once (the waiter with the server's
@@ -271,7 +279,7 @@ class TimeRuleTest(IbemuTestCase):
             name = f"detmem{i}"
             self.up(FAT, name)
             runs.append(self.exchange(name, ("mserver", "mclient"), 4))
-            self.assertEqual(self.status(name)["deterministic"], "yes")
+            self.assert_deterministic(name)
             self.down(name)
         self.assertEqual(runs[1], runs[0])
         self.assertRegex(runs[0][1], r"(?m)^mclient 200 t \d+$")
