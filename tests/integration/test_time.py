@@ -259,7 +259,9 @@ class TimeRuleTest(IbemuTestCase):
                  for line in (server + client).splitlines()
                  if not line.startswith("end")}
         self.assertGreaterEqual(times["waiter recv 0"], 550_600_000, client)
-        self.assertLessEqual(times["waiter recv 0"], 550_850_000, client)
+        # ... and it may include the sender's wake-up too (its event 1 us
+        # and poll 0.1 us: seen in CI under load).
+        self.assertLessEqual(times["waiter recv 0"], 551_950_000, client)
         self.assertGreater(times["sender send 1"], 550_600_000, client)
         # Both SENDs cross the same idle path, the second 10.2 us later.
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
