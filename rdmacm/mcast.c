@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/ib.h>
-#include <infiniband/umad.h>
 
 #include "mad_hdr.h"
 #include "rdmacm_int.h"
@@ -25,7 +24,6 @@
 #define SA_CLASS_VERSION 2
 #define SA_ATTR_MCMEMBER 0x0038
 #define SA_METHOD_DELETE 0x15
-#define SA_QKEY		 0x80010000
 #define RDMA_UDP_QKEY	 0x01234567 /* the kernel's, for RDMA_PS_UDP */
 #define MC_QPN		 0xffffff
 
@@ -46,14 +44,6 @@
 #define MC_OFF_RATE	   42
 #define MC_OFF_SFH	   44 /* SL 4, FlowLabel 20, HopLimit 8 */
 #define MC_OFF_STATE	   48
-
-uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
-void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
-
-static uint64_t umad_now(void)
-{
-	return ibemu_umad_now_ps ? ibemu_umad_now_ps() : 0;
-}
 
 /* A group the id joined (rdma_leave_multicast finds it by address). */
 struct rdmacm_mc {
@@ -117,7 +107,7 @@ int rdmacm__mcast_mgid(const struct rdma_cm_id *id, const struct sockaddr *sa,
 
 static void build_member(uint8_t *mad, const struct rdma_cm_id *id,
 			 const union ibv_gid *mgid, uint8_t method,
-			 uint8_t join_state, uint64_t tid)
+			 uint8_t join_state)
 {
 	const struct rdma_ib_addr *ib = &id->route.addr.addr.ibaddr;
 	uint8_t *rec = mad + IBEMU_SA_DATA_OFF;
@@ -128,7 +118,6 @@ static void build_member(uint8_t *mad, const struct rdma_cm_id *id,
 	ibemu_mad_set_mgmt_class(mad, IBEMU_MAD_CLASS_SA);
 	ibemu_mad_set_class_version(mad, SA_CLASS_VERSION);
 	ibemu_mad_set_method(mad, method);
-	ibemu_mad_set_tid(mad, tid);
 	ibemu_mad_set_attr_id(mad, SA_ATTR_MCMEMBER);
 	/* cma_join_ib_multicast()'s ComponentMask. */
 	ibemu_sa_set_comp_mask(mad, MC_COMP_MGID | MC_COMP_PORT_GID |
@@ -167,65 +156,24 @@ static void ah_from_record(const struct rdma_cm_id *id, const uint8_t *rec,
 }
 
 /*
- * Sends the SA request and waits for its answer (as route.c's PathRecord
- * query does, through libibumad on the id's port); 0 with the answer's
- * record in 'rec', -ETIMEDOUT, -EINVAL for an SA error status, -EIO.
+ * Sends the SA request and waits for its answer (sa.c); 0 with the
+ * answer's record in 'rec', -ETIMEDOUT, -EINVAL for an SA error status,
+ * -ENETUNREACH, -EIO.
  */
 static int sa_member(const struct rdma_cm_id *id, const union ibv_gid *mgid,
 		     uint8_t method, uint8_t join_state, uint8_t *rec)
 {
-	static uint32_t next_tid = 1;
-	size_t size = umad_size() + IBEMU_MAD_LEN;
-	uint8_t *umad = NULL, *mad;
-	struct ibv_port_attr pa;
-	int fd, agent, len, ret = -EIO;
-	uint64_t tid, t0;
+	uint8_t mad[IBEMU_MAD_LEN];
+	int ret;
 
-	if (ibv_query_port(id->verbs, id->port_num, &pa))
-		return -EIO;
-	if (pa.state != IBV_PORT_ACTIVE || !pa.sm_lid)
-		return -ENETUNREACH;
-	if (umad_init() < 0)
-		return -EIO;
-	fd = umad_open_port(ibv_get_device_name(id->verbs->device),
-			    id->port_num);
-	if (fd < 0)
-		return -EIO;
-	agent = umad_register(fd, IBEMU_MAD_CLASS_SA, SA_CLASS_VERSION, 0,
-			      NULL);
-	umad = agent < 0 ? NULL : calloc(1, size);
-	if (!umad)
-		goto out;
-	mad = umad_get_mad(umad);
-	tid = __atomic_fetch_add(&next_tid, 1, __ATOMIC_RELAXED) | 1u << 31;
-	build_member(mad, id, mgid, method, join_state, tid);
-	umad_set_addr(umad, pa.sm_lid, 1, pa.sm_sl, SA_QKEY);
-	t0 = umad_now();
-	if (umad_send(fd, agent, umad, IBEMU_MAD_LEN, 2000, 3) < 0)
-		goto out;
-	for (;;) {
-		len = IBEMU_MAD_LEN;
-		if (umad_recv(fd, umad, &len, -1) < 0)
-			goto out;
-		if (umad_status(umad)) {
-			ret = -ETIMEDOUT;
-			goto out;
-		}
-		if ((uint32_t)ibemu_mad_get_tid(mad) == (uint32_t)tid)
-			break;
-	}
-	ret = ibemu_mad_get_status(mad) ? -EINVAL : 0;
-	if (!ret)
-		memcpy(rec, mad + IBEMU_SA_DATA_OFF, 64);
-	/* The round trip is the program's time, as a route query's. */
-	if (ibemu_compute_ps && t0 && umad_now() > t0)
-		ibemu_compute_ps(umad_now() - t0);
-out:
-	free(umad);
-	if (agent >= 0)
-		umad_unregister(fd, agent);
-	umad_close_port(fd);
-	return ret;
+	build_member(mad, id, mgid, method, join_state);
+	ret = rdmacm__sa_call(id, mad, 2000, 3);
+	if (ret)
+		return ret;
+	if (ibemu_mad_get_status(mad))
+		return -EINVAL;
+	memcpy(rec, mad + IBEMU_SA_DATA_OFF, 64);
+	return 0;
 }
 
 static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr,

@@ -155,6 +155,17 @@ size_t rdmacm__addr_len(const struct sockaddr *sa);
 void rdmacm__addr_fill(struct sockaddr_storage *out, int family,
 		       const struct rdmacm_where *w, uint16_t port_be);
 
+/* sa.c */
+/*
+ * Sends SubnAdm request 'mad' (IBEMU_MAD_LEN bytes, its TID set here) from
+ * the id's port to the SM and leaves the answer in 'mad': 0 (the caller
+ * checks its method and status), -ETIMEDOUT without an answer after
+ * 'retries' resends, -ENETUNREACH without an active port and an SM, -EIO.
+ * The round trip moves the program's verbs clock on.
+ */
+int rdmacm__sa_call(const struct rdma_cm_id *id, uint8_t *mad, int timeout_ms,
+		    int retries);
+
 /* route.c */
 /* The SA PathRecord query of rdma_resolve_route; 0 or -errno as ib_sa's
  * callback reports it (-ETIMEDOUT, -EINVAL for an SA error status, -EIO). */

@@ -14,14 +14,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <infiniband/umad.h>
 
 #include "mad_hdr.h"
 #include "rdmacm_int.h"
 
 #define SA_CLASS_VERSION    2
 #define SA_ATTR_PATH_RECORD 0x0035
-#define SA_QKEY		    0x80010000
 
 /* PathRecord ComponentMask bits and byte offsets (IBA 15.2.5.16). */
 #define PR_COMP_DGID	   (1ull << 2)
@@ -43,35 +41,7 @@
 #define PR_OFF_PLT	   56
 #define PR_OFF_PREF	   57
 
-/*
- * The clocks of docs/design.md §3, ibemu's own API (weak: absent from
- * rdma-core's libraries): the port's umad clock stamps the query and
- * moves to its answer's arrival; the process's verbs clock is then moved
- * on by that round trip, the time the program spent resolving the route.
- */
-uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
-void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
-
-static uint64_t umad_now(void)
-{
-	return ibemu_umad_now_ps ? ibemu_umad_now_ps() : 0;
-}
-
-static pthread_mutex_t tid_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t next_tid = 1;
-
-static uint64_t new_tid(void)
-{
-	uint64_t t;
-
-	pthread_mutex_lock(&tid_lock);
-	t = next_tid++;
-	pthread_mutex_unlock(&tid_lock);
-	/* Low 32 bits ours; the daemon puts the agent in the high ones. */
-	return t;
-}
-
-static void build_query(uint8_t *mad, const struct rdma_cm_id *id, uint64_t tid)
+static void build_query(uint8_t *mad, const struct rdma_cm_id *id)
 {
 	uint8_t *pr = mad + IBEMU_SA_DATA_OFF;
 	const struct rdma_ib_addr *ib = &id->route.addr.addr.ibaddr;
@@ -81,7 +51,6 @@ static void build_query(uint8_t *mad, const struct rdma_cm_id *id, uint64_t tid)
 	ibemu_mad_set_mgmt_class(mad, IBEMU_MAD_CLASS_SA);
 	ibemu_mad_set_class_version(mad, SA_CLASS_VERSION);
 	ibemu_mad_set_method(mad, IBEMU_MAD_METHOD_GET);
-	ibemu_mad_set_tid(mad, tid);
 	ibemu_mad_set_attr_id(mad, SA_ATTR_PATH_RECORD);
 	ibemu_sa_set_comp_mask(mad, PR_COMP_DGID | PR_COMP_SGID |
 					    PR_COMP_REVERSIBLE |
@@ -119,80 +88,22 @@ static void parse_record(const uint8_t *pr, struct ibv_sa_path_rec *p)
 	p->preference = pr[PR_OFF_PREF];
 }
 
-/* Sends the query and waits for its answer; errors as ib_sa reports
- * them: -ETIMEDOUT without an answer, -EINVAL for an SA error status. */
-static int exchange(int fd, int agent, struct ibv_port_attr *pa,
-		    const struct rdma_cm_id *id, int timeout_ms,
-		    struct ibv_sa_path_rec *out)
-{
-	size_t size = umad_size() + IBEMU_MAD_LEN;
-	uint8_t *umad = calloc(1, size), *mad;
-	uint64_t tid = new_tid(), t0 = 0;
-	int len, ret;
-
-	if (!umad)
-		return -ENOMEM;
-	mad = umad_get_mad(umad);
-	build_query(mad, id, tid);
-	umad_set_addr(umad, pa->sm_lid, 1, pa->sm_sl, SA_QKEY);
-	t0 = umad_now();
-	ret = umad_send(fd, agent, umad, IBEMU_MAD_LEN, timeout_ms, 0);
-	if (ret < 0)
-		goto out;
-	for (;;) {
-		len = IBEMU_MAD_LEN;
-		ret = umad_recv(fd, umad, &len, -1);
-		if (ret < 0)
-			goto out;
-		if (umad_status(umad)) {
-			ret = -ETIMEDOUT;
-			goto out;
-		}
-		if ((uint32_t)ibemu_mad_get_tid(mad) == (uint32_t)tid)
-			break;
-	}
-
-	if (ibemu_mad_get_method(mad) != IBEMU_MAD_METHOD_GET_RESP ||
-	    ibemu_mad_get_status(mad)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	parse_record(mad + IBEMU_SA_DATA_OFF, out);
-	ret = 0;
-out:
-	/* An answer, or the timeout, came that much later. */
-	if (ibemu_compute_ps && t0 && umad_now() > t0)
-		ibemu_compute_ps(umad_now() - t0);
-	free(umad);
-	return ret < 0 && ret != -ETIMEDOUT && ret != -EINVAL ? -EIO : ret;
-}
-
 int rdmacm__path_query(struct rdmacm_id *id, int timeout_ms,
 		       struct ibv_sa_path_rec *out)
 {
-	struct rdma_cm_id *c = &id->id;
-	struct ibv_port_attr pa;
-	int fd, agent, ret;
+	uint8_t mad[IBEMU_MAD_LEN];
+	int ret;
 
-	if (ibv_query_port(c->verbs, c->port_num, &pa))
-		return -EIO;
-	if (pa.state != IBV_PORT_ACTIVE || !pa.sm_lid)
-		return -ENETUNREACH;
-	if (umad_init() < 0)
-		return -EIO;
-	fd = umad_open_port(ibv_get_device_name(c->verbs->device), c->port_num);
-	if (fd < 0)
-		return -EIO;
-	agent = umad_register(fd, IBEMU_MAD_CLASS_SA, SA_CLASS_VERSION, 0,
-			      NULL);
-	if (agent < 0) {
-		umad_close_port(fd);
-		return -EIO;
-	}
-	ret = exchange(fd, agent, &pa, c, timeout_ms, out);
-	umad_unregister(fd, agent);
-	umad_close_port(fd);
-	return ret;
+	build_query(mad, &id->id);
+	ret = rdmacm__sa_call(&id->id, mad, timeout_ms, 0);
+	if (ret)
+		return ret;
+	/* Errors as ib_sa reports them: an SA error status is -EINVAL. */
+	if (ibemu_mad_get_method(mad) != IBEMU_MAD_METHOD_GET_RESP ||
+	    ibemu_mad_get_status(mad))
+		return -EINVAL;
+	parse_record(mad + IBEMU_SA_DATA_OFF, out);
+	return 0;
 }
 
 /* rdma-core's rdma_init_qp_attr() asks the kernel; ours derives the same
