@@ -550,13 +550,21 @@ export IBEMU_RUNTIME_DIR={d}
 {IBEMU} up {topology("two-switch.yaml")} --name full --sweep 50 >/dev/null
 {IBEMU} sm status --fabric full --json
 dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null || true
-sleep 0.5
+# the next write of sm.json fails (a light sweep every 50 ms)
+for i in $(seq 200); do
+    grep -q 'cannot write {d}/full/sm.json' {d}/full/sm.log && break
+    sleep 0.05
+done
 {IBEMU} sm status --fabric full --json
 {IBEMU} sm status --fabric full | grep '^Stale:'
 grep -c 'cannot write {d}/full/sm.json: No space left on device' \
     {d}/full/sm.log || true
 {IBEMU} link down hca4:1 --fabric full >/dev/null
-sleep 0.5
+# the trap's heavy sweep, which a loaded host may take seconds to run
+for i in $(seq 200); do
+    grep -q 'heavy sweep failed' {d}/full/sm.log && break
+    sleep 0.05
+done
 grep 'heavy sweep failed' {d}/full/sm.log || true
 rm {d}/fill
 {IBEMU} down --fabric full >/dev/null || echo "down: status $?" >&2
