@@ -24,6 +24,27 @@
 uint64_t ibemu_umad_now_ps(void) __attribute__((weak));
 uint64_t ibemu_now_ps(void) __attribute__((weak));
 void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
+/*
+ * An event queued and not yet taken keeps the process running under the
+ * time rule (its verbs calls cannot show it: the fabric would leap past a
+ * program that spins on an empty CQ with a connection request waiting),
+ * and a thread blocked for an event counts as waiting, as one blocked in
+ * ibv_get_cq_event does.
+ */
+void ibemu_outside_work(int delta) __attribute__((weak));
+void ibemu_outside_wait(int begin) __attribute__((weak));
+
+static void outside_work(int delta)
+{
+	if (ibemu_outside_work)
+		ibemu_outside_work(delta);
+}
+
+static void outside_wait(int begin)
+{
+	if (ibemu_outside_wait)
+		ibemu_outside_wait(begin);
+}
 
 static void clock_to(uint64_t at_ps)
 {
@@ -76,6 +97,7 @@ RDMACM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	for (e = c->head; e; e = next) {
 		next = e->next;
 		free(e);
+		outside_work(-1);
 	}
 	close(c->ch.fd);
 	pthread_mutex_destroy(&c->lock);
@@ -118,6 +140,7 @@ int rdmacm__event_queue_ex(struct rdmacm_id *id,
 		e->ev.param.conn.private_data = e->private_data;
 	}
 	e->ev.param.conn.private_data_len = (uint8_t)pd_len;
+	outside_work(1); /* before anyone can take it */
 	pthread_mutex_lock(&id->lock);
 	id->unacked++;
 	pthread_mutex_unlock(&id->lock);
@@ -147,7 +170,38 @@ static struct rdmacm_event *event_take(struct rdmacm_channel *c)
 		e->next = NULL;
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (e)
+		outside_work(-1);
 	return e;
+}
+
+/*
+ * Reads the channel's count, as the time rule sees it: a thread that
+ * blocks for an event waits until it has one; one that finds none on an
+ * O_NONBLOCK channel has waited, as an empty poll has, until its next
+ * call.
+ */
+static ssize_t read_event_count(struct rdmacm_channel *c, uint64_t *v)
+{
+	int nonblock = fcntl(c->ch.fd, F_GETFL) & O_NONBLOCK, err;
+	ssize_t n;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->head)
+		nonblock = 1; /* the read will not block */
+	pthread_mutex_unlock(&c->lock);
+	if (!nonblock)
+		outside_wait(1);
+	do
+		n = read(c->ch.fd, v, sizeof(*v));
+	while (n < 0 && errno == EINTR);
+	err = errno;
+	if (!nonblock)
+		outside_wait(0);
+	else if (n < 0 && errno == EAGAIN)
+		outside_wait(1);
+	errno = err;
+	return n;
 }
 
 RDMACM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch,
@@ -161,9 +215,7 @@ RDMACM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch,
 	if (!ch || !event)
 		return rdmacm_err(EINVAL);
 	c = rdmacm_channel_of(ch);
-	do
-		n = read(c->ch.fd, &v, sizeof(v));
-	while (n < 0 && errno == EINTR);
+	n = read_event_count(c, &v);
 	if (n != sizeof(v))
 		return -1; /* errno: EAGAIN on an O_NONBLOCK channel */
 	e = event_take(c);

@@ -38,6 +38,19 @@ uint64_t ibemu_now_ps(void) __attribute__((weak));
 void ibemu_compute_ps(uint64_t ps) __attribute__((weak));
 
 /*
+ * For libraries that hand the program work the verbs calls do not show
+ * (ibemu's librdmacm: its connection events). While any such work is
+ * queued and not yet taken, the process counts as running, so virtual
+ * time does not pass it by: ibemu_outside_work(+1) when an item is
+ * queued, ibemu_outside_work(-1) when the program takes it (or it is
+ * dropped). A thread about to block until such work comes calls
+ * ibemu_outside_wait(1), and ibemu_outside_wait(0) once it woke: it
+ * counts as waiting meanwhile, as in ibv_get_cq_event().
+ */
+void ibemu_outside_work(int delta) __attribute__((weak));
+void ibemu_outside_wait(int begin) __attribute__((weak));
+
+/*
  * The bootstrap of 'ibemu run' (what PMI gives an MPI process): the
  * rank's place in the job, a key-value store to exchange QP numbers and
  * LIDs through the fabric's daemon, a fence that makes every value put

@@ -394,6 +394,7 @@ enum ibemu_verbs_wait {
 	IBEMU_VERBS_WAIT_CQ,	  /* an empty poll of a CQ */
 	IBEMU_VERBS_WAIT_CHANNEL, /* ibv_get_cq_event on a channel */
 	IBEMU_VERBS_WAIT_ASYNC,	  /* ibv_get_async_event */
+	IBEMU_VERBS_WAIT_OUTSIDE, /* ibemu_outside_wait(): another library's */
 };
 /*
  * A post, a poll that returns work, a waiting call woken: the calling

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "ibemu.h"
 #include "verbs_int.h"
 
 /* One thread's part in one context. */
@@ -36,6 +37,9 @@ struct ibemu_verbs_user {
 /* Guards every context's list of users and the changes made while more
  * than one thread takes part; contexts shared by threads are few. */
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Work queued by other libraries and not yet taken (ibemu_outside_work):
+ * while there is any, no context of the process waits. */
+static uint32_t outside_queued;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static int exit_key_ok;
@@ -83,6 +87,8 @@ static int has_work(const struct ibemu_verbs_user *u)
 		h = &u->ctx->page->async_hdr;
 		return __atomic_load_n(&h->prod, __ATOMIC_SEQ_CST) !=
 		       __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
+	case IBEMU_VERBS_WAIT_OUTSIDE:
+		return 0; /* all_wait() looks at the count for every user */
 	}
 	return 0; /* what it waited on was destroyed */
 }
@@ -116,6 +122,8 @@ static int all_wait(struct ibemu_verbs_context *ctx, uint64_t seen)
 	for (u = ctx->users; u; u = u->next_in_ctx)
 		if (u->seen != seen && has_work(u))
 			return 0;
+	if (__atomic_load_n(&outside_queued, __ATOMIC_SEQ_CST))
+		return 0;
 	if (__atomic_load_n(&p->handing, __ATOMIC_SEQ_CST) != seen)
 		return -1;
 	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
@@ -355,6 +363,12 @@ static int alone_waits(struct ibemu_verbs_context *ctx,
 	if (__atomic_load_n(&p->wait_seq, __ATOMIC_RELAXED) == seen + 1)
 		return 1;
 	__atomic_store_n(&p->wait_seq, seen + 1, __ATOMIC_SEQ_CST);
+	/* After the store: work queued outside meanwhile is seen here, or
+	 * its producer's store (ibemu_outside_work) comes after ours. */
+	if (__atomic_load_n(&outside_queued, __ATOMIC_SEQ_CST)) {
+		page_wait_seq(ctx, 0);
+		return 1;
+	}
 	if (nusers(ctx) != 1) {
 		/* A thread joined meanwhile, running: the page says so. */
 		pthread_mutex_lock(&users_lock);
@@ -399,6 +413,49 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 		ret = all_wait(ctx, seen) >= 0;
 	pthread_mutex_unlock(&users_lock);
 	return ret;
+}
+
+/* The page of 'ctx' says running; under users_lock, as all_wait() looks
+ * at the count under it (the list's lock comes first, as everywhere). */
+static void outside_runs(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	if (!ctx->page->rule)
+		return;
+	pthread_mutex_lock(&users_lock);
+	page_wait_seq(ctx, 0);
+	pthread_mutex_unlock(&users_lock);
+}
+
+VERBS_EXPORT void ibemu_outside_work(int delta)
+{
+	if (delta <= 0) {
+		/* Taken: the taker runs, and waits again by a call. */
+		__atomic_sub_fetch(&outside_queued, (uint32_t)-delta,
+				   __ATOMIC_SEQ_CST);
+		return;
+	}
+	__atomic_add_fetch(&outside_queued, (uint32_t)delta, __ATOMIC_SEQ_CST);
+	ibemu__verbs_each_context(outside_runs, NULL);
+}
+
+static void outside_wait_begin(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	ibemu__verbs_waiting(ctx, ibemu__verbs_handed(ctx),
+			     IBEMU_VERBS_WAIT_OUTSIDE, &outside_queued);
+}
+
+static void outside_wait_end(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	ibemu__verbs_running(ctx);
+}
+
+VERBS_EXPORT void ibemu_outside_wait(int begin)
+{
+	ibemu__verbs_each_context(begin ? outside_wait_begin : outside_wait_end,
+				  NULL);
 }
 
 void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx)
