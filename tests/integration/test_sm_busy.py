@@ -73,6 +73,11 @@ class BusySmTest(OpenSMRunner, IbemuTestCase):
         p, stop = self.start_busy("bsm", "hca05")
         time.sleep(0.5)  # it runs: virtual time moves by its calls only
         self.pull_and_restore("bsm", p)
+        # The sweep that made the cable Active counts itself once it
+        # ends, after the ports it set Active show
+        self.wait_until("the SM to end its sweep", lambda: self.json_of(
+            "sm", "status", "--fabric", "bsm")["heavy_sweeps"] >= 2,
+            seconds=60)
         sm = self.json_of("sm", "status", "--fabric", "bsm")
         self.assertEqual(sm["nodes"], 45)
         self.assertEqual(sm["links"], 72)
