@@ -352,13 +352,19 @@ static void grace_cb(uv_timer_t *t)
  * wall clock, and a process outside the rule (one that never waited in
  * the library) gets time to act. Virtual times do not depend on it.
  */
-static int leap_ok(struct ibemu_daemon *d, uint64_t t)
+static int leap_ok(struct ibemu_daemon *d, uint64_t t, pid_t presumed)
 {
 	uint64_t now = ibemu_engine_now(d->engine), wait_ms, waited;
 
 	if (t <= now + PUMP_LEAP_PS)
 		return 1;
-	if (d->due_head && d->due_head->leaps && t == d->due_head->at_ps)
+	/* A timer that leaps (a CM retransmission) does so only while
+	 * every process waits by the rule: one only presumed to wait (its
+	 * grace period) may be computing what would have ended the timer
+	 * (the REP a REQ's retry waits for), so the leap keeps to the
+	 * wall clock and gives it the time to act. */
+	if (d->due_head && d->due_head->leaps && t == d->due_head->at_ps &&
+	    !presumed)
 		return 1;
 	if (d->leap_to != t || d->leap_from != now) {
 		d->leap_to = t;
@@ -440,7 +446,7 @@ static int quiesce_step(struct ibemu_daemon *d)
 			break;
 		/* Nobody runs (no cap): a long leap keeps to the wall. */
 		if (d->rule.run_cap == UINT64_MAX &&
-		    !leap_ok(d, min_u64(next, due)))
+		    !leap_ok(d, min_u64(next, due), presumed))
 			break;
 		if (due <= next) {
 			ibemu__due_fire_first(d);
@@ -552,7 +558,8 @@ void ibemu_daemon_pump(struct ibemu_daemon *d)
 	 * drains them).
 	 */
 	if (d->rule.clock == IBEMU_CLOCK_QUIESCE &&
-	    !ibemu_engine_pending(d->engine) && !leap_ok(d, d->due_head->at_ps))
+	    !ibemu_engine_pending(d->engine) &&
+	    !leap_ok(d, d->due_head->at_ps, 0))
 		return;
 	uv_timer_stop(&d->pace_timer);
 	/*

@@ -110,7 +110,8 @@ struct ibemu_due {
 	int armed;
 	/* Its owner blocks on it under the time rule (a CM request's
 	 * retransmission, attach/sess_cm.c): virtual time leaps to it at
-	 * once, not at the wall clock's pace (leap_ok() in daemon.c). */
+	 * once, not at the wall clock's pace (leap_ok() in daemon.c), while
+	 * no process is only presumed to wait (its grace period). */
 	int leaps;
 };
 

@@ -97,7 +97,8 @@ RDMACM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	for (e = c->head; e; e = next) {
 		next = e->next;
 		free(e);
-		outside_work(-1);
+		if (!c->internal)
+			outside_work(-1);
 	}
 	close(c->ch.fd);
 	pthread_mutex_destroy(&c->lock);
@@ -140,7 +141,10 @@ int rdmacm__event_queue_ex(struct rdmacm_id *id,
 		e->ev.param.conn.private_data = e->private_data;
 	}
 	e->ev.param.conn.private_data_len = (uint8_t)pd_len;
-	outside_work(1); /* before anyone can take it */
+	/* Before anyone can take it. A synchronous id's events are the
+	 * library's, taken by the call that waits for them. */
+	if (!c->internal)
+		outside_work(1);
 	pthread_mutex_lock(&id->lock);
 	id->unacked++;
 	pthread_mutex_unlock(&id->lock);
@@ -170,7 +174,7 @@ static struct rdmacm_event *event_take(struct rdmacm_channel *c)
 		e->next = NULL;
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (e)
+	if (e && !c->internal)
 		outside_work(-1);
 	return e;
 }
@@ -309,6 +313,9 @@ RDMACM_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id,
 		pthread_mutex_unlock(&nc->lock);
 		if (write(nc->ch.fd, &one, sizeof(one)) != sizeof(one))
 			v = 0;
+		/* Counted as the program's only on a channel it reads. */
+		if (old->internal != nc->internal)
+			outside_work(old->internal ? 1 : -1);
 	}
 	for (old->tail = old->head; old->tail && old->tail->next;)
 		old->tail = old->tail->next;

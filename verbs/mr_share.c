@@ -119,17 +119,23 @@ static unsigned threads_now(void)
  * a region hold other objects, which a sanitizer's memcpy would report as
  * overflows; the system call is the copy the kernel makes anyway.
  */
-static int fd_copy(int fd, void *buf, size_t len, off_t off, int to_fd)
+#define COPY_CHUNK (1u << 20)
+
+static int fd_copy(int fd, void *buf, size_t len, off_t off, int to_fd,
+		   struct ibemu_verbs_context *ctx)
 {
-	size_t done = 0;
+	size_t done = 0, step;
 	long n;
 
 	while (done < len) {
+		step = len - done < COPY_CHUNK ? len - done : COPY_CHUNK;
 		n = syscall(to_fd ? SYS_pwrite64 : SYS_pread64, fd,
-			    (char *)buf + done, len - done, off + (off_t)done);
+			    (char *)buf + done, step, off + (off_t)done);
 		if (n <= 0)
 			return -1;
 		done += (size_t)n;
+		if (ctx)
+			ibemu__verbs_calling(ctx);
 	}
 	return 0;
 }
@@ -145,7 +151,7 @@ static void atfork_child(void)
 		tmp = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (tmp != MAP_FAILED) {
-			fd_copy(s->fd, tmp, s->size, 0, 0);
+			fd_copy(s->fd, tmp, s->size, 0, 0, NULL);
 			if (move_mapping(tmp, s->size, (void *)s->base))
 				munmap(tmp, s->size);
 		}
@@ -200,7 +206,8 @@ static int movable(uintptr_t lo, uintptr_t hi)
 }
 
 /* Moves [lo, hi) onto a new memfd; the segment, or NULL if it cannot. */
-static struct seg *seg_move(uintptr_t lo, uintptr_t hi)
+static struct seg *seg_move(struct ibemu_verbs_context *ctx, uintptr_t lo,
+			    uintptr_t hi)
 {
 	size_t size = hi - lo;
 	struct seg *s = calloc(1, sizeof(*s));
@@ -217,7 +224,7 @@ static struct seg *seg_move(uintptr_t lo, uintptr_t hi)
 		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
 	    fstat(s->fd, &st))
 		goto err_close;
-	if (fd_copy(s->fd, (void *)lo, size, 0, 1))
+	if (fd_copy(s->fd, (void *)lo, size, 0, 1, ctx))
 		goto err_close;
 	tmp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (tmp == MAP_FAILED)
@@ -238,8 +245,8 @@ err_free:
 	return NULL;
 }
 
-int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,
-			  struct ibemu_verbs_mr_req *m)
+int ibemu__verbs_mr_share(struct ibemu_verbs_context *ctx, uint64_t addr,
+			  uint64_t len, struct ibemu_verbs_mr_req *m)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo, hi;
@@ -263,7 +270,7 @@ int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,
 	if (!s)
 		s = seg_find(lo, hi);
 	if (!s && nsegs < MAX_SEGS && movable(lo, hi)) {
-		s = seg_move(lo, hi);
+		s = seg_move(ctx, lo, hi);
 		if (s) {
 			s->next = segs;
 			segs = s;

@@ -191,13 +191,16 @@ VERBS_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 			.pd = pd->handle,
 			.access = access,
 		};
-		int fd = ibemu__verbs_mr_share((uintptr_t)addr, length, &m);
 		uint64_t first = (uintptr_t)addr / 4096;
+		int fd;
 
-		/* Per 4 KiB page the region touches (pinned one by one). */
+		/* Per 4 KiB page the region touches (pinned one by one). The
+		 * process runs from here: moving the pages takes wall time. */
 		ibemu__verbs_charge(ctx, IBEMU_VCOST_MR_REG,
 				    ((uintptr_t)addr + length + 4095) / 4096 -
 					    first);
+		ibemu__verbs_calling(ctx);
+		fd = ibemu__verbs_mr_share(ctx, (uintptr_t)addr, length, &m);
 		ret = ibemu__verbs_call(ctx, IBEMU_SESS_VERBS_MR_REG, &m,
 					sizeof(m), &fd, fd >= 0 ? 1 : 0);
 		if (ret) {

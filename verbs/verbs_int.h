@@ -268,10 +268,13 @@ struct ibemu_verbs_cq *ibemu__verbs_cq_create(struct ibv_context *context,
 /*
  * mr_share.c: moves the pages of [addr, addr + len) onto shared memory if
  * it can (docs/design.md §6) and describes them in m->shm_*; the memfd
- * to send with the registration (the library keeps it), or -1.
+ * to send with the registration (the library keeps it), or -1. A move
+ * copies the pages (tens of milliseconds for tens of MiB on a loaded
+ * host): 'ctx' is told it still calls after each MiB, so the daemon does
+ * not take the silence for a wait (the grace period).
  */
-int ibemu__verbs_mr_share(uint64_t addr, uint64_t len,
-			  struct ibemu_verbs_mr_req *m);
+int ibemu__verbs_mr_share(struct ibemu_verbs_context *ctx, uint64_t addr,
+			  uint64_t len, struct ibemu_verbs_mr_req *m);
 /* cq_ex.c: ibv_create_cq_ex and the clock its timestamps count (kHz:
  * one tick a nanosecond of virtual time) */
 #define IBEMU_VERBS_CORE_CLOCK_KHZ 1000000ull

@@ -15,6 +15,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ibemu.h"
 #include "verbs_int.h"
@@ -38,8 +41,22 @@ struct ibemu_verbs_user {
  * than one thread takes part; contexts shared by threads are few. */
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Work queued by other libraries and not yet taken (ibemu_outside_work):
- * while there is any, no context of the process waits. */
+ * while there is any, no context of the process waits; since when (the
+ * host's monotonic clock, in ns) there has been some. */
 static uint32_t outside_queued;
+static uint64_t outside_since_ns;
+
+/*
+ * How long a process that has work queued outside and goes on polling
+ * counts as calling: the daemon's grace period (which takes a process
+ * that spins without calls for one that waits on something else) is kept
+ * off it that long, so the fabric waits for it to take the work, however
+ * late the library that queued it looks (libfabric's ofi_rxm reads its
+ * connection events every 10 ms of wall time). Beyond, a program that
+ * never takes the work (a channel nobody reads) falls under the grace
+ * period rather than hold every other process forever.
+ */
+#define OUTSIDE_HOLD_NS 2000000000ull
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static int exit_key_ok;
@@ -381,6 +398,31 @@ static int alone_waits(struct ibemu_verbs_context *ctx,
 	return 1;
 }
 
+/* The host's monotonic clock, not the program's (vtime/ makes that one
+ * virtual). */
+static uint64_t host_now_ns(void)
+{
+	struct timespec ts;
+
+	if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A wait while work is queued outside: the process still calls, as far
+ * as the grace period looks (OUTSIDE_HOLD_NS). */
+static void outside_busy(struct ibemu_verbs_context *ctx)
+{
+	struct ibemu_verbs_page *p = ctx->page;
+	uint64_t since = __atomic_load_n(&outside_since_ns, __ATOMIC_RELAXED);
+
+	if (host_now_ns() - since < OUTSIDE_HOLD_NS)
+		__atomic_store_n(&p->calls,
+				 __atomic_load_n(&p->calls, __ATOMIC_RELAXED) +
+					 1,
+				 __ATOMIC_RELAXED);
+}
+
 int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 			 enum ibemu_verbs_wait kind, void *on)
 {
@@ -389,6 +431,8 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 
 	if (!ctx->page->rule)
 		return 1;
+	if (__atomic_load_n(&outside_queued, __ATOMIC_SEQ_CST))
+		outside_busy(ctx);
 	/* A wait is a call: what the process did last is no longer taking
 	 * a completion (a hand-off that resumes it must not find it a
 	 * memory poller before it polls again). */
@@ -435,7 +479,10 @@ VERBS_EXPORT void ibemu_outside_work(int delta)
 				   __ATOMIC_SEQ_CST);
 		return;
 	}
-	__atomic_add_fetch(&outside_queued, (uint32_t)delta, __ATOMIC_SEQ_CST);
+	if (__atomic_fetch_add(&outside_queued, (uint32_t)delta,
+			       __ATOMIC_SEQ_CST) == 0)
+		__atomic_store_n(&outside_since_ns, host_now_ns(),
+				 __ATOMIC_RELAXED);
 	ibemu__verbs_each_context(outside_runs, NULL);
 }
 
