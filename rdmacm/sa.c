@@ -8,8 +8,11 @@
  * counters as any SA client's, and its answer.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/umad.h>
 
 #include "mad_hdr.h"
@@ -75,28 +78,115 @@ static int exchange(int fd, int agent, const struct ibv_port_attr *pa,
 	return ret < 0 && ret != -ETIMEDOUT ? -EIO : ret;
 }
 
+/*
+ * The ports the process queried through, each opened once with its SA
+ * agent and kept (opening a umad port per query cost about 47 ms of wall
+ * time each on a loaded host: bench/rdmacm.py). Between queries a port
+ * is idle under the time rule (ibemu_umad_idle: it waits for no MAD), so
+ * an open port never holds virtual time back. One query at a time: an
+ * answer is then always for the query under way.
+ */
+#define SA_PORTS_MAX 8
+
+struct sa_port {
+	char dev[IBV_SYSFS_NAME_MAX];
+	uint8_t port;
+	int fd, agent;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pid_t pid; /* a child's ports are its own: it opens anew */
+	unsigned n;
+	struct sa_port ports[SA_PORTS_MAX];
+} sa = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int ibemu_umad_idle(int fd) __attribute__((weak));
+
+/* Opens 'p' (dev and port set): 0, or -EIO. */
+static int sa_port_open(struct sa_port *p)
+{
+	if (umad_init() < 0)
+		return -EIO;
+	p->fd = umad_open_port(p->dev, p->port);
+	if (p->fd < 0)
+		return -EIO;
+	p->agent = umad_register(p->fd, IBEMU_MAD_CLASS_SA, SA_CLASS_VERSION, 0,
+				 NULL);
+	if (p->agent < 0) {
+		umad_close_port(p->fd);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void sa_port_close(struct sa_port *p)
+{
+	umad_unregister(p->fd, p->agent);
+	umad_close_port(p->fd);
+}
+
+/* The kept port for device 'dev' port 'port', opened if new (sa.lock
+ * held): its slot, or NULL (then 'tmp' is open, to close after use). */
+static struct sa_port *sa_port_get(const char *dev, uint8_t port,
+				   struct sa_port *tmp, int *err)
+{
+	struct sa_port *p;
+	unsigned i;
+
+	if (sa.pid != getpid()) {
+		sa.pid = getpid();
+		sa.n = 0;
+	}
+	for (i = 0; i < sa.n; i++)
+		if (sa.ports[i].port == port && !strcmp(sa.ports[i].dev, dev))
+			return &sa.ports[i];
+	p = sa.n < SA_PORTS_MAX ? &sa.ports[sa.n] : tmp;
+	memset(p, 0, sizeof(*p));
+	snprintf(p->dev, sizeof(p->dev), "%s", dev);
+	p->port = port;
+	*err = sa_port_open(p);
+	if (*err)
+		return NULL;
+	if (p == tmp)
+		return NULL;
+	sa.n++;
+	return p;
+}
+
+/* Forgets kept port 'p' (sa.lock held), closing it. */
+static void sa_port_drop(struct sa_port *p)
+{
+	sa_port_close(p);
+	*p = sa.ports[--sa.n];
+}
+
 int rdmacm__sa_call(const struct rdma_cm_id *id, uint8_t *mad, int timeout_ms,
 		    int retries)
 {
 	struct ibv_port_attr pa;
-	int fd, agent, ret;
+	struct sa_port tmp, *p;
+	int ret = 0;
 
 	if (ibv_query_port(id->verbs, id->port_num, &pa))
 		return -EIO;
 	if (pa.state != IBV_PORT_ACTIVE || !pa.sm_lid)
 		return -ENETUNREACH;
-	if (umad_init() < 0)
-		return -EIO;
-	fd = umad_open_port(ibv_get_device_name(id->verbs->device),
-			    id->port_num);
-	if (fd < 0)
-		return -EIO;
-	agent = umad_register(fd, IBEMU_MAD_CLASS_SA, SA_CLASS_VERSION, 0,
-			      NULL);
-	ret = agent < 0 ? -EIO
-			: exchange(fd, agent, &pa, mad, timeout_ms, retries);
-	if (agent >= 0)
-		umad_unregister(fd, agent);
-	umad_close_port(fd);
+	pthread_mutex_lock(&sa.lock);
+	p = sa_port_get(ibv_get_device_name(id->verbs->device), id->port_num,
+			&tmp, &ret);
+	if (!p && !ret) {
+		/* More ports than kept: this one for this query only. */
+		ret = exchange(tmp.fd, tmp.agent, &pa, mad, timeout_ms,
+			       retries);
+		sa_port_close(&tmp);
+	} else if (p) {
+		ret = exchange(p->fd, p->agent, &pa, mad, timeout_ms, retries);
+		if (ret == -EIO)
+			sa_port_drop(p); /* its stream failed */
+		else if (ibemu_umad_idle)
+			ibemu_umad_idle(p->fd);
+	}
+	pthread_mutex_unlock(&sa.lock);
 	return ret;
 }
