@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "mad.h"
+#include "mad_cm.h"
 #include "sess.h"
 
 /* Messages handled per readable event: one busy client cannot starve the
@@ -1111,6 +1112,21 @@ static const struct ibemu_daemon_attached_ops attached_ops = {
 	.flush = ibemu__sess_flush,
 };
 
+/*
+ * A MAD at an HCA port where no process runs: a host's kernel CM would
+ * still answer a connection request there (REJ "invalid service ID", as
+ * for a port nobody listens on: sess_cm.c); the rest is dropped, as the
+ * engine does.
+ */
+static void unowned_mad(void *ctx, uint32_t port, const struct ibemu_mad_msg *m)
+{
+	struct ibemu_daemon *d = ctx;
+
+	if (ibemu_mad_get_mgmt_class(m->mad) == IBEMU_MAD_CLASS_CM &&
+	    !ibemu_mad_get_r(m->mad))
+		ibemu__sess_mad_recv(d, port, m);
+}
+
 int ibemu__sess_server_start(struct ibemu_daemon *d)
 {
 	struct ibemu_sess_server *s;
@@ -1143,6 +1159,7 @@ int ibemu__sess_server_start(struct ibemu_daemon *d)
 		goto err_free;
 	d->sess = s;
 	d->attached = &attached_ops;
+	ibemu_engine_on_unowned_mad(d->engine, unowned_mad, d);
 	uv_idle_init(&d->loop, &s->flush_idle);
 	s->flush_idle.data = s;
 	ibemu__sess_verbs_start(s);
@@ -1204,6 +1221,7 @@ void ibemu__sess_server_stop(struct ibemu_daemon *d)
 
 	if (!s)
 		return;
+	ibemu_engine_on_unowned_mad(d->engine, NULL, NULL);
 	d->sess = NULL;
 	d->attached = &ibemu__daemon_none_attached;
 	while (s->conns)

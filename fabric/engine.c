@@ -509,6 +509,15 @@ int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
 	return 0;
 }
 
+void ibemu_engine_on_unowned_mad(struct ibemu_engine *e,
+				 void (*fn)(void *ctx, uint32_t port,
+					    const struct ibemu_mad_msg *m),
+				 void *ctx)
+{
+	e->unowned_mad = fn;
+	e->unowned_ctx = ctx;
+}
+
 void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port)
 {
 	struct ibemu_port_binding *b;

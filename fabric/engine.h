@@ -164,6 +164,16 @@ int ibemu_engine_port_attach(struct ibemu_engine *e, uint32_t port,
 void ibemu_engine_port_detach(struct ibemu_engine *e, uint32_t port);
 /* The owner's context of an HCA port, or NULL while it has none. */
 void *ibemu_engine_port_owner(const struct ibemu_engine *e, uint32_t port);
+/*
+ * What gets the MADs that reach an HCA port with no owner and are not for
+ * the node's agents (a CM REQ to a host where no process runs: the host's
+ * kernel CM would answer it): 'fn' with 'ctx' (borrowed), or NULL to drop
+ * them, as by default.
+ */
+void ibemu_engine_on_unowned_mad(struct ibemu_engine *e,
+				 void (*fn)(void *ctx, uint32_t port,
+					    const struct ibemu_mad_msg *m),
+				 void *ctx);
 
 /*
  * Whether a traffic study may use HCA port 'port': it has no owner, or its

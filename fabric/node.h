@@ -225,6 +225,10 @@ struct ibemu_engine {
 	struct ibemu_node_ops hca_ops, sw_ops; /* the classes, stubs filled */
 	struct ibemu_mgmt_ops mgmt_ops;
 	void *mgmt; /* the management's state */
+	/* MADs to HCA ports no one owns (ibemu_engine_on_unowned_mad). */
+	void (*unowned_mad)(void *ctx, uint32_t port,
+			    const struct ibemu_mad_msg *m);
+	void *unowned_ctx;
 	/*
 	 * ARBs due at 'now', in the order they were asked for: kept out of
 	 * the queue, they run after the queue's events of this instant that

@@ -374,7 +374,10 @@ static void mgmt_receive(struct ibemu_engine *e, uint32_t pi,
 	pkt->mad->slid = pkt->slid;
 	pkt->mad->dlid = pkt->dlid;
 	pkt->mad->sl = pkt->sl;
-	e->owner[pi]->ops.mad_recv(e->owner[pi]->ctx, pi, pkt->mad);
+	if (!e->owner[pi]->attached && e->unowned_mad)
+		e->unowned_mad(e->unowned_ctx, pi, pkt->mad);
+	else
+		e->owner[pi]->ops.mad_recv(e->owner[pi]->ctx, pi, pkt->mad);
 	ibemu_engine_pkt_free(e, pkt);
 }
 

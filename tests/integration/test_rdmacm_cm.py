@@ -171,7 +171,8 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
 
     def test_faults(self):
         """No listener on the port: REJECTED status 8, answered by the
-        daemon (the process on that host listens elsewhere); a consumer
+        daemon (the process on that host listens elsewhere, or no process
+        runs there); a consumer
         reject: REJECTED 28 with its private data; the peer killed with
         SIGKILL while connected: DISCONNECTED, told by the daemon's DREQ;
         a listener that never accepts: UNREACHABLE -ETIMEDOUT after the
@@ -192,6 +193,13 @@ class RdmaCmProtocolTest(OpenSMRunner, IbemuTestCase):
         self.assertEqual(self.xmit_pkts("fa", "hca3") - before, 1)
         other.kill()
         self.finish(other)
+        # A host where no process runs: its kernel CM would answer, and
+        # the daemon does for it (one REJ out of its port)
+        before = self.xmit_pkts("fa", "hca4")
+        p = self.popen("fa", "hca1", CMCLIENT, "client", ips["hca4"], "9")
+        c = self.finish(p)
+        self.assertIn("client_event=RDMA_CM_EVENT_REJECTED status=8", c[1])
+        self.assertEqual(self.xmit_pkts("fa", "hca4") - before, 1)
         srv, cli = self.cm_pair("fa", "reject")
         c = self.finish(cli)
         s = self.finish(srv)
