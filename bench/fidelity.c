@@ -493,7 +493,7 @@ struct preset_run {
 };
 
 static const struct preset_run runs[] = {
-	{"connectx-4", "EDR", cx4_send_lat, 4, 0},
+	{"connectx-4", "EDR", cx4_send_lat, 4, 150},
 	{"connectx-5", "EDR", NULL, 0, 0},
 	{"connectx-6", "HDR", NULL, 0, 215},
 	{"connectx-7", "NDR", NULL, 0, 0},
