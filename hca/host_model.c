@@ -107,7 +107,7 @@ static const struct ibemu_host_model presets[] = {
 		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
 		.hca_msg_ps = 4651,
-		.qp_msg_ps = 0,
+		.qp_msg_ps = 392157, /* 2.55 M/s */
 		.lim = MLX5_LIMITS,
 	},
 	{
@@ -319,9 +319,13 @@ void ibemu_host_send_plan(const struct ibemu_host_model *m,
 	uint64_t wqe, asked;
 
 	out->doorbell = posted + m->mmio_ps;
-	out->start = max64(out->doorbell, max64(hs->msg_free, *qp_free));
+	/* The QP's rate binds the WQEs the HCA fetches (its one published
+	 * figure was measured so); an inline WQE comes with its doorbell. */
+	out->start = max64(out->doorbell,
+			   max64(hs->msg_free, inl ? 0 : *qp_free));
 	hs->msg_free = out->start + m->hca_msg_ps;
-	*qp_free = out->start + m->qp_msg_ps;
+	if (!inl)
+		*qp_free = out->start + m->qp_msg_ps;
 	out->addr = addr;
 	/* BlueFlame: an inline WQE is written with its doorbell (mlx5
 	 * copies it into the BlueFlame register); others are fetched. */

@@ -46,7 +46,8 @@ struct ibemu_host_model {
 	unsigned wqe_bytes;  /* a send WQE as fetched */
 	unsigned rwqe_sge_bytes; /* a receive WQE: bytes per scatter entry */
 	unsigned cqe_bytes;
-	/* Message rates: the least time between two messages' starts. */
+	/* Message rates: the least time between two messages' starts, of the
+	 * HCA's, and of one QP's WQEs fetched by DMA (not inline ones). */
 	uint64_t hca_msg_ps;
 	uint64_t qp_msg_ps;
 	struct ibemu_host_limits lim;

@@ -919,13 +919,12 @@ static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
 			      : ready_at;
 	/* The host model's receive WQE fetch: read as soon as the HCA can
 	 * see it (host_model.h), counted from the post's own time, not from
-	 * how far the engine had run when the daemon took it. */
+	 * how far the engine had run when the daemon took it; a post with no
+	 * time (the time rule off) is taken as fetched. */
 	w->in_hca = 0;
-	if (tp->hm)
+	if (tp->hm && at != IBEMU_TP_AT_ONCE)
 		w->in_hca = ibemu_host_rwqe_fetch(
-			tp->hm,
-			at == IBEMU_TP_AT_ONCE ? 0 : at + IBEMU_TP_DOORBELL_PS,
-			w->nsge);
+			tp->hm, at + IBEMU_TP_DOORBELL_PS, w->nsge);
 	for (i = 0; i < wr->num_sge; i++) {
 		w->sge[i] = wr->sg_list[i];
 		w->cap += wr->sg_list[i].length;
