@@ -516,8 +516,7 @@ struct preset_run {
 static const struct preset_run runs[] = {
 	{"connectx-4", "EDR", cx4_send_lat, 4, 150, NULL, 0, 0},
 	{"connectx-5", "EDR", NULL, 0, 0, NULL, 0, 0},
-	{"connectx-6", "HDR", NULL, 0, 215, cx6_read_rate, 8,
-	 CX6_READ_BW_GBPS},
+	{"connectx-6", "HDR", NULL, 0, 215, cx6_read_rate, 8, CX6_READ_BW_GBPS},
 	{"connectx-7", "NDR", NULL, 0, 0, NULL, 0, 0},
 };
 

@@ -225,8 +225,8 @@ uint64_t ibemu_pcie_read_cpls(const struct ibemu_host_model *m, uint64_t addr,
 	return n + req_cpls(m, first_end + whole, end - first_end - whole);
 }
 
-uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m,
-				uint64_t addr, uint64_t len)
+uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m, uint64_t addr,
+				uint64_t len)
 {
 	return len + ibemu_pcie_write_tlps(m, addr, len) *
 			     tlp_overhead(m, HDR_ADDR64);
@@ -312,17 +312,16 @@ static uint64_t dma_read(const struct ibemu_host_model *m,
 
 void ibemu_host_send_plan(const struct ibemu_host_model *m,
 			  struct ibemu_host_state *hs, uint64_t *qp_free,
-			  uint64_t posted, uint64_t addr, uint32_t len,
-			  int inl, int fetch_payload,
-			  struct ibemu_host_send *out)
+			  uint64_t posted, uint64_t addr, uint32_t len, int inl,
+			  int fetch_payload, struct ibemu_host_send *out)
 {
 	uint64_t wqe, asked;
 
 	out->doorbell = posted + m->mmio_ps;
 	/* The QP's rate binds the WQEs the HCA fetches (its one published
 	 * figure was measured so); an inline WQE comes with its doorbell. */
-	out->start = max64(out->doorbell,
-			   max64(hs->msg_free, inl ? 0 : *qp_free));
+	out->start =
+		max64(out->doorbell, max64(hs->msg_free, inl ? 0 : *qp_free));
 	hs->msg_free = out->start + m->hca_msg_ps;
 	if (!inl)
 		*qp_free = out->start + m->qp_msg_ps;
@@ -376,8 +375,8 @@ uint64_t ibemu_host_read_ready(const struct ibemu_host_model *m, uint64_t data,
 	       m->tx_proc_ps;
 }
 
-uint64_t ibemu_host_rwqe_fetch(const struct ibemu_host_model *m,
-			       uint64_t at, uint32_t nsge)
+uint64_t ibemu_host_rwqe_fetch(const struct ibemu_host_model *m, uint64_t at,
+			       uint32_t nsge)
 {
 	uint64_t len = (uint64_t)(nsge ? nsge : 1) * m->rwqe_sge_bytes;
 
@@ -390,19 +389,18 @@ uint64_t ibemu_host_recv(const struct ibemu_host_model *m,
 			 uint64_t rwqe_in, uint64_t addr, uint32_t payload,
 			 int cqe)
 {
-	uint64_t t = max64(at + m->rx_proc_ps, rwqe_in), done = t;
+	uint64_t t = max64(at + m->rx_proc_ps, rwqe_in), done = t, ps;
 
-	if (payload)
-		done = d2h_write(m, hs, t,
-				 ibemu_pcie_ps(m, ibemu_pcie_write_bytes(
-							  m, addr, payload))) +
-		       m->wr_ps;
+	if (payload) {
+		ps = ibemu_pcie_ps(m, ibemu_pcie_write_bytes(m, addr, payload));
+		done = d2h_write(m, hs, t, ps) + m->wr_ps;
+	}
 	/* The CQE is written after the data (PCIe keeps posted writes in
 	 * order), so it is seen no earlier. */
-	if (cqe)
-		done = d2h_write(m, hs, t,
-				 ibemu_pcie_ps(m, ibemu_pcie_write_bytes(
-							  m, 0, m->cqe_bytes))) +
-		       m->wr_ps;
+	if (cqe) {
+		ps = ibemu_pcie_ps(m,
+				   ibemu_pcie_write_bytes(m, 0, m->cqe_bytes));
+		done = d2h_write(m, hs, t, ps) + m->wr_ps;
+	}
 	return done;
 }

@@ -77,8 +77,8 @@ uint64_t ibemu_pcie_read_reqs(const struct ibemu_host_model *m, uint64_t addr,
 uint64_t ibemu_pcie_read_cpls(const struct ibemu_host_model *m, uint64_t addr,
 			      uint64_t len);
 /* Link bytes of a DMA write of 'len' bytes at 'addr' (MWr TLPs). */
-uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m,
-				uint64_t addr, uint64_t len);
+uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m, uint64_t addr,
+				uint64_t len);
 /* Link bytes of the completions that return 'len' bytes read at 'addr'. */
 uint64_t ibemu_pcie_read_bytes(const struct ibemu_host_model *m, uint64_t addr,
 			       uint64_t len);
@@ -116,9 +116,8 @@ struct ibemu_host_send {
  */
 void ibemu_host_send_plan(const struct ibemu_host_model *m,
 			  struct ibemu_host_state *hs, uint64_t *qp_free,
-			  uint64_t posted, uint64_t addr, uint32_t len,
-			  int inl, int fetch_payload,
-			  struct ibemu_host_send *out);
+			  uint64_t posted, uint64_t addr, uint32_t len, int inl,
+			  int fetch_payload, struct ibemu_host_send *out);
 /* When the packet that ends at payload byte 'upto' may leave. */
 uint64_t ibemu_host_send_ready(const struct ibemu_host_model *m,
 			       const struct ibemu_host_send *s, uint64_t upto);
@@ -144,8 +143,8 @@ uint64_t ibemu_host_read_ready(const struct ibemu_host_model *m, uint64_t data,
  * link: a receive is posted when the daemon takes the post, which the wall
  * clock orders against the engine's transfers.
  */
-uint64_t ibemu_host_rwqe_fetch(const struct ibemu_host_model *m,
-			       uint64_t at, uint32_t nsge);
+uint64_t ibemu_host_rwqe_fetch(const struct ibemu_host_model *m, uint64_t at,
+			       uint32_t nsge);
 
 /*
  * A packet whose tail arrived at 'at', carrying 'payload' bytes for host

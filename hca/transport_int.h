@@ -317,7 +317,7 @@ struct tp_qp *ibemu__tp_qp(const struct ibemu_tp *tp, uint32_t qpn);
  * when the receive WQE its data fill is in the HCA (0: none); and its
  * leaving the hold. */
 uint64_t ibemu__tp_rx_rwqe_in(struct ibemu_tp *tp, const struct ibemu_pkt *pkt,
-			       uint64_t now);
+			      uint64_t now);
 void ibemu__tp_rx_unhold(struct ibemu_tp *tp, const struct ibemu_pkt *pkt);
 /* The MR of key 'key' if [addr, addr + len) lies in it, PD 'pd' owns it
  * and it allows 'access' (0 for local reads); else NULL. */

@@ -34,7 +34,7 @@ static struct tp_rq *send_rq(const struct ibemu_tp *tp,
 }
 
 uint64_t ibemu__tp_rx_rwqe_in(struct ibemu_tp *tp, const struct ibemu_pkt *pkt,
-			       uint64_t now)
+			      uint64_t now)
 {
 	struct tp_rq *rq = send_rq(tp, pkt);
 	struct tp_rwqe *w;

@@ -43,8 +43,7 @@ struct pinned {
 static const struct pinned pins[4] = {
 	{150000, 1651, 1651 + 250000 + 5459, 282344, 286407, 5713, 6667, 0},
 	{150000, 1651, 1651 + 250000 + 5459, 282344, 286407, 5713, 4651, 0},
-	{150000, 826, 826 + 250000 + 2730, 135586, 136602, 2857, 4651,
-	 392157},
+	{150000, 826, 826 + 250000 + 2730, 135586, 136602, 2857, 4651, 392157},
 	{150000, 413, 413 + 250000 + 1365, 67793, 68301, 1429, 4651, 0},
 };
 
@@ -75,8 +74,7 @@ static void test_presets(void)
 		T_EQ_U64(ibemu_pcie_write_bytes(m, 0, 4096),
 			 4096 + 4096 / mps[i] * 26);
 		T_EQ_U64(ibemu_pcie_write_bytes(m, 0, 64), 90);
-		T_EQ_U64(ibemu_pcie_req_bytes(m, 0, 4096),
-			 4096 / mrrs[i] * 26);
+		T_EQ_U64(ibemu_pcie_req_bytes(m, 0, 4096), 4096 / mrrs[i] * 26);
 		/* The time rule's lookahead (docs/design.md 3): a post never
 		 * reaches the wire sooner than wire's doorbell would. */
 		T_TRUE(m->mmio_ps + m->tx_proc_ps >= IBEMU_TP_DOORBELL_PS);
@@ -132,8 +130,7 @@ static void test_components(void)
 		memset(&hs, 0, sizeof(hs));
 		T_EQ_U64(ibemu_host_rwqe_fetch(m, t0, 1) - t0,
 			 p->mrd + 250000 + ibemu_pcie_ps(m, 38));
-		T_EQ_U64(ibemu_host_recv(m, &hs, t0, t0 + 400000, 0, 0, 1) -
-				 t0,
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, t0 + 400000, 0, 0, 1) - t0,
 			 400000 + p->cqe + 100000);
 
 		/* Message rate: the next message's turn. */
@@ -151,8 +148,8 @@ static void test_components(void)
 		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 0, 0, &s);
 		T_EQ_U64(s.start - s.doorbell, p->qp > p->msg ? p->qp : p->msg);
 		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 1, 1, &s);
-		T_EQ_U64(s.start - s.doorbell, (p->qp > p->msg ? p->qp : p->msg) +
-						       p->msg);
+		T_EQ_U64(s.start - s.doorbell,
+			 (p->qp > p->msg ? p->qp : p->msg) + p->msg);
 	}
 }
 
@@ -392,8 +389,8 @@ static void test_through_transport(void)
 {
 	uint64_t wire = lands("wire", IBEMU_WR_RDMA_WRITE, 0);
 	uint64_t cx5 = lands("connectx-5", IBEMU_WR_RDMA_WRITE, 0);
-	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 +
-		      282344 + 150000;
+	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 + 282344 +
+		      150000;
 	uint64_t rx = 100000 + 286407 + 100000;
 
 	T_TRUE(wire > IBEMU_TP_DOORBELL_PS);
@@ -409,8 +406,8 @@ static void test_through_transport(void)
  */
 static void test_rwqe_through_transport(void)
 {
-	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 +
-		      282344 + 150000;
+	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 + 282344 +
+		      150000;
 	uint64_t rx = 100000 + 286407 + 5713 + 100000;
 	uint64_t wire = lands("wire", IBEMU_WR_SEND, 0);
 	uint64_t early = lands("connectx-5", IBEMU_WR_SEND, 0);
