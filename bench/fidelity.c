@@ -485,18 +485,39 @@ static const struct published cx4_send_lat[] = {
 	{32768, 4.57, 0},
 };
 
+/* A published ib_read_bw row: messages a second (perftest's MsgRate). */
+struct published_rate {
+	uint32_t bytes;
+	double mpps;
+};
+
+/* openucx/ucx issue 8851: ib_read_bw -a, ConnectX-6 HDR (MCX653106A-HDAT)
+ * back to back over fiber, PCIe Gen4 x16, MTU 4096, RC, one QP, TX depth
+ * 128, 16 outstanding reads, CQ moderation 100; MsgRate column. */
+static const struct published_rate cx6_read_rate[] = {
+	{2, 2.450225},	{4, 2.546339},	{8, 2.556366},	 {16, 2.552526},
+	{32, 2.550328}, {64, 2.545853}, {128, 2.539960}, {256, 1.6035},
+};
+
+/* The same issue: "ib_read_bw test bandwidth is 23GB/s", read as perftest
+ * prints it (MB = 2^20 bytes): 23 x 2^30 bytes/s, in Gb/s. */
+#define CX6_READ_BW_GBPS (23.0 * 1073741824.0 * 8 / 1e9)
+
 struct preset_run {
 	const char *preset, *speed;
 	const struct published *lat;
 	unsigned nlat;
 	double msg_rate_m; /* published message rate, millions/s; 0: none */
+	const struct published_rate *read_rate;
+	unsigned nread_rate;
+	double read_bw_gbps; /* published large-message ib_read_bw; 0: none */
 };
 
 static const struct preset_run runs[] = {
-	{"connectx-4", "EDR", cx4_send_lat, 4, 0},
-	{"connectx-5", "EDR", NULL, 0, 0},
-	{"connectx-6", "HDR", NULL, 0, 215},
-	{"connectx-7", "NDR", NULL, 0, 0},
+	{"connectx-4", "EDR", cx4_send_lat, 4, 150, NULL, 0, 0},
+	{"connectx-5", "EDR", NULL, 0, 0, NULL, 0, 0},
+	{"connectx-6", "HDR", NULL, 0, 215, cx6_read_rate, 8, CX6_READ_BW_GBPS},
+	{"connectx-7", "NDR", NULL, 0, 0, NULL, 0, 0},
 };
 
 static int met_count, target_count;
@@ -610,12 +631,30 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 						       pr->lat[i]
 							       .ud_send_lat_us,
 					       0.10));
+		for (i = 0; i < pr->nread_rate; i++)
+			if (pr->read_rate[i].bytes == len) {
+				double mpps = rb * 1e3 / (len * 8.0);
+
+				printf("%9s ib_read_bw %.3f M/s, published "
+				       "%.3f M/s: ratio %.3f, target within "
+				       "10%%: %s\n",
+				       "", mpps, pr->read_rate[i].mpps,
+				       mpps / pr->read_rate[i].mpps,
+				       verdict(mpps / pr->read_rate[i].mpps,
+					       0.10));
+			}
 		if (len == (1u << 20) || len == max_len) {
 			double lim = link_limit_gbps(&b, len);
 
 			printf("%9s ib_write_bw against the link's limit: "
 			       "ratio %.3f, target within 3%%: %s\n",
 			       "", wb / lim, verdict(wb / lim, 0.03));
+			if (pr->read_bw_gbps > 0)
+				printf("%9s ib_read_bw, published %.2f Gb/s: "
+				       "ratio %.3f, target within 3%%: %s\n",
+				       "", pr->read_bw_gbps,
+				       rb / pr->read_bw_gbps,
+				       verdict(rb / pr->read_bw_gbps, 0.03));
 		}
 	}
 	{

@@ -43,9 +43,11 @@ static const struct {
 
 /*
  * The presets. The PCIe link is the adapter's (its user manual); MPS and
- * MRRS are a typical server's; the latencies are fitted to the published
- * latencies of docs/hca-model.md and are the same for every generation
- * where no source tells them apart; the message rate is the vendor's.
+ * MRRS are those lspci shows on a server with that adapter where one was
+ * found (ConnectX-5, -6), else a common setting; the RCB is the root
+ * port's 64 bytes; the latencies are fitted to the published latencies
+ * of docs/hca-model.md and are the same for every generation where no
+ * source tells them apart; the message rates are the vendor's.
  */
 static const struct ibemu_host_model presets[] = {
 	{
@@ -55,14 +57,16 @@ static const struct ibemu_host_model presets[] = {
 		.pcie_width = 16,
 		.mps = 256,
 		.mrrs = 512,
+		.rcb = 64,
 		.mmio_ps = 150 * NS,
 		.rd_rtt_ps = 250 * NS,
 		.wr_ps = 100 * NS,
 		.tx_proc_ps = 150 * NS,
 		.rx_proc_ps = 100 * NS,
 		.wqe_bytes = 64,
+		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
-		.hca_msg_ps = 4651,
+		.hca_msg_ps = 6667,
 		.qp_msg_ps = 0,
 		.lim = MLX5_LIMITS,
 	},
@@ -72,13 +76,15 @@ static const struct ibemu_host_model presets[] = {
 		.pcie_gen = 3,
 		.pcie_width = 16,
 		.mps = 256,
-		.mrrs = 512,
+		.mrrs = 1024,
+		.rcb = 64,
 		.mmio_ps = 150 * NS,
 		.rd_rtt_ps = 250 * NS,
 		.wr_ps = 100 * NS,
 		.tx_proc_ps = 150 * NS,
 		.rx_proc_ps = 100 * NS,
 		.wqe_bytes = 64,
+		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
 		.hca_msg_ps = 4651,
 		.qp_msg_ps = 0,
@@ -89,17 +95,19 @@ static const struct ibemu_host_model presets[] = {
 		.name = "connectx-6",
 		.pcie_gen = 4,
 		.pcie_width = 16,
-		.mps = 256,
+		.mps = 512,
 		.mrrs = 512,
+		.rcb = 64,
 		.mmio_ps = 150 * NS,
 		.rd_rtt_ps = 250 * NS,
 		.wr_ps = 100 * NS,
 		.tx_proc_ps = 150 * NS,
 		.rx_proc_ps = 100 * NS,
 		.wqe_bytes = 64,
+		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
 		.hca_msg_ps = 4651,
-		.qp_msg_ps = 0,
+		.qp_msg_ps = 392157, /* 2.55 M/s */
 		.lim = MLX5_LIMITS,
 	},
 	{
@@ -107,14 +115,16 @@ static const struct ibemu_host_model presets[] = {
 		.name = "connectx-7",
 		.pcie_gen = 5,
 		.pcie_width = 16,
-		.mps = 256,
+		.mps = 512,
 		.mrrs = 512,
+		.rcb = 64,
 		.mmio_ps = 150 * NS,
 		.rd_rtt_ps = 250 * NS,
 		.wr_ps = 100 * NS,
 		.tx_proc_ps = 150 * NS,
 		.rx_proc_ps = 100 * NS,
 		.wqe_bytes = 64,
+		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
 		.hca_msg_ps = 4651,
 		.qp_msg_ps = 0,
@@ -156,52 +166,166 @@ static unsigned tlp_overhead(const struct ibemu_host_model *m, unsigned hdr)
 	return pcie_gens[m->pcie_gen].framing + DLL_BYTES + hdr;
 }
 
-uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m, uint64_t len)
+static uint64_t align_down(uint64_t a, uint64_t unit)
 {
-	return len + div_up(len, m->mps) * tlp_overhead(m, HDR_ADDR64);
+	return a / unit * unit;
 }
 
-/* Completions come at most MPS bytes each (the completer splits a read at
- * MPS; the Read Completion Boundary may split it further: not modelled). */
-uint64_t ibemu_pcie_read_bytes(const struct ibemu_host_model *m, uint64_t len)
+/* Pieces of [addr, addr + len) cut at multiples of 'unit'. */
+static uint64_t cut_pieces(uint64_t addr, uint64_t len, uint64_t unit)
 {
-	return len + div_up(len, m->mps) * tlp_overhead(m, HDR_CPL);
+	if (!len)
+		return 0;
+	return (addr + len - 1) / unit - addr / unit + 1;
 }
 
-uint64_t ibemu_pcie_req_bytes(const struct ibemu_host_model *m, uint64_t len)
+uint64_t ibemu_pcie_write_tlps(const struct ibemu_host_model *m, uint64_t addr,
+			       uint64_t len)
 {
-	return div_up(len, m->mrrs) * tlp_overhead(m, HDR_ADDR64);
+	return cut_pieces(addr, len, m->mps);
+}
+
+uint64_t ibemu_pcie_read_reqs(const struct ibemu_host_model *m, uint64_t addr,
+			      uint64_t len)
+{
+	return cut_pieces(addr, len, m->mrrs);
 }
 
 /*
- * A read of 'len' bytes asked at 'at': its completions stream in from a
- * round trip later, behind whatever the host-to-device direction carries
- * already. Returns when the first completion starts to come in. The read
- * requests (ibemu_pcie_req_bytes(), a few percent of the other direction)
- * are not charged: a post stamped ahead of the engine plans its reads
- * then, and would hold back the data and CQE writes of arrivals before it.
+ * The completions of one read request of 'len' bytes at 'addr': the first
+ * ends at the last RCB boundary within MPS of its start (or at the end);
+ * the others start RCB-aligned and so carry MPS bytes (a multiple of the
+ * RCB), the last the rest.
+ */
+static uint64_t req_cpls(const struct ibemu_host_model *m, uint64_t addr,
+			 uint64_t len)
+{
+	uint64_t stop = align_down(addr + m->mps, m->rcb);
+
+	if (!len)
+		return 0;
+	if (stop >= addr + len)
+		return 1;
+	return 1 + div_up(addr + len - stop, m->mps);
+}
+
+uint64_t ibemu_pcie_read_cpls(const struct ibemu_host_model *m, uint64_t addr,
+			      uint64_t len)
+{
+	uint64_t end = addr + len, first_end, whole, n;
+
+	if (!len)
+		return 0;
+	first_end = align_down(addr, m->mrrs) + m->mrrs;
+	if (first_end >= end)
+		return req_cpls(m, addr, len);
+	n = req_cpls(m, addr, first_end - addr);
+	whole = align_down(end - first_end, m->mrrs); /* aligned requests */
+	n += whole / m->mrrs * req_cpls(m, 0, m->mrrs);
+	return n + req_cpls(m, first_end + whole, end - first_end - whole);
+}
+
+uint64_t ibemu_pcie_write_bytes(const struct ibemu_host_model *m, uint64_t addr,
+				uint64_t len)
+{
+	return len + ibemu_pcie_write_tlps(m, addr, len) *
+			     tlp_overhead(m, HDR_ADDR64);
+}
+
+uint64_t ibemu_pcie_read_bytes(const struct ibemu_host_model *m, uint64_t addr,
+			       uint64_t len)
+{
+	return len +
+	       ibemu_pcie_read_cpls(m, addr, len) * tlp_overhead(m, HDR_CPL);
+}
+
+uint64_t ibemu_pcie_req_bytes(const struct ibemu_host_model *m, uint64_t addr,
+			      uint64_t len)
+{
+	return ibemu_pcie_read_reqs(m, addr, len) * tlp_overhead(m, HDR_ADDR64);
+}
+
+/* One MRd TLP on the device-to-host direction: a read's first request
+ * leaves this long after it is asked. */
+static uint64_t mrd_ps(const struct ibemu_host_model *m)
+{
+	return ibemu_pcie_ps(m, tlp_overhead(m, HDR_ADDR64));
+}
+
+/*
+ * The read requests' share of the device-to-host direction. They are
+ * interleaved with the writes while reads are under way: a write planned
+ * while the reads planned last stream in is slowed by the requests' bytes
+ * against the completions' (an aligned MRRS request: 26 bytes against
+ * MRRS plus its completions' overheads). Only the latest stretch of reads
+ * is remembered, and only reads asked at the engine's time (a responder's:
+ * ibemu_host_read()); a post's reads are planned when the daemon takes
+ * the post, which the wall clock orders against the engine's writes.
+ */
+static void note_reads(struct ibemu_host_state *hs, uint64_t from,
+		       uint64_t until)
+{
+	if (from > hs->rd_until)
+		hs->rd_from = from;
+	if (until > hs->rd_until)
+		hs->rd_until = until;
+}
+
+static uint64_t req_taxed(const struct ibemu_host_model *m,
+			  const struct ibemu_host_state *hs, uint64_t start,
+			  uint64_t ps)
+{
+	if (start >= hs->rd_until || start + ps <= hs->rd_from)
+		return ps;
+	return ps + div_up(ps * tlp_overhead(m, HDR_ADDR64),
+			   ibemu_pcie_read_bytes(m, 0, m->mrrs));
+}
+
+/* A write of 'ps' on the device-to-host direction from 't': when it has
+ * left the HCA. */
+static uint64_t d2h_write(const struct ibemu_host_model *m,
+			  struct ibemu_host_state *hs, uint64_t t, uint64_t ps)
+{
+	uint64_t start = max64(hs->d2h_free, t);
+
+	hs->d2h_free = start + req_taxed(m, hs, start, ps);
+	return hs->d2h_free;
+}
+
+/*
+ * A read of 'len' bytes at 'addr' asked at 'at': its first request goes
+ * out, its completions stream in from a round trip later, behind whatever
+ * the host-to-device direction carries already. Returns when the first
+ * completion starts to come in.
  */
 static uint64_t dma_read(const struct ibemu_host_model *m,
-			 struct ibemu_host_state *hs, uint64_t at, uint64_t len)
+			 struct ibemu_host_state *hs, uint64_t at,
+			 uint64_t addr, uint64_t len)
 {
 	uint64_t data;
 
-	data = max64(at + m->rd_rtt_ps, hs->h2d_free);
-	hs->h2d_free = data + ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, len));
+	data = max64(at + mrd_ps(m) + m->rd_rtt_ps, hs->h2d_free);
+	hs->h2d_free =
+		data + ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, addr, len));
 	return data;
 }
 
 void ibemu_host_send_plan(const struct ibemu_host_model *m,
 			  struct ibemu_host_state *hs, uint64_t *qp_free,
-			  uint64_t posted, uint32_t len, int inl,
+			  uint64_t posted, uint64_t addr, uint32_t len, int inl,
 			  int fetch_payload, struct ibemu_host_send *out)
 {
-	uint64_t wqe;
+	uint64_t wqe, asked;
 
 	out->doorbell = posted + m->mmio_ps;
-	out->start = max64(out->doorbell, max64(hs->msg_free, *qp_free));
+	/* The QP's rate binds the WQEs the HCA fetches (its one published
+	 * figure was measured so); an inline WQE comes with its doorbell. */
+	out->start =
+		max64(out->doorbell, max64(hs->msg_free, inl ? 0 : *qp_free));
 	hs->msg_free = out->start + m->hca_msg_ps;
-	*qp_free = out->start + m->qp_msg_ps;
+	if (!inl)
+		*qp_free = out->start + m->qp_msg_ps;
+	out->addr = addr;
 	/* BlueFlame: an inline WQE is written with its doorbell (mlx5
 	 * copies it into the BlueFlame register); others are fetched. */
 	if (inl) {
@@ -212,14 +336,15 @@ void ibemu_host_send_plan(const struct ibemu_host_model *m,
 		 * producer index it was given): its completion, a few bytes,
 		 * does not wait behind their data, though it takes its share
 		 * of the link. */
-		wqe = ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, m->wqe_bytes));
-		out->wqe = out->start + m->rd_rtt_ps + wqe;
-		hs->h2d_free =
-			max64(hs->h2d_free, out->start + m->rd_rtt_ps) + wqe;
+		wqe = ibemu_pcie_ps(m,
+				    ibemu_pcie_read_bytes(m, 0, m->wqe_bytes));
+		asked = out->start + mrd_ps(m) + m->rd_rtt_ps;
+		out->wqe = asked + wqe;
+		hs->h2d_free = max64(hs->h2d_free, asked) + wqe;
 	}
 	out->data = 0;
 	if (!inl && fetch_payload && len)
-		out->data = dma_read(m, hs, out->wqe, len);
+		out->data = dma_read(m, hs, out->wqe, addr, len);
 	out->tx_proc = m->tx_proc_ps;
 }
 
@@ -228,42 +353,54 @@ uint64_t ibemu_host_send_ready(const struct ibemu_host_model *m,
 {
 	if (!s->data)
 		return s->wqe + s->tx_proc;
-	return ibemu_host_read_ready(m, s->data, upto);
+	return ibemu_host_read_ready(m, s->data, s->addr, upto);
 }
 
 uint64_t ibemu_host_read(const struct ibemu_host_model *m,
-			 struct ibemu_host_state *hs, uint64_t at, uint32_t len)
+			 struct ibemu_host_state *hs, uint64_t at,
+			 uint64_t addr, uint32_t len)
 {
-	return dma_read(m, hs, at, len ? len : 1);
+	uint64_t data = dma_read(m, hs, at, addr, len ? len : 1);
+
+	/* Asked at the engine's time, as the writes are: its requests'
+	 * share of the other direction depends on nothing else. */
+	note_reads(hs, at, hs->h2d_free);
+	return data;
 }
 
 uint64_t ibemu_host_read_ready(const struct ibemu_host_model *m, uint64_t data,
-			       uint64_t upto)
+			       uint64_t addr, uint64_t upto)
 {
-	return data + ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, upto)) +
+	return data + ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, addr, upto)) +
 	       m->tx_proc_ps;
+}
+
+uint64_t ibemu_host_rwqe_fetch(const struct ibemu_host_model *m, uint64_t at,
+			       uint32_t nsge)
+{
+	uint64_t len = (uint64_t)(nsge ? nsge : 1) * m->rwqe_sge_bytes;
+
+	return at + mrd_ps(m) + m->rd_rtt_ps +
+	       ibemu_pcie_ps(m, ibemu_pcie_read_bytes(m, 0, len));
 }
 
 uint64_t ibemu_host_recv(const struct ibemu_host_model *m,
 			 struct ibemu_host_state *hs, uint64_t at,
-			 uint32_t payload, int cqe)
+			 uint64_t rwqe_in, uint64_t addr, uint32_t payload,
+			 int cqe)
 {
-	uint64_t t = at + m->rx_proc_ps, done = t;
+	uint64_t t = max64(at + m->rx_proc_ps, rwqe_in), done = t, ps;
 
 	if (payload) {
-		hs->d2h_free =
-			max64(hs->d2h_free, t) +
-			ibemu_pcie_ps(m, ibemu_pcie_write_bytes(m, payload));
-		done = hs->d2h_free + m->wr_ps;
+		ps = ibemu_pcie_ps(m, ibemu_pcie_write_bytes(m, addr, payload));
+		done = d2h_write(m, hs, t, ps) + m->wr_ps;
 	}
 	/* The CQE is written after the data (PCIe keeps posted writes in
 	 * order), so it is seen no earlier. */
 	if (cqe) {
-		hs->d2h_free =
-			max64(hs->d2h_free, t) +
-			ibemu_pcie_ps(m,
-				      ibemu_pcie_write_bytes(m, m->cqe_bytes));
-		done = hs->d2h_free + m->wr_ps;
+		ps = ibemu_pcie_ps(m,
+				   ibemu_pcie_write_bytes(m, 0, m->cqe_bytes));
+		done = d2h_write(m, hs, t, ps) + m->wr_ps;
 	}
 	return done;
 }

@@ -331,8 +331,13 @@ static uint32_t pkt_payload(const struct ibemu_pkt *pkt)
  */
 static void rx_hold(struct ibemu_tp *tp, uint32_t port, struct ibemu_pkt *pkt)
 {
-	uint64_t t = ibemu_host_recv(tp->hm, &tp->hs, ibemu_engine_now(tp->e),
-				     pkt_payload(pkt), ends_with_cqe(pkt));
+	uint64_t now = ibemu_engine_now(tp->e), t;
+
+	/* Host buffers are taken as aligned (address 0): where a program's
+	 * allocator put them differs from run to run, virtual time may not. */
+	t = ibemu_host_recv(tp->hm, &tp->hs, now,
+			    ibemu__tp_rx_rwqe_in(tp, pkt, now), 0,
+			    pkt_payload(pkt), ends_with_cqe(pkt));
 
 	if (t < tp->rx_last)
 		t = tp->rx_last;
@@ -360,6 +365,7 @@ static void rx_release(struct ibemu_tp *tp)
 		if (!tp->rx_head)
 			tp->rx_tail = NULL;
 		pkt->next = NULL;
+		ibemu__tp_rx_unhold(tp, pkt);
 		deliver_now(tp, tp->first_port + pkt->out_port - 1, pkt);
 	}
 	if (tp->rx_head)
@@ -375,6 +381,7 @@ static void rx_drop(struct ibemu_tp *tp)
 
 	while ((pkt = tp->rx_head)) {
 		tp->rx_head = pkt->next;
+		ibemu__tp_rx_unhold(tp, pkt);
 		m = (struct tp_msg *)(uintptr_t)pkt->cookie;
 		if (m) {
 			m->inflight--;

@@ -124,12 +124,14 @@ struct tp_rwqe {
 	uint32_t nsge;
 	uint64_t cap;	   /* bytes it holds */
 	uint64_t ready_at; /* packets arriving before this do not see it */
+	uint64_t in_hca;   /* host model: its DMA fetch is in (0: none) */
 	struct ibemu_tp_sge sge[];
 };
 
 struct tp_rq {
 	struct tp_rwqe *head, *tail;
 	uint32_t n, max, max_sge;
+	uint32_t held; /* SENDs held for their host memory (rx_host.c) */
 };
 
 struct tp_pd {
@@ -310,6 +312,13 @@ int ibemu__tp_table_add(struct tp_table *t, uint32_t first, void *p,
 			uint32_t *id);
 void ibemu__tp_table_del(struct tp_table *t, uint32_t id);
 struct tp_qp *ibemu__tp_qp(const struct ibemu_tp *tp, uint32_t qpn);
+
+/* Under a host model, an arrival about to be held (transport_rx_host.c):
+ * when the receive WQE its data fill is in the HCA (0: none); and its
+ * leaving the hold. */
+uint64_t ibemu__tp_rx_rwqe_in(struct ibemu_tp *tp, const struct ibemu_pkt *pkt,
+			      uint64_t now);
+void ibemu__tp_rx_unhold(struct ibemu_tp *tp, const struct ibemu_pkt *pkt);
 /* The MR of key 'key' if [addr, addr + len) lies in it, PD 'pd' owns it
  * and it allows 'access' (0 for local reads); else NULL. */
 const struct tp_mr *ibemu__tp_mr_check(const struct ibemu_tp *tp, uint32_t key,

@@ -860,10 +860,11 @@ int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
 		return 0;
 	}
 	/* The host interface: doorbell, WQE and payload fetch, planned
-	 * now, in post order, so the times depend on nothing else. */
+	 * now, in post order, so the times depend on nothing else (not on
+	 * where the buffers are: taken as aligned, address 0). */
 	if (tp->hm)
 		ibemu_host_send_plan(
-			tp->hm, &tp->hs, &qp->msg_free, m->posted, m->len,
+			tp->hm, &tp->hs, &qp->msg_free, m->posted, 0, m->len,
 			m->is_inline,
 			m->opcode != IBEMU_WR_RDMA_READ &&
 				m->opcode != IBEMU_WR_ATOMIC_CMP_AND_SWP &&
@@ -883,9 +884,21 @@ err_mem:
 	return -ENOMEM;
 }
 
-static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
-		   const struct ibemu_tp_recv_wr *wr, uint64_t ready_at)
+/* When a receive posted at 'at' is there for arriving packets. */
+static uint64_t recv_ready(const struct ibemu_tp *tp, uint64_t at)
 {
+	uint64_t now = ibemu_engine_now(tp->e);
+
+	if (at == IBEMU_TP_AT_ONCE)
+		return 0;
+	return at + IBEMU_TP_DOORBELL_PS >= now ? at + IBEMU_TP_DOORBELL_PS
+						: now;
+}
+
+static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
+		   const struct ibemu_tp_recv_wr *wr, uint64_t at)
+{
+	uint64_t ready_at = recv_ready(tp, at);
 	struct tp_rwqe *w;
 	uint32_t i;
 
@@ -904,6 +917,14 @@ static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
 	w->ready_at = q->tail && q->tail->ready_at > ready_at
 			      ? q->tail->ready_at
 			      : ready_at;
+	/* The host model's receive WQE fetch: read as soon as the HCA can
+	 * see it (host_model.h), counted from the post's own time, not from
+	 * how far the engine had run when the daemon took it; a post with no
+	 * time (the time rule off) is taken as fetched. */
+	w->in_hca = 0;
+	if (tp->hm && at != IBEMU_TP_AT_ONCE)
+		w->in_hca = ibemu_host_rwqe_fetch(
+			tp->hm, at + IBEMU_TP_DOORBELL_PS, w->nsge);
 	for (i = 0; i < wr->num_sge; i++) {
 		w->sge[i] = wr->sg_list[i];
 		w->cap += wr->sg_list[i].length;
@@ -919,17 +940,6 @@ static int post_rq(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_rq *q,
 	return 0;
 }
 
-/* When a receive posted at 'at' is there for arriving packets. */
-static uint64_t recv_ready(const struct ibemu_tp *tp, uint64_t at)
-{
-	uint64_t now = ibemu_engine_now(tp->e);
-
-	if (at == IBEMU_TP_AT_ONCE)
-		return 0;
-	return at + IBEMU_TP_DOORBELL_PS >= now ? at + IBEMU_TP_DOORBELL_PS
-						: now;
-}
-
 int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
 			  const struct ibemu_tp_recv_wr *wr, uint64_t at)
 {
@@ -938,7 +948,7 @@ int ibemu_tp_post_recv_at(struct ibemu_tp *tp, uint32_t qpn,
 	if (!qp || qp->srq || qp->state == IBEMU_QPS_RESET ||
 	    qp->type == IBEMU_QPT_XRC_SEND || qp->type == IBEMU_QPT_XRC_RECV)
 		return -EINVAL;
-	return post_rq(tp, qp, &qp->rq, wr, recv_ready(tp, at));
+	return post_rq(tp, qp, &qp->rq, wr, at);
 }
 
 int ibemu_tp_post_recv(struct ibemu_tp *tp, uint32_t qpn,
@@ -954,7 +964,7 @@ int ibemu_tp_srq_post_recv_at(struct ibemu_tp *tp, uint32_t srq,
 
 	if (!s)
 		return -EINVAL;
-	return post_rq(tp, NULL, &s->rq, wr, recv_ready(tp, at));
+	return post_rq(tp, NULL, &s->rq, wr, at);
 }
 
 int ibemu_tp_srq_post_recv(struct ibemu_tp *tp, uint32_t srq,

@@ -220,7 +220,7 @@ static uint64_t resp_ready_at(const struct ibemu_tp *tp, const struct tp_qp *qp,
 		if (upto > r->len)
 			upto = r->len;
 	}
-	return ibemu_host_read_ready(tp->hm, r->data_at, upto);
+	return ibemu_host_read_ready(tp->hm, r->data_at, 0, upto);
 }
 
 /* Reads response 'r''s bytes from host memory (a host model's DMA read,
@@ -232,7 +232,7 @@ static void resp_fetch(struct ibemu_tp *tp, struct tp_qp *qp, struct tp_resp *r)
 	if (!tp->hm)
 		return;
 	r->data_at = ibemu_host_read(tp->hm, &tp->hs, ibemu_engine_now(tp->e),
-				     r->kind == RESP_READ ? r->len : 8);
+				     0, r->kind == RESP_READ ? r->len : 8);
 	t = resp_ready_at(tp, qp, r);
 	ibemu_engine_timer(tp->e, qp->port, t,
 			   (uint64_t)TIMER_KICK << 56 | qp->qpn);

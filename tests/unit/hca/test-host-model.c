@@ -2,9 +2,9 @@
 /*
  * The HCA's host interface (hca/host_model.h, docs/hca-model.md): each
  * component of a message's latency pinned in picoseconds for each preset
- * (doorbell, WQE fetch, payload DMA read, DMA write, CQE write, message
- * rate), the PCIe arithmetic by generation, pipelining and the sharing of
- * the link; and, through the QP transport, a WRITE from one HCA to another
+ * (doorbell, WQE fetch, payload DMA read, DMA write, CQE write, receive
+ * WQE fetch, message rate), the PCIe arithmetic by generation, how PCIe
+ * cuts a DMA (MPS, MRRS, RCB), pipelining and the sharing of the link; and, through the QP transport, a WRITE from one HCA to another
  * through one switch whose landing lies exactly those components after
  * the same WRITE on 'wire' (whose wire and switch time it shares).
  */
@@ -27,26 +27,31 @@ static const enum ibemu_hca_kind kinds[4] = {IBEMU_HCA_CX4, IBEMU_HCA_CX5,
 
 /* Per preset, in the order of 'kinds'. */
 struct pinned {
-	uint64_t doorbell, wqe_fetch, read_4k, write_4k, cqe, msg;
+	uint64_t doorbell, mrd, wqe_fetch, read_4k, write_4k, cqe, msg, qp;
 };
 
 /*
  * Gen3 x16 moves a byte in 1040/16384 ns (8 GT/s, 128b/130b); Gen4 in
- * half that, Gen5 in a quarter. A 64-byte WQE comes back in one 86-byte
- * completion (22 bytes of TLP); 4 KiB read in 16 completions of 256 bytes
- * (4448 bytes), written in 16 MWr TLPs (26 bytes each: 4512 bytes); a
- * CQE is one 90-byte MWr. The DMA read round trip is 250 ns.
+ * half that, Gen5 in a quarter. A DMA read's first request is one 26-byte
+ * MRd TLP, then the round trip (250 ns). A 64-byte WQE comes back in one
+ * 86-byte completion (22 bytes of TLP). 4 KiB read at MPS 256 come in 16
+ * completions (4448 bytes), at MPS 512 in 8 (4272 bytes); written in 16
+ * MWr TLPs of 26 bytes' overhead (4512 bytes) or 8 (4304 bytes); a CQE is
+ * one 90-byte MWr. connectx-4's message rate is 150 M/s, the others' 215;
+ * connectx-6's QP fetches WQEs at 2.55 M/s, the others' are not bound.
  */
 static const struct pinned pins[4] = {
-	{150000, 250000 + 5459, 282344, 286407, 5713, 4651},
-	{150000, 250000 + 5459, 282344, 286407, 5713, 4651},
-	{150000, 250000 + 2730, 141172, 143204, 2857, 4651},
-	{150000, 250000 + 1365, 70586, 71602, 1429, 4651},
+	{150000, 1651, 1651 + 250000 + 5459, 282344, 286407, 5713, 6667, 0},
+	{150000, 1651, 1651 + 250000 + 5459, 282344, 286407, 5713, 4651, 0},
+	{150000, 826, 826 + 250000 + 2730, 135586, 136602, 2857, 4651, 392157},
+	{150000, 413, 413 + 250000 + 1365, 67793, 68301, 1429, 4651, 0},
 };
 
 static void test_presets(void)
 {
 	static const unsigned gens[4] = {3, 3, 4, 5};
+	static const unsigned mps[4] = {256, 256, 512, 512};
+	static const unsigned mrrs[4] = {512, 1024, 512, 512};
 	unsigned i;
 
 	T_TRUE(ibemu_host_model_get(IBEMU_HCA_WIRE) == NULL);
@@ -60,11 +65,16 @@ static void test_presets(void)
 		T_EQ_STR(m->name, ibemu_hca_kind_name(kinds[i]));
 		T_EQ_INT(m->pcie_width, 16);
 		T_EQ_INT(m->pcie_gen, gens[i]);
-		T_EQ_U64(ibemu_pcie_read_bytes(m, 64), 86);
-		T_EQ_U64(ibemu_pcie_read_bytes(m, 4096), 4448);
-		T_EQ_U64(ibemu_pcie_write_bytes(m, 4096), 4512);
-		T_EQ_U64(ibemu_pcie_write_bytes(m, 64), 90);
-		T_EQ_U64(ibemu_pcie_req_bytes(m, 4096), 8 * 26);
+		T_EQ_INT(m->mps, mps[i]);
+		T_EQ_INT(m->mrrs, mrrs[i]);
+		T_EQ_INT(m->rcb, 64);
+		T_EQ_U64(ibemu_pcie_read_bytes(m, 0, 64), 86);
+		T_EQ_U64(ibemu_pcie_read_bytes(m, 0, 4096),
+			 4096 + 4096 / mps[i] * 22);
+		T_EQ_U64(ibemu_pcie_write_bytes(m, 0, 4096),
+			 4096 + 4096 / mps[i] * 26);
+		T_EQ_U64(ibemu_pcie_write_bytes(m, 0, 64), 90);
+		T_EQ_U64(ibemu_pcie_req_bytes(m, 0, 4096), 4096 / mrrs[i] * 26);
 		/* The time rule's lookahead (docs/design.md 3): a post never
 		 * reaches the wire sooner than wire's doorbell would. */
 		T_TRUE(m->mmio_ps + m->tx_proc_ps >= IBEMU_TP_DOORBELL_PS);
@@ -85,7 +95,7 @@ static void test_components(void)
 		uint64_t qp_free = 0, t0 = 1000000;
 
 		/* Inline: the doorbell carries the WQE (BlueFlame). */
-		ibemu_host_send_plan(m, &hs, &qp_free, t0, 32, 1, 1, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 32, 1, 1, &s);
 		T_EQ_U64(s.doorbell - t0, p->doorbell);
 		T_EQ_U64(s.wqe, s.doorbell);
 		T_EQ_U64(s.data, 0);
@@ -96,9 +106,9 @@ static void test_components(void)
 		 * whose last completion is in when the packet may leave. */
 		memset(&hs, 0, sizeof(hs));
 		qp_free = 0;
-		ibemu_host_send_plan(m, &hs, &qp_free, t0, 4096, 0, 1, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 4096, 0, 1, &s);
 		T_EQ_U64(s.wqe - s.doorbell, p->wqe_fetch);
-		T_EQ_U64(s.data - s.wqe, 250000);
+		T_EQ_U64(s.data - s.wqe, p->mrd + 250000);
 		T_EQ_U64(ibemu_host_send_ready(m, &s, 4096) - s.data,
 			 p->read_4k + 150000);
 		T_EQ_U64(hs.h2d_free, s.data + p->read_4k);
@@ -106,21 +116,40 @@ static void test_components(void)
 		/* The responder: its pipeline, the data written, the CQE
 		 * after them, each seen 100 ns after it leaves the HCA. */
 		memset(&hs, 0, sizeof(hs));
-		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 4096, 0) - t0,
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 0, 0, 4096, 0) - t0,
 			 100000 + p->write_4k + 100000);
 		memset(&hs, 0, sizeof(hs));
-		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 4096, 1) - t0,
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 0, 0, 4096, 1) - t0,
 			 100000 + p->write_4k + p->cqe + 100000);
 		memset(&hs, 0, sizeof(hs));
-		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 0, 1) - t0,
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, 0, 0, 0, 1) - t0,
 			 100000 + p->cqe + 100000);
+
+		/* The receive WQE fetch (16 bytes, one 38-byte completion):
+		 * a SEND's data wait for it, the CQE after them. */
+		memset(&hs, 0, sizeof(hs));
+		T_EQ_U64(ibemu_host_rwqe_fetch(m, t0, 1) - t0,
+			 p->mrd + 250000 + ibemu_pcie_ps(m, 38));
+		T_EQ_U64(ibemu_host_recv(m, &hs, t0, t0 + 400000, 0, 0, 1) - t0,
+			 400000 + p->cqe + 100000);
 
 		/* Message rate: the next message's turn. */
 		memset(&hs, 0, sizeof(hs));
 		qp_free = 0;
-		ibemu_host_send_plan(m, &hs, &qp_free, t0, 8, 1, 1, &s);
-		ibemu_host_send_plan(m, &hs, &qp_free, t0, 8, 1, 1, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 1, 1, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 1, 1, &s);
 		T_EQ_U64(s.start - s.doorbell, p->msg);
+
+		/* The QP's rate: two READs (fetched WQEs, no payload) posted
+		 * together on one QP; an inline WQE after them is not held. */
+		memset(&hs, 0, sizeof(hs));
+		qp_free = 0;
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 0, 0, &s);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 0, 0, &s);
+		T_EQ_U64(s.start - s.doorbell, p->qp > p->msg ? p->qp : p->msg);
+		ibemu_host_send_plan(m, &hs, &qp_free, t0, 0, 8, 1, 1, &s);
+		T_EQ_U64(s.start - s.doorbell,
+			 (p->qp > p->msg ? p->qp : p->msg) + p->msg);
 	}
 }
 
@@ -134,13 +163,13 @@ static void test_pipelining(void)
 	struct ibemu_host_send a, b;
 	uint64_t qp_free = 0, k;
 
-	ibemu_host_send_plan(m, &hs, &qp_free, 0, 65536, 0, 1, &a);
+	ibemu_host_send_plan(m, &hs, &qp_free, 0, 0, 65536, 0, 1, &a);
 	for (k = 1; k <= 16; k++)
 		T_EQ_U64(ibemu_host_send_ready(m, &a, k * 4096),
 			 a.data + ibemu_pcie_ps(m, k * 4448) + 150000);
 	T_EQ_U64(hs.h2d_free, a.data + ibemu_pcie_ps(m, 16 * 4448));
-	ibemu_host_send_plan(m, &hs, &qp_free, 200000, 4096, 0, 1, &b);
-	T_EQ_U64(b.wqe, 200000 + 150000 + 250000 + 5459);
+	ibemu_host_send_plan(m, &hs, &qp_free, 200000, 0, 4096, 0, 1, &b);
+	T_EQ_U64(b.wqe, 200000 + 150000 + 1651 + 250000 + 5459);
 	T_EQ_U64(b.data, a.data + ibemu_pcie_ps(m, 16 * 4448) + 5459);
 }
 
@@ -149,10 +178,71 @@ static void test_read(void)
 {
 	const struct ibemu_host_model *m = ibemu_host_model_get(IBEMU_HCA_CX6);
 	struct ibemu_host_state hs = {0};
-	uint64_t data = ibemu_host_read(m, &hs, 1000, 4096);
+	uint64_t data = ibemu_host_read(m, &hs, 1000, 0, 4096);
 
-	T_EQ_U64(data, 1000 + 250000);
-	T_EQ_U64(ibemu_host_read_ready(m, data, 4096), data + 141172 + 150000);
+	T_EQ_U64(data, 1000 + 826 + 250000);
+	T_EQ_U64(ibemu_host_read_ready(m, data, 0, 4096),
+		 data + 135586 + 150000);
+}
+
+/*
+ * How PCIe cuts a DMA (connectx-5: MPS 256, MRRS 1024, RCB 64;
+ * connectx-6: MPS 512, MRRS 512): writes at MPS-aligned addresses, read
+ * requests at MRRS-aligned ones, completions on RCB boundaries.
+ */
+static void test_tlp_cuts(void)
+{
+	typedef uint64_t (*cut_fn)(const struct ibemu_host_model *, uint64_t,
+				   uint64_t);
+	static const struct {
+		cut_fn fn;
+		enum ibemu_hca_kind kind;
+		uint64_t addr, len, want;
+	} cases[] = {
+		{ibemu_pcie_write_tlps, IBEMU_HCA_CX5, 0, 0, 0},
+		{ibemu_pcie_write_tlps, IBEMU_HCA_CX5, 0, 4096, 16},
+		{ibemu_pcie_write_tlps, IBEMU_HCA_CX5, 100, 256, 2},
+		{ibemu_pcie_write_bytes, IBEMU_HCA_CX5, 100, 256, 256 + 2 * 26},
+		{ibemu_pcie_read_reqs, IBEMU_HCA_CX5, 0, 4096, 4},
+		{ibemu_pcie_read_reqs, IBEMU_HCA_CX5, 1000, 100, 2},
+		{ibemu_pcie_req_bytes, IBEMU_HCA_CX5, 0, 4096, 4 * 26},
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX5, 0, 1024, 4},
+		/* [32, 1024) in completions ending at 256, 512, 768, 1024;
+		 * then [1024, 1056), a second request, in one. */
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX5, 32, 1024, 5},
+		/* [96, 352): the first completion stops at 320, the last RCB
+		 * boundary within 256 bytes. */
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX5, 96, 256, 2},
+		{ibemu_pcie_read_bytes, IBEMU_HCA_CX5, 96, 256, 256 + 2 * 22},
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX6, 0, 4096, 8},
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX6, 64, 512, 2},
+		{ibemu_pcie_read_cpls, IBEMU_HCA_CX6, 0, 0, 0},
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		T_EQ_U64(cases[i].fn(ibemu_host_model_get(cases[i].kind),
+				     cases[i].addr, cases[i].len),
+			 cases[i].want);
+}
+
+/*
+ * A read's requests share the device-to-host direction with the writes:
+ * a write while a read streams in takes 26 bytes' more for every aligned
+ * request's completions (1024 + 4 x 22 bytes at connectx-5), one after it
+ * does not.
+ */
+static void test_request_share(void)
+{
+	const struct ibemu_host_model *m = ibemu_host_model_get(IBEMU_HCA_CX5);
+	struct ibemu_host_state hs = {0};
+	uint64_t w = 286407, taxed = w + (w * 26 + 1111) / 1112;
+
+	ibemu_host_read(m, &hs, 0, 0, 65536);
+	T_EQ_U64(ibemu_host_recv(m, &hs, 300000, 0, 0, 4096, 0),
+		 300000 + 100000 + taxed + 100000);
+	T_EQ_U64(ibemu_host_recv(m, &hs, hs.rd_until, 0, 0, 4096, 0),
+		 hs.rd_until + 100000 + w + 100000);
 }
 
 /* Two HCAs on one 4x EDR switch, 'model' on both. */
@@ -174,8 +264,9 @@ static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	return 0;
 }
 
-/* When a 4 KiB WRITE (not inline) posted at time 0 on 'model' lands. */
-static uint64_t write_lands(const char *model)
+/* When a 4 KiB WRITE, or SEND ('recv_at': when its receive is posted),
+ * not inline, posted at time 0 on 'model' lands. */
+static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
 {
 	struct ibemu_tp_ops ops = {.copy = on_copy};
 	struct ibemu_tp_qp_init in = {
@@ -195,7 +286,7 @@ static uint64_t write_lands(const char *model)
 	struct ibemu_tp_sge sge;
 	struct ibemu_tp_send_wr wr = {0};
 	struct ibemu_diag diag;
-	static uint8_t buf[2][8192];
+	static _Alignas(4096) uint8_t buf[2][8192];
 	char yaml[512];
 	unsigned i;
 	int n;
@@ -259,8 +350,15 @@ static uint64_t write_lands(const char *model)
 						    IBEMU_QP_MAX_QP_RD_ATOMIC),
 			 0);
 	}
+	if (opcode == IBEMU_WR_SEND) {
+		struct ibemu_tp_sge rsge = {(uintptr_t)buf[1], 4096, key[1]};
+		struct ibemu_tp_recv_wr rwr = {1, &rsge, 1};
+
+		T_EQ_INT(ibemu_tp_post_recv_at(tp[1], qpn[1], &rwr, recv_at),
+			 0);
+	}
 	sge = (struct ibemu_tp_sge){(uintptr_t)buf[0], 4096, key[0]};
-	wr.opcode = IBEMU_WR_RDMA_WRITE;
+	wr.opcode = opcode;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = (uintptr_t)buf[1];
@@ -281,19 +379,46 @@ static uint64_t write_lands(const char *model)
 /*
  * Through the transport: the same WRITE lands on connectx-5 exactly the
  * host interface's components later than on wire (which has only its
- * 300 ns doorbell): doorbell 150 ns, WQE fetch, payload read (a round
- * trip and 4 KiB of completions), send pipeline 150 ns; at the responder
+ * 300 ns doorbell): doorbell 150 ns, WQE fetch, payload read (its first
+ * request, a round trip and 4 KiB of completions), send pipeline 150 ns;
+ * at the responder
  * its pipeline 100 ns, 4 KiB written, 100 ns to memory. The wire and
  * switch time in between is the same.
  */
 static void test_through_transport(void)
 {
-	uint64_t wire = write_lands("wire"), cx5 = write_lands("connectx-5");
-	uint64_t tx = 150000 + (250000 + 5459) + 250000 + 282344 + 150000;
+	uint64_t wire = lands("wire", IBEMU_WR_RDMA_WRITE, 0);
+	uint64_t cx5 = lands("connectx-5", IBEMU_WR_RDMA_WRITE, 0);
+	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 + 282344 +
+		      150000;
 	uint64_t rx = 100000 + 286407 + 100000;
 
 	T_TRUE(wire > IBEMU_TP_DOORBELL_PS);
 	T_EQ_U64(cx5 - wire, tx + rx - IBEMU_TP_DOORBELL_PS);
+}
+
+/*
+ * The receive WQE fetch through the transport: a SEND whose receive was
+ * posted long before lands as a WRITE does, plus its CQE (the fetch was
+ * done by then); one whose receive the HCA sees only as the SEND arrives
+ * waits for the receive's DMA read (its request, the round trip, one
+ * 38-byte completion) before its data are written.
+ */
+static void test_rwqe_through_transport(void)
+{
+	uint64_t tx = 150000 + (1651 + 250000 + 5459) + 1651 + 250000 + 282344 +
+		      150000;
+	uint64_t rx = 100000 + 286407 + 5713 + 100000;
+	uint64_t wire = lands("wire", IBEMU_WR_SEND, 0);
+	uint64_t early = lands("connectx-5", IBEMU_WR_SEND, 0);
+	/* The SEND's tail reaches the responder (wire acts at the tail). */
+	uint64_t arrive = wire - IBEMU_TP_DOORBELL_PS + tx;
+	uint64_t late = lands("connectx-5", IBEMU_WR_SEND,
+			      arrive - IBEMU_TP_DOORBELL_PS);
+
+	T_EQ_U64(early, arrive + rx);
+	T_EQ_U64(late,
+		 arrive + (1651 + 250000 + 2413) + 286407 + 5713 + 100000);
 }
 
 void ibemu_test_register_hca_host_model(void)
@@ -303,7 +428,10 @@ void ibemu_test_register_hca_host_model(void)
 		{"components", test_components},
 		{"pipelining", test_pipelining},
 		{"read", test_read},
+		{"tlp_cuts", test_tlp_cuts},
+		{"request_share", test_request_share},
 		{"through_transport", test_through_transport},
+		{"rwqe_through_transport", test_rwqe_through_transport},
 		{NULL, NULL},
 	};
 
