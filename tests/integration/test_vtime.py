@@ -141,6 +141,59 @@ class ProgramClockTest(VtimeCase):
         self.down("vcw")
 
 
+LATE = os.path.join(BUILD, "tests", "vtime-late")
+
+
+class LateStartTest(VtimeCase):
+    """A program whose libibverbs comes with dlopen(), as Open MPI's does
+    (tests/clients/vtime-late.c): the threads that ran before, one
+    created after and the main thread all read a virtual TSC, at the same
+    offset and never behind the real one read before; a runtime's rdtsc
+    stays real."""
+
+    def late(self, name, mode):
+        self.up(topology("two-switch.yaml"), name)
+        env = dict(self.tool_env)
+        if SANITIZED and mode == "segv":
+            env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") +
+                                   ":allow_user_segv_handler=1")
+        p = subprocess.run(
+            [IBEMU, "exec", "--fabric", name, "--host", "hca1", "--", LATE,
+             mode], capture_output=True, text=True, env=env, timeout=120)
+        self.down(name)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("FAIL", p.stdout)
+        return p.stdout.splitlines()
+
+    def want(self, *whos):
+        return [f"{who} rdtsc 1020 ns monotonic 1020 ns" for who in whos]
+
+    THREADS = ("thread0", "thread1", "thread2", "thread3", "main")
+
+    def test_threads_before_and_after(self):
+        out = self.late("vl0", "threads")
+        self.assertEqual(out, self.want(*self.THREADS) +
+                         ["runtime rdtsc real"])
+
+    def test_fork(self):
+        out = self.late("vl1", "fork")
+        self.assertEqual(out, self.want(*self.THREADS) +
+                         ["runtime rdtsc real"] + self.want("child"))
+
+    def test_exec_of_a_child(self):
+        """The child, a program of its own, turns virtual when it loads
+        libibverbs in turn."""
+        once = self.want(*self.THREADS) + ["runtime rdtsc real"]
+        self.assertEqual(self.late("vl2", "exec"), once + once)
+
+    def test_own_sigsegv_handler(self):
+        """A handler installed before the switch (as UCX's and Open MPI's
+        are) and one after both get their faults."""
+        self.assertEqual(self.late("vl3", "segv"),
+                         self.want("before", "after-fault", "after-second")
+                         + ["handlers got the faults"])
+
+
 def cpu_mhz():
     """The TSC's frequency as perftest and vtime/ read it."""
     with open("/proc/cpuinfo") as f:
