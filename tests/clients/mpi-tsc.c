@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An MPI program that times itself with the TSC, as benchmarks do, for
+ * tests/integration/test_mpi.py (built there with the system's mpicc):
+ * ranks 0 and 1 make ITERS ping-pongs of 8 bytes, timed by rdtsc (ticks
+ * of /proc/cpuinfo's "cpu MHz", as perftest converts them) and by
+ * MPI_Wtime. Its libibverbs comes with Open MPI's transports, in
+ * MPI_Init, so the TSC reads virtual time only if every thread's trap
+ * was set then (vtime/threads.c). Rank 0 prints "rdtsc_ns N" and
+ * "wtime_ns N", the one-way latency by each.
+ *
+ * usage: mpirun -np 2 mpi-tsc
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ITERS 100
+#define SKIP  10
+
+static double cpu_mhz(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	double mhz = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mhz >= 1 ? mhz : 1000;
+}
+
+static uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+int main(int argc, char **argv)
+{
+	char buf[8] = {0};
+	int rank, size, i, peer;
+	uint64_t t0 = 0;
+	double w0 = 0, w, t;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		MPI_Finalize();
+		return 2;
+	}
+	peer = !rank;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (i = 0; i < ITERS + SKIP; i++) {
+		if (i == SKIP) {
+			w0 = MPI_Wtime();
+			t0 = rdtsc();
+		}
+		if (rank == 0) {
+			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Recv(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+		}
+	}
+	t = (double)(rdtsc() - t0) / cpu_mhz() * 1000;
+	w = (MPI_Wtime() - w0) * 1e9;
+	if (rank == 0) {
+		printf("rdtsc_ns %.0f\n", t / (2.0 * ITERS));
+		printf("wtime_ns %.0f\n", w / (2.0 * ITERS));
+	}
+	MPI_Finalize();
+	return 0;
+}
