@@ -81,7 +81,8 @@ static void trap_cb(int sig, siginfo_t *si, void *uc)
 	prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
 	for (int i = 0; i < n; i++)
 		if (threads[i].tid == me)
-			__atomic_store_n(&threads[i].acked, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&threads[i].acked, 1,
+					 __ATOMIC_RELEASE);
 	errno = saved;
 }
 

@@ -102,8 +102,8 @@ static void check(const char *who)
 	t1 = rdtsc();
 	v1 = now_ps();
 	m1 = mono_ns();
-	CHECK(t0 > before_switch, "%s: rdtsc %llu, before the switch %llu",
-	      who, (unsigned long long)t0, (unsigned long long)before_switch);
+	CHECK(t0 > before_switch, "%s: rdtsc %llu, before the switch %llu", who,
+	      (unsigned long long)t0, (unsigned long long)before_switch);
 	CHECK(t1 - t0 == ticks(v1) - ticks(v0),
 	      "%s: rdtsc moved %llu ticks, the virtual clock %llu", who,
 	      (unsigned long long)(t1 - t0),
