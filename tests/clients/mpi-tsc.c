@@ -15,30 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tsc-read.h"
+
 #define ITERS 100
 #define SKIP  10
-
-static double cpu_mhz(void)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-	double mhz = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mhz >= 1 ? mhz : 1000;
-}
-
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
 
 int main(int argc, char **argv)
 {
@@ -59,7 +39,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < ITERS + SKIP; i++) {
 		if (i == SKIP) {
 			w0 = MPI_Wtime();
-			t0 = rdtsc();
+			t0 = tsc_read();
 		}
 		if (rank == 0) {
 			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
@@ -71,7 +51,7 @@ int main(int argc, char **argv)
 			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 		}
 	}
-	t = (double)(rdtsc() - t0) / cpu_mhz() * 1000;
+	t = (double)(tsc_read() - t0) / (tsc_cpuinfo_khz() / 1000.0) * 1000;
 	w = (MPI_Wtime() - w0) * 1e9;
 	if (rank == 0) {
 		printf("rdtsc_ns %.0f\n", t / (2.0 * ITERS));

@@ -34,20 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tsc-read.h"
+#include "verbs-check.h"
+
 #define EARLY_THREADS 3
 #define STEP_PS	      1000000u /* the computation each check declares */
-
-static int failures;
-
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			printf("FAIL: line %d: ", __LINE__); \
-			printf(__VA_ARGS__);                 \
-			printf("\n");                        \
-			failures++;                          \
-		}                                            \
-	} while (0)
 
 static uint64_t (*now_ps)(void);
 static void (*compute_ps)(uint64_t ps);
@@ -55,28 +46,6 @@ static uint64_t khz, before_switch;
 /* The TSC's offset from the virtual time, as the first check found it. */
 static int64_t offset;
 static int have_offset;
-
-static uint64_t cpuinfo_khz(void)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-	double mhz = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mhz >= 1 ? (uint64_t)(mhz * 1000 + 0.5) : 1000000;
-}
-
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
 
 static uint64_t ticks(uint64_t ps)
 {
@@ -94,12 +63,12 @@ static uint64_t mono_ns(void)
 /* One thread's check, 'who' naming it. */
 static void check(const char *who)
 {
-	uint64_t t0 = rdtsc(), v0 = now_ps(), m0 = mono_ns();
+	uint64_t t0 = tsc_read(), v0 = now_ps(), m0 = mono_ns();
 	uint64_t t1, v1, m1;
 	int64_t off = (int64_t)(t0 - ticks(v0));
 
 	compute_ps(STEP_PS);
-	t1 = rdtsc();
+	t1 = tsc_read();
 	v1 = now_ps();
 	m1 = mono_ns();
 	CHECK(t0 > before_switch, "%s: rdtsc %llu, before the switch %llu", who,
@@ -197,10 +166,10 @@ static void check_runtime(void)
 		return;
 	}
 	r0 = probe();
-	t0 = rdtsc();
+	t0 = tsc_read();
 	nanosleep(&nap, NULL);
 	r1 = probe();
-	t1 = rdtsc();
+	t1 = tsc_read();
 	CHECK(r1 - r0 >= ticks(20000000000u),
 	      "the runtime's TSC moved %llu ticks across 20 ms, want %llu",
 	      (unsigned long long)(r1 - r0),
@@ -224,7 +193,7 @@ static int threads(void)
 	while (started < EARLY_THREADS)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
-	before_switch = rdtsc();
+	before_switch = tsc_read();
 	if (load_verbs())
 		return 1;
 	for (i = 0; i < EARLY_THREADS; i++)
@@ -289,7 +258,7 @@ static int own_handler(void)
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, NULL);
-	before_switch = rdtsc();
+	before_switch = tsc_read();
 	if (load_verbs())
 		return 1;
 	CHECK(!sigaction(SIGSEGV, NULL, &old) && old.sa_sigaction == segv_cb,
@@ -316,7 +285,7 @@ int main(int argc, char **argv)
 	char *args[] = {argv[0], (char *)"threads", NULL};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	khz = cpuinfo_khz();
+	khz = tsc_cpuinfo_khz();
 	if (!strcmp(mode, "threads"))
 		return threads() || failures;
 	if (!strcmp(mode, "fork"))
