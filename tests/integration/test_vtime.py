@@ -310,6 +310,8 @@ class PerftestTest(VtimeCase):
         programs start at (one tick apart at most)."""
         runs = [self.latencies(f"vpl{i}") for i in range(2)]
         send, read, send_lat, read_lat = runs[0]
+        print(f"\nmodel: send {send} us, read {read} us; ib_send_lat "
+              f"{send_lat}, ib_read_lat {read_lat}; again {runs[1]}")
         self.assert_model_plus_calls(send_lat, send, "ib_send_lat")
         self.assert_model_plus_calls(read_lat, read, "ib_read_lat")
         self.assertEqual(runs[0][:2], runs[1][:2])
@@ -335,6 +337,7 @@ class PerftestTest(VtimeCase):
             runs.append(self.perftest(f"vpw{i}", "ib_write_lat", "-s", "8",
                                       "--output=latency"))
             self.down(f"vpw{i}")
+        print(f"\nmodel {model_us:.5f} us; ib_write_lat -s 8: {runs}")
         self.assert_within(runs[0], model_us, 0.01, "ib_write_lat")
         self.assertLessEqual(abs(runs[0] - runs[1]), 1 / cpu_mhz() + 1e-9,
                              runs)
@@ -349,6 +352,7 @@ class PerftestTest(VtimeCase):
         for tool in ("ib_write_bw", "ib_read_bw"):
             got = self.perftest("vpb", tool, "--report_gbits",
                                 "--output=bandwidth")
+            print(f"\n{tool}: {got} Gb/s, bench-verbs {gbps}")
             self.assert_within(got, gbps, 0.01, tool)
         self.down("vpb")
 
