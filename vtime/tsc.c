@@ -204,33 +204,6 @@ void ibemu__vtime_tsc_start_late(void)
 {
 }
 
-/* The real TSC, read with the trap lifted in this thread for it. */
-static uint64_t real_tsc(void)
-{
-	uint32_t lo, hi;
-
-	prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
-	return (uint64_t)hi << 32 | lo;
-}
-
-void ibemu__vtime_tsc_start_late(void)
-{
-	uint64_t real, virt;
-
-	__atomic_store_n(&settled, 0, __ATOMIC_RELEASE);
-	ibemu__vtime_tsc_start();
-	if (ibemu__vtime_tsc_trapping())
-		ibemu__vtime_threads_trap(); /* failing: this thread alone */
-	real = real_tsc();
-	virt = ticks(ibemu__vtime_read_ps(0));
-	if (real > virt)
-		__atomic_store_n(&shift_ticks, (int64_t)(real - virt),
-				 __ATOMIC_RELEASE);
-	__atomic_store_n(&settled, 1, __ATOMIC_RELEASE);
-}
-
 void ibemu__vtime_tsc_release(void)
 {
 }
