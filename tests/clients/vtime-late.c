@@ -12,8 +12,9 @@
  * real TSC read before the switch. An rdtsc made by a communication
  * runtime's code (mca_vtime_probe.so, named as Open MPI's components are)
  * reads the real TSC: it runs on across a 20 ms sleep, which the virtual
- * one does not see. Prints "CLOCK DELTA ns" per check (the same every
- * run), "FAIL: ..." lines, and exits with the number of failures.
+ * one does not see; so does that of a thread that blocks every signal
+ * (it is left untrapped). Prints "CLOCK DELTA ns" per check (the same
+ * every run), "FAIL: ..." lines, and exits with the number of failures.
  *
  * usage: vtime-late threads  the above
  *        vtime-late fork     the above, then again in a fork()ed child
@@ -38,7 +39,9 @@
 #include "verbs-check.h"
 
 #define EARLY_THREADS 3
-#define STEP_PS	      1000000u /* the computation each check declares */
+/* The turn of the thread that blocks every signal. */
+#define BLOCKED_TURN 100
+#define STEP_PS	     1000000u /* the computation each check declares */
 
 static uint64_t (*now_ps)(void);
 static void (*compute_ps)(uint64_t ps);
@@ -115,6 +118,38 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A thread that blocks the signals (as one waiting in sigwait does) is
+ * left untrapped (vtime/threads.c): its TSC runs on across a sleep.
+ */
+static void *blocked_main(void *arg)
+{
+	struct timespec nap = {0, 20000000};
+	sigset_t all;
+	uint64_t r0, r1;
+
+	(void)arg;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&lock);
+	started++;
+	pthread_cond_broadcast(&cond);
+	while (turn != BLOCKED_TURN)
+		pthread_cond_wait(&cond, &lock);
+	r0 = tsc_read();
+	nanosleep(&nap, NULL);
+	r1 = tsc_read();
+	CHECK(r1 - r0 >= ticks(20000000000u),
+	      "a thread blocking signals: its TSC moved %llu across 20 ms",
+	      (unsigned long long)(r1 - r0));
+	printf("blocked rdtsc real\n");
+	turn = -1;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
 static void take_turn(int who)
 {
 	pthread_mutex_lock(&lock);
@@ -182,15 +217,17 @@ static void check_runtime(void)
 
 static int threads(void)
 {
-	pthread_t early[EARLY_THREADS], late;
+	pthread_t early[EARLY_THREADS], late, blocked;
 	int i;
 
 	for (i = 0; i < EARLY_THREADS; i++)
 		if (pthread_create(&early[i], NULL, thread_main,
 				   (void *)(intptr_t)i))
 			return 1;
+	if (pthread_create(&blocked, NULL, blocked_main, NULL))
+		return 1;
 	pthread_mutex_lock(&lock);
-	while (started < EARLY_THREADS)
+	while (started < EARLY_THREADS + 1)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 	before_switch = tsc_read();
@@ -202,9 +239,11 @@ static int threads(void)
 			   (void *)(intptr_t)EARLY_THREADS))
 		return 1;
 	take_turn(EARLY_THREADS);
+	take_turn(BLOCKED_TURN);
 	for (i = 0; i < EARLY_THREADS; i++)
 		pthread_join(early[i], NULL);
 	pthread_join(late, NULL);
+	pthread_join(blocked, NULL);
 	check("main");
 	check_runtime();
 	return 0;
