@@ -14,7 +14,8 @@ clocks real.
 A program whose libibverbs comes late, with dlopen() as in Open MPI's
 MPI_Init (tests/clients/vtime-late.c), gets a virtual TSC in the threads
 that ran before, in those created after, in a fork()ed and an exec()ed
-child, beside its own SIGSEGV handlers; a runtime's rdtsc stays real.
+child, beside its own SIGSEGV handlers; a runtime's rdtsc stays real, and
+so does that of a thread that blocks every signal.
 
 Unmodified perftest (Debian's) on bench-verbs' fabric (two HCAs on one 4x
 EDR switch): ib_send_lat's and ib_read_lat's t_typical (the median of
@@ -157,7 +158,7 @@ class LateStartTest(VtimeCase):
     (tests/clients/vtime-late.c): the threads that ran before, one
     created after and the main thread all read a virtual TSC, at the same
     offset and never behind the real one read before; a runtime's rdtsc
-    stays real."""
+    stays real, and so does that of a thread that blocks every signal."""
 
     def late(self, name, mode):
         self.up(topology("two-switch.yaml"), name)
