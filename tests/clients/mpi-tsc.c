@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tsc-read.h"
+#include "vtime-clients.h"
 
 #define ITERS 100
 #define SKIP  10

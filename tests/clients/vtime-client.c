@@ -33,14 +33,13 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 #include "ibemu.h"
-#include "tsc-read.h"
+#include "vtime-clients.h"
 #include "verbs-check.h"
 
 #define PINGS	20
@@ -298,27 +297,6 @@ static int in_thread(void)
 	return ret;
 }
 
-static int in_child(void)
-{
-	int st;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(measure());
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A store to address 0, as the hardware sees it: written in assembly so
- * that the sanitizers of an instrumented build do not catch it first. */
-static void store_to_null(void)
-{
-	__asm__ volatile("movl $1, 0" ::: "memory");
-}
-
 static sigjmp_buf back;
 static void *fault_addr;
 static int fault_code;
@@ -388,7 +366,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "thread"))
 		return in_thread();
 	if (!strcmp(mode, "fork"))
-		return in_child();
+		return in_child(measure);
 	if (!strcmp(mode, "exec")) {
 		execv(argv[0], args);
 		return 127;

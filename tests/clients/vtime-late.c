@@ -31,11 +31,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tsc-read.h"
+#include "vtime-clients.h"
 #include "verbs-check.h"
 
 #define EARLY_THREADS 3
@@ -249,27 +248,12 @@ static int threads(void)
 	return 0;
 }
 
-static int in_child(void)
+/* The check in a fork()ed child: its failures. */
+static int child_check(void)
 {
-	int st;
-	pid_t pid;
-
+	check("child");
 	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		check("child");
-		fflush(stdout);
-		_exit(failures);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A store to address 0, as the hardware sees it. */
-static void store_to_null(void)
-{
-	__asm__ volatile("movl $1, 0" ::: "memory");
+	return failures;
 }
 
 static sigjmp_buf back;
@@ -328,7 +312,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "threads"))
 		return threads() || failures;
 	if (!strcmp(mode, "fork"))
-		return threads() || failures || in_child();
+		return threads() || failures || in_child(child_check);
 	if (!strcmp(mode, "exec")) {
 		if (threads() || failures)
 			return 1;
