@@ -373,6 +373,9 @@ int ibemu__verbs_swqe_fill(struct ibemu_verbs_qp *q, struct ibemu_verbs_swqe *w,
 			if (wr->sg_list[i].length >
 			    q->cap.max_inline_data - len)
 				return EINVAL;
+			/* An empty SGE may name address 0 (UB for memcpy). */
+			if (!wr->sg_list[i].length)
+				continue;
 			memcpy(w->data + len,
 			       (const void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);

@@ -200,8 +200,9 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 			b->err = b->err ? b->err : EINVAL;
 			return;
 		}
-		memcpy(b->inline_data + len, buf_list[i].addr,
-		       buf_list[i].length);
+		if (buf_list[i].length) /* an empty one may be NULL */
+			memcpy(b->inline_data + len, buf_list[i].addr,
+			       buf_list[i].length);
 		len += buf_list[i].length;
 	}
 	b->sge[0].addr = (uintptr_t)b->inline_data;

@@ -174,9 +174,13 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Scans the runtimes' code again if the loader added objects since. */
+/*
+ * Scans the runtimes' code again if the loader added objects since; one
+ * thread at a time (another one's scan is as good).
+ */
 static void runtime_scan(void)
 {
+	static int scanning;
 	struct code_ranges *cur =
 		__atomic_load_n(&runtime_code, __ATOMIC_ACQUIRE);
 	struct code_ranges *next;
@@ -185,35 +189,60 @@ static void runtime_scan(void)
 	dl_iterate_phdr(adds_cb, &adds);
 	if (cur && adds == __atomic_load_n(&runtime_adds, __ATOMIC_RELAXED))
 		return;
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQ_REL))
+		return;
 	next = cur == &runtime_sets[0] ? &runtime_sets[1] : &runtime_sets[0];
 	next->n = 0;
 	dl_iterate_phdr(find_runtime_cb, next);
 	__atomic_store_n(&runtime_adds, adds, __ATOMIC_RELAXED);
 	__atomic_store_n(&runtime_code, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 
-int ibemu__vtime_runtime_code(uintptr_t pc)
+int ibemu__vtime_runtime_code_seen(uintptr_t pc)
 {
-	const struct code_ranges *set;
+	const struct code_ranges *set =
+		__atomic_load_n(&runtime_code, __ATOMIC_ACQUIRE);
 
-	/* Now and then (not from the TSC's handler: the loader's lock). */
-	if (!(__atomic_add_fetch(&runtime_reads, 1, __ATOMIC_RELAXED) %
-	      RUNTIME_LOOK_READS))
-		runtime_scan();
-	set = __atomic_load_n(&runtime_code, __ATOMIC_ACQUIRE);
 	for (int i = 0; set && i < set->n; i++)
 		if (pc >= set->r[i].lo && pc < set->r[i].hi)
 			return 1;
 	return 0;
 }
 
+int ibemu__vtime_runtime_code(uintptr_t pc)
+{
+	/* Now and then: most clock reads are the program's. */
+	if (!(__atomic_add_fetch(&runtime_reads, 1, __ATOMIC_RELAXED) %
+	      RUNTIME_LOOK_READS))
+		runtime_scan();
+	return ibemu__vtime_runtime_code_seen(pc);
+}
+
+/*
+ * For the TSC's handler: an rdtsc neither in a runtime's code nor in the
+ * system's may be in a runtime loaded since the last scan (a plugin):
+ * scan if the loader added objects. The fault is synchronous, at an
+ * rdtsc: dl_iterate_phdr's lock is the loader's recursive one, which a
+ * thread holds only briefly, or is this thread's already.
+ */
+int ibemu__vtime_runtime_code_now(uintptr_t pc)
+{
+	if (ibemu__vtime_runtime_code_seen(pc))
+		return 1;
+	if (ibemu__vtime_system_code(pc))
+		return 0;
+	runtime_scan();
+	return ibemu__vtime_runtime_code_seen(pc);
+}
+
 /*
  * Whether a read made from 'caller' gets the virtual clock: the clocks
- * are virtual (or have just turned so) and the caller is not a runtime.
+ * are virtual and the caller is not a runtime.
  */
 static int virtual_for(const void *caller)
 {
-	if (!ibemu__vtime_on() && !ibemu__vtime_late_look())
+	if (!ibemu__vtime_on())
 		return 0;
 	return !ibemu__vtime_runtime_code((uintptr_t)caller);
 }

@@ -55,8 +55,9 @@ void ibemu__vtime_signals_pass(int sig, siginfo_t *si, void *uc)
 
 static int trapped(int sig)
 {
-	return sig == SIGSEGV && ibemu__vtime_on() &&
-	       ibemu__vtime_tsc_trapping();
+	/* From the moment our handler is in (a late start: before the
+	 * clocks turn virtual, while the other threads are trapped). */
+	return sig == SIGSEGV && ibemu__vtime_tsc_trapping();
 }
 
 IBEMU_VTIME_EXPORT int sigaction(int sig, const struct sigaction *act,

@@ -25,6 +25,14 @@
 
 static uint64_t tsc_khz = DEFAULT_KHZ;
 static int trapping;
+/*
+ * A late start (threads.c): until every thread traps, a trapped one
+ * reads the real TSC ('settled' is 0); then the TSC is the virtual one
+ * plus 'shift_ticks', the real reading less the virtual one at the end
+ * of the sweep, so that no thread sees it go back.
+ */
+static int settled = 1;
+static int64_t shift_ticks;
 
 static uint64_t cpuinfo_khz(void)
 {
@@ -68,7 +76,8 @@ static void emulate(greg_t *g, int len, int rdtscp)
 	uint64_t cost = ibemu__vtime_system_code((uintptr_t)g[REG_RIP])
 				? 0
 				: IBEMU_VTIME_COST_TSC_PS;
-	uint64_t t = ticks(ibemu__vtime_read_ps(cost));
+	uint64_t t = ticks(ibemu__vtime_read_ps(cost)) +
+		     (uint64_t)__atomic_load_n(&shift_ticks, __ATOMIC_ACQUIRE);
 
 	g[REG_RAX] = (greg_t)(uint32_t)t;
 	g[REG_RDX] = (greg_t)(t >> 32);
@@ -80,7 +89,9 @@ static void emulate(greg_t *g, int len, int rdtscp)
 /*
  * The vDSO's clock_gettime (a real clock: libc's, a sanitizer's, ours
  * for the clocks that stay real) reads the TSC too, and must get the
- * real one: this thread lets it run free for one read.
+ * real one; so do the communication runtimes, whose clock reads stay
+ * real (clocks.c: UCX's and Open MPI's timers read the TSC, and wait on
+ * the wall clock). This thread lets it run free for one read.
  */
 static void emulate_real(greg_t *g, int len, int rdtscp)
 {
@@ -91,7 +102,8 @@ static void emulate_real(greg_t *g, int len, int rdtscp)
 		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 	else
 		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+	if (ibemu__vtime_tsc_trapping())
+		prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
 	g[REG_RAX] = (greg_t)lo;
 	g[REG_RDX] = (greg_t)hi;
 	if (rdtscp)
@@ -111,7 +123,9 @@ void ibemu__vtime_tsc_segv_cb(int sig, siginfo_t *si, void *uc_)
 	 * read. */
 	if (si->si_code == SI_KERNEL && ip[0] == 0x0f &&
 	    (ip[1] == 0x31 || (ip[1] == 0x01 && ip[2] == 0xf9))) {
-		if (ibemu__vtime_vdso_code((uintptr_t)ip))
+		if (ibemu__vtime_vdso_code((uintptr_t)ip) ||
+		    ibemu__vtime_runtime_code_now((uintptr_t)ip) ||
+		    !__atomic_load_n(&settled, __ATOMIC_ACQUIRE))
 			emulate_real(g, ip[1] == 0x31 ? 2 : 3, ip[1] == 0x01);
 		else
 			emulate(g, ip[1] == 0x31 ? 2 : 3, ip[1] == 0x01);
@@ -142,6 +156,33 @@ void ibemu__vtime_tsc_start(void)
 	__atomic_store_n(&trapping, 1, __ATOMIC_RELEASE);
 }
 
+/* The real TSC, read with the trap lifted in this thread for it. */
+static uint64_t real_tsc(void)
+{
+	uint32_t lo, hi;
+
+	prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+	return (uint64_t)hi << 32 | lo;
+}
+
+void ibemu__vtime_tsc_start_late(void)
+{
+	uint64_t real, virt;
+
+	__atomic_store_n(&settled, 0, __ATOMIC_RELEASE);
+	ibemu__vtime_tsc_start();
+	if (ibemu__vtime_tsc_trapping())
+		ibemu__vtime_threads_trap(); /* failing: this thread alone */
+	real = real_tsc();
+	virt = ticks(ibemu__vtime_read_ps(0));
+	if (real > virt)
+		__atomic_store_n(&shift_ticks, (int64_t)(real - virt),
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&settled, 1, __ATOMIC_RELEASE);
+}
+
 void ibemu__vtime_tsc_release(void)
 {
 	if (ibemu__vtime_tsc_trapping())
@@ -156,6 +197,10 @@ void ibemu__vtime_tsc_retrap(void)
 #else
 /* No TSC to trap: the clock functions alone are virtual. */
 void ibemu__vtime_tsc_start(void)
+{
+}
+
+void ibemu__vtime_tsc_start_late(void)
 {
 }
 

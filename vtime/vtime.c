@@ -10,8 +10,8 @@
  * own timers wait on the wall clock (pthread_cond_timedwait), which
  * virtual reads would confuse. One that loads it later (an MPI program:
  * its transports are plugins, loaded in MPI_Init) turns virtual then,
- * from the wall clock's reading, without the TSC (its other threads run
- * already, and the trap is per thread).
+ * from the wall clock's reading, TSC included: every thread that runs
+ * already is made to trap it (threads.c).
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -29,8 +29,6 @@ typedef int sigaction_fn(int sig, const struct sigaction *act,
 static int on;
 /* Under `ibemu exec` without libibverbs yet: it says when it comes. */
 static int pending;
-static now_fn *late_now;
-static compute_fn *late_compute;
 /* A late start: the wall clock's MONOTONIC then, less the virtual time. */
 static int64_t shift_ns;
 static now_fn *verbs_now;
@@ -166,7 +164,8 @@ uint64_t ibemu__vtime_read_ps(uint64_t cost_ps)
 
 /*
  * libibverbs has come (a plugin brought it): the clocks turn virtual,
- * going on from the wall clock's MONOTONIC, so that no reading goes back.
+ * going on from the wall clock's MONOTONIC, so that no reading goes back,
+ * and so does every thread's TSC (tsc.c, threads.c).
  */
 static void start_late(now_fn *now, compute_fn *compute)
 {
@@ -175,41 +174,35 @@ static void start_late(now_fn *now, compute_fn *compute)
 
 	verbs_compute = compute;
 	__atomic_store_n(&verbs_now, now, __ATOMIC_RELEASE);
+	ibemu__vtime_clocks_start();
+	ibemu__vtime_tsc_start_late();
 	real_clock_gettime(CLOCK_MONOTONIC, &mono);
 	wall_ns = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
 	virt_ns = (int64_t)(sources_ps() / 1000);
 	if (wall_ns > virt_ns)
 		shift_ns = wall_ns - virt_ns;
 	realtime_start();
-	ibemu__vtime_clocks_start();
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 }
 
 /*
  * Called by ibemu's libibverbs as it loads (its constructor), however it
- * is loaded: what a process that had none at start turns virtual with, at
- * its next clock read (not here, under the loader's lock).
+ * is loaded. A process that had none when this library started turns
+ * virtual here, once: in the constructor, where allocating and the
+ * loader's own functions are safe (a clock read may come from a signal
+ * handler). Before this library's constructor (libibverbs linked to the
+ * program), nothing to do: the constructor finds it.
  */
 IBEMU_VTIME_EXPORT void ibemu_vtime_verbs_loaded(now_fn *now,
 						 compute_fn *compute)
 {
-	__atomic_store_n(&late_compute, compute, __ATOMIC_RELEASE);
-	__atomic_store_n(&late_now, now, __ATOMIC_RELEASE);
-}
+	static int switched;
 
-int ibemu__vtime_late_look(void)
-{
-	static int switching;
-	now_fn *now;
-
-	if (!__atomic_load_n(&pending, __ATOMIC_ACQUIRE))
-		return 0;
-	now = __atomic_load_n(&late_now, __ATOMIC_ACQUIRE);
-	if (!now || __atomic_exchange_n(&switching, 1, __ATOMIC_ACQ_REL))
-		return ibemu__vtime_on();
-	start_late(now, __atomic_load_n(&late_compute, __ATOMIC_ACQUIRE));
+	if (!__atomic_load_n(&pending, __ATOMIC_ACQUIRE) ||
+	    __atomic_exchange_n(&switched, 1, __ATOMIC_ACQ_REL))
+		return;
+	start_late(now, compute);
 	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
-	return ibemu__vtime_on();
 }
 
 int64_t ibemu__vtime_shift_ns(void)

@@ -34,11 +34,9 @@ int ibemu__vtime_on(void);
 
 /*
  * A process under `ibemu exec` whose libibverbs was not loaded at start
- * turns virtual at the first clock read after it came (it calls
- * ibemu_vtime_verbs_loaded() as it loads; until then the clocks stay
- * real); returns whether the clocks are virtual now.
+ * turns virtual when it comes: it calls ibemu_vtime_verbs_loaded() as it
+ * loads (until then the clocks stay real).
  */
-int ibemu__vtime_late_look(void);
 void ibemu_vtime_verbs_loaded(uint64_t (*now)(void),
 			      void (*compute)(uint64_t ps));
 /* What a late start adds to the virtual time on the monotonic clocks. */
@@ -63,12 +61,20 @@ int ibemu__vtime_system_code(uintptr_t pc);
  * runtimes' code is looked for again every RUNTIME_LOOK_READS reads. */
 #define RUNTIME_LOOK_READS 1024u
 int ibemu__vtime_runtime_code(uintptr_t pc);
+/* The same without looking again: safe in any signal handler. */
+int ibemu__vtime_runtime_code_seen(uintptr_t pc);
+/* The same looking again if the loader added objects: for the TSC's
+ * handler, whose fault is synchronous. */
+int ibemu__vtime_runtime_code_now(uintptr_t pc);
 /* Whether 'pc' is in the vDSO, whose clocks must see the real TSC. */
 int ibemu__vtime_vdso_code(uintptr_t pc);
 
 /* tsc.c: traps rdtsc/rdtscp (x86-64) and converts virtual time to TSC
  * ticks at the frequency /proc/cpuinfo states. */
 void ibemu__vtime_tsc_start(void);
+/* The same at a late start: every thread of the process traps, and the
+ * TSC goes on from the real one's reading (no thread sees it go back). */
+void ibemu__vtime_tsc_start_late(void);
 /* Whether this thread's rdtsc traps. */
 int ibemu__vtime_tsc_trapping(void);
 /* Lets the calling thread read the real TSC (before an exec: the new
@@ -79,6 +85,11 @@ void ibemu__vtime_tsc_retrap(void);
 /* The SIGSEGV handler: rdtsc or rdtscp emulated, anything else to the
  * program's handler (signals.c). */
 void ibemu__vtime_tsc_segv_cb(int sig, siginfo_t *si, void *uc);
+
+/* threads.c: traps the TSC in the calling thread and every other one
+ * of the process (a late start), with a private real-time signal. */
+#define IBEMU_VTIME_TRAP_SIG (SIGRTMAX - 3)
+int ibemu__vtime_threads_trap(void);
 
 /* signals.c: the program's own SIGSEGV disposition, which the interposed
  * sigaction() and signal() read and set while ours stays installed. */

@@ -33,13 +33,13 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 #include "ibemu.h"
+#include "vtime-clients.h"
 #include "verbs-check.h"
 
 #define PINGS	20
@@ -51,28 +51,6 @@ static const char *const names[NCLOCKS] = {
 static const char *const units[NCLOCKS] = {"ns", "ns", "ns",	"ns",
 					   "us", "s",  "ticks", "ticks"};
 static uint64_t khz;
-
-static uint64_t cpuinfo_khz(void)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-	double mhz = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mhz >= 1 ? (uint64_t)(mhz * 1000 + 0.5) : 1000000;
-}
-
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
 
 static uint64_t rdtscp(void)
 {
@@ -110,7 +88,7 @@ static uint64_t read_clock(int i)
 	case 5:
 		return (uint64_t)time(NULL);
 	case 6:
-		return rdtsc();
+		return tsc_read();
 	default:
 		return rdtscp();
 	}
@@ -254,7 +232,7 @@ static int measure(void)
 		printf("FAIL: not under ibemu's libibverbs\n");
 		return 1;
 	}
-	khz = cpuinfo_khz();
+	khz = tsc_cpuinfo_khz();
 	/* Before any device is open the clocks are already virtual. */
 	c1 = read_clock(0);
 	now = ibemu_now_ps();
@@ -319,27 +297,6 @@ static int in_thread(void)
 	return ret;
 }
 
-static int in_child(void)
-{
-	int st;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(measure());
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A store to address 0, as the hardware sees it: written in assembly so
- * that the sanitizers of an instrumented build do not catch it first. */
-static void store_to_null(void)
-{
-	__asm__ volatile("movl $1, 0" ::: "memory");
-}
-
 static sigjmp_buf back;
 static void *fault_addr;
 static int fault_code;
@@ -356,7 +313,7 @@ static void segv_cb(int sig, siginfo_t *si, void *uc)
 /* rdtsc and rdtscp read as the virtual clock does: 'tag' names when. */
 static void check_tsc(const char *tag)
 {
-	uint64_t t = rdtsc(), v = ibemu_now_ps();
+	uint64_t t = tsc_read(), v = ibemu_now_ps();
 	uint64_t p = rdtscp(), w = ibemu_now_ps();
 
 	CHECK(t == virtual_in(6, v) && p == virtual_in(7, w),
@@ -370,7 +327,7 @@ static int own_handler(void)
 {
 	struct sigaction sa = {.sa_sigaction = segv_cb, .sa_flags = SA_SIGINFO},
 			 old;
-	khz = cpuinfo_khz();
+	khz = tsc_cpuinfo_khz();
 	sigemptyset(&sa.sa_mask);
 	CHECK_RET(sigaction(SIGSEGV, &sa, NULL), 0);
 	CHECK_RET(sigaction(SIGSEGV, NULL, &old), 0);
@@ -389,7 +346,7 @@ static int own_handler(void)
 
 static int default_action(void)
 {
-	khz = cpuinfo_khz();
+	khz = tsc_cpuinfo_khz();
 	check_tsc("no handler");
 	printf("tsc checked\n");
 	fflush(stdout);
@@ -409,7 +366,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "thread"))
 		return in_thread();
 	if (!strcmp(mode, "fork"))
-		return in_child();
+		return in_child(measure);
 	if (!strcmp(mode, "exec")) {
 		execv(argv[0], args);
 		return 127;

@@ -31,6 +31,7 @@ from harness import IBEMU, SRC, IbemuTestCase, main, tool_env, topology
 MPICC = shutil.which("mpicc")
 MPIRUN = shutil.which("mpirun")
 RING_SRC = os.path.join(SRC, "tests", "clients", "mpi-ring.c")
+TSC_SRC = os.path.join(SRC, "tests", "clients", "mpi-tsc.c")
 FAT_TREE = topology("fat-tree-2l-36.yaml")  # 6 leaves of 6 HCAs, 3 spines
 # mpi-ring.c: ROUNDS messages of LEN bytes from each rank to the next.
 ROUNDS, LEN = 4, 64 * 1024
@@ -53,6 +54,8 @@ class MpiTest(IbemuTestCase):
         cls.tmp = tempfile.mkdtemp(prefix="ibemu-mpi-")
         cls.ring = os.path.join(cls.tmp, "mpi-ring")
         subprocess.run([MPICC, "-O2", "-o", cls.ring, RING_SRC], check=True)
+        cls.tsc = os.path.join(cls.tmp, "mpi-tsc")
+        subprocess.run([MPICC, "-O2", "-o", cls.tsc, TSC_SRC], check=True)
 
     @classmethod
     def tearDownClass(cls):
@@ -186,6 +189,30 @@ class MpiTest(IbemuTestCase):
             fills = {r.get("fill") for r in g.findall(f"{ns}rect")}
             self.assertLessEqual({"#d0d0d0", "#2e9e44"}, fills)
         self.down("mprep")
+
+    def tsc_latency(self, fabric, mca):
+        """mpi-tsc's one-way latency (ns) by rdtsc and by MPI_Wtime."""
+        p = subprocess.run(
+            [IBEMU, "run", "--fabric", fabric, "--mpi", "-n", "2", "--",
+             self.tsc], capture_output=True, text=True, errors="replace",
+            env=tool_env(dict(self.env, **mca)), timeout=240)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        got = dict(re.findall(r"(rdtsc_ns|wtime_ns) (\d+)", p.stdout))
+        return int(got["rdtsc_ns"]), int(got["wtime_ns"])
+
+    def test_rdtsc(self):
+        """An MPI program timing a ping-pong with rdtsc reads the virtual
+        time, as MPI_Wtime does (to the TSC's rounding, a tick of /proc/
+        cpuinfo's "cpu MHz" per 200 one-way trips): its libibverbs came in
+        MPI_Init, and every thread's TSC was trapped then (vtime/
+        threads.c), over UCX and over openib."""
+        self.up(FAT_TREE, "mptsc")
+        for mca in ({}, OPENIB):
+            tsc, wtime = self.tsc_latency("mptsc", mca)
+            self.assertGreater(wtime, 0, mca)
+            print("mpi-tsc", mca, tsc, wtime)
+            self.assertLessEqual(abs(tsc - wtime), 1, (mca, tsc, wtime))
+        self.down("mptsc")
 
     def exec_out(self, fabric, host, script, check=0):
         return self.ibemu("exec", "--fabric", fabric, "--host", host, "--",
