@@ -248,6 +248,16 @@ void cm__pd_put(uint8_t *mad, uint16_t attr, size_t skip, const void *pd,
 		memcpy(mad + off + skip, pd, len);
 }
 
+void cm__rej_build(uint8_t *mad, const struct rdmacm_id *id, uint16_t msg,
+		   uint16_t reason)
+{
+	ibemu_cm_init(mad, IBEMU_CM_ATTR_REJ, cm__new_tid());
+	ibemu_cm_set(mad, IBEMU_CM_REJ_LOCAL_COMM_ID, id->conn.local_id);
+	ibemu_cm_set(mad, IBEMU_CM_REJ_REMOTE_COMM_ID, id->conn.remote_id);
+	ibemu_cm_set(mad, IBEMU_CM_REJ_MESSAGE_REJECTED, msg);
+	ibemu_cm_set(mad, IBEMU_CM_REJ_REASON, reason);
+}
+
 /* --- QP transitions ------------------------------------------------ */
 
 static int qp_move(struct rdma_cm_id *c, enum ibv_qp_state state)

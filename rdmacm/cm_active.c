@@ -201,15 +201,8 @@ void cm__on_rep(struct rdmacm_id *id, const uint8_t *mad)
 		return;
 	}
 	if (cm__qp_rtr_rts(c)) {
-		ibemu_cm_init(rtu, IBEMU_CM_ATTR_REJ, cm__new_tid());
-		ibemu_cm_set(rtu, IBEMU_CM_REJ_LOCAL_COMM_ID,
-			     id->conn.local_id);
-		ibemu_cm_set(rtu, IBEMU_CM_REJ_REMOTE_COMM_ID,
-			     id->conn.remote_id);
-		ibemu_cm_set(rtu, IBEMU_CM_REJ_MESSAGE_REJECTED,
-			     IBEMU_CM_MSG_REP);
-		ibemu_cm_set(rtu, IBEMU_CM_REJ_REASON,
-			     IBEMU_CM_REJ_CONSUMER_DEFINED);
+		cm__rej_build(rtu, id, IBEMU_CM_MSG_REP,
+			      IBEMU_CM_REJ_CONSUMER_DEFINED);
 		cm__send(rtu, id->conn.peer_lid, id->conn.sl, 0, 0);
 		id->conn.state = RDMACM_CM_IDLE;
 		cm__event_plain(id, RDMA_CM_EVENT_CONNECT_ERROR, -EINVAL);

@@ -60,6 +60,10 @@ void cm__pd_put(uint8_t *mad, uint16_t attr, size_t skip, const void *pd,
 void cm__qp_error(struct rdma_cm_id *c);
 int cm__qp_rtr_rts(struct rdma_cm_id *c);
 uint64_t cm__service_id(const struct rdma_cm_id *c);
+/* A REJ of message 'msg' (IBEMU_CM_MSG_*) for 'reason' on the connection
+ * of 'id', with a TID of its own. */
+void cm__rej_build(uint8_t *mad, const struct rdmacm_id *id, uint16_t msg,
+		   uint16_t reason);
 
 /* cm_active.c: the active side. */
 int cm__conn_param_resolve(struct rdma_cm_id *cm_id,

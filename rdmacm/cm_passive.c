@@ -266,6 +266,23 @@ void cm__listener_release(struct rdmacm_id *id)
 	id->listener = NULL;
 }
 
+/*
+ * The program answers the request of passive id 'id': 0 with cm.lock
+ * held and the listener's backlog slot given back, or -EINVAL (not
+ * locked) if nothing waits for an answer.
+ */
+static int request_take(struct rdmacm_id *id)
+{
+	pthread_mutex_lock(&cm.lock);
+	if (id->conn.state != RDMACM_CM_REQ_RCVD &&
+	    id->conn.state != RDMACM_CM_MRA_SENT) {
+		pthread_mutex_unlock(&cm.lock);
+		return -EINVAL;
+	}
+	cm__listener_release(id);
+	return 0;
+}
+
 RDMACM_EXPORT int rdma_accept(struct rdma_cm_id *cm_id,
 			      struct rdma_conn_param *p)
 {
@@ -287,13 +304,8 @@ RDMACM_EXPORT int rdma_accept(struct rdma_cm_id *cm_id,
 	if (ret)
 		return rdmacm_err(-ret);
 	p = &resolved;
-	pthread_mutex_lock(&cm.lock);
-	if (id->conn.state != RDMACM_CM_REQ_RCVD &&
-	    id->conn.state != RDMACM_CM_MRA_SENT) {
-		pthread_mutex_unlock(&cm.lock);
+	if (request_take(id))
 		return rdmacm_err(EINVAL);
-	}
-	cm__listener_release(id);
 	if (cm_id->qp_type == IBV_QPT_UD) {
 		ret = accept_ud(id, p);
 		pthread_mutex_unlock(&cm.lock);
@@ -333,28 +345,17 @@ static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len)
 
 	if ((len && !pd) || !cm__pd_fits(cm_id, attr, len))
 		return rdmacm_err(EINVAL);
-	pthread_mutex_lock(&cm.lock);
-	if (id->conn.state != RDMACM_CM_REQ_RCVD &&
-	    id->conn.state != RDMACM_CM_MRA_SENT) {
-		pthread_mutex_unlock(&cm.lock);
+	if (request_take(id))
 		return rdmacm_err(EINVAL);
-	}
-	cm__listener_release(id);
-	ibemu_cm_init(mad, attr, cm__new_tid());
 	if (sidr) {
+		ibemu_cm_init(mad, attr, cm__new_tid());
 		ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_REQUEST_ID,
 			     id->conn.remote_id);
 		ibemu_cm_set(mad, IBEMU_CM_SIDR_REP_STATUS,
 			     IBEMU_CM_SIDR_REJECT);
 	} else {
-		ibemu_cm_set(mad, IBEMU_CM_REJ_LOCAL_COMM_ID,
-			     id->conn.local_id);
-		ibemu_cm_set(mad, IBEMU_CM_REJ_REMOTE_COMM_ID,
-			     id->conn.remote_id);
-		ibemu_cm_set(mad, IBEMU_CM_REJ_MESSAGE_REJECTED,
-			     IBEMU_CM_MSG_REQ);
-		ibemu_cm_set(mad, IBEMU_CM_REJ_REASON,
-			     IBEMU_CM_REJ_CONSUMER_DEFINED);
+		cm__rej_build(mad, id, IBEMU_CM_MSG_REQ,
+			      IBEMU_CM_REJ_CONSUMER_DEFINED);
 	}
 	cm__pd_put(mad, attr, 0, pd, len);
 	id->conn.state = RDMACM_CM_IDLE;
