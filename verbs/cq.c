@@ -372,6 +372,7 @@ int ibemu__ibv_get_cq_event(struct ibv_comp_channel *channel,
 		if (q)
 			break;
 	}
+	ibemu__verbs_took_event(ctx, c);
 	ibemu__verbs_charge(ctx, IBEMU_VCOST_GET_EVENT, 0);
 	pthread_mutex_lock(&q->cq.mutex);
 	q->events_read++;
@@ -474,10 +475,12 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct ibemu_verbs_cq *q = (struct ibemu_verbs_cq *)cq;
+	struct ibemu_verbs_context *ctx = ibemu__verbs_ctx(cq->context);
+	const struct ibemu_verbs_ring_hdr *h = q->ring.hdr;
 	uint32_t unarmed = 0;
+	uint64_t seen;
 
-	ibemu__verbs_charge_local(ibemu__verbs_ctx(cq->context),
-				  IBEMU_VCOST_REQ_NOTIFY);
+	ibemu__verbs_charge_local(ctx, IBEMU_VCOST_REQ_NOTIFY);
 	if (solicited_only)
 		__atomic_compare_exchange_n(&q->ring.hdr->arm, &unarmed, 2u, 0,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -487,5 +490,13 @@ int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	 * against the daemon's store of the index before its read of 'arm'
 	 * (attach/sess_verbs_tp.c, tp_cqe_cb). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Armed with nothing left to poll: a thread that takes its events
+	 * from the channel waits on it from here (waiting.c). */
+	if (cq->channel && ctx->page->rule)
+		do
+			seen = ibemu__verbs_handed(ctx);
+		while (__atomic_load_n(&h->prod, __ATOMIC_SEQ_CST) ==
+			       __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST) &&
+		       !ibemu__verbs_armed(ctx, seen, cq->channel));
 	return 0;
 }

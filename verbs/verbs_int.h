@@ -427,6 +427,19 @@ uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
  */
 int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 			 enum ibemu_verbs_wait kind, void *on);
+/* The calling thread took an event from 'channel' (ibv_get_cq_event). */
+void ibemu__verbs_took_event(struct ibemu_verbs_context *ctx, void *channel);
+/*
+ * The calling thread armed a CQ of 'channel' with nothing left on it to
+ * poll, after hand-off 'seen': if it takes its events from that channel,
+ * it waits on it, as in ibv_get_cq_event. A thread that waits for events
+ * in its own event loop (epoll on the channel's fd: Open MPI's udcm) makes
+ * no call between the arm and the wake-up, and would otherwise run, as far
+ * as the rule knows, until the grace period. Returns as
+ * ibemu__verbs_waiting.
+ */
+int ibemu__verbs_armed(struct ibemu_verbs_context *ctx, uint64_t seen,
+		       void *channel);
 /*
  * After an empty poll: under the time rule the CPU is given away. Waiting
  * costs nothing in virtual time, and nothing arrives until the daemon
