@@ -467,6 +467,44 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
+ * Armed with completions in the CQ not polled yet: the event is raised at
+ * once, for one that the arm covers (any, or a solicited or failed one),
+ * as a ConnectX does (its arm carries the consumer index, and the
+ * kernel's mlx4 and mlx5 drivers report no missed events for hardware
+ * completions), and not only at the next completion. Open MPI's udcm
+ * polls 20 completions an event, and arms after the sends that answer
+ * them: a message that came meanwhile, or the 21st, would otherwise wait
+ * for another, and the last message of a connection (its COMPLETE, which
+ * is never sent again once the sender is connected) for ever. The daemon
+ * disarms with the same compare-and-swap, so one event is raised.
+ */
+static void arm_pending(struct ibemu_verbs_cq *q, uint32_t arm)
+{
+	struct ibemu_verbs_ring *r = &q->ring;
+	const struct ibemu_verbs_cqe *e;
+	uint32_t i, prod, fire = 0;
+	uint64_t one = 1;
+	ssize_t n;
+
+	if (!arm)
+		return; /* the daemon raised it already */
+	pthread_mutex_lock(&q->poll_lock);
+	prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+	for (i = r->idx; i != prod && !fire; i++) {
+		e = (const void *)(r->ents + (size_t)(i & (r->size - 1)) * r->esz);
+		fire = arm == 1 || e->solicited || e->status;
+	}
+	pthread_mutex_unlock(&q->poll_lock);
+	if (!fire || !__atomic_compare_exchange_n(&r->hdr->arm, &arm, 0, 0,
+						  __ATOMIC_ACQ_REL,
+						  __ATOMIC_ACQUIRE))
+		return;
+	__atomic_fetch_add(&r->hdr->events, 1, __ATOMIC_RELEASE);
+	n = write(q->cq.channel->fd, &one, sizeof(one));
+	(void)n;
+}
+
+/*
  * Arms the CQ for its next completion (any, or solicited only) through
  * the ring's header; the daemon raises the event and disarms it. A CQ
  * armed for any completion stays so when asked for solicited ones only
@@ -490,6 +528,8 @@ int ibemu__verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	 * against the daemon's store of the index before its read of 'arm'
 	 * (attach/sess_verbs_tp.c, tp_cqe_cb). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (cq->channel)
+		arm_pending(q, __atomic_load_n(&h->arm, __ATOMIC_SEQ_CST));
 	/* Armed with nothing left to poll: a thread that takes its events
 	 * from the channel waits on it from here (waiting.c). */
 	if (cq->channel && ctx->page->rule)
