@@ -469,9 +469,8 @@ int ibemu__verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 /*
  * Armed with completions in the CQ not polled yet: the event is raised at
  * once, for one that the arm covers (any, or a solicited or failed one),
- * as a ConnectX does (its arm carries the consumer index, and the
- * kernel's mlx4 and mlx5 drivers report no missed events for hardware
- * completions), and not only at the next completion. Open MPI's udcm
+ * as a ConnectX does (its arm carries the consumer index: verbs/README.md),
+ * and not only at the next completion. Open MPI's udcm
  * polls 20 completions an event, and arms after the sends that answer
  * them: a message that came meanwhile, or the 21st, would otherwise wait
  * for another, and the last message of a connection (its COMPLETE, which
@@ -491,13 +490,14 @@ static void arm_pending(struct ibemu_verbs_cq *q, uint32_t arm)
 	pthread_mutex_lock(&q->poll_lock);
 	prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
 	for (i = r->idx; i != prod && !fire; i++) {
-		e = (const void *)(r->ents + (size_t)(i & (r->size - 1)) * r->esz);
+		e = (const void *)(r->ents +
+				   (size_t)(i & (r->size - 1)) * r->esz);
 		fire = arm == 1 || e->solicited || e->status;
 	}
 	pthread_mutex_unlock(&q->poll_lock);
-	if (!fire || !__atomic_compare_exchange_n(&r->hdr->arm, &arm, 0, 0,
-						  __ATOMIC_ACQ_REL,
-						  __ATOMIC_ACQUIRE))
+	if (!fire ||
+	    !__atomic_compare_exchange_n(&r->hdr->arm, &arm, 0, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_fetch_add(&r->hdr->events, 1, __ATOMIC_RELEASE);
 	n = write(q->cq.channel->fd, &one, sizeof(one));
