@@ -198,6 +198,11 @@ struct ibemu_verbs_cq {
 	struct ibemu_verbs_ring ring;
 	uint32_t events_taken; /* of ring.hdr->events, by get_cq_event */
 	uint32_t events_read;  /* by ibv_get_cq_event */
+	/* What the program knows of the ring when it arms it (cq.c,
+	 * arm_pending): the producer index when it last took an event of
+	 * this CQ, and whether it polled the CQ since (atomic). */
+	uint32_t event_prod;
+	uint32_t polled;
 	/* Extended polling: the entry start_poll/next_poll is at. */
 	const struct ibemu_verbs_cqe *cur;
 };

@@ -544,9 +544,10 @@ static void check_qps(struct ibv_context *ctx, const struct ibv_port_attr *pa)
 }
 
 /*
- * A CQ armed while it holds a completion not polled yet raises its event
- * at once, as a ConnectX does (Open MPI's udcm arms after answering what
- * it polled, and relies on it): a loopback SEND whose receive completes
+ * A CQ armed while it holds a completion the program cannot know of (it
+ * came after its last look: no event taken, no poll) raises its event at
+ * once (verbs/README.md; Open MPI's udcm arms after answering what it
+ * polled, and relies on it): a loopback SEND whose receive completes
  * on a CQ of a channel and whose send completes on another; the send's
  * completion comes after the receive's, so the receive waits unpolled
  * when the CQ is armed. Armed again with nothing left, there is no event.
