@@ -214,6 +214,9 @@ int ibemu__vs_read(void *ctx, const struct ibemu_tp_mem *src, void *buf,
 		   uint64_t len);
 int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		    uint64_t len);
+/* Copies into a process's memory in address order: once its last byte
+ * is seen, so is every byte before it (sess_verbs_land.c). */
+void ibemu__vs_land(void *dst, const void *src, size_t len);
 int ibemu__vs_atomic(void *ctx, const struct ibemu_tp_mem *m, int opcode,
 		     uint64_t compare_add, uint64_t swap, uint64_t *orig);
 

@@ -731,7 +731,7 @@ static int copy_piece(uint8_t *buf, const struct place *d,
 	if (d->via == GONE)
 		return -EFAULT;
 	if (s->via == MAPPED && d->via == MAPPED) {
-		memcpy(d->p, s->p, n);
+		ibemu__vs_land(d->p, s->p, n);
 		return 0;
 	}
 	if (s->via == MAPPED)
@@ -800,7 +800,7 @@ int ibemu__vs_write(void *ctx, const struct ibemu_tp_mem *dst, const void *buf,
 		if (d.via == GONE)
 			ret = -EFAULT;
 		else if (d.via == MAPPED)
-			memcpy(d.p, from + off, n);
+			ibemu__vs_land(d.p, from + off, n);
 		else
 			ret = place_write(&d, from + off, n);
 		off += n;

@@ -55,6 +55,23 @@ int ibemu__run_mpi_setenv(void)
 			ret = env_default("OMPI_MCA_btl_openib_warn_no_device_"
 					  "params_found",
 					  "0");
+		/* udcm, openib's connection manager, sends its requests
+		 * over UD and resends what is not acknowledged within 0.5 s
+		 * of the wall clock (a libevent timer), 25 times, then
+		 * fails the connection ("too many retries"): with the
+		 * fabric's time far behind the wall clock, as under the
+		 * rule with many ranks on few cores, that is a failure of
+		 * a fabric that lost nothing. The fabric loses a UD packet
+		 * only with no receive posted (udcm keeps 512): 2 s, and
+		 * retries for longer than any run waits. */
+		if (!ret)
+			ret = env_default("OMPI_MCA_btl_openib_connect_udcm_"
+					  "timeout",
+					  "2000000");
+		if (!ret)
+			ret = env_default("OMPI_MCA_btl_openib_connect_udcm_"
+					  "max_retry",
+					  "1000");
 		/* Debian's file excludes osc ucx and pt2pt; rdma is left,
 		 * over openib. */
 		if (!ret)

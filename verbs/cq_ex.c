@@ -80,6 +80,7 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	if (ctx->page->rule)
 		seen = ibemu__verbs_handed(ctx);
 	pthread_mutex_lock(&q->poll_lock);
+	__atomic_store_n(&q->polled, 1, __ATOMIC_RELAXED);
 	ret = take_next(q);
 	if (!ret)
 		return 0;

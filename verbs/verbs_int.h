@@ -198,6 +198,11 @@ struct ibemu_verbs_cq {
 	struct ibemu_verbs_ring ring;
 	uint32_t events_taken; /* of ring.hdr->events, by get_cq_event */
 	uint32_t events_read;  /* by ibv_get_cq_event */
+	/* What the program knows of the ring when it arms it (cq.c,
+	 * arm_pending): the producer index when it last took an event of
+	 * this CQ, and whether it polled the CQ since (atomic). */
+	uint32_t event_prod;
+	uint32_t polled;
 	/* Extended polling: the entry start_poll/next_poll is at. */
 	const struct ibemu_verbs_cqe *cur;
 };
@@ -431,6 +436,19 @@ uint64_t ibemu__verbs_handed(struct ibemu_verbs_context *ctx);
  */
 int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 			 enum ibemu_verbs_wait kind, void *on);
+/* The calling thread took an event from 'channel' (ibv_get_cq_event). */
+void ibemu__verbs_took_event(struct ibemu_verbs_context *ctx, void *channel);
+/*
+ * The calling thread armed a CQ of 'channel' with nothing left on it to
+ * poll, after hand-off 'seen': if it takes its events from that channel,
+ * it waits on it, as in ibv_get_cq_event. A thread that waits for events
+ * in its own event loop (epoll on the channel's fd: Open MPI's udcm) makes
+ * no call between the arm and the wake-up, and would otherwise run, as far
+ * as the rule knows, until the grace period. Returns as
+ * ibemu__verbs_waiting.
+ */
+int ibemu__verbs_armed(struct ibemu_verbs_context *ctx, uint64_t seen,
+		       void *channel);
 /*
  * After an empty poll: under the time rule the CPU is given away. Waiting
  * costs nothing in virtual time, and nothing arrives until the daemon

@@ -35,6 +35,8 @@ struct ibemu_verbs_user {
 	uint32_t kind;
 	void *on;
 	uint64_t seen;
+	/* The channel it last took an event from (the owner's only). */
+	void *events_from;
 };
 
 /* Guards every context's list of users and the changes made while more
@@ -503,6 +505,28 @@ VERBS_EXPORT void ibemu_outside_wait(int begin)
 {
 	ibemu__verbs_each_context(begin ? outside_wait_begin : outside_wait_end,
 				  NULL);
+}
+
+void ibemu__verbs_took_event(struct ibemu_verbs_context *ctx, void *channel)
+{
+	struct ibemu_verbs_user *u;
+
+	if (ctx->page->rule && (u = user_find(ctx)))
+		u->events_from = channel;
+}
+
+int ibemu__verbs_armed(struct ibemu_verbs_context *ctx, uint64_t seen,
+		       void *channel)
+{
+	struct ibemu_verbs_user *u;
+
+	if (!ctx->page->rule)
+		return 1;
+	u = user_find(ctx);
+	if (!u || u->events_from != channel)
+		return 1;
+	return ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CHANNEL,
+				    channel);
 }
 
 void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx)

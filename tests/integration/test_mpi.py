@@ -5,11 +5,9 @@ tests/clients/mpi-ring.c, built here with the system's mpicc, passes
 checked 64 KiB messages round a ring, then makes an MPI_Allreduce and an
 MPI_Alltoall of checked values, over UCX (pml ucx: UD and RC verbs, the
 default) and over the openib BTL (OMPI_MCA_pml=ob1
-OMPI_MCA_btl=self,openib from the environment), on 2 and 4 ranks spread
-over the leaves of a fat tree (16 with IBEMU_TEST_MPI16=1: over UCX
-they pass but take minutes of wall time on 2 cores; over openib they do
-not pass yet). The switches' PMA counters show the ring's bytes crossed
-the spines: no shared memory, no TCP.
+OMPI_MCA_btl=self,openib from the environment), on 2, 4 and 16 ranks
+spread over the leaves of a fat tree. The switches' PMA counters show the
+ring's bytes crossed the spines: no shared memory, no TCP.
 
 What Open MPI needs of the host, ibemu gives (docs/mpi.md): UCX's
 /dev/infiniband/uverbs-HCA (libibemu-devnode.so), the sysfs tree openib
@@ -37,12 +35,6 @@ FAT_TREE = topology("fat-tree-2l-36.yaml")  # 6 leaves of 6 HCAs, 3 spines
 ROUNDS, LEN = 4, 64 * 1024
 
 OPENIB = {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,openib"}
-# 16 ranks on a machine of 2 cores (docs/mpi.md, "Known failures"): over
-# UCX they pass, in 94-260 s of wall time at load 25-40 (past 420 s once at
-# load 48), too long for CI; over openib they do not pass yet (udcm's
-# wall-clock retries run out while the fabric's time crawls). Run them
-# with IBEMU_TEST_MPI16=1.
-BIG = os.environ.get("IBEMU_TEST_MPI16") == "1"
 
 
 @unittest.skipUnless(MPICC and MPIRUN,
@@ -114,8 +106,6 @@ class MpiTest(IbemuTestCase):
         """The quick case: 4 ranks on four leaves, pml ucx."""
         self.ring_case(4, {})
 
-    @unittest.skipUnless(BIG, "16 ranks: IBEMU_TEST_MPI16=1 (minutes of "
-                         "wall time on 2 cores, docs/mpi.md)")
     def test_ucx_16(self):
         """16 ranks on all six leaves, pml ucx: UD wireup between every
         pair, while the fabric's time runs far behind UCX's wall-clock
@@ -130,9 +120,10 @@ class MpiTest(IbemuTestCase):
     def test_openib_4(self):
         self.ring_case(4, OPENIB)
 
-    @unittest.skipUnless(BIG, "openib on 16 ranks: IBEMU_TEST_MPI16=1 (not "
-                         "reliable yet, docs/mpi.md)")
     def test_openib_16(self):
+        """16 ranks over openib: udcm connects every pair in the
+        alltoall at once, its receive thread waiting on its completion
+        channel in Open MPI's event loop (docs/mpi.md)."""
         self.ring_case(16, OPENIB)
 
     def test_report(self):

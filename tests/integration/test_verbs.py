@@ -215,6 +215,7 @@ class VerbsTest(SessionClient, IbemuTestCase):
         self.assertEqual(f["comp_channel"], "ok")
         self.assertEqual((f["qp"], f["loopback_send"], f["bad_lkey"]),
                          ("ok", "ok", "local protection error"))
+        self.assertEqual(f["arm_pending"], "ok")
         self.assertEqual(f["wc_status"], "transport retry counter exceeded")
         self.assertEqual(f["event"], "port active")
         # The limits of the HCA's hca_model (auto: HDR, connectx-6), as
