@@ -103,12 +103,19 @@ static void send_mra(struct rdmacm_id *id)
 }
 
 /* A REQ that came again: its id, if we have it (cm_dup_req_handler). */
+/*
+ * The id a REQ from Comm ID 'remote_id' at 'slid' already made, if it
+ * came before: accepted or not (rdma_accept gives the listener's backlog
+ * slot back, so the link to the listener does not say).
+ */
 static struct rdmacm_id *dup_req(uint32_t remote_id, uint16_t slid)
 {
 	struct rdmacm_id *id;
 
 	for (id = cm.ids; id; id = id->cm_next)
-		if (id->listener && id->conn.remote_id == remote_id &&
+		if (id->conn.state != RDMACM_CM_IDLE &&
+		    id->conn.state != RDMACM_CM_LISTEN &&
+		    id->conn.remote_id == remote_id &&
 		    id->conn.peer_lid == slid)
 			return id;
 	return NULL;
@@ -137,6 +144,10 @@ void cm__on_req(const uint8_t *mad, uint16_t slid, uint8_t sl, int sidr)
 	struct rdma_cm_event ev;
 	size_t skip, room, off;
 
+	/* ib_cm's cm_dup_req_handler(): a REQ not answered yet is MRAed;
+	 * once answered, the answer's own retries carry it, and the REQ
+	 * again is dropped (a REQ the server's REP crossed, or one resent
+	 * before the REP arrived, makes no second connection). */
 	id = dup_req(remote_id, slid);
 	if (id) {
 		if (id->conn.state == RDMACM_CM_REQ_RCVD ||
