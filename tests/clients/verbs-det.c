@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 	unsigned long long raddr;
 	char line[256], ready[4096];
 	struct ibv_pd *pd;
-	int server, threaded, stream, memory;
+	int server, threaded, stream, memory, access;
 	FILE *f;
 
 	if (argc != 4 ||
@@ -446,6 +446,11 @@ int main(int argc, char **argv)
 		    "sclient|mserver|mclient OUT IN");
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
+	/* Output in one write at the end (the first line, t0, is flushed
+	 * by hand): no write() between a completion and the next call, which
+	 * on a loaded host can take long enough (hundreds of microseconds of
+	 * CPU time) to look like a spin on memory. */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	threaded = argv[1][0] == 't';
 	stream = !strcmp(argv[1], "sserver") || !strcmp(argv[1], "sclient");
 	memory = argv[1][0] == 'm';
@@ -465,11 +470,17 @@ int main(int argc, char **argv)
 	}
 	cq = ibv_create_cq(ctx, 64, NULL, sch, 0);
 	rcq = ch ? ibv_create_cq(ctx, 64, NULL, ch, 0) : cq;
-	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF,
-				    IBV_ACCESS_LOCAL_WRITE |
-					    IBV_ACCESS_REMOTE_WRITE |
-					    IBV_ACCESS_REMOTE_READ)
-		       : NULL;
+	/*
+	 * Memory open to remote writes only where a peer writes it (the
+	 * exchange's server, the memory ping-pong): a process holding such
+	 * memory that writes its output after a completion may be taken for
+	 * a memory poller (docs/design.md §3), which the other modes are not
+	 * there to test.
+	 */
+	access = IBV_ACCESS_LOCAL_WRITE;
+	if (memory || !strcmp(argv[1], "server"))
+		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF, access) : NULL;
 	qa.send_cq = cq;
 	qa.recv_cq = rcq;
 	qp = mr && cq && rcq ? ibv_create_qp(pd, &qa) : NULL;
