@@ -362,6 +362,19 @@ static struct ibemu_rule_proc *rule_of(struct ibemu_sess_conn *c,
 	return NULL;
 }
 
+/*
+ * Whether verbs stream 'c' waits because its library took a thread asleep
+ * in the kernel for one that waits (the page's asleep_seq is that of its
+ * wait).
+ */
+static int asleep_waits(const struct ibemu_sess_conn *c,
+			const struct ibemu_rule_words *w)
+{
+	return c->kind == IBEMU_SESS_CONN_VERBS && w->wait_seq &&
+	       __atomic_load_n(&c->verbs->page->asleep_seq, __ATOMIC_SEQ_CST) ==
+		       w->wait_seq;
+}
+
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 {
 	struct ibemu_sess_server *s = d->sess;
@@ -372,6 +385,7 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	struct ibemu_sess_conn *c;
 	int grace;
 
+	d->rule.presumed_asleep = 0;
 	for (c = s ? s->conns : NULL; c; c = c->next) {
 		p = rule_of(c, &w);
 		if (!p)
@@ -383,8 +397,13 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 			continue;
 		b = ibemu_rule_bound(&d->rule, p, &w, now_ms, &proc_cpu_ops,
 				     (void *)(intptr_t)c->pid, &grace);
-		if (grace)
+		if (grace) {
 			*presumed = c->pid;
+			d->rule.presumed_asleep = 0;
+		} else if (b == UINT64_MAX && asleep_waits(c, &w)) {
+			*presumed = c->pid;
+			d->rule.presumed_asleep = 1;
+		}
 		if (b < h)
 			h = b;
 	}

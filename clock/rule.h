@@ -83,6 +83,11 @@ struct ibemu_rule {
 	uint64_t last_horizon; /* the bound at the last look */
 	int nondet;	       /* the grace period let time advance */
 	int mid_run;	       /* a run stopped at its batch limit */
+	/* The process the last horizon presumed to wait did so because a
+	 * thread of it sleeps on a lock (verbs/waiting.c), not by its
+	 * grace period. */
+	int presumed_asleep;
+	int logged_grace, logged_asleep; /* each said once in the log */
 };
 
 /* One attached process as the rule follows it. */

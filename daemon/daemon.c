@@ -407,6 +407,34 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 }
 
 /*
+ * Time advanced while process 'presumed' only counted as waiting: the run
+ * is not deterministic. Each way of presuming is logged once.
+ */
+static void note_presumed(struct ibemu_daemon *d, pid_t presumed)
+{
+	d->rule.nondet = 1;
+	if (d->rule.presumed_asleep && !d->rule.logged_asleep) {
+		d->rule.logged_asleep = 1;
+		ibemu_daemon_log(
+			d,
+			"process %ld: a thread of it slept on a lock or a "
+			"condition outside the library while another waited "
+			"in it, and was counted as waiting: virtual time is "
+			"not deterministic in this run",
+			(long)presumed);
+	} else if (!d->rule.presumed_asleep && !d->rule.logged_grace) {
+		d->rule.logged_grace = 1;
+		ibemu_daemon_log(
+			d,
+			"process %ld ran past its grace period (%u ms, "
+			"twice; %u ms for a umad process) without a "
+			"library call and was counted as waiting: "
+			"virtual time is not deterministic in this run",
+			(long)presumed, IBEMU_GRACE_MS, IBEMU_UMAD_GRACE_MS);
+	}
+}
+
+/*
  * The quiescence rule (docs/design.md §3): runs the events and the items
  * due before the horizon the running processes leave (each one's clock
  * plus the doorbell delay: nothing it does can act earlier), one at a
@@ -456,16 +484,8 @@ static int quiesce_step(struct ibemu_daemon *d)
 		n += ibemu_engine_run(e, next, 1);
 		d->leap_to = 0; /* the next leap is paced afresh */
 	}
-	if (n && presumed && !d->rule.nondet) {
-		d->rule.nondet = 1;
-		ibemu_daemon_log(
-			d,
-			"process %ld ran past its grace period (%u ms, "
-			"twice; %u ms for a umad process) without a "
-			"library call and was counted as waiting: "
-			"virtual time is not deterministic in this run",
-			(long)presumed, IBEMU_GRACE_MS, IBEMU_UMAD_GRACE_MS);
-	}
+	if (n && presumed)
+		note_presumed(d, presumed);
 	/* A run cut short by the batch limit publishes nothing yet: a
 	 * process must find every completion up to the cap at once. */
 	d->rule.mid_run = n == PUMP_BATCH;

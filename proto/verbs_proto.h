@@ -339,7 +339,11 @@ struct ibemu_verbs_page {
 	/* 1 from a poll that took work until the next call: the process
 	 * took a completion last (memory polling, docs/design.md §3). */
 	uint32_t took;
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 28];
+	/* 1 + the 'handed' of the last hand-off before which the process
+	 * took a thread asleep on a lock or a condition for one that
+	 * waits: not deterministic (verbs/waiting.c). */
+	uint64_t asleep_seq;
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 40];
 	/* Written by the daemon. */
 	uint64_t handed;
 	uint64_t handing; /* one ahead of 'handed' during a hand-off */

@@ -403,6 +403,7 @@ enum ibemu_verbs_wait {
 	IBEMU_VERBS_WAIT_CHANNEL, /* ibv_get_cq_event on a channel */
 	IBEMU_VERBS_WAIT_ASYNC,	  /* ibv_get_async_event */
 	IBEMU_VERBS_WAIT_OUTSIDE, /* ibemu_outside_wait(): another library's */
+	IBEMU_VERBS_WAIT_ASLEEP,  /* presumed: asleep in the kernel */
 };
 /*
  * A post, a poll that returns work, a waiting call woken: the calling
@@ -456,6 +457,26 @@ int ibemu__verbs_armed(struct ibemu_verbs_context *ctx, uint64_t seen,
  * that poll); a busy poll would keep it off the CPU for whole time slices.
  */
 void ibemu__verbs_poll_idle(struct ibemu_verbs_context *ctx);
+/*
+ * Around a call that waits for the daemon's answer (a control call): the
+ * thread is not taken for one asleep on something else meanwhile.
+ */
+void ibemu__verbs_call_enter(void);
+void ibemu__verbs_call_leave(void);
+
+/* asleep.c: what the last look at a thread found. */
+struct ibemu_verbs_nap {
+	uint64_t run_ns, slices; /* its schedstat then */
+	uint64_t since_ns;	 /* the host's monotonic clock */
+	int known;
+};
+/*
+ * Whether thread 'tid' of this process has slept in the kernel (a lock,
+ * a socket: not runnable, and not scheduled once) for at least 'need_ns'
+ * by the looks recorded in 'nap', which this one updates.
+ */
+int ibemu__verbs_thread_asleep(pid_t tid, struct ibemu_verbs_nap *nap,
+			       uint64_t now_ns, uint64_t need_ns);
 
 /* What 'ibemu run --plot' draws of the process (trace.c). */
 enum ibemu_verbs_trace {

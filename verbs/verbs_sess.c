@@ -152,10 +152,12 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 	if (ibemu__verbs_gone(ctx))
 		return gone_call(type);
 	ibemu__verbs_calling(ctx);
+	ibemu__verbs_call_enter();
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = stream_exchange(ctx->sess_fd, type, msg, len, fds, nfds, msg, len,
 			      &r);
 	pthread_mutex_unlock(&ctx->sess_lock);
+	ibemu__verbs_call_leave();
 	if (ret && ibemu__verbs_stream_gone(ctx))
 		return gone_call(type);
 	return ret;
@@ -171,10 +173,12 @@ int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
 	if (ibemu__verbs_gone(ctx))
 		return -EIO;
 	ibemu__verbs_calling(ctx);
+	ibemu__verbs_call_enter();
 	pthread_mutex_lock(&ctx->sess_lock);
 	ret = stream_exchange(ctx->sess_fd, IBEMU_SESS_PORT_QUERY, &b,
 			      sizeof(b), NULL, 0, out, sizeof(*out), &r);
 	pthread_mutex_unlock(&ctx->sess_lock);
+	ibemu__verbs_call_leave();
 	if (ret && ibemu__verbs_stream_gone(ctx))
 		return -EIO;
 	if (!ret &&

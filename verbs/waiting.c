@@ -37,6 +37,12 @@ struct ibemu_verbs_user {
 	uint64_t seen;
 	/* The channel it last took an event from (the owner's only). */
 	void *events_from;
+	/* The owner: its thread id, its count of calls under way that wait
+	 * for the daemon, and what the last look at it found (asleep.c;
+	 * read and written under users_lock). */
+	pid_t tid;
+	const uint32_t *in_call;
+	struct ibemu_verbs_nap nap;
 };
 
 /* Guards every context's list of users and the changes made while more
@@ -59,6 +65,15 @@ static uint64_t outside_since_ns;
  * period rather than hold every other process forever.
  */
 #define OUTSIDE_HOLD_NS 2000000000ull
+/*
+ * A thread that waits in verbs while another thread of the process runs
+ * looks at the running ones this often (wall time), and takes one that
+ * has slept on a futex for ASLEEP_NS, outside the library, for one that
+ * waits (asleep.c says why): long enough that a lock passed on at once
+ * is not taken, far shorter than the grace period.
+ */
+#define ASLEEP_LOOK_NS 250000ull
+#define ASLEEP_NS      1000000ull
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static int exit_key_ok;
@@ -68,6 +83,8 @@ static int exit_key_ok;
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 static TLS struct ibemu_verbs_user *my_users;
 static TLS struct ibemu_verbs_user *my_last;
+static TLS uint32_t my_in_call;
+static TLS uint64_t my_look_ns; /* when this thread looks at others next */
 
 static uint32_t nusers(const struct ibemu_verbs_context *ctx)
 {
@@ -108,6 +125,10 @@ static int has_work(const struct ibemu_verbs_user *u)
 		       __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
 	case IBEMU_VERBS_WAIT_OUTSIDE:
 		return 0; /* all_wait() looks at the count for every user */
+	case IBEMU_VERBS_WAIT_ASLEEP:
+		/* A hand-off since it was presumed: the thread that took it
+		 * may have woken this one (released its lock). */
+		return 1;
 	}
 	return 0; /* what it waited on was destroyed */
 }
@@ -256,6 +277,8 @@ static struct ibemu_verbs_user *user_add(struct ibemu_verbs_context *ctx)
 	if (!u)
 		return NULL;
 	u->ctx = ctx;
+	u->tid = (pid_t)syscall(SYS_gettid);
+	u->in_call = &my_in_call;
 	pthread_mutex_lock(&users_lock);
 	prune_mine();
 	u->next_in_thread = my_users;
@@ -425,6 +448,74 @@ static void outside_busy(struct ibemu_verbs_context *ctx)
 				 __ATOMIC_RELAXED);
 }
 
+/*
+ * Presumptions made before hand-off 'seen' lapse (users_lock held): the
+ * thread that took it may have woken the sleeper (released the lock it
+ * slept on), which then runs until it calls or is found asleep again.
+ */
+static void asleep_lapse(struct ibemu_verbs_context *ctx, uint64_t seen)
+{
+	struct ibemu_verbs_user *u;
+
+	for (u = ctx->users; u; u = u->next_in_ctx)
+		if (u->kind == IBEMU_VERBS_WAIT_ASLEEP && u->seen != seen &&
+		    __atomic_load_n(&u->waiting, __ATOMIC_RELAXED)) {
+			u->kind = IBEMU_VERBS_WAIT_NOTHING;
+			__atomic_store_n(&u->waiting, 0, __ATOMIC_SEQ_CST);
+		}
+}
+
+/*
+ * The calling thread waits after hand-off 'seen' while others run: each
+ * of those found asleep on a futex for ASLEEP_NS (asleep.c), and not in a
+ * call to the daemon, is taken to wait too, on the process itself (a lock
+ * that a waiting thread holds). It runs again at its next call or the next
+ * hand-off. The page records it (asleep_seq): a condition may also be
+ * signalled by a thread that reads a socket, whose peer acts in wall time,
+ * so the daemon marks the run not deterministic.
+ */
+static void asleep_look(struct ibemu_verbs_context *ctx, uint64_t seen)
+{
+	struct ibemu_verbs_user *u;
+	uint64_t now = host_now_ns();
+	int found = 0;
+
+	if (now < my_look_ns)
+		return;
+	my_look_ns = now + ASLEEP_LOOK_NS;
+	pthread_mutex_lock(&users_lock);
+	for (u = ctx->users; u; u = u->next_in_ctx) {
+		if (__atomic_load_n(&u->waiting, __ATOMIC_SEQ_CST))
+			continue;
+		if (__atomic_load_n(u->in_call, __ATOMIC_SEQ_CST)) {
+			u->nap.known = 0;
+			continue;
+		}
+		if (!ibemu__verbs_thread_asleep(u->tid, &u->nap, now,
+						ASLEEP_NS))
+			continue;
+		u->nap.known = 0;
+		note(u, seen, IBEMU_VERBS_WAIT_ASLEEP, NULL);
+		found = 1;
+	}
+	if (found && !recount(ctx)) {
+		__atomic_store_n(&ctx->page->asleep_seq, seen + 1,
+				 __ATOMIC_SEQ_CST);
+		all_wait(ctx, seen);
+	}
+	pthread_mutex_unlock(&users_lock);
+}
+
+void ibemu__verbs_call_enter(void)
+{
+	__atomic_add_fetch(&my_in_call, 1, __ATOMIC_SEQ_CST);
+}
+
+void ibemu__verbs_call_leave(void)
+{
+	__atomic_sub_fetch(&my_in_call, 1, __ATOMIC_SEQ_CST);
+}
+
 int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 			 enum ibemu_verbs_wait kind, void *on)
 {
@@ -448,13 +539,18 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 	if (nusers(ctx) == 1)
 		return alone_waits(ctx, u, seen, kind, on);
 	/* Others run, or the context already waits as of 'seen'. */
-	if (noted(u, seen, kind, on) &&
-	    (__atomic_load_n(&ctx->nrunning, __ATOMIC_SEQ_CST) ||
-	     __atomic_load_n(&ctx->page->wait_seq, __ATOMIC_SEQ_CST) ==
-		     seen + 1))
-		return 1;
+	if (noted(u, seen, kind, on)) {
+		if (__atomic_load_n(&ctx->nrunning, __ATOMIC_SEQ_CST)) {
+			asleep_look(ctx, seen);
+			return 1;
+		}
+		if (__atomic_load_n(&ctx->page->wait_seq, __ATOMIC_SEQ_CST) ==
+		    seen + 1)
+			return 1;
+	}
 	pthread_mutex_lock(&users_lock);
 	note(u, seen, kind, on);
+	asleep_lapse(ctx, seen);
 	if (!recount(ctx))
 		ret = all_wait(ctx, seen) >= 0;
 	pthread_mutex_unlock(&users_lock);
