@@ -33,7 +33,9 @@ static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static char *buf; /* [0, MSG): send; [MSG, 2 MSG): receive */
 static int rounds;
-static int turn; /* the round the sender may start (atomic) */
+/* The round the sender may start, or r + rounds + 1 once it holds the
+ * mutex for round r (atomic); none before the first. */
+static int turn = -1;
 
 static int post_recv(void)
 {
