@@ -258,9 +258,9 @@ static uint64_t mrd_ps(const struct ibemu_host_model *m)
  * while the reads planned last stream in is slowed by the requests' bytes
  * against the completions' (an aligned MRRS request: 26 bytes against
  * MRRS plus its completions' overheads). Only the latest stretch of reads
- * is remembered, and only reads asked at the engine's time (a responder's:
- * ibemu_host_read()); a post's reads are planned when the daemon takes
- * the post, which the wall clock orders against the engine's writes.
+ * is remembered. Every read is planned at the engine's time (a send's once
+ * its doorbell delay is over), as the writes are, so the share depends on
+ * nothing else.
  */
 static void note_reads(struct ibemu_host_state *hs, uint64_t from,
 		       uint64_t until)
@@ -343,8 +343,10 @@ void ibemu_host_send_plan(const struct ibemu_host_model *m,
 		hs->h2d_free = max64(hs->h2d_free, asked) + wqe;
 	}
 	out->data = 0;
-	if (!inl && fetch_payload && len)
+	if (!inl && fetch_payload && len) {
 		out->data = dma_read(m, hs, out->wqe, addr, len);
+		note_reads(hs, out->wqe, hs->h2d_free);
+	}
 	out->tx_proc = m->tx_proc_ps;
 }
 

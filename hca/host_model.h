@@ -96,7 +96,8 @@ struct ibemu_host_state {
 	uint64_t rd_from, rd_until;
 };
 
-/* The requester's side of one send WQE, as planned at its post. */
+/* The requester's side of one send WQE, as planned once its doorbell
+ * delay is over (the transport plans in the engine's order). */
 struct ibemu_host_send {
 	uint64_t doorbell; /* the HCA has the doorbell */
 	uint64_t start;	   /* its turn under the message rates */

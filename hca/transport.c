@@ -439,6 +439,11 @@ static void tp_timer(void *ctx, uint32_t port, uint64_t cookie)
 	case TIMER_RX:
 		rx_release(tp);
 		break;
+	case TIMER_PLAN:
+		qp = ibemu__tp_qp(tp, (uint32_t)(cookie & PSN_MASK));
+		if (qp)
+			ibemu__tp_plan(tp, qp);
+		break;
 	case TIMER_RTO:
 		qp = ibemu__tp_qp(tp, (uint32_t)(cookie & PSN_MASK));
 		/* A timer superseded by an earlier one, or of a QP gone. */

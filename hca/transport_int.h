@@ -67,6 +67,7 @@ enum tp_timer {
 	TIMER_RTO = 2,	/* the QP's retransmission or RNR timer */
 	TIMER_CC = 3,	/* a throttled QP of the port may send again */
 	TIMER_RX = 4,	/* held arrivals are in host memory (host_model.h) */
+	TIMER_PLAN = 5, /* a WQE's host side may be planned (host model) */
 };
 
 struct tp_seg {
@@ -95,6 +96,7 @@ struct tp_msg {
 	uint8_t fence;
 	uint8_t is_inline;
 	uint8_t started;  /* its first packet was built */
+	uint8_t planned;  /* 'hsend' is planned (host model) */
 	uint8_t done;	  /* READ/atomic: the response came back */
 	uint8_t req_done; /* the requester no longer needs it */
 	uint8_t status;	  /* a local error found when it started */
@@ -115,7 +117,7 @@ struct tp_msg {
 	uint32_t nsge;
 	struct ibemu_tp_sge *sge;     /* as posted */
 	struct tp_seg *seg;	      /* resolved when it starts */
-	struct ibemu_host_send hsend; /* its host side, planned at its post */
+	struct ibemu_host_send hsend; /* its host side (once planned) */
 };
 
 struct tp_rwqe {
@@ -224,6 +226,7 @@ struct tp_qp {
 	uint64_t rnr_at;   /* RNR wait ends; 0: not waiting */
 	uint64_t timer_at; /* the pending engine timer; UINT64_MAX: none */
 	uint64_t msg_free; /* its next message may start (host_model.h) */
+	struct tp_msg *plan_next; /* the first WQE not planned; NULL: none */
 
 	/* Responder. */
 	struct tp_rq rq;
@@ -352,6 +355,10 @@ void ibemu__tp_send_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 struct tp_rwqe *ibemu__tp_rq_take(struct ibemu_tp *tp, struct tp_qp *qp);
 void ibemu__tp_recv_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 			     struct tp_rwqe *w, const struct ibemu_tp_cqe *c);
+
+/* transport_qp.c: plans the host side of the QP's WQEs whose doorbell
+ * delay is over (TIMER_PLAN). */
+void ibemu__tp_plan(struct ibemu_tp *tp, struct tp_qp *qp);
 
 /* transport_req.c */
 /* When the next packet of send WQE 'm' may leave: its doorbell delay, or

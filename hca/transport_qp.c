@@ -293,6 +293,8 @@ void ibemu__tp_send_complete(struct ibemu_tp *tp, struct tp_qp *qp,
 	};
 
 	IBEMU_BUG_ON(qp->sq_head != m);
+	if (qp->plan_next == m) /* flushed before its plan */
+		qp->plan_next = m->next;
 	qp->sq_head = m->next;
 	if (!qp->sq_head)
 		qp->sq_tail = NULL;
@@ -432,6 +434,7 @@ static void qp_reset(struct ibemu_tp *tp, struct tp_qp *qp)
 	qp->sq_tail = NULL;
 	qp->sq_n = 0;
 	qp->cur = NULL;
+	qp->plan_next = NULL;
 	qp->rd_out = 0;
 	if (qp->in_rwqe) {
 		free(qp->in_rwqe);
@@ -859,18 +862,16 @@ int ibemu_tp_post_send_at(struct ibemu_tp *tp, uint32_t qpn,
 		flush_send(tp, qp);
 		return 0;
 	}
-	/* The host interface: doorbell, WQE and payload fetch, planned
-	 * now, in post order, so the times depend on nothing else (not on
-	 * where the buffers are: taken as aligned, address 0). */
-	if (tp->hm)
-		ibemu_host_send_plan(
-			tp->hm, &tp->hs, &qp->msg_free, m->posted, 0, m->len,
-			m->is_inline,
-			m->opcode != IBEMU_WR_RDMA_READ &&
-				m->opcode != IBEMU_WR_ATOMIC_CMP_AND_SWP &&
-				m->opcode != IBEMU_WR_ATOMIC_FETCH_AND_ADD,
-			&m->hsend);
-	/* The doorbell: the HCA sees the work after its delay. */
+	/* The host interface is planned once the doorbell delay is over
+	 * (ibemu__tp_plan()); without one, the HCA sees the work then. */
+	if (tp->hm) {
+		if (!qp->plan_next)
+			qp->plan_next = m;
+		ibemu_engine_timer(tp->e, qp->port,
+				   m->posted + IBEMU_TP_DOORBELL_PS,
+				   (uint64_t)TIMER_PLAN << 56 | qp->qpn);
+		return 0;
+	}
 	qp->ready_at = ibemu__tp_tx_ready(tp, qp, m);
 	ibemu_engine_timer(tp->e, qp->port, qp->ready_at,
 			   (uint64_t)TIMER_KICK << 56 | qp->qpn);
@@ -882,6 +883,38 @@ err_mem:
 	free(m->seg);
 	free(m);
 	return -ENOMEM;
+}
+
+/*
+ * The host side of the QP's WQEs whose doorbell delay is over (doorbell,
+ * WQE and payload fetch: host_model.h), in post order, and a pull when
+ * each may leave. Planned at the engine's time, when the doorbell delay
+ * (the time rule's lookahead) is over and before any of their DMA starts,
+ * they take the PCIe link in the engine's order, as a responder's reads
+ * do, which are planned as their requests arrive: planned when the daemon
+ * took the post, their order against those reads was the wall clock's.
+ * Buffers are taken as aligned (address 0): the times depend on nothing
+ * else.
+ */
+void ibemu__tp_plan(struct ibemu_tp *tp, struct tp_qp *qp)
+{
+	uint64_t now = ibemu_engine_now(tp->e);
+	struct tp_msg *m;
+
+	while ((m = qp->plan_next) && m->posted + IBEMU_TP_DOORBELL_PS <= now) {
+		ibemu_host_send_plan(
+			tp->hm, &tp->hs, &qp->msg_free, m->posted, 0, m->len,
+			m->is_inline,
+			m->opcode != IBEMU_WR_RDMA_READ &&
+				m->opcode != IBEMU_WR_ATOMIC_CMP_AND_SWP &&
+				m->opcode != IBEMU_WR_ATOMIC_FETCH_AND_ADD,
+			&m->hsend);
+		m->planned = 1;
+		qp->plan_next = m->next;
+		qp->ready_at = ibemu__tp_tx_ready(tp, qp, m);
+		ibemu_engine_timer(tp->e, qp->port, qp->ready_at,
+				   (uint64_t)TIMER_KICK << 56 | qp->qpn);
+	}
 }
 
 /* When a receive posted at 'at' is there for arriving packets. */

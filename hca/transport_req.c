@@ -215,6 +215,8 @@ uint64_t ibemu__tp_tx_ready(const struct ibemu_tp *tp, const struct tp_qp *qp,
 
 	if (!tp->hm)
 		return floor;
+	if (!m->planned)
+		return UINT64_MAX; /* ibemu__tp_plan() pulls once it is */
 	if (!is_rd_atomic(m)) {
 		upto = (uint64_t)(m->sent + 1) * mtu_of(qp);
 		if (upto > m->len)

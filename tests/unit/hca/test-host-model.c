@@ -253,6 +253,9 @@ static const char fabric_fmt[] =
 	"links: [[sw:1, h1:1], [sw:2, h2:1]]\n";
 
 static uint64_t landed_at;
+/* Every landing's time, in order (the order test). */
+static uint64_t landings[8];
+static unsigned nlandings;
 
 static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 		   const struct ibemu_tp_mem *src, uint64_t len)
@@ -261,14 +264,25 @@ static int on_copy(void *ctx, const struct ibemu_tp_mem *dst,
 	(void)src;
 	(void)len;
 	landed_at = ibemu_engine_now(ctx);
+	if (nlandings < IBEMU_ARRAY_SIZE(landings))
+		landings[nlandings++] = landed_at;
 	return 0;
 }
 
-/* When a 4 KiB WRITE, or SEND ('recv_at': when its receive is posted),
- * not inline, posted at time 0 on 'model' lands. */
-static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
+/* h1 and h2 of fabric_fmt, an RC QP on each connected to the other. */
+struct pair {
+	struct ibemu_tp *tp[2];
+	uint32_t key[2], qpn[2];
+	struct ibemu_tp_domain *d;
+	struct ibemu_engine *e;
+	struct ibemu_topo *t;
+};
+
+static _Alignas(4096) uint8_t pair_buf[2][8192];
+
+static void pair_create(struct pair *p, const char *model)
 {
-	struct ibemu_tp_ops ops = {.copy = on_copy};
+	static const struct ibemu_tp_ops ops = {.copy = on_copy};
 	struct ibemu_tp_qp_init in = {
 		.qp_type = IBEMU_QPT_RC,
 		.max_send_wr = 4,
@@ -277,62 +291,61 @@ static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
 		.max_recv_sge = 1,
 	};
 	struct ibemu_tp_qp_attr at = {0};
-	struct ibemu_tp *tp[2];
-	uint32_t pd[2], cq[2], key[2], rkey, qpn[2], node[2];
-	struct ibemu_tp_domain *d = NULL;
+	uint32_t pd[2], cq[2], rkey, node[2];
 	struct ibemu_routes *r = NULL;
-	struct ibemu_engine *e = NULL;
-	struct ibemu_topo *t = NULL;
-	struct ibemu_tp_sge sge;
-	struct ibemu_tp_send_wr wr = {0};
 	struct ibemu_diag diag;
-	static _Alignas(4096) uint8_t buf[2][8192];
 	char yaml[512];
 	unsigned i;
 	int n;
 
+	memset(p, 0, sizeof(*p));
 	n = snprintf(yaml, sizeof(yaml), fabric_fmt, model);
 	ibemu_diag_init(&diag);
-	T_EQ_INT(ibemu_yaml_load("hm.yaml", yaml, (size_t)n, &t, &diag), 0);
+	T_EQ_INT(ibemu_yaml_load("hm.yaml", yaml, (size_t)n, &p->t, &diag), 0);
 	ibemu_diag_fini(&diag);
-	T_EQ_INT(ibemu_model_create(t, &e), 0);
-	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), t, &r),
+	T_EQ_INT(ibemu_model_create(p->t, &p->e), 0);
+	T_EQ_INT(ibemu_routing_run_topo(ibemu_routing_find("minhop"), p->t, &r),
 		 0);
-	T_EQ_INT(ibemu_engine_apply_routes(e, r), 0);
+	T_EQ_INT(ibemu_engine_apply_routes(p->e, r), 0);
 	ibemu_routes_destroy(r);
-	T_EQ_INT(ibemu_tp_domain_create(e, &d), 0);
+	T_EQ_INT(ibemu_tp_domain_create(p->e, &p->d), 0);
 	for (i = 0; i < 2; i++) {
-		node[i] = ibemu_topo_find(t, i ? "h2" : "h1");
-		T_EQ_INT(ibemu_tp_create(d, node[i], &ops, e, &tp[i]), 0);
-		T_EQ_INT(ibemu_tp_pd_alloc(tp[i], &pd[i]), 0);
-		T_EQ_INT(ibemu_tp_cq_create(tp[i], &cq[i]), 0);
-		T_EQ_INT(ibemu_tp_mr_reg(tp[i], pd[i], (uintptr_t)buf[i],
-					 sizeof(buf[i]),
+		node[i] = ibemu_topo_find(p->t, i ? "h2" : "h1");
+		T_EQ_INT(ibemu_tp_create(p->d, node[i], &ops, p->e, &p->tp[i]),
+			 0);
+		T_EQ_INT(ibemu_tp_pd_alloc(p->tp[i], &pd[i]), 0);
+		T_EQ_INT(ibemu_tp_cq_create(p->tp[i], &cq[i]), 0);
+		T_EQ_INT(ibemu_tp_mr_reg(p->tp[i], pd[i],
+					 (uintptr_t)pair_buf[i],
+					 sizeof(pair_buf[i]),
 					 IBEMU_ACCESS_LOCAL_WRITE |
-						 IBEMU_ACCESS_REMOTE_WRITE,
-					 i, &key[i], &rkey),
+						 IBEMU_ACCESS_REMOTE_WRITE |
+						 IBEMU_ACCESS_REMOTE_READ,
+					 i, &p->key[i], &rkey),
 			 0);
 		in.pd = pd[i];
 		in.send_cq = in.recv_cq = cq[i];
-		T_EQ_INT(ibemu_tp_qp_create(tp[i], &in, &qpn[i]), 0);
+		T_EQ_INT(ibemu_tp_qp_create(p->tp[i], &in, &p->qpn[i]), 0);
 	}
 	for (i = 0; i < 2; i++) {
 		memset(&at, 0, sizeof(at));
 		at.qp_state = IBEMU_QPS_INIT;
 		at.port_num = 1;
-		at.qp_access_flags = IBEMU_ACCESS_REMOTE_WRITE;
+		at.qp_access_flags =
+			IBEMU_ACCESS_REMOTE_WRITE | IBEMU_ACCESS_REMOTE_READ;
 		T_EQ_INT(ibemu_tp_qp_modify(
-				 tp[i], qpn[i], &at,
+				 p->tp[i], p->qpn[i], &at,
 				 IBEMU_QP_STATE | IBEMU_QP_PKEY_INDEX |
 					 IBEMU_QP_PORT | IBEMU_QP_ACCESS_FLAGS),
 			 0);
 		at.qp_state = IBEMU_QPS_RTR;
 		at.path_mtu = 5;
-		at.dest_qp_num = qpn[!i];
-		at.ah_attr.dlid = ibemu_engine_get_lid(e, node[!i], 1);
+		at.dest_qp_num = p->qpn[!i];
+		at.ah_attr.dlid = ibemu_engine_get_lid(p->e, node[!i], 1);
 		at.ah_attr.port_num = 1;
+		at.max_dest_rd_atomic = 1;
 		T_EQ_INT(ibemu_tp_qp_modify(
-				 tp[i], qpn[i], &at,
+				 p->tp[i], p->qpn[i], &at,
 				 IBEMU_QP_STATE | IBEMU_QP_AV |
 					 IBEMU_QP_PATH_MTU | IBEMU_QP_DEST_QPN |
 					 IBEMU_QP_RQ_PSN |
@@ -342,7 +355,8 @@ static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
 		at.qp_state = IBEMU_QPS_RTS;
 		at.timeout = 14;
 		at.retry_cnt = 7;
-		T_EQ_INT(ibemu_tp_qp_modify(tp[i], qpn[i], &at,
+		at.max_rd_atomic = 1;
+		T_EQ_INT(ibemu_tp_qp_modify(p->tp[i], p->qpn[i], &at,
 					    IBEMU_QP_STATE | IBEMU_QP_TIMEOUT |
 						    IBEMU_QP_RETRY_CNT |
 						    IBEMU_QP_RNR_RETRY |
@@ -350,29 +364,56 @@ static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
 						    IBEMU_QP_MAX_QP_RD_ATOMIC),
 			 0);
 	}
-	if (opcode == IBEMU_WR_SEND) {
-		struct ibemu_tp_sge rsge = {(uintptr_t)buf[1], 4096, key[1]};
-		struct ibemu_tp_recv_wr rwr = {1, &rsge, 1};
+	landed_at = 0;
+	nlandings = 0;
+}
 
-		T_EQ_INT(ibemu_tp_post_recv_at(tp[1], qpn[1], &rwr, recv_at),
-			 0);
-	}
-	sge = (struct ibemu_tp_sge){(uintptr_t)buf[0], 4096, key[0]};
+static void pair_destroy(struct pair *p)
+{
+	unsigned i;
+
+	for (i = 0; i < 2; i++)
+		ibemu_tp_destroy(p->tp[i]);
+	ibemu_tp_domain_destroy(p->d);
+	ibemu_engine_destroy(p->e);
+	ibemu_topo_destroy(p->t);
+}
+
+/* Posts a 4 KiB 'opcode' (WRITE, SEND or READ) on side 'i' to the other
+ * side's buffer, stamped 'at'. */
+static void pair_post(struct pair *p, unsigned i, uint8_t opcode, uint64_t at)
+{
+	struct ibemu_tp_sge sge = {(uintptr_t)pair_buf[i], 4096, p->key[i]};
+	struct ibemu_tp_send_wr wr = {0};
+
 	wr.opcode = opcode;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = (uintptr_t)buf[1];
-	wr.wr.rdma.rkey = key[1];
-	landed_at = 0;
-	T_EQ_INT(ibemu_tp_post_send_at(tp[0], qpn[0], &wr, ibemu_engine_now(e)),
-		 0);
-	T_EQ_U64(ibemu_engine_now(e), 0);
-	ibemu_engine_run(e, UINT64_MAX, SIZE_MAX);
-	for (i = 0; i < 2; i++)
-		ibemu_tp_destroy(tp[i]);
-	ibemu_tp_domain_destroy(d);
-	ibemu_engine_destroy(e);
-	ibemu_topo_destroy(t);
+	wr.wr.rdma.remote_addr = (uintptr_t)pair_buf[!i];
+	wr.wr.rdma.rkey = p->key[!i];
+	T_EQ_INT(ibemu_tp_post_send_at(p->tp[i], p->qpn[i], &wr, at), 0);
+}
+
+/* When a 4 KiB WRITE, or SEND ('recv_at': when its receive is posted),
+ * not inline, posted at time 0 on 'model' lands. */
+static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
+{
+	struct pair p;
+
+	pair_create(&p, model);
+	if (opcode == IBEMU_WR_SEND) {
+		struct ibemu_tp_sge rsge = {(uintptr_t)pair_buf[1], 4096,
+					    p.key[1]};
+		struct ibemu_tp_recv_wr rwr = {1, &rsge, 1};
+
+		T_EQ_INT(
+			ibemu_tp_post_recv_at(p.tp[1], p.qpn[1], &rwr, recv_at),
+			0);
+	}
+	pair_post(&p, 0, opcode, ibemu_engine_now(p.e));
+	T_EQ_U64(ibemu_engine_now(p.e), 0);
+	ibemu_engine_run(p.e, UINT64_MAX, SIZE_MAX);
+	pair_destroy(&p);
 	return landed_at;
 }
 
@@ -421,6 +462,46 @@ static void test_rwqe_through_transport(void)
 		 arrive + (1651 + 250000 + 2413) + 286407 + 5713 + 100000);
 }
 
+/*
+ * The time rule lets the engine run up to a doorbell delay past a running
+ * process's clock, so the daemon may take a post stamped S before or after
+ * the engine has handled what arrives between S and S + 300 ns, by the
+ * wall clock. h1 READs 4 KiB from h2 at 0 while h2 posts a 4 KiB WRITE
+ * to h1 stamped S: h2's DMA reads for the WRITE and for the READ's
+ * response share its PCIe link. Taken before the engine ran, or with the
+ * engine run to S + 300 ns first, the post gives the same landings, for
+ * every S around the READ request's arrival at h2.
+ */
+static void test_post_order(void)
+{
+	uint64_t early[8], s;
+	unsigned n, tried = 0;
+	struct pair p;
+
+	for (s = 0; s < 3000000; s += 25000) {
+		pair_create(&p, "connectx-5");
+		pair_post(&p, 0, IBEMU_WR_RDMA_READ, 0);
+		pair_post(&p, 1, IBEMU_WR_RDMA_WRITE, s);
+		ibemu_engine_run(p.e, UINT64_MAX, SIZE_MAX);
+		n = nlandings;
+		memcpy(early, landings, sizeof(early));
+		pair_destroy(&p);
+
+		pair_create(&p, "connectx-5");
+		pair_post(&p, 0, IBEMU_WR_RDMA_READ, 0);
+		ibemu_engine_run(p.e, s + IBEMU_TP_DOORBELL_PS - 1, SIZE_MAX);
+		pair_post(&p, 1, IBEMU_WR_RDMA_WRITE, s);
+		ibemu_engine_run(p.e, UINT64_MAX, SIZE_MAX);
+		T_EQ_INT(nlandings, 2);
+		T_EQ_INT(n, 2);
+		T_EQ_U64(landings[0], early[0]);
+		T_EQ_U64(landings[1], early[1]);
+		tried++;
+		pair_destroy(&p);
+	}
+	T_EQ_INT(tried, 120);
+}
+
 void ibemu_test_register_hca_host_model(void)
 {
 	static const struct ibemu_test tests[] = {
@@ -432,6 +513,7 @@ void ibemu_test_register_hca_host_model(void)
 		{"request_share", test_request_share},
 		{"through_transport", test_through_transport},
 		{"rwqe_through_transport", test_rwqe_through_transport},
+		{"post_order", test_post_order},
 		{NULL, NULL},
 	};
 
