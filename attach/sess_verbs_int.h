@@ -109,6 +109,10 @@ struct ibemu_sess_verbs {
 	 * perf_event fd, -1 if none could be opened. */
 	struct ibemu_rule_proc rule;
 	int cpu_fd, cpu_fd_tried;
+	/* The page's 'posts' at the last look that took every ring's work,
+	 * and whether a look since stopped at the turn's budget. */
+	uint64_t posts_seen;
+	int drain_left;
 };
 
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)

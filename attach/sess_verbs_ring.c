@@ -319,8 +319,14 @@ static int rq_drain(struct ibemu_sess_verbs *v, struct vring *r, uint32_t qpn,
  */
 static int verbs_drain(struct ibemu_sess_verbs *v, uint32_t *budget)
 {
+	uint64_t posts = __atomic_load_n(&v->page->posts, __ATOMIC_ACQUIRE);
 	uint32_t i;
 	int did = 0, ret;
+
+	/* Nothing posted since a look that took everything: a process that
+	 * holds thousands of idle QPs costs nothing per turn. */
+	if (posts == v->posts_seen && !v->drain_left)
+		return 0;
 
 	for (i = 0; i < v->nsrqs && *budget; i++) {
 		struct vsrq *q = v->srqs[i];
@@ -359,6 +365,11 @@ static int verbs_drain(struct ibemu_sess_verbs *v, uint32_t *budget)
 		}
 		did |= sq_drain(v, q, budget);
 	}
+	/* The posts bumped before 'posts' was read are all taken, unless
+	 * the budget ran out (a ring may hold more). */
+	v->drain_left = !*budget;
+	if (!v->drain_left)
+		v->posts_seen = posts;
 	return did;
 }
 
@@ -387,6 +398,11 @@ void ibemu__vs_retire(struct ibemu_sess_verbs *v, struct vqp *q,
 int ibemu__vs_verbs_pending(struct ibemu_sess_verbs *v)
 {
 	uint32_t i;
+
+	if (__atomic_load_n(&v->page->posts, __ATOMIC_ACQUIRE) ==
+		    v->posts_seen &&
+	    !v->drain_left)
+		return 0;
 
 	for (i = 0; i < v->nqps; i++) {
 		struct vqp *q = v->qps[i];

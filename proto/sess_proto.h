@@ -41,7 +41,7 @@
  * the region's pages; 6: PORT_QUERY on a verbs stream, so that a context
  * queries the daemon it opened and no other; 7: port streams in virtual
  * time (SEND and RECV carry it, WAIT and TICK, OPEN says the time). */
-#define IBEMU_SESS_VERSION 8u
+#define IBEMU_SESS_VERSION 9u
 #define IBEMU_SESS_SOCKET  "sess.sock"
 
 /* Environment of an attached process (set by `ibemu exec`). */

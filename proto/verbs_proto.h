@@ -16,6 +16,7 @@
 #ifndef IBEMU_VERBS_PROTO_H
 #define IBEMU_VERBS_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sess_proto.h"
@@ -343,7 +344,11 @@ struct ibemu_verbs_page {
 	 * took a thread asleep on a lock or a condition for one that
 	 * waits: not deterministic (verbs/waiting.c). */
 	uint64_t asleep_seq;
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 40];
+	/* Bumped after each post's producer index moves (send, receive,
+	 * SRQ): the daemon looks at a context's rings only when it moved
+	 * since its last full look, not at every QP on every turn. */
+	uint64_t posts;
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 48];
 	/* Written by the daemon. */
 	uint64_t handed;
 	uint64_t handing; /* one ahead of 'handed' during a hand-off */
@@ -358,6 +363,9 @@ struct ibemu_verbs_page {
 	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
 };
 #define IBEMU_VERBS_PAGE 4096u
+/* Where raw clients (tests/integration/test_hostile_rings.py) find it. */
+_Static_assert(offsetof(struct ibemu_verbs_page, posts) == 104,
+	       "posts is at byte 104 of the page");
 _Static_assert(sizeof(struct ibemu_verbs_page) <= IBEMU_VERBS_PAGE,
 	       "the context page is one page");
 

@@ -482,8 +482,10 @@ int ibemu__verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	pthread_mutex_unlock(&q->sq_lock);
 	if (ret)
 		*bad_wr = wr;
-	if (posted)
+	if (posted) {
+		ibemu__verbs_posted(ctx_of(qp->context));
 		ibemu__verbs_kick(ctx_of(qp->context));
+	}
 	return ret;
 }
 
@@ -523,6 +525,7 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
 	struct ibemu_verbs_qp *q = (struct ibemu_verbs_qp *)qp;
+	uint32_t start;
 	int ret;
 
 	ibemu__verbs_running(ctx_of(qp->context));
@@ -537,7 +540,10 @@ int ibemu__verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_mutex_lock(&q->rq_lock);
+	start = q->rq.idx;
 	ret = rq_post(&q->rq, q->cap.max_recv_sge, wr, bad_wr);
+	if (q->rq.idx != start)
+		ibemu__verbs_posted(ctx_of(qp->context));
 	pthread_mutex_unlock(&q->rq_lock);
 	/* No kick: a receive only matters to a packet, and the daemon takes
 	 * every ring's work before its engine runs. */
@@ -548,6 +554,7 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr)
 {
 	struct ibemu_verbs_srq *s = (struct ibemu_verbs_srq *)srq;
+	uint32_t start;
 	int ret;
 
 	ibemu__verbs_running(ctx_of(srq->context));
@@ -558,7 +565,10 @@ int ibemu__verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		return EIO;
 	}
 	pthread_mutex_lock(&s->lock);
+	start = s->ring.idx;
 	ret = rq_post(&s->ring, s->max_sge, wr, bad_wr);
+	if (s->ring.idx != start)
+		ibemu__verbs_posted(ctx_of(srq->context));
 	pthread_mutex_unlock(&s->lock);
 	return ret; /* no kick, as ibv_post_recv */
 }

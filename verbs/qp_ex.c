@@ -269,8 +269,10 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 			->stamp_ps = stamp;
 	__atomic_store_n(&q->sq.hdr->prod, q->sq.idx, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&q->sq_lock);
-	if (q->sq.idx != b->start)
+	if (q->sq.idx != b->start) {
+		ibemu__verbs_posted(ctx);
 		ibemu__verbs_kick(ctx);
+	}
 	return 0;
 }
 

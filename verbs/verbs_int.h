@@ -304,6 +304,9 @@ int ibemu__verbs_call(struct ibemu_verbs_context *ctx, uint16_t type, void *msg,
 		      size_t len, const int *fds, int nfds);
 /* Wakes the daemon if it published that it sleeps (after a post). */
 void ibemu__verbs_kick(struct ibemu_verbs_context *ctx);
+/* Work was posted to a ring of 'ctx' (its producer index stored): the
+ * page's count tells the daemon to look at its rings. */
+void ibemu__verbs_posted(struct ibemu_verbs_context *ctx);
 /*
  * Whether the daemon of 'ctx' is gone: what the library noticed so far
  * (a load, for the post paths), or after a look at the stream (a system

@@ -193,6 +193,13 @@ int ibemu__verbs_port_query(struct ibemu_verbs_context *ctx, unsigned port,
 	return -ret;
 }
 
+void ibemu__verbs_posted(struct ibemu_verbs_context *ctx)
+{
+	/* After the producer index's store (release): the daemon that reads
+	 * the count (acquire) then finds the work in the ring. */
+	__atomic_add_fetch(&ctx->page->posts, 1, __ATOMIC_RELEASE);
+}
+
 void ibemu__verbs_kick(struct ibemu_verbs_context *ctx)
 {
 	uint32_t *sleeps = &ctx->page->sleeps;

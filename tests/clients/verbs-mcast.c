@@ -308,11 +308,16 @@ static int do_send(struct mc *m, unsigned n, unsigned size, uint64_t start)
 		return 1;
 	/* Not before 'start' (the receivers' receives are posted then, and
 	 * the SM has programmed the switches), and at least 100 us after
-	 * the join was answered: the SM programs the switches after. */
+	 * the join was answered: the SM programs the switches after. On a
+	 * whole nanosecond: the receivers' timestamps count nanoseconds, so
+	 * the times from the post they give are exact only then (the post's
+	 * time changes from run to run, with when the processes started). */
 	if (ibemu_compute_ps) {
 		uint64_t at = now_ps() + 100000000ull;
 
-		ibemu_compute_ps((start > at ? start : at) - now_ps());
+		at = start > at ? start : at;
+		at = (at + 999) / 1000 * 1000;
+		ibemu_compute_ps(at - now_ps());
 	}
 	post = now_ps();
 	for (i = 0; i < n; i++) {

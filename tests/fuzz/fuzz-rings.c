@@ -436,11 +436,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			off += n;
 			if (op == 7 && t->esz)
 				relocate(t, t->map + at);
-			if (op != 0 && t->esz)
+			if (op != 0 && t->esz) {
 				__atomic_fetch_add(
 					&((struct ibemu_verbs_ring_hdr *)t->map)
 						 ->prod,
 					1, __ATOMIC_RELEASE);
+				/* As the library says it posted. */
+				__atomic_fetch_add(
+					&((struct ibemu_verbs_page *)r.t[0].map)
+						 ->posts,
+					1, __ATOMIC_RELEASE);
+			}
 			break;
 		case 2:
 			loop_turn(&r);

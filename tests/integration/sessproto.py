@@ -25,6 +25,7 @@ VERSION = _define("IBEMU_SESS_VERSION")
 (ERROR, CA_QUERY, REGISTER, UNREGISTER, OPEN, SEND, RECV,
  PORT_QUERY) = range(1, 9)
 WAIT = 25
+POSTS = 104  # the context page's count of posts
 ADDR_QUERY = 40
 PACK = 50
 
@@ -93,6 +94,14 @@ class RawVerbs(SessionClient):
         type_, status, body = self.reply(s)
         self.assertEqual((type_, status), (9, 0), body)
         return s, page, async_fd
+
+    def posted(self, page):
+        """Says on context page 'page' that work was posted, as the
+        library does after it moves a producer index (the page's 'posts',
+        byte 104: proto/verbs_proto.h asserts it); the daemon looks at a
+        stream's rings only when that count moved."""
+        n = struct.unpack("=Q", page[POSTS:POSTS + 8])[0]
+        page[POSTS:POSTS + 8] = struct.pack("=Q", n + 1)
 
     def memfd(self, size):
         fd = os.memfd_create("ibemu-test", os.MFD_ALLOW_SEALING)

@@ -222,6 +222,7 @@ class PingpongTest(RawVerbs, PingpongRunner, IbemuTestCase):
         sq2[0:4] = struct.pack("=I", 1000)
         rq3[192:192 + 12] = struct.pack("=QI", 1, 1000)
         rq3[0:4] = struct.pack("=I", 1)
+        self.posted(page)
         socket.send_fds(s, [hdr(24, 0)], [])
         end = time.time() + 10
         errs = lambda: [struct.unpack("=I", r[136:140])[0]
@@ -247,6 +248,7 @@ class PingpongTest(RawVerbs, PingpongRunner, IbemuTestCase):
         self.assertEqual(self.call(s, 17, init)[:2], (17, 0))
         rq4[192:192 + 16] = struct.pack("=QII", 5, 0, 0)
         rq4[0:4] = struct.pack("=I", 1)
+        self.posted(page)
         socket.send_fds(s, [hdr(24, 0)], [])
         end = time.time() + 10
         while (struct.unpack("=I", rq4[64:68])[0] != 1 and

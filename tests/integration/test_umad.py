@@ -583,9 +583,10 @@ class UmadTest(SessionClient, IbemuTestCase):
         ca = bind()
         self.assertError(self.call(path, hdr(CA_QUERY, len(ca), magic=1) + ca),
                          -71, "bad magic")
-        r = self.call(path, hdr(CA_QUERY, len(ca), version=9) + ca)
+        other = VERSION + 1
+        r = self.call(path, hdr(CA_QUERY, len(ca), version=other) + ca)
         self.assertError(r, -93, f"daemon speaks version {VERSION}, the "
-                         "client 9")
+                         f"client {other}")
         self.assertError(self.call(path, hdr(CA_QUERY, 10) + b"x" * 10), -71,
                          "CA_QUERY with 10 payload bytes; it takes 72")
         self.assertError(self.call(path, hdr(CA_QUERY, 100) + ca), -71,
