@@ -67,66 +67,65 @@ void ibemu__vs_handoff(struct ibemu_sess_verbs *v, int was_waiting, uint64_t t)
 	__atomic_store_n(&v->page->handed, handed, __ATOMIC_SEQ_CST);
 }
 
-/* Reads the first line of /proc/PID/task/TID/NAME into 'line'. */
-static int task_line(pid_t pid, const char *tid, const char *name, char *line,
-		     int len)
-{
-	char path[96];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/proc/%ld/task/%.20s/%s", (long)pid, tid,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fgets(line, len, f) != NULL;
-	fclose(f);
-	return ok ? 0 : -EIO;
-}
-
 /*
- * The rule's CPU op for process 'ctx' (a pid): the nanoseconds its live
- * threads spent on a CPU (each one's schedstat), and whether one of them
- * is runnable ('R' in its stat: a worker may run while the main thread
- * sleeps in pthread_join; the library counts waiting per thread).
- * Nanoseconds, not the clock ticks of /proc/PID/stat: a process that a
- * loaded host lets run a millisecond in ten would show a tick in one grace
- * period of ten, and its grace would last seconds.
+ * Whether a thread of process 'pid' other than its main one is runnable
+ * ('R' in /proc/PID/task/TID/stat): a worker may run while the main thread
+ * sleeps in pthread_join (the library counts waiting per thread).
  */
-static int proc_cpu(void *ctx, uint64_t *cpu, int *runnable)
+static int task_runnable(pid_t pid)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	unsigned long long ns;
 	char path[64], line[1024], *p;
 	struct dirent *e;
 	int found = 0;
+	FILE *f;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
 	d = opendir(path);
 	if (!d)
-		return -errno;
-	*cpu = 0;
-	*runnable = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atol(e->d_name) == (long)pid)
 			continue;
-		/* A thread that exits meanwhile is left out. */
-		if (task_line(pid, e->d_name, "schedstat", line,
-			      sizeof(line)) ||
-		    sscanf(line, "%llu", &ns) != 1)
+		snprintf(path, sizeof(path), "/proc/%ld/task/%.20s/stat",
+			 (long)pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
 			continue;
-		*cpu += ns;
-		found = 1;
-		if (!*runnable &&
-		    !task_line(pid, e->d_name, "stat", line, sizeof(line))) {
-			p = strrchr(line, ')');
-			*runnable = p && p[1] == ' ' && p[2] == 'R';
-		}
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		found = p && p[1] == ' ' && p[2] == 'R';
 	}
 	closedir(d);
-	return found ? 0 : -ESRCH;
+	return found;
+}
+
+/*
+ * The rule's CPU op for process 'ctx' (a pid): clock ticks over all its
+ * threads, and whether one of them is runnable.
+ */
+static int proc_cpu(void *ctx, uint64_t *ticks, int *runnable)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	unsigned long long ut = 0, st = 0;
+	char path[64], line[1024], *p, state;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After the name: state, then 10 fields, then utime and stime. */
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 "%llu",
+			 &state, &ut, &st) != 3)
+		return -EIO;
+	*ticks = ut + st;
+	*runnable = state == 'R' || task_runnable(pid);
+	return 0;
 }
 
 /* The rule's on-CPU op: /proc/PID/schedstat's first field (ns). */

@@ -129,12 +129,11 @@ struct ibemu_rule_words {
 
 /*
  * The CPU use of a process, asked only once its grace period is over:
- * the time its threads spent on a CPU (any unit that only grows: the
- * daemon's is nanoseconds), and whether one of them is runnable. 0, or
- * -errno when it cannot be known (the process is gone).
+ * clock ticks over all its threads, and whether one of them is runnable.
+ * 0, or -errno when it cannot be known (the process is gone).
  */
 struct ibemu_rule_cpu_ops {
-	int (*cpu)(void *ctx, uint64_t *cpu, int *runnable);
+	int (*cpu)(void *ctx, uint64_t *ticks, int *runnable);
 	/* Nanoseconds its main thread spent on a CPU: 1 if the figure is
 	 * up to date (a perf task clock), 0 if only as of the thread's last
 	 * tick or switch (schedstat: a thread that stays on its CPU shows
