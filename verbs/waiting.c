@@ -321,10 +321,6 @@ static void to_running(struct ibemu_verbs_context *ctx,
 		return;
 	}
 	pthread_mutex_lock(&users_lock);
-	/* A thread presumed asleep calls: a later wait of the context is
-	 * its own, not the presumption's (the daemon compares the two). */
-	if (u->kind == IBEMU_VERBS_WAIT_ASLEEP)
-		__atomic_store_n(&ctx->page->asleep_seq, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&u->waiting, 0, __ATOMIC_SEQ_CST);
 	recount(ctx);
 	page_wait_seq(ctx, 0);
@@ -466,8 +462,6 @@ static void asleep_lapse(struct ibemu_verbs_context *ctx, uint64_t seen)
 		    __atomic_load_n(&u->waiting, __ATOMIC_RELAXED)) {
 			u->kind = IBEMU_VERBS_WAIT_NOTHING;
 			__atomic_store_n(&u->waiting, 0, __ATOMIC_SEQ_CST);
-			__atomic_store_n(&ctx->page->asleep_seq, 0,
-					 __ATOMIC_SEQ_CST);
 		}
 }
 
