@@ -177,6 +177,39 @@ class IbemuTestCase(unittest.TestCase):
                              f"stdout: {p.stdout}\nstderr: {p.stderr}")
         return p
 
+    def run_watched(self, args, env, timeout, fabric):
+        """Runs 'args' (a launcher such as 'ibemu run') in a session of its
+        own; returns (status, output). Past 'timeout' seconds the status is
+        'timeout' and the output ends with what a hang needs to be
+        understood: the fabric's status (its virtual time and what holds
+        it) and each process of the session with its state and the kernel
+        function it sleeps in; then the whole session is killed, so no
+        rank is left behind to hold the daemon."""
+        p = subprocess.Popen(args, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             errors="replace", env=env,
+                             start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=timeout)
+            return p.returncode, out
+        except subprocess.TimeoutExpired:
+            pass
+        status = self.ibemu("status", "--fabric", fabric, timeout=30)
+        ps = subprocess.run(["ps", "-s", str(p.pid), "-o",
+                             "pid,stat,wchan:24,time,args"],
+                            capture_output=True, text=True).stdout
+        # mpirun puts each rank in a process group of its own: each
+        # process of the session is killed, not only the launcher's group.
+        for line in ps.splitlines()[1:]:
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        out, _ = p.communicate()
+        return "timeout", (f"{out}\n-- timed out after {timeout} s; "
+                           f"ibemu status:\n{status.stdout}{status.stderr}"
+                           f"-- its processes:\n{ps}")
+
     def up(self, topo_file, name, *extra):
         p = self.ibemu("up", topo_file, "--name", name, *extra, check=0)
         with open(self.paths(name)["pid"]) as f:

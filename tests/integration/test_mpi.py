@@ -68,14 +68,9 @@ class MpiTest(IbemuTestCase):
             # has unloaded already, and crashes: no cache then.
             env["OMPI_MCA_mpi_leave_pinned"] = "0"
         before = self.spine_words(fabric)
-        try:
-            p = subprocess.run(
-                [IBEMU, "run", "--fabric", fabric, "--mpi", "-n", str(n),
-                 *extra, "--", self.ring], capture_output=True, text=True,
-                errors="replace", env=env, timeout=240 if n <= 4 else 420)
-            out, rc = p.stdout + p.stderr, p.returncode
-        except subprocess.TimeoutExpired as e:
-            out, rc = f"timed out: {e.stdout}{e.stderr}", "timeout"
+        rc, out = self.run_watched(
+            [IBEMU, "run", "--fabric", fabric, "--mpi", "-n", str(n),
+             *extra, "--", self.ring], env, 240 if n <= 4 else 420, fabric)
         lines = sorted((line for line in out.splitlines()
                         if line.startswith("rank=")),
                        key=lambda s: int(s.split()[0][5:]))
