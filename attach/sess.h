@@ -238,8 +238,11 @@ struct ibemu_sess_server {
 	/* Memory polling's timer (sess_verbs_rule.c): a timerfd, since its
 	 * delays are microseconds and libuv's timers count milliseconds. */
 	uv_poll_t mempoll;
-	int mempoll_fd;		    /* -1: none */
-	uint64_t mempoll_at;	    /* the wall ns it is armed for, or 0 */
+	int mempoll_fd;	     /* -1: none */
+	uint64_t mempoll_at; /* the wall ns it is armed for, or 0 */
+	/* A look at the horizon armed a tick (sess_verbs_rule.c): the
+	 * engine must run to it, though nothing else is pending. */
+	int tick_armed;
 	int task_clock_told;	    /* logged that perf's is refused */
 	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
 	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */

@@ -89,10 +89,15 @@ static int rule_pump(struct ibemu_sess_server *s)
 	pid_t presumed = 0;
 	uint64_t h;
 
-	if (!ibemu__vs_rule_on(d) || !ibemu_engine_pending(d->engine))
+	if (!ibemu__vs_rule_on(d))
 		return 0;
+	/* With nothing pending, a look still arms the tick of a process
+	 * that went on spinning in its waits (sess_verbs_rule.c). */
+	s->tick_armed = 0;
 	h = ibemu__sess_horizon(d, &presumed);
-	if (h <= d->rule.last_horizon)
+	if (!ibemu_engine_pending(d->engine) && !s->tick_armed)
+		return 0;
+	if (h <= d->rule.last_horizon && !s->tick_armed)
 		return 0;
 	d->rule.last_horizon = h;
 	ibemu_daemon_pump(d);

@@ -113,6 +113,14 @@ struct ibemu_sess_verbs {
 	 * and whether a look since stopped at the turn's budget. */
 	uint64_t posts_seen;
 	int drain_left;
+	/* Time passing for a process that spins in verbs with nothing to
+	 * take (sess_verbs_rule.c): the hand-off armed for its wait
+	 * 'tick_seq', how many came in a row, and the count of hand-offs
+	 * after the last of them. */
+	struct ibemu_due tick;
+	uint64_t tick_seq, tick_handed;
+	unsigned tick_n;
+	int tick_logged;
 };
 
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)

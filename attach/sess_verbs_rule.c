@@ -224,6 +224,8 @@ static const struct ibemu_rule_cpu_ops stream_cpu_ops = {
 
 void ibemu__vs_rule_close(struct ibemu_sess_verbs *v)
 {
+	if (v->tick.armed)
+		ibemu_due_cancel(vs_daemon(v), &v->tick);
 	if (v->cpu_fd_tried && v->cpu_fd >= 0)
 		close(v->cpu_fd);
 	v->cpu_fd_tried = 0;
@@ -375,6 +377,89 @@ static int asleep_waits(const struct ibemu_sess_conn *c,
 		       w->wait_seq;
 }
 
+/*
+ * Time passes for a process that waits, as it does on a host: one that
+ * spins in polls with nothing to take may be waiting for its own clock (a
+ * retransmission timer: Open MPI's openib connection manager sends a lost
+ * UD message again after 0.5 s), which without a hand-off would stand at
+ * its wait's start however far the fabric goes (an SM's sweeps). So a
+ * spinning wait that nothing ends for TICK_PS of virtual time is handed
+ * the fabric's time then, with nothing in it, and again every TICK_PS:
+ * its clock moves there at its next poll (land_ps). The times are
+ * virtual (the wait's start plus TICK_PS), the same in every run. A wait
+ * that blocks (a completion channel) is left alone: nothing would see
+ * the hand-off, and the process would hold the fabric as running.
+ */
+#define TICK_PS 1000000000000ull /* 1 s */
+
+static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
+{
+	struct ibemu_sess_verbs *v =
+		(struct ibemu_sess_verbs *)((char *)due -
+					    offsetof(struct ibemu_sess_verbs,
+						     tick));
+	struct ibemu_verbs_page *p = v->page;
+	uint64_t t = due->at_ps;
+
+	if (v->c->closing || v->c->job_held ||
+	    __atomic_load_n(&p->wait_seq, __ATOMIC_SEQ_CST) != v->tick_seq ||
+	    !ibemu_rule_waiting(&v->rule, v->tick_seq))
+		return;
+	/*
+	 * A thread that goes on to block stores 'spins' 0 before it reads
+	 * 'handing' (verbs/waiting.c): after our store of 'handing', either
+	 * we see its 0 here and call the hand-off off (it then looks again
+	 * and waits as before), or it sees the hand-off and waits anew.
+	 */
+	ibemu__vs_handoff_begin(v);
+	if (!__atomic_load_n(&p->spins, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&p->handing, v->rule.handed, __ATOMIC_SEQ_CST);
+		return;
+	}
+	/* Before the hand-off: the poll that sees it finds its clock. */
+	if (__atomic_load_n(&p->land_ps, __ATOMIC_RELAXED) < t)
+		__atomic_store_n(&p->land_ps, t, __ATOMIC_RELEASE);
+	ibemu__vs_handoff(v, 1, t);
+	v->tick_n++;
+	v->tick_handed = v->rule.handed;
+	if (!v->tick_logged++)
+		ibemu_daemon_log(d,
+				 "process %ld spun in its waits for %llu ms of "
+				 "virtual time with nothing to take: time is "
+				 "handed to it (its own timers) every %llu ms "
+				 "while that lasts",
+				 (long)v->c->pid,
+				 (unsigned long long)(TICK_PS / 1000000000ull),
+				 (unsigned long long)(TICK_PS / 1000000000ull));
+}
+
+/* Arms or drops the tick of verbs stream 'c', waiting or not by 'w'. */
+static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
+		     const struct ibemu_rule_words *w)
+{
+	struct ibemu_sess_verbs *v = c->verbs;
+	uint64_t from;
+
+	if (!ibemu_rule_waiting(&v->rule, w->wait_seq) ||
+	    !__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
+		if (v->tick.armed)
+			ibemu_due_cancel(d, &v->tick);
+		return;
+	}
+	if (v->tick.armed && v->tick_seq == w->wait_seq)
+		return;
+	/* A hand-off other than a tick resumed it since: a new wait. */
+	if (v->rule.handed != v->tick_handed)
+		v->tick_n = 0;
+	from = w->clock_ps < v->rule.hand_ps ? v->rule.hand_ps : w->clock_ps;
+	if (from > IBEMU_VERBS_MAX_STAMP_PS)
+		return; /* garbage: no time to tick at */
+	v->tick_seq = w->wait_seq;
+	v->tick.fire = tick_fire;
+	ibemu_due_arm(d, &v->tick, from + TICK_PS);
+	c->s->tick_armed = 1;
+}
+
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 {
 	struct ibemu_sess_server *s = d->sess;
@@ -397,6 +482,8 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 			continue;
 		b = ibemu_rule_bound(&d->rule, p, &w, now_ms, &proc_cpu_ops,
 				     (void *)(intptr_t)c->pid, &grace);
+		if (c->kind == IBEMU_SESS_CONN_VERBS)
+			tick_arm(d, c, &w);
 		if (grace) {
 			*presumed = c->pid;
 			d->rule.presumed_asleep = 0;

@@ -340,6 +340,12 @@ struct ibemu_verbs_page {
 	/* 1 from a poll that took work until the next call: the process
 	 * took a completion last (memory polling, docs/design.md §3). */
 	uint32_t took;
+	/* 1 while the thread that made the context wait spins in polls
+	 * (a CQ): it sees a hand-off by itself, so the daemon may hand it
+	 * the passing of time (a tick, sess_verbs_rule.c); 0 when it
+	 * blocks (a completion channel, the async fd), as an older library
+	 * leaves this word. */
+	uint32_t spins;
 	/* 1 + the 'handed' of the last hand-off before which the process
 	 * took a thread asleep on a lock or a condition for one that
 	 * waits: not deterministic (verbs/waiting.c). */
@@ -364,6 +370,8 @@ struct ibemu_verbs_page {
 };
 #define IBEMU_VERBS_PAGE 4096u
 /* Where raw clients (tests/integration/test_hostile_rings.py) find it. */
+_Static_assert(offsetof(struct ibemu_verbs_page, spins) == 92,
+	       "spins fills the hole before asleep_seq");
 _Static_assert(offsetof(struct ibemu_verbs_page, posts) == 104,
 	       "posts is at byte 104 of the page");
 _Static_assert(sizeof(struct ibemu_verbs_page) <= IBEMU_VERBS_PAGE,

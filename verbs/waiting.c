@@ -97,6 +97,18 @@ static void page_wait_seq(struct ibemu_verbs_context *ctx, uint64_t v)
 		__atomic_store_n(&ctx->page->wait_seq, v, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Whether the wait the page states next is a spin (the daemon may hand
+ * it the passing of time) or a block; stored before the wait reads
+ * 'handing', which the daemon stores before it reads this
+ * (attach/sess_verbs_rule.c, tick_fire).
+ */
+static void page_spins(struct ibemu_verbs_context *ctx, uint32_t v)
+{
+	if (__atomic_load_n(&ctx->page->spins, __ATOMIC_RELAXED) != v)
+		__atomic_store_n(&ctx->page->spins, v, __ATOMIC_SEQ_CST);
+}
+
 /* Whether anything waits for user 'u' to take it (users_lock held). */
 static int has_work(const struct ibemu_verbs_user *u)
 {
@@ -536,6 +548,11 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 		u = user_add(ctx);
 	if (!u)
 		return 1; /* not recorded: the context stays running */
+	/* A hand-off may carry the fabric's time and nothing else (a tick,
+	 * attach/sess_verbs_rule.c): the clock moves there before the
+	 * program reads it again. */
+	ibemu__verbs_clock_catch_up(ctx);
+	page_spins(ctx, kind == IBEMU_VERBS_WAIT_CQ);
 	if (nusers(ctx) == 1)
 		return alone_waits(ctx, u, seen, kind, on);
 	/* Others run, or the context already waits as of 'seen'. */

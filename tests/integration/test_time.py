@@ -19,6 +19,7 @@ BUILD = os.environ.get("IBEMU_BUILD_DIR", "build")
 DET = os.path.join(BUILD, "tests", "verbs-det")
 HOLD = os.path.join(BUILD, "tests", "verbs-hold")
 LOCK = os.path.join(BUILD, "tests", "verbs-lock")
+TIMER = os.path.join(BUILD, "tests", "verbs-timer")
 FAT = topology("fat-tree-2l-36.yaml")
 
 
@@ -267,6 +268,31 @@ class TimeRuleTest(IbemuTestCase):
         # Both SENDs cross the same idle path, the second 10.2 us later.
         self.assertEqual(times["server 2 wr"] - times["server 0 wr"],
                          10_200_000, server)
+
+    def test_timer_while_spinning(self):
+        """verbs-timer spins on an empty CQ until its own clock has moved
+        1.5 s, as a retransmission timer waits in a progress loop. Nothing
+        in the fabric ends that wait: the daemon hands the spinning
+        process the passing of time, 1 s of virtual time after its wait
+        began and every second after, so the program sees its timer
+        expire at the second tick, the same in every run. Before, its
+        clock stood still (a wait holds a clock until a hand-off) and it
+        spun forever: how 16 ranks of openib hung when a UD connection
+        request was lost."""
+        self.up(topology("two-switch.yaml"), "ttick")
+        for _ in range(2):
+            p = subprocess.run([IBEMU, "exec", "--fabric", "ttick",
+                                "--host", "hca2", "--", TIMER, "1500"],
+                               capture_output=True, text=True,
+                               env=self.tool_env, timeout=120)
+            self.assertEqual((p.returncode, p.stdout),
+                             (0, "waited 2000 ms\n"), p.stderr)
+        st = self.ibemu("status", "--fabric", "ttick", check=0).stdout
+        self.assertRegex(st, r"Deterministic:\s+yes")
+        with open(self.paths("ttick")["log"]) as f:
+            self.assertIn("spun in its waits for 1000 ms of virtual time",
+                          f.read())
+        self.down("ttick")
 
     def test_thread_asleep_on_a_lock(self):
         """verbs-lock: one thread holds a mutex while it spins on its
