@@ -115,12 +115,15 @@ struct ibemu_sess_verbs {
 	int drain_left;
 	/* Time passing for a process that spins in verbs with nothing to
 	 * take (sess_verbs_rule.c): the hand-off armed for its wait
-	 * 'tick_seq', how many came in a row, and the count of hand-offs
-	 * after the last of them. */
+	 * 'tick_seq', the page's spin_polls when it was armed, whether it
+	 * came due while the process had stopped polling, and whether the
+	 * log said so. */
 	struct ibemu_due tick;
-	uint64_t tick_seq, tick_handed;
-	unsigned tick_n;
-	int tick_logged;
+	uint64_t tick_seq;
+	int tick_stalled, tick_logged;
+	/* The page's spin_polls as last seen, and when it last moved (wall
+	 * ms): whether the process still polls. */
+	uint64_t polls_mark, polls_mark_ms;
 };
 
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)

@@ -392,6 +392,54 @@ static int asleep_waits(const struct ibemu_sess_conn *c,
  */
 #define TICK_PS 1000000000000ull /* 1 s */
 
+/*
+ * Whether stream 'v' went on polling lately (its empty polls moved within
+ * POLLING_MS of wall time), as far as looks at it can tell.
+ */
+#define POLLING_MS 100
+
+static int polling(struct ibemu_sess_verbs *v, uint64_t now_ms)
+{
+	uint64_t n = __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED);
+
+	if (n != v->polls_mark) {
+		v->polls_mark = n;
+		v->polls_mark_ms = now_ms;
+		return 1;
+	}
+	return now_ms - v->polls_mark_ms < POLLING_MS;
+}
+
+static int waits_spinning(const struct ibemu_sess_verbs *v)
+{
+	return ibemu_rule_waiting(
+		       &v->rule,
+		       __atomic_load_n(&v->page->wait_seq, __ATOMIC_SEQ_CST)) &&
+	       __atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Whether time may be handed to the spinning waits now: every process
+ * whose last wait was an empty poll still polls. One that stopped (it
+ * waits on a file, a socket, another process: the test harness's go
+ * file, fi_pingpong's out-of-band sync) keeps the fabric's idea of it,
+ * a frozen clock, and with it everyone's: what it waits for comes in
+ * wall time, and the virtual time of its coming must not depend on how
+ * long that took.
+ */
+static int all_still_poll(struct ibemu_daemon *d)
+{
+	uint64_t now_ms = uv_now(&d->loop);
+	struct ibemu_sess_conn *c;
+
+	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs &&
+		    !c->closing && !c->job_held && waits_spinning(c->verbs) &&
+		    !polling(c->verbs, now_ms))
+			return 0;
+	return 1;
+}
+
 static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 {
 	struct ibemu_sess_verbs *v =
@@ -405,6 +453,11 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 	    __atomic_load_n(&p->wait_seq, __ATOMIC_SEQ_CST) != v->tick_seq ||
 	    !ibemu_rule_waiting(&v->rule, v->tick_seq))
 		return;
+	/* Given once every spinning process polls again (tick_arm). */
+	if (!all_still_poll(d)) {
+		v->tick_stalled = 1;
+		return;
+	}
 	/*
 	 * A thread that goes on to block stores 'spins' 0 before it reads
 	 * 'handing' (verbs/waiting.c): after our store of 'handing', either
@@ -420,8 +473,6 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 	if (__atomic_load_n(&p->land_ps, __ATOMIC_RELAXED) < t)
 		__atomic_store_n(&p->land_ps, t, __ATOMIC_RELEASE);
 	ibemu__vs_handoff(v, 1, t);
-	v->tick_n++;
-	v->tick_handed = v->rule.handed;
 	if (!v->tick_logged++)
 		ibemu_daemon_log(d,
 				 "process %ld spun in its waits for %llu ms of "
@@ -444,17 +495,25 @@ static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 	    !__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
 		if (v->tick.armed)
 			ibemu_due_cancel(d, &v->tick);
+		v->tick_stalled = 0;
 		return;
 	}
-	if (v->tick.armed && v->tick_seq == w->wait_seq)
-		return;
-	/* A hand-off other than a tick resumed it since: a new wait. */
-	if (v->rule.handed != v->tick_handed)
-		v->tick_n = 0;
+	if (v->tick_seq == w->wait_seq) {
+		if (v->tick.armed || (v->tick_stalled && !all_still_poll(d)))
+			return;
+		if (v->tick_stalled) {
+			/* All poll again: the tick it missed is due now. */
+			v->tick_stalled = 0;
+			ibemu_due_arm(d, &v->tick, ibemu_engine_now(d->engine));
+			c->s->tick_armed = 1;
+			return;
+		}
+	}
 	from = w->clock_ps < v->rule.hand_ps ? v->rule.hand_ps : w->clock_ps;
 	if (from > IBEMU_VERBS_MAX_STAMP_PS)
 		return; /* garbage: no time to tick at */
 	v->tick_seq = w->wait_seq;
+	v->tick_stalled = 0;
 	v->tick.fire = tick_fire;
 	ibemu_due_arm(d, &v->tick, from + TICK_PS);
 	c->s->tick_armed = 1;

@@ -354,7 +354,10 @@ struct ibemu_verbs_page {
 	 * SRQ): the daemon looks at a context's rings only when it moved
 	 * since its last full look, not at every QP on every turn. */
 	uint64_t posts;
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 48];
+	/* The process's empty polls so far, stored every 64th: whether a
+	 * wait that 'spins' still spins (attach/sess_verbs_rule.c). */
+	uint64_t spin_polls;
+	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 56];
 	/* Written by the daemon. */
 	uint64_t handed;
 	uint64_t handing; /* one ahead of 'handed' during a hand-off */
@@ -374,6 +377,8 @@ _Static_assert(offsetof(struct ibemu_verbs_page, spins) == 92,
 	       "spins fills the hole before asleep_seq");
 _Static_assert(offsetof(struct ibemu_verbs_page, posts) == 104,
 	       "posts is at byte 104 of the page");
+_Static_assert(offsetof(struct ibemu_verbs_page, spin_polls) == 112,
+	       "spin_polls is at byte 112 of the page");
 _Static_assert(sizeof(struct ibemu_verbs_page) <= IBEMU_VERBS_PAGE,
 	       "the context page is one page");
 

@@ -77,8 +77,13 @@ void ibemu__verbs_empty_poll(struct ibemu_verbs_context *ctx)
 {
 	/* A daemon killed while awake leaves no kick to fail: a program
 	 * that only polls and posts learns it here. */
-	if (!(__atomic_add_fetch(&ctx->empty_polls, 1, __ATOMIC_RELAXED) %
-	      EMPTY_POLLS_PER_LOOK))
+	uint64_t n = __atomic_add_fetch(&ctx->empty_polls, 1, __ATOMIC_RELAXED);
+
+	/* The daemon hands time only to a wait that goes on polling; one
+	 * store in 64 polls, as the daemon reads this cache line often. */
+	if (!(n % 64))
+		__atomic_store_n(&ctx->page->spin_polls, n, __ATOMIC_RELAXED);
+	if (!(n % EMPTY_POLLS_PER_LOOK))
 		ibemu__verbs_stream_gone(ctx);
 }
 

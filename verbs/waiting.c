@@ -35,8 +35,10 @@ struct ibemu_verbs_user {
 	uint32_t kind;
 	void *on;
 	uint64_t seen;
-	/* The channel it last took an event from (the owner's only). */
+	/* The channel it last took an event from, and the hand-off count
+	 * at its last wait (the owner's only). */
 	void *events_from;
+	uint64_t caught;
 	/* The owner: its thread id, its count of calls under way that wait
 	 * for the daemon, and what the last look at it found (asleep.c;
 	 * read and written under users_lock). */
@@ -548,10 +550,13 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 		u = user_add(ctx);
 	if (!u)
 		return 1; /* not recorded: the context stays running */
-	/* A hand-off may carry the fabric's time and nothing else (a tick,
-	 * attach/sess_verbs_rule.c): the clock moves there before the
-	 * program reads it again. */
-	ibemu__verbs_clock_catch_up(ctx);
+	/* A hand-off seen for the first time may carry the fabric's time
+	 * and nothing else (a tick, attach/sess_verbs_rule.c): the clock
+	 * moves there before the program reads it again. */
+	if (u->caught != seen) {
+		u->caught = seen;
+		ibemu__verbs_clock_catch_up(ctx);
+	}
 	page_spins(ctx, kind == IBEMU_VERBS_WAIT_CQ);
 	if (nusers(ctx) == 1)
 		return alone_waits(ctx, u, seen, kind, on);
