@@ -103,7 +103,7 @@ static void page_wait_seq(struct ibemu_verbs_context *ctx, uint64_t v)
  * Whether the wait the page states next is a spin (the daemon may hand
  * it the passing of time) or a block; stored before the wait reads
  * 'handing', which the daemon stores before it reads this
- * (attach/sess_verbs_tick.c, tick_fire).
+ * (attach/sess_verbs_rule.c, tick_fire).
  */
 static void page_spins(struct ibemu_verbs_context *ctx, uint32_t v)
 {
