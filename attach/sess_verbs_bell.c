@@ -92,7 +92,7 @@ static int rule_pump(struct ibemu_sess_server *s)
 	if (!ibemu__vs_rule_on(d))
 		return 0;
 	/* With nothing pending, a look still arms the tick of a process
-	 * that went on spinning in its waits (sess_verbs_tick.c). */
+	 * that went on spinning in its waits (sess_verbs_rule.c). */
 	s->tick_armed = 0;
 	h = ibemu__sess_horizon(d, &presumed);
 	if (!ibemu_engine_pending(d->engine) && !s->tick_armed)

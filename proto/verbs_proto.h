@@ -342,7 +342,7 @@ struct ibemu_verbs_page {
 	uint32_t took;
 	/* 1 while the thread that made the context wait spins in polls
 	 * (a CQ): it sees a hand-off by itself, so the daemon may hand it
-	 * the passing of time (a tick, sess_verbs_tick.c); 0 when it
+	 * the passing of time (a tick, sess_verbs_rule.c); 0 when it
 	 * blocks (a completion channel, the async fd), as an older library
 	 * leaves this word. */
 	uint32_t spins;
@@ -355,7 +355,7 @@ struct ibemu_verbs_page {
 	 * since its last full look, not at every QP on every turn. */
 	uint64_t posts;
 	/* The process's empty polls so far, stored every 64th: whether a
-	 * wait that 'spins' still spins (attach/sess_verbs_tick.c). */
+	 * wait that 'spins' still spins (attach/sess_verbs_rule.c). */
 	uint64_t spin_polls;
 	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 56];
 	/* Written by the daemon. */

@@ -551,7 +551,7 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 	if (!u)
 		return 1; /* not recorded: the context stays running */
 	/* A hand-off seen for the first time may carry the fabric's time
-	 * and nothing else (a tick, attach/sess_verbs_tick.c): the clock
+	 * and nothing else (a tick, attach/sess_verbs_rule.c): the clock
 	 * moves there before the program reads it again. */
 	if (u->caught != seen) {
 		u->caught = seen;
