@@ -126,13 +126,6 @@ struct ibemu_sess_verbs {
 	uint64_t polls_mark, polls_mark_ms;
 };
 
-/* sess_verbs_tick.c: arms or drops the tick of verbs stream 'c', waiting
- * or not by its words 'w' (from the horizon's look); cancels the tick of a
- * stream that closes. */
-void ibemu__vs_tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
-			const struct ibemu_rule_words *w);
-void ibemu__vs_tick_close(struct ibemu_sess_verbs *v);
-
 static inline struct ibemu_daemon *vs_daemon(struct ibemu_sess_verbs *v)
 {
 	return v->c->s->d;

@@ -273,9 +273,9 @@ class TimeRuleTest(IbemuTestCase):
         """verbs-timer spins on an empty CQ until its own clock has moved
         1.5 s, as a retransmission timer waits in a progress loop. Nothing
         in the fabric ends that wait: the daemon hands the spinning
-        process the passing of time, 5 s of virtual time after its wait
-        began and every 5 s after, so the program sees its timer
-        expire at the first tick, the same in every run. Before, its
+        process the passing of time, 1 s of virtual time after its wait
+        began and every second after, so the program sees its timer
+        expire at the second tick, the same in every run. Before, its
         clock stood still (a wait holds a clock until a hand-off) and it
         spun forever: how 16 ranks of openib hung when a UD connection
         request was lost."""
@@ -286,11 +286,11 @@ class TimeRuleTest(IbemuTestCase):
                                capture_output=True, text=True,
                                env=self.tool_env, timeout=120)
             self.assertEqual((p.returncode, p.stdout),
-                             (0, "waited 5000 ms\n"), p.stderr)
+                             (0, "waited 2000 ms\n"), p.stderr)
         st = self.ibemu("status", "--fabric", "ttick", check=0).stdout
         self.assertRegex(st, r"Deterministic:\s+yes")
         with open(self.paths("ttick")["log"]) as f:
-            self.assertIn("spun in its waits for 5000 ms of virtual time",
+            self.assertIn("spun in its waits for 1000 ms of virtual time",
                           f.read())
         self.down("ttick")
 
