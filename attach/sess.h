@@ -243,6 +243,9 @@ struct ibemu_sess_server {
 	/* A look at the horizon armed a tick (sess_verbs_rule.c): the
 	 * engine must run to it, though nothing else is pending. */
 	int tick_armed;
+	/* At that look, some process counted as waiting by presumption
+	 * alone (its grace period, memory polling): no tick is given. */
+	int presumed_any;
 	int task_clock_told;	    /* logged that perf's is refused */
 	uint8_t *copy_buf;	    /* IBEMU_SESS_COPY_CHUNK bytes */
 	struct ibemu_sess_mrs *mrs; /* registered regions (sess_verbs_mem) */

@@ -380,34 +380,52 @@ static int asleep_waits(const struct ibemu_sess_conn *c,
 /*
  * Time passes for a process that waits, as it does on a host: one that
  * spins in polls with nothing to take may be waiting for its own clock (a
- * retransmission timer: Open MPI's openib connection manager sends a lost
- * UD message again after 0.5 s), which without a hand-off would stand at
- * its wait's start however far the fabric goes (an SM's sweeps). So a
- * spinning wait that nothing ends for TICK_PS of virtual time is handed
- * the fabric's time then, with nothing in it, and again every TICK_PS:
- * its clock moves there at its next poll (land_ps). The times are
- * virtual (the wait's start plus TICK_PS), the same in every run. A wait
- * that blocks (a completion channel) is left alone: nothing would see
- * the hand-off, and the process would hold the fabric as running.
+ * retransmission timer), and its sends are stamped with that clock: Open
+ * MPI's openib connection manager resends a lost UD request from its
+ * progress loop, and a request stamped at a clock that stood still since
+ * the wait began reaches the peer before the receives it posted since,
+ * again and again. So a spinning wait that nothing ends for TICK_PS of
+ * virtual time is handed the fabric's time then, with nothing in it, and
+ * again every TICK_PS: its clock moves there at its next poll (land_ps).
+ *
+ * The times are virtual (the wait's start plus TICK_PS), and so is their
+ * pace: a tick after the first is earned by a call or a read of the
+ * virtual clock that took the last one in, or else by
+ * IBEMU_VERBS_TICK_POLLS empty polls since (proto/verbs_proto.h), and the
+ * fabric waits at the tick's time until it is earned, as it waits for a
+ * running process. A program that reads its clock between polls then
+ * sees each second pass, one at a time, the same in every run, however
+ * the host scheduled it. A wait that blocks (a completion channel) is left alone:
+ * nothing would see the hand-off, and the process would hold the fabric
+ * as running.
  */
 #define TICK_PS 1000000000000ull /* 1 s */
 
 /*
- * Whether stream 'v' went on polling lately (its empty polls moved within
- * POLLING_MS of wall time), as far as looks at it can tell.
+ * Whether stream 'v' went on polling lately: its empty polls moved within
+ * POLLING_MS of wall time, or within RUNNABLE_MS if a thread of its
+ * process is runnable (a spinner the host did not schedule for a while).
+ * One that stopped waits on something else: a file, a socket.
  */
-#define POLLING_MS 100
+#define POLLING_MS  100
+#define RUNNABLE_MS 2000
 
 static int polling(struct ibemu_sess_verbs *v, uint64_t now_ms)
 {
 	uint64_t n = __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED);
+	uint64_t ticks;
+	int runnable = 0;
 
 	if (n != v->polls_mark) {
 		v->polls_mark = n;
 		v->polls_mark_ms = now_ms;
 		return 1;
 	}
-	return now_ms - v->polls_mark_ms < POLLING_MS;
+	if (now_ms - v->polls_mark_ms < POLLING_MS)
+		return 1;
+	return now_ms - v->polls_mark_ms < RUNNABLE_MS &&
+	       !proc_cpu((void *)(intptr_t)v->c->pid, &ticks, &runnable) &&
+	       runnable;
 }
 
 static int waits_spinning(const struct ibemu_sess_verbs *v)
@@ -419,19 +437,34 @@ static int waits_spinning(const struct ibemu_sess_verbs *v)
 }
 
 /*
- * Whether time may be handed to the spinning waits now: every process
- * whose last wait was an empty poll still polls. One that stopped (it
- * waits on a file, a socket, another process: the test harness's go
- * file, fi_pingpong's out-of-band sync) keeps the fabric's idea of it,
- * a frozen clock, and with it everyone's: what it waits for comes in
- * wall time, and the virtual time of its coming must not depend on how
- * long that took.
+ * Whether the process of 'v' earned its next tick: its clock took in the
+ * last before a call or a read of it, or it made the polls.
+ */
+static int tick_earned(const struct ibemu_sess_verbs *v)
+{
+	return __atomic_load_n(&v->page->observed, __ATOMIC_SEQ_CST) >=
+		       v->tick_handed ||
+	       __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED) -
+			       v->tick_polls >=
+		       IBEMU_VERBS_TICK_POLLS;
+}
+
+/*
+ * Whether time may be handed to the spinning waits now: nobody counts as
+ * waiting by presumption alone, and every process whose last wait was an
+ * empty poll still polls. One presumed (its grace period, memory polling)
+ * may be computing or starting, and one that stopped polling waits on
+ * something outside the fabric (the test harness's go file,
+ * fi_pingpong's out-of-band sync): what they do next comes at a wall
+ * time, and the fabric's time must not have run on by ticks meanwhile.
  */
 static int all_still_poll(struct ibemu_daemon *d)
 {
 	uint64_t now_ms = uv_now(&d->loop);
 	struct ibemu_sess_conn *c;
 
+	if (d->sess && d->sess->presumed_any)
+		return 0;
 	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next)
 		if (c->kind == IBEMU_SESS_CONN_VERBS && c->verbs &&
 		    !c->closing && !c->job_held && waits_spinning(c->verbs) &&
@@ -449,12 +482,13 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 	struct ibemu_verbs_page *p = v->page;
 	uint64_t t = due->at_ps;
 
+	v->tick_held = 0;
 	if (v->c->closing || v->c->job_held ||
 	    __atomic_load_n(&p->wait_seq, __ATOMIC_SEQ_CST) != v->tick_seq ||
 	    !ibemu_rule_waiting(&v->rule, v->tick_seq))
 		return;
 	/* Given once every spinning process polls again (tick_arm). */
-	if (!all_still_poll(d)) {
+	if (!tick_earned(v) || !all_still_poll(d)) {
 		v->tick_stalled = 1;
 		return;
 	}
@@ -473,6 +507,7 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 	if (__atomic_load_n(&p->land_ps, __ATOMIC_RELAXED) < t)
 		__atomic_store_n(&p->land_ps, t, __ATOMIC_RELEASE);
 	ibemu__vs_handoff(v, 1, t);
+	v->tick_handed = v->rule.handed;
 	if (!v->tick_logged++)
 		ibemu_daemon_log(d,
 				 "process %ld spun in its waits for %llu ms of "
@@ -495,7 +530,7 @@ static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 	    !__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
 		if (v->tick.armed)
 			ibemu_due_cancel(d, &v->tick);
-		v->tick_stalled = 0;
+		v->tick_stalled = v->tick_held = 0;
 		return;
 	}
 	if (v->tick_seq == w->wait_seq) {
@@ -513,10 +548,39 @@ static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 	if (from > IBEMU_VERBS_MAX_STAMP_PS)
 		return; /* garbage: no time to tick at */
 	v->tick_seq = w->wait_seq;
-	v->tick_stalled = 0;
+	v->tick_polls = __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED);
+	v->tick_stalled = v->tick_held = 0;
 	v->tick.fire = tick_fire;
 	ibemu_due_arm(d, &v->tick, from + TICK_PS);
 	c->s->tick_armed = 1;
+}
+
+/*
+ * The horizon the ticks leave: the time of each one not yet earned by a
+ * process that still polls (the fabric waits there for its polls); a
+ * tick earned since the last look lets the engine run to it.
+ */
+static uint64_t tick_horizon(struct ibemu_daemon *d)
+{
+	uint64_t h = UINT64_MAX, now_ms = uv_now(&d->loop);
+	struct ibemu_sess_verbs *v;
+	struct ibemu_sess_conn *c;
+
+	for (c = d->sess ? d->sess->conns : NULL; c; c = c->next) {
+		if (c->kind != IBEMU_SESS_CONN_VERBS || !c->verbs ||
+		    !c->verbs->tick.armed || c->closing || c->job_held)
+			continue;
+		v = c->verbs;
+		if (!tick_earned(v) && polling(v, now_ms)) {
+			v->tick_held = 1;
+			if (v->tick.at_ps < h)
+				h = v->tick.at_ps;
+		} else if (v->tick_held) {
+			v->tick_held = 0;
+			d->sess->tick_armed = 1;
+		}
+	}
+	return h;
 }
 
 uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
@@ -530,6 +594,8 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	int grace;
 
 	d->rule.presumed_asleep = 0;
+	if (s)
+		s->presumed_any = 0;
 	for (c = s ? s->conns : NULL; c; c = c->next) {
 		p = rule_of(c, &w);
 		if (!p)
@@ -537,15 +603,16 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 		grace = 0;
 		/* Memory polling is the verbs streams' alone. */
 		if (c->kind == IBEMU_SESS_CONN_VERBS &&
-		    mem_waits(d, c, &w, now_ns))
+		    mem_waits(d, c, &w, now_ns)) {
+			s->presumed_any = 1;
 			continue;
+		}
 		b = ibemu_rule_bound(&d->rule, p, &w, now_ms, &proc_cpu_ops,
 				     (void *)(intptr_t)c->pid, &grace);
-		if (c->kind == IBEMU_SESS_CONN_VERBS)
-			tick_arm(d, c, &w);
 		if (grace) {
 			*presumed = c->pid;
 			d->rule.presumed_asleep = 0;
+			s->presumed_any = 1;
 		} else if (b == UINT64_MAX && asleep_waits(c, &w)) {
 			*presumed = c->pid;
 			d->rule.presumed_asleep = 1;
@@ -553,7 +620,12 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 		if (b < h)
 			h = b;
 	}
-	return h;
+	/* The ticks once all are looked at: a presumption stalls them. */
+	for (c = s ? s->conns : NULL; c; c = c->next)
+		if (c->kind == IBEMU_SESS_CONN_VERBS && rule_of(c, &w))
+			tick_arm(d, c, &w);
+	b = tick_horizon(d);
+	return b < h ? b : h;
 }
 
 int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
@@ -566,7 +638,11 @@ int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
 
 	for (c = s ? s->conns : NULL; c; c = c->next) {
 		p = rule_of(c, &w);
-		if (p && ibemu_rule_clock_bound(&d->rule, p, &w) == horizon) {
+		/* A process that spins toward a tick holds it too. */
+		if (p && (ibemu_rule_clock_bound(&d->rule, p, &w) == horizon ||
+			  (c->kind == IBEMU_SESS_CONN_VERBS &&
+			   c->verbs->tick_held &&
+			   c->verbs->tick.at_ps == horizon))) {
 			*pid = c->pid;
 			*node = c->kind == IBEMU_SESS_CONN_VERBS
 					? c->verbs->hca->node

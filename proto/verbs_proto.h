@@ -355,9 +355,13 @@ struct ibemu_verbs_page {
 	 * since its last full look, not at every QP on every turn. */
 	uint64_t posts;
 	/* The process's empty polls so far, stored every 64th: whether a
-	 * wait that 'spins' still spins (attach/sess_verbs_rule.c). */
+	 * wait that 'spins' still spins, and whether it spun enough for
+	 * the next tick (attach/sess_verbs_rule.c). */
 	uint64_t spin_polls;
-	uint8_t pad1[IBEMU_VERBS_CACHE_LINE - 56];
+	/* The 'handed' of the last hand-off the process's clock took in
+	 * before a call or a read of its virtual clock (vtime/): it saw the
+	 * time a tick handed it, and may be handed the next. */
+	uint64_t observed;
 	/* Written by the daemon. */
 	uint64_t handed;
 	uint64_t handing; /* one ahead of 'handed' during a hand-off */
@@ -372,6 +376,18 @@ struct ibemu_verbs_page {
 	struct ibemu_verbs_async async[IBEMU_VERBS_ASYNC_ENTRIES];
 };
 #define IBEMU_VERBS_PAGE 4096u
+/*
+ * A spinning wait earns its next tick (a second of virtual time the
+ * daemon hands it) by a call or a read of its clock after it took in the
+ * last ('observed'), or else by this many empty polls: the fabric waits
+ * at the tick's time until it is earned, so a program sees every tick,
+ * one at a time, however the host schedules it. A multiple of the 64
+ * polls between stores of 'spin_polls'; the library kicks a sleeping
+ * daemon at each multiple, and when 'observed' moves.
+ */
+#define IBEMU_VERBS_TICK_POLLS 4096u
+_Static_assert(IBEMU_VERBS_TICK_POLLS % 64 == 0,
+	       "a tick is earned at a store of spin_polls");
 /* Where raw clients (tests/integration/test_hostile_rings.py) find it. */
 _Static_assert(offsetof(struct ibemu_verbs_page, spins) == 92,
 	       "spins fills the hole before asleep_seq");
@@ -379,6 +395,9 @@ _Static_assert(offsetof(struct ibemu_verbs_page, posts) == 104,
 	       "posts is at byte 104 of the page");
 _Static_assert(offsetof(struct ibemu_verbs_page, spin_polls) == 112,
 	       "spin_polls is at byte 112 of the page");
+_Static_assert(offsetof(struct ibemu_verbs_page, handed) ==
+		       2 * IBEMU_VERBS_CACHE_LINE,
+	       "the daemon's words start the page's third cache line");
 _Static_assert(sizeof(struct ibemu_verbs_page) <= IBEMU_VERBS_PAGE,
 	       "the context page is one page");
 

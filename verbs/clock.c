@@ -164,16 +164,47 @@ void ibemu__verbs_clock_raise(uint64_t t)
 	ibemu__verbs_each_context(publish_cb, NULL);
 }
 
-void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx)
+void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx,
+			       uint64_t handed)
 {
 	uint64_t t = __atomic_load_n(&ctx->page->land_ps, __ATOMIC_ACQUIRE);
+	uint64_t was = __atomic_load_n(&ctx->caught_handed, __ATOMIC_RELAXED);
 
 	if (t > ibemu__verbs_clock())
 		ibemu__verbs_clock_at_least(ctx, t);
+	/* Threads race here: the count only goes up. */
+	while (was < handed &&
+	       !__atomic_compare_exchange_n(&ctx->caught_handed, &was, handed,
+					    1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 }
 
+void ibemu__verbs_clock_observed(struct ibemu_verbs_context *ctx)
+{
+	uint64_t h = __atomic_load_n(&ctx->caught_handed, __ATOMIC_RELAXED);
+
+	if (!ctx->page->rule ||
+	    __atomic_load_n(&ctx->page->observed, __ATOMIC_RELAXED) >= h)
+		return;
+	__atomic_store_n(&ctx->page->observed, h, __ATOMIC_SEQ_CST);
+	ibemu__verbs_kick(ctx);
+}
+
+static void observed_cb(struct ibemu_verbs_context *ctx, void *arg)
+{
+	(void)arg;
+	ibemu__verbs_clock_observed(ctx);
+}
+
+/*
+ * The program reads its clock (vtime/, the tests): it has seen a tick.
+ * Not counted if another thread holds the list (this may be a signal
+ * handler): the next read, or the polls, earn the tick then.
+ */
 VERBS_EXPORT uint64_t ibemu_now_ps(void)
 {
+	(void)ibemu__verbs_try_each_context(observed_cb, NULL);
 	return ibemu__verbs_clock();
 }
 

@@ -83,6 +83,9 @@ struct ibemu_verbs_context {
 	int gone, fatal_taken;
 	int async_efd;
 	uint32_t empty_polls; /* since the last look at the stream */
+	/* The 'handed' its clock last took in (waiting.c): what a call or a
+	 * clock read stores in the page's 'observed'. */
+	uint64_t caught_handed;
 	/* For async events: QPs, SRQs and CQs by number (context.mutex). */
 	struct ibemu_verbs_qp *qps;
 	struct ibemu_verbs_srq *srqs;
@@ -247,6 +250,13 @@ void ibemu__verbs_device_put(struct ibemu_verbs_device *dev);
 void ibemu__verbs_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
 					  void *arg),
 			       void *arg);
+/*
+ * The same if the list's lock is free at once, else nothing (-1): for a
+ * caller that may be a signal handler (a read of the clock, vtime/).
+ */
+int ibemu__verbs_try_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
+					     void *arg),
+				  void *arg);
 
 /* query.c */
 /* Fills 'attr' from what the device list said of the HCA. */
@@ -389,11 +399,21 @@ void ibemu__verbs_charge(struct ibemu_verbs_context *ctx,
 void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
 			       enum ibemu_verbs_cost c);
 /*
- * The clock at least at the time of the last RDMA WRITE or atomic that
- * the daemon handed to the process while it polled memory (the page's
- * 'land_ps', docs/design.md §3): at every call, before any stamp.
+ * Hand-off 'handed' of 'ctx' seen (read before): the clock at least at
+ * the page's 'land_ps', the time of the last RDMA WRITE or atomic that
+ * the daemon handed to the process while it polled memory
+ * (docs/design.md §3) or of the last tick (attach/sess_verbs_rule.c); at
+ * every call, before any stamp, and at a wait's first sight of a
+ * hand-off.
  */
-void ibemu__verbs_clock_catch_up(struct ibemu_verbs_context *ctx);
+void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx,
+			       uint64_t handed);
+/*
+ * A call or a read of the virtual clock: the page's 'observed' says what
+ * the clock has taken in, and wakes the daemon if that is news (a tick
+ * it holds may be due).
+ */
+void ibemu__verbs_clock_observed(struct ibemu_verbs_context *ctx);
 
 /*
  * waiting.c: whether the process waits, per thread (the time rule's page

@@ -80,9 +80,12 @@ void ibemu__verbs_empty_poll(struct ibemu_verbs_context *ctx)
 	uint64_t n = __atomic_add_fetch(&ctx->empty_polls, 1, __ATOMIC_RELAXED);
 
 	/* The daemon hands time only to a wait that goes on polling; one
-	 * store in 64 polls, as the daemon reads this cache line often. */
+	 * store in 64 polls, as the daemon reads this cache line often. A
+	 * tick earned wakes it if it sleeps. */
 	if (!(n % 64))
 		__atomic_store_n(&ctx->page->spin_polls, n, __ATOMIC_RELAXED);
+	if (!(n % IBEMU_VERBS_TICK_POLLS) && ctx->page->rule)
+		ibemu__verbs_kick(ctx);
 	if (!(n % EMPTY_POLLS_PER_LOOK))
 		ibemu__verbs_stream_gone(ctx);
 }

@@ -352,7 +352,8 @@ static void run(struct ibemu_verbs_context *ctx, struct ibemu_verbs_user *u)
 			 __ATOMIC_RELAXED);
 	if (__atomic_load_n(&p->took, __ATOMIC_RELAXED))
 		__atomic_store_n(&p->took, 0, __ATOMIC_RELAXED);
-	ibemu__verbs_clock_catch_up(ctx);
+	ibemu__verbs_clock_caught(ctx, ibemu__verbs_handed(ctx));
+	ibemu__verbs_clock_observed(ctx);
 	ibemu__verbs_clock_publish(ctx);
 	if (u && __atomic_load_n(&u->waiting, __ATOMIC_RELAXED))
 		to_running(ctx, u);
@@ -555,7 +556,7 @@ int ibemu__verbs_waiting(struct ibemu_verbs_context *ctx, uint64_t seen,
 	 * moves there before the program reads it again. */
 	if (u->caught != seen) {
 		u->caught = seen;
-		ibemu__verbs_clock_catch_up(ctx);
+		ibemu__verbs_clock_caught(ctx, seen);
 	}
 	page_spins(ctx, kind == IBEMU_VERBS_WAIT_CQ);
 	if (nusers(ctx) == 1)
