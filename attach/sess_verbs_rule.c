@@ -395,9 +395,9 @@ static int asleep_waits(const struct ibemu_sess_conn *c,
  * fabric waits at the tick's time until it is earned, as it waits for a
  * running process. A program that reads its clock between polls then
  * sees each second pass, one at a time, the same in every run, however
- * the host scheduled it. A wait that blocks (a completion channel) is left alone:
- * nothing would see the hand-off, and the process would hold the fabric
- * as running.
+ * the host scheduled it. A wait that blocks (a completion channel) is
+ * left alone: nothing would see the hand-off, and the process would hold
+ * the fabric as running.
  */
 #define TICK_PS 1000000000000ull /* 1 s */
 
@@ -628,6 +628,13 @@ uint64_t ibemu__sess_horizon(struct ibemu_daemon *d, pid_t *presumed)
 	return b < h ? b : h;
 }
 
+/* Whether 'c' spins toward a tick not yet earned, at 'horizon'. */
+static int tick_holds(const struct ibemu_sess_conn *c, uint64_t horizon)
+{
+	return c->kind == IBEMU_SESS_CONN_VERBS && c->verbs->tick_held &&
+	       c->verbs->tick.at_ps == horizon;
+}
+
 int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
 		       uint32_t *node)
 {
@@ -638,11 +645,8 @@ int ibemu__sess_holder(struct ibemu_daemon *d, uint64_t horizon, pid_t *pid,
 
 	for (c = s ? s->conns : NULL; c; c = c->next) {
 		p = rule_of(c, &w);
-		/* A process that spins toward a tick holds it too. */
 		if (p && (ibemu_rule_clock_bound(&d->rule, p, &w) == horizon ||
-			  (c->kind == IBEMU_SESS_CONN_VERBS &&
-			   c->verbs->tick_held &&
-			   c->verbs->tick.at_ps == horizon))) {
+			  tick_holds(c, horizon))) {
 			*pid = c->pid;
 			*node = c->kind == IBEMU_SESS_CONN_VERBS
 					? c->verbs->hca->node

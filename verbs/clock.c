@@ -164,8 +164,7 @@ void ibemu__verbs_clock_raise(uint64_t t)
 	ibemu__verbs_each_context(publish_cb, NULL);
 }
 
-void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx,
-			       uint64_t handed)
+void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx, uint64_t handed)
 {
 	uint64_t t = __atomic_load_n(&ctx->page->land_ps, __ATOMIC_ACQUIRE);
 	uint64_t was = __atomic_load_n(&ctx->caught_handed, __ATOMIC_RELAXED);
@@ -173,10 +172,9 @@ void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx,
 	if (t > ibemu__verbs_clock())
 		ibemu__verbs_clock_at_least(ctx, t);
 	/* Threads race here: the count only goes up. */
-	while (was < handed &&
-	       !__atomic_compare_exchange_n(&ctx->caught_handed, &was, handed,
-					    1, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
+	while (was < handed && !__atomic_compare_exchange_n(
+				       &ctx->caught_handed, &was, handed, 1,
+				       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 

@@ -38,8 +38,16 @@
  * handed to the spinning side as a completion, so the virtual times are
  * the same every run.
  *
+ * 'lserver' and 'lclient' run the exchange with a long pause first: the
+ * client declares LONG_COMPUTE_PS (2.5 s) of compute before its first
+ * SEND, while the server spins on its CQ without reading its clock. The
+ * daemon hands the spinning server a second of virtual time at a time,
+ * each earned by its polls, and waits at each tick until it is
+ * (docs/design.md §3, "Time passes for a spinning wait"); the SEND then
+ * finds it at the same virtual time in every run.
+ *
  * usage: verbs-det server|client|tserver|tclient|sserver|sclient|mserver|
- *                  mclient OUT IN
+ *                  mclient|lserver|lclient OUT IN
  */
 #include <pthread.h>
 #include <inttypes.h>
@@ -55,6 +63,8 @@
 
 #define PINGS 100
 #define BUF   (1u << 20)
+
+#define LONG_COMPUTE_PS 2500000000000ull /* 2.5 s */
 
 #define STREAM_PINGS	  1000
 #define STREAM_COMPUTE_PS 100000000ull /* 100 us */
@@ -434,16 +444,17 @@ int main(int argc, char **argv)
 	unsigned long long raddr;
 	char line[256], ready[4096];
 	struct ibv_pd *pd;
-	int server, threaded, stream, memory, access;
+	int server, threaded, stream, memory, pause, access;
 	FILE *f;
 
 	if (argc != 4 ||
 	    (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
 	     strcmp(argv[1], "tserver") && strcmp(argv[1], "tclient") &&
 	     strcmp(argv[1], "sserver") && strcmp(argv[1], "sclient") &&
-	     strcmp(argv[1], "mserver") && strcmp(argv[1], "mclient")))
+	     strcmp(argv[1], "mserver") && strcmp(argv[1], "mclient") &&
+	     strcmp(argv[1], "lserver") && strcmp(argv[1], "lclient")))
 		die("usage: verbs-det server|client|tserver|tclient|sserver|"
-		    "sclient|mserver|mclient OUT IN");
+		    "sclient|mserver|mclient|lserver|lclient OUT IN");
 	if (!ibemu_now_ps)
 		die("ibemu_now_ps() is missing: run under 'ibemu exec'");
 	/* Output in one write at the end (the first line, t0, is flushed
@@ -454,7 +465,9 @@ int main(int argc, char **argv)
 	threaded = argv[1][0] == 't';
 	stream = !strcmp(argv[1], "sserver") || !strcmp(argv[1], "sclient");
 	memory = argv[1][0] == 'm';
-	server = !strcmp(argv[1] + (threaded || stream || memory), "server");
+	pause = argv[1][0] == 'l';
+	server = !strcmp(argv[1] + (threaded || stream || memory || pause),
+			 "server");
 	list = ibv_get_device_list(NULL);
 	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
@@ -478,7 +491,7 @@ int main(int argc, char **argv)
 	 * there to test.
 	 */
 	access = IBV_ACCESS_LOCAL_WRITE;
-	if (memory || !strcmp(argv[1], "server"))
+	if (memory || (server && !threaded && !stream))
 		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF, access) : NULL;
 	qa.send_cq = cq;
@@ -538,6 +551,8 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(ready, sizeof(ready), "%s.ready", argv[3]);
 		fclose(wait_file(ready));
+		if (pause)
+			ibemu_compute_ps(LONG_COMPUTE_PS);
 		for (i = 0; i < PINGS; i++) {
 			ibemu_compute_ps(1000000);
 			post_recv(i);
