@@ -115,14 +115,15 @@ struct ibemu_sess_verbs {
 	int drain_left;
 	/* Time passing for a process that spins in verbs with nothing to
 	 * take (sess_verbs_rule.c): the hand-off armed for its wait
-	 * 'tick_seq', the page's spin_polls when it was armed and the
+	 * 'tick_seq' from clock 'tick_from', the page's spin_polls when it
+	 * was armed and the
 	 * 'handed' of the last tick given (it is earned by the page's
 	 * 'observed' reaching that, or IBEMU_VERBS_TICK_POLLS more polls),
 	 * whether the fabric waits at its time until it is earned, whether
 	 * it came due while the process had stopped polling, and whether
 	 * the log said so. */
 	struct ibemu_due tick;
-	uint64_t tick_seq, tick_polls, tick_handed;
+	uint64_t tick_seq, tick_from, tick_polls, tick_handed;
 	int tick_held, tick_stalled, tick_logged;
 	/* The page's spin_polls as last seen, and when it last moved (wall
 	 * ms): whether the process still polls. */

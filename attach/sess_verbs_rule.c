@@ -473,6 +473,18 @@ static int all_still_poll(struct ibemu_daemon *d)
 	return 1;
 }
 
+/*
+ * Where the tick of the wait 'v' is in starts from: the process's clock
+ * at the wait (published by its last call) or its last hand-off's time.
+ */
+static uint64_t tick_from(const struct ibemu_sess_verbs *v, uint64_t clock_ps)
+{
+	return clock_ps < v->rule.hand_ps ? v->rule.hand_ps : clock_ps;
+}
+
+static void tick_set(struct ibemu_daemon *d, struct ibemu_sess_verbs *v,
+		     uint64_t seq, uint64_t from, int at_now);
+
 static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 {
 	struct ibemu_sess_verbs *v =
@@ -480,13 +492,21 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 					    offsetof(struct ibemu_sess_verbs,
 						     tick));
 	struct ibemu_verbs_page *p = v->page;
-	uint64_t t = due->at_ps;
+	uint64_t t = due->at_ps, from;
 
 	v->tick_held = 0;
 	if (v->c->closing || v->c->job_held ||
 	    __atomic_load_n(&p->wait_seq, __ATOMIC_SEQ_CST) != v->tick_seq ||
 	    !ibemu_rule_waiting(&v->rule, v->tick_seq))
 		return;
+	/* The process ran since, and waits again from a later clock: its
+	 * tick counts from there, whether a look saw it run or not. */
+	from = tick_from(v, __atomic_load_n(&p->clock_ps, __ATOMIC_ACQUIRE));
+	if (from != v->tick_from) {
+		if (from <= IBEMU_VERBS_MAX_STAMP_PS)
+			tick_set(d, v, v->tick_seq, from, 0);
+		return;
+	}
 	/* Given once every spinning process polls again (tick_arm). */
 	if (!tick_earned(v) || !all_still_poll(d)) {
 		v->tick_stalled = 1;
@@ -519,40 +539,52 @@ static void tick_fire(struct ibemu_daemon *d, struct ibemu_due *due)
 				 (unsigned long long)(TICK_PS / 1000000000ull));
 }
 
-/* Arms or drops the tick of verbs stream 'c', waiting or not by 'w'. */
+/* Arms the tick of 'v' for a wait from 'from' (now: 'at_now'). */
+static void tick_set(struct ibemu_daemon *d, struct ibemu_sess_verbs *v,
+		     uint64_t seq, uint64_t from, int at_now)
+{
+	v->tick_seq = seq;
+	v->tick_from = from;
+	v->tick_polls = __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED);
+	v->tick_stalled = v->tick_held = 0;
+	v->tick.fire = tick_fire;
+	ibemu_due_arm(d, &v->tick,
+		      at_now ? ibemu_engine_now(d->engine) : from + TICK_PS);
+	d->sess->tick_armed = 1;
+}
+
+/*
+ * Arms or drops the tick of verbs stream 'c', waiting or not by 'w'. A
+ * process that runs keeps its tick armed: the tick fires only for the
+ * wait it was armed for (tick_fire), and leaving it spares the due list
+ * an arm and a cancel at every call of a process that calls between its
+ * polls.
+ */
 static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 		     const struct ibemu_rule_words *w)
 {
 	struct ibemu_sess_verbs *v = c->verbs;
 	uint64_t from;
 
-	if (!ibemu_rule_waiting(&v->rule, w->wait_seq) ||
-	    !__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
+	if (!ibemu_rule_waiting(&v->rule, w->wait_seq))
+		return;
+	if (!__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
 		if (v->tick.armed)
 			ibemu_due_cancel(d, &v->tick);
 		v->tick_stalled = v->tick_held = 0;
 		return;
 	}
-	if (v->tick_seq == w->wait_seq) {
-		if (v->tick.armed || (v->tick_stalled && !all_still_poll(d)))
-			return;
-		if (v->tick_stalled) {
-			/* All poll again: the tick it missed is due now. */
-			v->tick_stalled = 0;
-			ibemu_due_arm(d, &v->tick, ibemu_engine_now(d->engine));
-			c->s->tick_armed = 1;
-			return;
-		}
-	}
-	from = w->clock_ps < v->rule.hand_ps ? v->rule.hand_ps : w->clock_ps;
+	from = tick_from(v, w->clock_ps);
 	if (from > IBEMU_VERBS_MAX_STAMP_PS)
 		return; /* garbage: no time to tick at */
-	v->tick_seq = w->wait_seq;
-	v->tick_polls = __atomic_load_n(&v->page->spin_polls, __ATOMIC_RELAXED);
-	v->tick_stalled = v->tick_held = 0;
-	v->tick.fire = tick_fire;
-	ibemu_due_arm(d, &v->tick, from + TICK_PS);
-	c->s->tick_armed = 1;
+	if (v->tick_seq == w->wait_seq && v->tick_from == from) {
+		if (v->tick.armed || !v->tick_stalled || !all_still_poll(d))
+			return;
+		/* All poll again: the tick it missed is due now. */
+		tick_set(d, v, w->wait_seq, from, 1);
+		return;
+	}
+	tick_set(d, v, w->wait_seq, from, 0);
 }
 
 /*

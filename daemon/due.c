@@ -23,7 +23,11 @@ void ibemu_due_cancel(struct ibemu_daemon *d, struct ibemu_due *due)
 		d->due_tail = due->prev;
 	due->prev = due->next = NULL;
 	due->armed = 0;
-	d->leap_to = 0; /* a leap paced for it starts afresh */
+	/* A leap paced for it starts afresh; one paced for another item
+	 * goes on (a spinning process's tick, cancelled and armed again at
+	 * every call it makes, would otherwise hold off every leap). */
+	if (d->leap_to == due->at_ps)
+		d->leap_to = 0;
 }
 
 void ibemu_due_arm(struct ibemu_daemon *d, struct ibemu_due *due,
