@@ -578,12 +578,15 @@ static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 	if (from > IBEMU_VERBS_MAX_STAMP_PS)
 		return; /* garbage: no time to tick at */
 	if (v->tick_seq == w->wait_seq && v->tick_from == from) {
-		if (v->tick.armed || !v->tick_stalled || !all_still_poll(d))
+		if (v->tick.armed || (v->tick_stalled && !all_still_poll(d)))
 			return;
 		/* All poll again: the tick it missed is due now. */
-		tick_set(d, v, w->wait_seq, from, 1);
-		return;
+		if (v->tick_stalled) {
+			tick_set(d, v, w->wait_seq, from, 1);
+			return;
+		}
 	}
+	/* A new wait, or the same one spinning again after a block. */
 	tick_set(d, v, w->wait_seq, from, 0);
 }
 

@@ -87,6 +87,7 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	pthread_mutex_unlock(&q->poll_lock);
 	if (ctx->page->rule)
 		ibemu__verbs_waiting(ctx, seen, IBEMU_VERBS_WAIT_CQ, q);
+	ibemu__verbs_empty_poll(ctx);
 	ibemu__verbs_poll_idle(ctx);
 	if (__atomic_load_n(&q->ring.hdr->error, __ATOMIC_ACQUIRE))
 		return EIO;

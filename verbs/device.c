@@ -217,21 +217,6 @@ void ibemu__verbs_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
 	pthread_mutex_unlock(&open_lock);
 }
 
-int ibemu__verbs_try_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
-					     void *arg),
-				  void *arg)
-{
-	struct ibemu_verbs_context *ctx;
-
-	if (pthread_mutex_trylock(&open_lock))
-		return -1;
-	for (ctx = open_list; ctx; ctx = ctx->next_open)
-		if (!ctx->gone)
-			fn(ctx, arg);
-	pthread_mutex_unlock(&open_lock);
-	return 0;
-}
-
 VERBS_EXPORT struct ibv_context *
 ibemu__ibv_open_device(struct ibv_device *device);
 VERBS_SYMVER_DEFAULT(ibemu__ibv_open_device, ibv_open_device, "IBVERBS_1.1");

@@ -84,8 +84,10 @@ struct ibemu_verbs_context {
 	int async_efd;
 	uint32_t empty_polls; /* since the last look at the stream */
 	/* The 'handed' its clock last took in (waiting.c): what a call or a
-	 * clock read stores in the page's 'observed'. */
+	 * clock read after it stores in the page's 'observed'. */
 	uint64_t caught_handed;
+	/* The process's count of clock reads when it last took one in. */
+	uint64_t reads_at_catch;
 	/* For async events: QPs, SRQs and CQs by number (context.mutex). */
 	struct ibemu_verbs_qp *qps;
 	struct ibemu_verbs_srq *srqs;
@@ -250,13 +252,6 @@ void ibemu__verbs_device_put(struct ibemu_verbs_device *dev);
 void ibemu__verbs_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
 					  void *arg),
 			       void *arg);
-/*
- * The same if the list's lock is free at once, else nothing (-1): for a
- * caller that may be a signal handler (a read of the clock, vtime/).
- */
-int ibemu__verbs_try_each_context(void (*fn)(struct ibemu_verbs_context *ctx,
-					     void *arg),
-				  void *arg);
 
 /* query.c */
 /* Fills 'attr' from what the device list said of the HCA. */
@@ -409,11 +404,13 @@ void ibemu__verbs_charge_local(struct ibemu_verbs_context *ctx,
 void ibemu__verbs_clock_caught(struct ibemu_verbs_context *ctx,
 			       uint64_t handed);
 /*
- * A call or a read of the virtual clock: the page's 'observed' says what
- * the clock has taken in, and wakes the daemon if that is news (a tick
- * it holds may be due).
+ * A call ('by_call'), or an empty poll after which the program may have
+ * read its virtual clock: if it did (ibemu_now_ps() ran since the clock
+ * took in its last hand-off), the page's 'observed' says what the clock
+ * has taken in, and the daemon is woken if that is news (a tick it holds
+ * may be due).
  */
-void ibemu__verbs_clock_observed(struct ibemu_verbs_context *ctx);
+void ibemu__verbs_clock_observed(struct ibemu_verbs_context *ctx, int by_call);
 
 /*
  * waiting.c: whether the process waits, per thread (the time rule's page

@@ -86,6 +86,8 @@ void ibemu__verbs_empty_poll(struct ibemu_verbs_context *ctx)
 		__atomic_store_n(&ctx->page->spin_polls, n, __ATOMIC_RELAXED);
 	if (!(n % IBEMU_VERBS_TICK_POLLS) && ctx->page->rule)
 		ibemu__verbs_kick(ctx);
+	/* A read of the clock since the last poll may earn the next tick. */
+	ibemu__verbs_clock_observed(ctx, 0);
 	if (!(n % EMPTY_POLLS_PER_LOOK))
 		ibemu__verbs_stream_gone(ctx);
 }

@@ -353,7 +353,7 @@ static void run(struct ibemu_verbs_context *ctx, struct ibemu_verbs_user *u)
 	if (__atomic_load_n(&p->took, __ATOMIC_RELAXED))
 		__atomic_store_n(&p->took, 0, __ATOMIC_RELAXED);
 	ibemu__verbs_clock_caught(ctx, ibemu__verbs_handed(ctx));
-	ibemu__verbs_clock_observed(ctx);
+	ibemu__verbs_clock_observed(ctx, 1);
 	ibemu__verbs_clock_publish(ctx);
 	if (u && __atomic_load_n(&u->waiting, __ATOMIC_RELAXED))
 		to_running(ctx, u);
