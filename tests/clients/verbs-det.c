@@ -38,9 +38,11 @@
  * handed to the spinning side as a completion, so the virtual times are
  * the same every run.
  *
- * 'lserver' and 'lclient' run the exchange with a long pause first: the
- * client declares LONG_COMPUTE_PS (2.5 s) of compute before its first
- * SEND, while the server spins on its CQ without reading its clock. The
+ * 'lserver' and 'lclient' run the exchange's ping-pongs with a long pause
+ * first (no RDMA, so that the server's memory is not open to remote
+ * writes and it is never taken for a memory poller): the client declares
+ * LONG_COMPUTE_PS (2.5 s) of compute before its first SEND, while the
+ * server spins on its CQ without reading its clock. The
  * daemon hands the spinning server a second of virtual time at a time,
  * each earned by its polls, and waits at each tick until it is
  * (docs/design.md §3, "Time passes for a spinning wait"); the SEND then
@@ -491,7 +493,7 @@ int main(int argc, char **argv)
 	 * there to test.
 	 */
 	access = IBV_ACCESS_LOCAL_WRITE;
-	if (memory || (server && !threaded && !stream))
+	if (memory || !strcmp(argv[1], "server"))
 		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF, access) : NULL;
 	qa.send_cq = cq;
@@ -560,12 +562,12 @@ int main(int argc, char **argv)
 			take("ping", i);
 			take("ping", i);
 		}
-		for (i = 0; i < 5; i++) {
+		for (i = 0; i < 5 && !pause; i++) {
 			post_send(1000 + i, IBV_WR_RDMA_WRITE, rdma_sizes[i],
 				  raddr, rkey);
 			take("write", i);
 		}
-		for (i = 0; i < 5; i++) {
+		for (i = 0; i < 5 && !pause; i++) {
 			post_send(2000 + i, IBV_WR_RDMA_READ, rdma_sizes[i],
 				  raddr + BUF / 2, rkey);
 			take("read", i);
