@@ -566,6 +566,14 @@ static void tick_arm(struct ibemu_daemon *d, struct ibemu_sess_conn *c,
 	struct ibemu_sess_verbs *v = c->verbs;
 	uint64_t from;
 
+	/* While anyone is only presumed to wait, there is no tick to run
+	 * the engine to: it comes back, at its own time, once nobody is. */
+	if (d->sess->presumed_any) {
+		if (v->tick.armed)
+			ibemu_due_cancel(d, &v->tick);
+		v->tick_held = 0;
+		return;
+	}
 	if (!ibemu_rule_waiting(&v->rule, w->wait_seq))
 		return;
 	if (!__atomic_load_n(&v->page->spins, __ATOMIC_SEQ_CST)) {
