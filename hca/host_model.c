@@ -47,7 +47,8 @@ static const struct {
  * found (ConnectX-5, -6), else a common setting; the RCB is the root
  * port's 64 bytes; the latencies are fitted to the published latencies
  * of docs/hca-model.md and are the same for every generation where no
- * source tells them apart; the message rates are the vendor's.
+ * source tells them apart; the message rates are the vendor's (the middle
+ * of ConnectX-7's published range).
  */
 static const struct ibemu_host_model presets[] = {
 	{
@@ -126,7 +127,7 @@ static const struct ibemu_host_model presets[] = {
 		.wqe_bytes = 64,
 		.rwqe_sge_bytes = 16,
 		.cqe_bytes = 64,
-		.hca_msg_ps = 4651,
+		.hca_msg_ps = 2857, /* 350 M/s */
 		.qp_msg_ps = 0,
 		.lim = MLX5_LIMITS,
 	},
