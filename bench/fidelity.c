@@ -232,11 +232,14 @@ static int host_up(struct bench *b, struct host *h, const char *name)
 	return ret;
 }
 
+/* hca_tuning: for every preset, a YAML flow mapping's body (--tuning). */
+static const char *tuning;
+
 static int bench_up(struct bench *b, const char *preset, const char *speed)
 {
 	struct ibemu_routes *r = NULL;
 	struct ibemu_diag diag;
-	char yaml[512];
+	char yaml[1024];
 	int ret, n;
 
 	memset(b, 0, sizeof(*b));
@@ -246,9 +249,14 @@ static int bench_up(struct bench *b, const char *preset, const char *speed)
 		     "name: bench-fidelity\n"
 		     "defaults: {width: 4x, speed: %s, cable_length: 50cm,"
 		     " hca_model: %s}\n"
+		     "hca_tuning: {%s}\n"
 		     "hcas: [{name: hca1}, {name: hca2}]\n"
 		     "links: [[hca1:1, hca2:1]]\n",
-		     speed, preset);
+		     speed, preset, tuning ? tuning : "");
+	if (n < 0 || (size_t)n >= sizeof(yaml)) {
+		fprintf(stderr, "bench-fidelity: --tuning is too long\n");
+		return -EINVAL;
+	}
 	ibemu_diag_init(&diag);
 	ret = ibemu_yaml_load("bench-fidelity.yaml", yaml, (size_t)n, &b->t,
 			      &diag);
@@ -630,6 +638,10 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 	printf("\n== hca_model: %s, 4x %s back to back, 0.5 m, MTU 4096, "
 	       "inline up to %u B\n",
 	       pr->preset, pr->speed, MAX_INLINE);
+	if (tuning)
+		printf("   hca_tuning: {%s}: the published figures below were "
+		       "measured on other hosts\n",
+		       tuning);
 	printf("%9s %10s %10s %10s %10s %10s %10s %10s %10s\n", "BYTES",
 	       "SEND_LAT", "UD_LAT", "WRITE_LAT", "READ_LAT", "WRITE_BW",
 	       "READ_BW", "SEND_BW", "LINK_BW");
@@ -768,9 +780,12 @@ static int run_preset(const struct preset_run *pr, unsigned iters,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bench-fidelity [--quick] [--preset NAME]\n"
+	fprintf(f, "usage: bench-fidelity [--quick] [--preset NAME] "
+		   "[--tuning 'KEY: VALUE, ...']\n"
 		   "  virtual-time perftest equivalents per HCA preset, next "
-		   "to published figures\n");
+		   "to published figures;\n"
+		   "  --tuning: a topology's hca_tuning: keys, applied to "
+		   "every preset (topologies/README.md)\n");
 }
 
 int main(int argc, char **argv)
@@ -778,6 +793,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"quick", no_argument, NULL, 'q'},
 		{"preset", required_argument, NULL, 'p'},
+		{"tuning", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -786,7 +802,7 @@ int main(int argc, char **argv)
 	uint32_t max_len = 1u << 20;
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "qp:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qp:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			iters = 4;
@@ -794,6 +810,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			only = optarg;
+			break;
+		case 't':
+			tuning = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -133,6 +133,23 @@ static const struct ibemu_host_model presets[] = {
 	},
 };
 
+void ibemu_host_model_tune(const struct ibemu_host_model *preset,
+			   const struct ibemu_hca_tuning *tn,
+			   struct ibemu_host_model *out)
+{
+	*out = *preset;
+	if (tn->doorbell_ps)
+		out->mmio_ps = tn->doorbell_ps;
+	if (tn->dma_read_ps)
+		out->rd_rtt_ps = tn->dma_read_ps;
+	if (tn->dma_write_ps)
+		out->wr_ps = tn->dma_write_ps;
+	if (tn->max_payload)
+		out->mps = tn->max_payload;
+	if (tn->max_read_request)
+		out->mrrs = tn->max_read_request;
+}
+
 const struct ibemu_host_model *ibemu_host_model_get(enum ibemu_hca_kind kind)
 {
 	size_t i;

@@ -57,6 +57,16 @@ struct ibemu_host_model {
  * IBEMU_HCA_WIRE, which has no host interface. */
 const struct ibemu_host_model *ibemu_host_model_get(enum ibemu_hca_kind kind);
 
+/*
+ * 'preset' with what a topology's hca_tuning: changes in it (0 fields
+ * leave the preset's value), into 'out'. The doorbell and the send
+ * pipeline together never fall below the time rule's lookahead
+ * (IBEMU_TP_DOORBELL_PS): the YAML's bounds keep them there.
+ */
+void ibemu_host_model_tune(const struct ibemu_host_model *preset,
+			   const struct ibemu_hca_tuning *tn,
+			   struct ibemu_host_model *out);
+
 /* PCIe arithmetic. Time to move 'bytes' (TLP bytes, overheads included)
  * over one direction of the link, rounded up. */
 uint64_t ibemu_pcie_ps(const struct ibemu_host_model *m, uint64_t bytes);

@@ -550,6 +550,10 @@ int ibemu_tp_create(struct ibemu_tp_domain *d, uint32_t node,
 	tp->nports = t->nodes[node].nports;
 	tp->first_port = ibemu_engine_port_index(d->e, node, 1);
 	tp->hm = ibemu_host_model_get(ibemu_topo_hca_kind(t, node));
+	if (tp->hm) {
+		ibemu_host_model_tune(tp->hm, &t->hca_tuning, &tp->hm_tuned);
+		tp->hm = &tp->hm_tuned;
+	}
 	tp->ops = *ops;
 	tp->ctx = ctx;
 	if (!tp->ops.cqe)

@@ -298,7 +298,8 @@ struct ibemu_tp {
 	 * with that time in pkt->t_tail and their port number in
 	 * pkt->out_port (both unused once a packet has arrived).
 	 */
-	const struct ibemu_host_model *hm;
+	const struct ibemu_host_model *hm; /* &hm_tuned, or NULL */
+	struct ibemu_host_model hm_tuned;  /* the preset, hca_tuning: applied */
 	struct ibemu_host_state hs;
 	struct ibemu_pkt *rx_head, *rx_tail;
 	uint64_t rx_last; /* release time of the last held arrival */

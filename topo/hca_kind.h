@@ -7,6 +7,8 @@
 #ifndef IBEMU_HCA_KIND_H
 #define IBEMU_HCA_KIND_H
 
+#include <stdint.h>
+
 #include "rate.h"
 
 enum ibemu_hca_kind {
@@ -17,6 +19,20 @@ enum ibemu_hca_kind {
 	IBEMU_HCA_CX6,
 	IBEMU_HCA_CX7,
 	IBEMU_HCA_KIND_COUNT
+};
+
+/*
+ * A topology's 'hca_tuning:' (docs/hca-model.md): what it changes in the
+ * preset of every HCA that has one. These are the host's side of the PCIe
+ * link (its CPU, root complex and memory), which vary with the server as
+ * much as with the adapter. 0: the preset's value.
+ */
+struct ibemu_hca_tuning {
+	uint64_t doorbell_ps;	   /* the CPU's MMIO store reaching the HCA */
+	uint64_t dma_read_ps;	   /* a DMA read: request out to data in */
+	uint64_t dma_write_ps;	   /* a DMA write: leaving the HCA to memory */
+	uint32_t max_payload;	   /* PCIe Max_Payload_Size, bytes */
+	uint32_t max_read_request; /* PCIe Max_Read_Request_Size, bytes */
 };
 
 /* Parses "connectx-5" (any case); returns 0 or -EINVAL. */

@@ -121,6 +121,7 @@ struct ibemu_topo {
 	struct ibemu_strmap by_name;
 	/* congestion_control: what 'ibemu up' hands the SM (cc.conf). */
 	struct ibemu_cc_policy cc;
+	struct ibemu_hca_tuning hca_tuning; /* every HCA's preset */
 };
 
 /* Propagation in cables: about 5 ns per metre (light at ~0.67c). */

@@ -328,6 +328,7 @@ void ibemu_yaml_emit(const struct ibemu_topo *t, struct ibemu_buf *out)
 	if (def->hca_model != IBEMU_HCA_AUTO)
 		ibemu_buf_printf(out, "  hca_model: %s\n",
 				 ibemu_hca_kind_name(def->hca_model));
+	ibemu__yaml_tuning_emit(t, out);
 	ibemu__yaml_cc_emit(t, out);
 	put_nodes(out, t, IBEMU_NODE_SWITCH);
 	put_nodes(out, t, IBEMU_NODE_HCA);

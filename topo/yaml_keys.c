@@ -68,6 +68,12 @@ static const struct ibemu__yaml_key top_keys[] = {
 		 .type = IBEMU__YT_MAP,
 		 .def = "ibemu's default policy",
 		 .help = "the congestion control policy the SM applies"},
+	[IBEMU__K_TOP_HCA_TUNING] =
+		{.name = "hca_tuning",
+		 .type = IBEMU__YT_MAP,
+		 .def = "the presets as they are",
+		 .help = "the host's side of every preset's PCIe link "
+			 "(docs/hca-model.md)"},
 };
 
 static const struct ibemu__yaml_key defaults_keys[] = {
@@ -423,6 +429,53 @@ static const struct ibemu__yaml_key cc_cct_keys[] = {
 			       .help = "entry i is shift:(i x multiplier)"},
 };
 
+/* PCIe Base Specification, Device Control: Max_Payload_Size and
+ * Max_Read_Request_Size are 128 << (0..5) bytes. */
+static const unsigned pcie_size_choices[] = {128,  256,	 512, 1024,
+					     2048, 4096, 0};
+
+#define NS_PS	 1000ull
+#define TUNE_MAX (100 * NS_PS * 1000) /* 100 us */
+
+static const struct ibemu__yaml_key tuning_keys[] = {
+	[IBEMU__K_TUNE_DOORBELL] =
+		{.name = "doorbell",
+		 .type = IBEMU__YT_DURATION,
+		 .min = 150 * NS_PS,
+		 .max = TUNE_MAX,
+		 .why = "with the HCA's 150 ns send pipeline it is the time "
+			"rule's 300 ns lookahead (docs/design.md 3): work "
+			"may not reach the wire sooner after its post",
+		 .def = "the preset's (150ns)",
+		 .help = "the CPU's MMIO store reaching the HCA"},
+	[IBEMU__K_TUNE_DMA_READ] = {.name = "dma_read",
+				    .type = IBEMU__YT_DURATION,
+				    .min = 1,
+				    .max = TUNE_MAX,
+				    .def = "the preset's (250ns)",
+				    .help = "a DMA read's round trip, from "
+					    "its request leaving the HCA to "
+					    "its data coming in"},
+	[IBEMU__K_TUNE_DMA_WRITE] = {.name = "dma_write",
+				     .type = IBEMU__YT_DURATION,
+				     .min = 1,
+				     .max = TUNE_MAX,
+				     .def = "the preset's (100ns)",
+				     .help = "a DMA write, from leaving the "
+					     "HCA to being in memory"},
+	[IBEMU__K_TUNE_MAX_PAYLOAD] = {.name = "max_payload",
+				       .type = IBEMU__YT_SIZE,
+				       .choices = pcie_size_choices,
+				       .def = "the preset's",
+				       .help = "PCIe Max_Payload_Size"},
+	[IBEMU__K_TUNE_MAX_READ_REQUEST] = {.name = "max_read_request",
+					    .type = IBEMU__YT_SIZE,
+					    .choices = pcie_size_choices,
+					    .def = "the preset's",
+					    .help = "PCIe "
+						    "Max_Read_Request_Size"},
+};
+
 #define SECTION(w, k, o)                                                       \
 	{                                                                      \
 		.where = w, .keys = k, .nkeys = IBEMU_ARRAY_SIZE(k), .open = o \
@@ -443,6 +496,7 @@ static const struct ibemu__yaml_section sections[IBEMU__YS_COUNT] = {
 				    cc_sl_keys, 0),
 	[IBEMU__YS_CC_CCT] =
 		SECTION("in congestion_control: cct", cc_cct_keys, 0),
+	[IBEMU__YS_HCA_TUNING] = SECTION("in hca_tuning", tuning_keys, 0),
 };
 
 _Static_assert(IBEMU_ARRAY_SIZE(switch_keys) <= IBEMU__YAML_MAX_KEYS &&
@@ -655,23 +709,28 @@ void ibemu__yaml_format_size(struct ibemu_buf *b, uint64_t bytes)
 		ibemu_buf_printf(b, "%" PRIu64, bytes);
 }
 
-/* Appends what a value of key 'k' looks like, for "expected ..." */
-static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
+/* Appends "1, 2 or 4" for the choices of 'k'. */
+static void choices_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
 {
 	const unsigned *c;
 
+	for (c = k->choices; *c; c++)
+		ibemu_buf_printf(b, "%s%u",
+				 c == k->choices ? ""
+				 : c[1]		 ? ", "
+						 : " or ",
+				 *c);
+}
+
+/* Appends what a value of key 'k' looks like, for "expected ..." */
+static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
+{
 	switch (k->type) {
 	case IBEMU__YT_INT:
-		if (!k->choices) {
+		if (k->choices)
+			choices_text(b, k);
+		else
 			ibemu_buf_puts(b, "an integer (decimal or 0x hex)");
-			break;
-		}
-		for (c = k->choices; *c; c++)
-			ibemu_buf_printf(b, "%s%u",
-					 c == k->choices ? ""
-					 : c[1]		 ? ", "
-							 : " or ",
-					 *c);
 		break;
 	case IBEMU__YT_GUID:
 		ibemu_buf_puts(b, "a GUID (0x and up to 16 hex digits)");
@@ -695,8 +754,13 @@ static void expect_text(struct ibemu_buf *b, const struct ibemu__yaml_key *k)
 				  "(such as 3m)");
 		break;
 	case IBEMU__YT_SIZE:
-		ibemu_buf_puts(b,
-			       "a size in bytes, KiB or MiB (such as 16KiB)");
+		if (k->choices) {
+			choices_text(b, k);
+			ibemu_buf_puts(b, " bytes");
+		} else {
+			ibemu_buf_puts(b, "a size in bytes, KiB or MiB (such "
+					  "as 16KiB)");
+		}
 		break;
 	case IBEMU__YT_WIDTH:
 		ibemu_buf_puts(b, "1x, 2x, 4x, 8x or 12x");

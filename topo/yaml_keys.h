@@ -88,6 +88,7 @@ enum ibemu__yaml_section_id {
 	IBEMU__YS_CC_CA,
 	IBEMU__YS_CC_SL,
 	IBEMU__YS_CC_CCT,
+	IBEMU__YS_HCA_TUNING,
 	IBEMU__YS_COUNT
 };
 
@@ -110,6 +111,7 @@ enum {
 	IBEMU__K_TOP_LINKS,
 	IBEMU__K_TOP_GENERATE,
 	IBEMU__K_TOP_CC,
+	IBEMU__K_TOP_HCA_TUNING,
 	IBEMU__K_TOP_COUNT
 };
 enum {
@@ -183,6 +185,15 @@ enum {
 	IBEMU__K_CCCA_COUNT
 };
 enum { IBEMU__K_CCT_ENTRIES, IBEMU__K_CCT_STEP, IBEMU__K_CCT_COUNT };
+/* hca_tuning: (yaml_tuning.c). */
+enum {
+	IBEMU__K_TUNE_DOORBELL,
+	IBEMU__K_TUNE_DMA_READ,
+	IBEMU__K_TUNE_DMA_WRITE,
+	IBEMU__K_TUNE_MAX_PAYLOAD,
+	IBEMU__K_TUNE_MAX_READ_REQUEST,
+	IBEMU__K_TUNE_COUNT
+};
 
 #define IBEMU__YAML_MAX_KEYS 13 /* the largest table */
 
@@ -240,6 +251,11 @@ int ibemu__yaml_parse_size(const char *s, uint64_t *bytes);
 int ibemu__yaml_cc_apply(struct ibemu_topo *t, const struct ibemu__ynode *map,
 			 struct ibemu_diag *d);
 void ibemu__yaml_cc_emit(const struct ibemu_topo *t, struct ibemu_buf *b);
+/* hca_tuning: (yaml_tuning.c). */
+int ibemu__yaml_tuning_apply(struct ibemu_topo *t,
+			     const struct ibemu__ynode *map,
+			     struct ibemu_diag *d);
+void ibemu__yaml_tuning_emit(const struct ibemu_topo *t, struct ibemu_buf *b);
 
 /* Appends values in the units the parsers read back to the same number. */
 void ibemu__yaml_format_duration(struct ibemu_buf *b, uint64_t ps);

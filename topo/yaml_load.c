@@ -865,6 +865,13 @@ static int build_model(struct loader *L, const char *file)
 		if (ret)
 			goto out;
 	}
+	if (v[IBEMU__K_TOP_HCA_TUNING].node &&
+	    v[IBEMU__K_TOP_HCA_TUNING].node->kind == IBEMU__Y_MAP) {
+		ret = ibemu__yaml_tuning_apply(
+			L->t, v[IBEMU__K_TOP_HCA_TUNING].node, L->d);
+		if (ret)
+			goto out;
+	}
 	if (v[IBEMU__K_TOP_GENERATE].node &&
 	    v[IBEMU__K_TOP_GENERATE].node->kind == IBEMU__Y_MAP) {
 		ret = run_generator(L, v[IBEMU__K_TOP_GENERATE].node);

@@ -11,7 +11,8 @@ fabric by the receiver's host interface (its pipeline, the DMA write of
 the data, the CQE: 0.2 us; the sender's, 0.3 us, is wire's doorbell).
 perftest sends inline there because the preset's HCA reports its
 ConnectX device ID (4115), as it does on the real adapter. Two fresh
-daemons give the same figures. A preset name that does not exist is refused by 'ibemu up' with
+daemons give the same figures; 'hca_tuning:' moves them by exactly what
+it changes. A preset name that does not exist is refused by 'ibemu up' with
 its file, line and column."""
 
 import os
@@ -28,7 +29,7 @@ FIDELITY = os.path.join(BUILD, "bench", "bench-fidelity")
 
 FABRIC = """name: b2b
 defaults: {{width: 4x, speed: EDR, cable_length: 50cm, hca_model: {model}}}
-hcas:
+{extra}hcas:
   - {{name: hca1}}
   - {{name: hca2}}
 links:
@@ -42,10 +43,10 @@ class HcaModelCase(IbemuTestCase):
         self.dir = tempfile.mkdtemp(prefix="ibemu-hcamodel-")
         self.addCleanup(shutil.rmtree, self.dir, True)
 
-    def fabric(self, model):
-        path = os.path.join(self.dir, f"{model}.yaml")
+    def fabric(self, model, extra=""):
+        path = os.path.join(self.dir, f"{model}{len(extra)}.yaml")
         with open(path, "w") as f:
-            f.write(FABRIC.format(model=model))
+            f.write(FABRIC.format(model=model, extra=extra))
         return path
 
 
@@ -112,8 +113,8 @@ class PresetLatencyTest(HcaModelCase):
                         re.M)  # SEND_LAT, UD_LAT, WRITE_LAT
         return float(row.group(1)), float(row.group(3))
 
-    def latencies(self, model, name):
-        self.up(self.fabric(model), name)
+    def latencies(self, model, name, extra=""):
+        self.up(self.fabric(model, extra), name)
         # perftest sends 32 bytes inline on a device it knows (a
         # preset's HCA reports its ConnectX device ID), as bench-fidelity
         # and the published figures do; on ibemu's own device not.
@@ -148,6 +149,23 @@ class PresetLatencyTest(HcaModelCase):
                            f"connectx-4 {cx_send} vs wire {wire_send}")
         self.assertGreater(cx_write - wire_write, 0.15,
                            f"connectx-4 {cx_write} vs wire {wire_write}")
+
+    def test_tuning_through_perftest(self):
+        """hca_tuning: reaches the daemon's HCAs: a DMA write 300 ns
+        slower (dma_write 400ns against the preset's 100) makes every
+        one-way latency perftest prints exactly 0.3 us longer (an inline
+        WRITE or SEND crosses one DMA write: its data and CQE), to
+        perftest's TSC tick."""
+        from test_vtime import cpu_mhz
+        tick_us = 1 / cpu_mhz()
+        plain = self.latencies("connectx-4", "hmtune0")
+        tuned = self.latencies("connectx-4", "hmtune1",
+                               "hca_tuning: {dma_write: 400ns}\n")
+        print(f"\nconnectx-4: {plain}; with dma_write 400ns: {tuned}")
+        for a, b, what in zip(plain, tuned, ("ib_send_lat",
+                                             "ib_write_lat")):
+            self.assertLessEqual(abs(b - a - 0.3), tick_us + 1e-9,
+                                 f"{what}: {a} then {b}")
 
 
 # ibv_devinfo -v of the real adapters (docs/hca-model.md, "Device

@@ -79,6 +79,8 @@ static void test_presets(void)
 		/* The time rule's lookahead (docs/design.md 3): a post never
 		 * reaches the wire sooner than wire's doorbell would. */
 		T_TRUE(m->mmio_ps + m->tx_proc_ps >= IBEMU_TP_DOORBELL_PS);
+		/* So does hca_tuning's least doorbell (topo/yaml_keys.c). */
+		T_TRUE(150000 + m->tx_proc_ps >= IBEMU_TP_DOORBELL_PS);
 	}
 }
 
@@ -246,9 +248,11 @@ static void test_request_share(void)
 		 hs.rd_until + 100000 + w + 100000);
 }
 
-/* Two HCAs on one 4x EDR switch, 'model' on both. */
+/* Two HCAs on one 4x EDR switch, 'model' on both, and whatever else
+ * 'extra' says (hca_tuning:). */
 static const char fabric_fmt[] =
 	"defaults: {width: 4x, speed: EDR, cable_length: 2m, hca_model: %s}\n"
+	"%s"
 	"switches: [{name: sw, ports: 4}]\n"
 	"hcas: [{name: h1}, {name: h2}]\n"
 	"links: [[sw:1, h1:1], [sw:2, h2:1]]\n";
@@ -281,7 +285,8 @@ struct pair {
 
 static _Alignas(4096) uint8_t pair_buf[2][8192];
 
-static void pair_create(struct pair *p, const char *model)
+static void pair_create_with(struct pair *p, const char *model,
+			     const char *extra)
 {
 	static const struct ibemu_tp_ops ops = {.copy = on_copy};
 	struct ibemu_tp_qp_init in = {
@@ -300,7 +305,7 @@ static void pair_create(struct pair *p, const char *model)
 	int n;
 
 	memset(p, 0, sizeof(*p));
-	n = snprintf(yaml, sizeof(yaml), fabric_fmt, model);
+	n = snprintf(yaml, sizeof(yaml), fabric_fmt, model, extra);
 	ibemu_diag_init(&diag);
 	T_EQ_INT(ibemu_yaml_load("hm.yaml", yaml, (size_t)n, &p->t, &diag), 0);
 	ibemu_diag_fini(&diag);
@@ -369,6 +374,11 @@ static void pair_create(struct pair *p, const char *model)
 	nlandings = 0;
 }
 
+static void pair_create(struct pair *p, const char *model)
+{
+	pair_create_with(p, model, "");
+}
+
 static void pair_destroy(struct pair *p)
 {
 	unsigned i;
@@ -396,12 +406,13 @@ static void pair_post(struct pair *p, unsigned i, uint8_t opcode, uint64_t at)
 }
 
 /* When a 4 KiB WRITE, or SEND ('recv_at': when its receive is posted),
- * not inline, posted at time 0 on 'model' lands. */
-static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
+ * not inline, posted at time 0 on 'model' (and 'extra') lands. */
+static uint64_t lands_with(const char *model, const char *extra, uint8_t opcode,
+			   uint64_t recv_at)
 {
 	struct pair p;
 
-	pair_create(&p, model);
+	pair_create_with(&p, model, extra);
 	if (opcode == IBEMU_WR_SEND) {
 		struct ibemu_tp_sge rsge = {(uintptr_t)pair_buf[1], 4096,
 					    p.key[1]};
@@ -416,6 +427,11 @@ static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
 	ibemu_engine_run(p.e, UINT64_MAX, SIZE_MAX);
 	pair_destroy(&p);
 	return landed_at;
+}
+
+static uint64_t lands(const char *model, uint8_t opcode, uint64_t recv_at)
+{
+	return lands_with(model, "", opcode, recv_at);
 }
 
 /*
@@ -437,6 +453,53 @@ static void test_through_transport(void)
 
 	T_TRUE(wire > IBEMU_TP_DOORBELL_PS);
 	T_EQ_U64(cx5 - wire, tx + rx - IBEMU_TP_DOORBELL_PS);
+}
+
+/*
+ * hca_tuning: through the transport. The same WRITE on connectx-5 with the
+ * host's side changed (doorbell 250 ns, DMA reads 600 ns, writes 300 ns,
+ * MPS 512 and MRRS 4096) lands the tuned components later than on wire:
+ * each is the model's arithmetic with the tuned values, the preset's
+ * pipelines and PCIe link unchanged.
+ */
+static void test_tuning_through_transport(void)
+{
+	struct ibemu_hca_tuning tn = {250000, 600000, 300000, 512, 4096};
+	struct ibemu_host_model m;
+	uint64_t wire = lands("wire", IBEMU_WR_RDMA_WRITE, 0);
+	uint64_t tuned = lands_with("connectx-5",
+				    "hca_tuning: {doorbell: 250ns, dma_read: "
+				    "600ns, dma_write: 300ns, max_payload: "
+				    "512, max_read_request: 4KiB}\n",
+				    IBEMU_WR_RDMA_WRITE, 0);
+	uint64_t mrd, tx, rx;
+
+	ibemu_host_model_tune(ibemu_host_model_get(IBEMU_HCA_CX5), &tn, &m);
+	T_EQ_U64(m.mmio_ps, 250000);
+	T_EQ_U64(m.rd_rtt_ps, 600000);
+	T_EQ_U64(m.wr_ps, 300000);
+	T_EQ_INT(m.mps, 512);
+	T_EQ_INT(m.mrrs, 4096);
+	T_EQ_U64(m.tx_proc_ps, 150000);
+	T_EQ_INT(m.pcie_gen, 3);
+	/* 4 KiB in 8 completions of 512 bytes, and 8 MWr TLPs. */
+	T_EQ_U64(ibemu_pcie_read_bytes(&m, 0, 4096), 4096 + 8 * 22);
+	T_EQ_U64(ibemu_pcie_write_bytes(&m, 0, 4096), 4096 + 8 * 26);
+	mrd = ibemu_pcie_ps(&m, 26);
+	tx = 250000 + (mrd + 600000 + ibemu_pcie_ps(&m, 64 + 22)) + mrd +
+	     600000 + ibemu_pcie_ps(&m, 4096 + 8 * 22) + 150000;
+	rx = 100000 + ibemu_pcie_ps(&m, 4096 + 8 * 26) + 300000;
+	T_EQ_U64(tuned - wire, tx + rx - IBEMU_TP_DOORBELL_PS);
+	/* Untouched fields keep the preset's. */
+	memset(&tn, 0, sizeof(tn));
+	tn.dma_write_ps = 1;
+	ibemu_host_model_tune(ibemu_host_model_get(IBEMU_HCA_CX6), &tn, &m);
+	T_EQ_U64(m.mmio_ps, 150000);
+	T_EQ_U64(m.rd_rtt_ps, 250000);
+	T_EQ_U64(m.wr_ps, 1);
+	T_EQ_INT(m.mps, 512);
+	T_EQ_INT(m.mrrs, 512);
+	T_EQ_U64(m.qp_msg_ps, 392157);
 }
 
 /*
@@ -514,6 +577,7 @@ void ibemu_test_register_hca_host_model(void)
 		{"request_share", test_request_share},
 		{"through_transport", test_through_transport},
 		{"rwqe_through_transport", test_rwqe_through_transport},
+		{"tuning_through_transport", test_tuning_through_transport},
 		{"post_order", test_post_order},
 		{NULL, NULL},
 	};

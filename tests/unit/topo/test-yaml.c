@@ -496,6 +496,54 @@ static void test_hca_model(void)
 		"vendor_id, device_id, vls, buffer_per_vl, routing_latency");
 }
 
+/* hca_tuning: its values reach the topology, what was not given stays 0
+ * (the preset's), it is written back, and bad values name the key. */
+static void test_hca_tuning(void)
+{
+	struct ibemu_topo *t, *t2;
+	char *y;
+
+	t = load_ok("hca_tuning: {doorbell: 250ns, dma_read: 600ns,"
+		    " max_read_request: 4KiB}\nhcas: [{name: h}]\n");
+	if (t) {
+		T_EQ_U64(t->hca_tuning.doorbell_ps, 250000);
+		T_EQ_U64(t->hca_tuning.dma_read_ps, 600000);
+		T_EQ_U64(t->hca_tuning.dma_write_ps, 0);
+		T_EQ_INT(t->hca_tuning.max_payload, 0);
+		T_EQ_INT(t->hca_tuning.max_read_request, 4096);
+		y = emit(t);
+		T_TRUE(y && strstr(y, "hca_tuning:\n  doorbell: 250ns\n"
+				      "  dma_read: 600ns\n"
+				      "  max_read_request: 4096\n"));
+		t2 = y ? load_ok(y) : NULL;
+		if (t2)
+			T_TRUE(!memcmp(&t2->hca_tuning, &t->hca_tuning,
+				       sizeof(t->hca_tuning)));
+		ibemu_topo_destroy(t2);
+		free(y);
+	}
+	ibemu_topo_destroy(t);
+	t = load_ok("hcas: [{name: h}]\n");
+	if (t) {
+		y = emit(t);
+		T_TRUE(y && !strstr(y, "hca_tuning"));
+		free(y);
+	}
+	ibemu_topo_destroy(t);
+	T_ERROR("hca_tuning: {doorbell: 100ns}\nhcas: [{name: h}]\n",
+		"1:24: error: doorbell 100ns is out of range, expected "
+		"150ns..100us: with the HCA's 150 ns send pipeline it is the "
+		"time rule's 300 ns lookahead (docs/design.md 3): work may not "
+		"reach the wire sooner after its post");
+	T_ERROR("hca_tuning: {max_payload: 300}\nhcas: [{name: h}]\n",
+		"1:27: error: bad max_payload 300, expected 128, 256, 512, "
+		"1024, 2048 or 4096 bytes");
+	T_ERROR("hca_tuning: {dma_reed: 1us}\nhcas: [{name: h}]\n",
+		"1:14: error: unknown key 'dma_reed' in hca_tuning, expected "
+		"one of doorbell, dma_read, dma_write, max_payload, "
+		"max_read_request");
+}
+
 static void test_guids(void)
 {
 	struct ibemu_topo *t;
@@ -1071,6 +1119,7 @@ void ibemu_test_register_topo_yaml(void)
 		{"defaults_inheritance", test_defaults_inheritance},
 		{"routing_latency", test_routing_latency},
 		{"hca_model", test_hca_model},
+		{"hca_tuning", test_hca_tuning},
 		{"guids", test_guids},
 		{"ip_addresses", test_ip_addresses},
 		{"link_errors", test_link_errors},
