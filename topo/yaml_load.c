@@ -816,6 +816,21 @@ static const char top_keys_text[] =
 	"name, defaults, switches, hcas, links, generate or "
 	"congestion_control";
 
+/* hca_tuning: where no HCA has a preset (every one is wire) changes
+ * nothing: said, as the file may mean otherwise. */
+static void warn_tuning_unused(struct loader *L, const struct ibemu_loc *loc)
+{
+	uint32_t i;
+
+	for (i = 0; i < L->t->nnodes; i++)
+		if (L->t->nodes[i].type == IBEMU_NODE_HCA &&
+		    ibemu_topo_hca_kind(L->t, i) != IBEMU_HCA_WIRE)
+			return;
+	ibemu_diag_warn(L->d, loc,
+			"hca_tuning changes nothing: no HCA has a host model "
+			"(every one is hca_model: wire)");
+}
+
 static int build_model(struct loader *L, const char *file)
 {
 	struct ibemu__yaml_val v[IBEMU__K_TOP_COUNT];
@@ -898,6 +913,8 @@ static int build_model(struct loader *L, const char *file)
 	ret = ibemu_topo_finalize(L->t, L->d);
 	if (ret && L->nomem)
 		ret = -ENOMEM;
+	if (!ret && v[IBEMU__K_TOP_HCA_TUNING].node)
+		warn_tuning_unused(L, &v[IBEMU__K_TOP_HCA_TUNING].key->loc);
 out:
 	ibemu__yaml_vals_fini(v, IBEMU__K_TOP_COUNT);
 	return ret;

@@ -679,6 +679,9 @@ static void test_warnings(void)
 		 "3:42: warning: buffer_per_vl 2KiB is smaller than one "
 		 "4096-byte MTU packet with its headers (4224 bytes): such "
 		 "packets can never be sent"},
+		{"tuning-all-wire.yaml",
+		 "4:1: warning: hca_tuning changes nothing: no HCA has a host "
+		 "model (every one is hca_model: wire)"},
 	};
 	size_t i;
 
