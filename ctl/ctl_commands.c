@@ -224,14 +224,38 @@ static void node_ips(struct ibemu_table *t, const struct ibemu_topo_node *n)
 	ibemu_buf_fini(&b);
 }
 
+/* An HCA's host interface: its preset ('auto' resolved), "+tuned" when
+ * the topology's hca_tuning: changes it (docs/hca-model.md). */
+static void node_model(struct ibemu_table *t, const struct ibemu_topo *topo,
+		       uint32_t i)
+{
+	static const struct ibemu_hca_tuning none;
+	enum ibemu_hca_kind kind;
+
+	if (topo->nodes[i].type != IBEMU_NODE_HCA) {
+		ibemu_table_null(t);
+		return;
+	}
+	kind = ibemu_topo_hca_kind(topo, i);
+	ibemu_table_strf(t, "%s%s", ibemu_hca_kind_name(kind),
+			 kind != IBEMU_HCA_WIRE && memcmp(&topo->hca_tuning,
+							  &none, sizeof(none))
+				 ? "+tuned"
+				 : "");
+}
+
 static int serve_nodes(struct ibemu_ctl_call *call)
 {
 	struct ibemu_daemon *d = call->d;
 	struct ibemu_buf *out = call->out, *err = call->err;
 	static const struct ibemu_table_col cols[] = {
-		{"name", "NAME", 0},   {"type", "TYPE", 0},
-		{"ports", "PORTS", 1}, {"guid", "GUID", 0},
-		{"ip", "IP", 0},       {"description", "DESCRIPTION", 0},
+		{"name", "NAME", 0},
+		{"type", "TYPE", 0},
+		{"ports", "PORTS", 1},
+		{"guid", "GUID", 0},
+		{"ip", "IP", 0},
+		{"hca_model", "HCA_MODEL", 0},
+		{"description", "DESCRIPTION", 0},
 	};
 	const struct ibemu_topo *topo = d->topo;
 	struct ibemu_opt_val v[IBEMU_ARRAY_SIZE(nodes_table)];
@@ -255,6 +279,7 @@ static int serve_nodes(struct ibemu_ctl_call *call)
 		ibemu_table_uint(&t, n->nports);
 		ibemu_table_strf(&t, "0x%016llx", (unsigned long long)n->guid);
 		node_ips(&t, n);
+		node_model(&t, topo, i);
 		ibemu_table_str(&t, n->desc);
 	}
 	ibemu_table_render(&t, topo->name, (int)v[0].u, out);

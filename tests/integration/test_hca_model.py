@@ -61,6 +61,24 @@ class BadPresetTest(HcaModelCase):
                       p.stderr)
 
 
+class NodesShowModelTest(HcaModelCase):
+    def test_nodes_name_each_hcas_model(self):
+        """'ibemu nodes' names each HCA's host interface: the preset
+        ('auto' resolved by link speed), '+tuned' under hca_tuning:, a
+        wire HCA as wire; null for a switch."""
+        for model, extra, want in (
+                ("auto", "", "connectx-5"),
+                ("connectx-6", "hca_tuning: {dma_read: 600ns}\n",
+                 "connectx-6+tuned"),
+                ("wire", "", "wire")):
+            name = f"hmnodes{len(want)}"
+            self.up(self.fabric(model, extra), name)
+            nodes = self.json_of("nodes", "--fabric", name)["nodes"]
+            self.down(name)
+            self.assertEqual({n["name"]: n["hca_model"] for n in nodes},
+                             {"hca1": want, "hca2": want}, model)
+
+
 @unittest.skipUnless(shutil.which("ib_send_lat"),
                      "perftest is not installed (./ibemu.sh deps)")
 class PresetLatencyTest(HcaModelCase):
