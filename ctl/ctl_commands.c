@@ -229,7 +229,6 @@ static void node_ips(struct ibemu_table *t, const struct ibemu_topo_node *n)
 static void node_model(struct ibemu_table *t, const struct ibemu_topo *topo,
 		       uint32_t i)
 {
-	static const struct ibemu_hca_tuning none;
 	enum ibemu_hca_kind kind;
 
 	if (topo->nodes[i].type != IBEMU_NODE_HCA) {
@@ -238,8 +237,8 @@ static void node_model(struct ibemu_table *t, const struct ibemu_topo *topo,
 	}
 	kind = ibemu_topo_hca_kind(topo, i);
 	ibemu_table_strf(t, "%s%s", ibemu_hca_kind_name(kind),
-			 kind != IBEMU_HCA_WIRE && memcmp(&topo->hca_tuning,
-							  &none, sizeof(none))
+			 kind != IBEMU_HCA_WIRE &&
+					 ibemu_hca_tuning_any(&topo->hca_tuning)
 				 ? "+tuned"
 				 : "");
 }

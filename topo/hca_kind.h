@@ -35,6 +35,13 @@ struct ibemu_hca_tuning {
 	uint32_t max_read_request; /* PCIe Max_Read_Request_Size, bytes */
 };
 
+/* 1 if 'tn' changes anything in a preset. */
+static inline int ibemu_hca_tuning_any(const struct ibemu_hca_tuning *tn)
+{
+	return tn->doorbell_ps || tn->dma_read_ps || tn->dma_write_ps ||
+	       tn->max_payload || tn->max_read_request;
+}
+
 /* Parses "connectx-5" (any case); returns 0 or -EINVAL. */
 int ibemu_hca_kind_parse(const char *s, enum ibemu_hca_kind *out);
 const char *ibemu_hca_kind_name(enum ibemu_hca_kind kind);

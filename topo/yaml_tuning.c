@@ -52,8 +52,7 @@ void ibemu__yaml_tuning_emit(const struct ibemu_topo *t, struct ibemu_buf *b)
 {
 	const struct ibemu_hca_tuning *tn = &t->hca_tuning;
 
-	if (!tn->doorbell_ps && !tn->dma_read_ps && !tn->dma_write_ps &&
-	    !tn->max_payload && !tn->max_read_request)
+	if (!ibemu_hca_tuning_any(tn))
 		return;
 	ibemu_buf_puts(b, "hca_tuning:\n");
 	put_duration(b, "doorbell", tn->doorbell_ps);
