@@ -58,7 +58,7 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
             self.assertEqual(sent, acked, client.stdout)
         return {int(r[0]): float(r[3]) for r in rows}
 
-    def assert_virtual_latency(self, runs, low, high):
+    def assert_virtual_latency(self, runs, low, high, fabric=None):
         """Two runs print the same figure, a fabric's one-way latency.
         Under a sanitizer's preloaded runtime libfabric's own clock reads
         reach vtime through the sanitizer's interceptor and turn virtual
@@ -67,7 +67,13 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
         alone (every message sent was acknowledged: pingpong())."""
         if "LD_PRELOAD" in self.tool_env:
             return
-        self.assertEqual(runs[0], runs[1])
+        why = ""
+        if runs[0] != runs[1] and fabric:
+            # A rare stall of about 6.1 s of virtual time was seen in CI
+            # and not reproduced since: say what the daemon saw.
+            with open(self.paths(fabric)["log"]) as f:
+                why = "daemon log:\n" + "".join(f.readlines()[-40:])
+        self.assertEqual(runs[0], runs[1], why)
         self.assertGreater(runs[0][64], low)
         self.assertLess(runs[0][64], high)
 
@@ -84,7 +90,7 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
         # DGRAM (UD) across the spines, in virtual time, twice the same
         runs = [self.pingpong(fabric, 47600 + i, "-e", "dgram", "-I",
                               "200", "-S", "64", "-c") for i in range(2)]
-        self.assert_virtual_latency(runs, 0.3, 5.0)
+        self.assert_virtual_latency(runs, 0.3, 5.0, fabric)
 
     def test_msg(self):
         """MSG endpoints connect through rdma_cm (REQ/REP/RTU), with the
@@ -94,7 +100,7 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
         self.up(topology("two-switch.yaml"), fabric)
         runs = [self.pingpong(fabric, 47610 + i, "-e", "msg", "-I", "200",
                               "-S", "64", "-c") for i in range(2)]
-        self.assert_virtual_latency(runs, 0.3, 5.0)
+        self.assert_virtual_latency(runs, 0.3, 5.0, fabric)
 
     def test_rdm(self):
         """RDM endpoints (ofi_rxm over MSG) connect on the first send,
@@ -117,7 +123,7 @@ class LibfabricTest(OpenSMRunner, IbemuTestCase):
                               "-S", "64", "-c", prov="verbs;ofi_rxm",
                               env=env)
                 for i in range(2)]
-        self.assert_virtual_latency(runs, 0.3, 10.0)
+        self.assert_virtual_latency(runs, 0.3, 10.0, fabric)
 
 
 if __name__ == "__main__":
